@@ -1,0 +1,103 @@
+// The porting API: how a kernel is split, shipped, run on a device slice, gathered and verified.
+// The four sample kernels implement it (runtime/src/job_*.cpp); a user's own OpenCL kernel does
+// the same and registers itself with register_kernel_job(). The job orchestration (job.hpp) is
+// generic over it: rank 0 calls the master-side methods, every device's rank calls execute().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize {
+
+class DeviceContext;
+
+using Bytes = std::vector<std::byte>;
+
+/// What a worker needs, besides the input payload, to run its slice. Travels as JSON.
+struct SliceSpec {
+    std::string kernel;          ///< registered job name ("matmul", ...)
+    GlobalSize problem;          ///< the whole problem's global size
+    std::uint64_t offset = 0;    ///< first row (2-D) or item (1-D) of the slice
+    std::uint64_t units = 0;     ///< rows (2-D) or items (1-D) of the slice
+    GlobalSize global;           ///< the slice's NDRange as launched
+    LocalSize local;             ///< {0,0}: NULL
+    std::uint64_t iterations = 1;
+    nlohmann::json params;       ///< kernel-specific parameters (e.g. matmul's K, integrand)
+};
+nlohmann::json to_json(const SliceSpec& s);
+SliceSpec slice_spec_from_json(const nlohmann::json& j);
+
+/// Device-side times of one slice, seconds (OpenCL profiling events).
+struct SliceTimes {
+    double h2d = 0.0;
+    double kernel = 0.0;         ///< all iterations together
+    double d2h = 0.0;
+};
+
+struct Verdict {
+    bool ok = false;
+    std::string detail;          ///< e.g. "max rel err 3.1e-6 over 1024 rows" or the first mismatch
+};
+
+/// Options common to all sample kernels; each job reads what it needs.
+struct JobOptions {
+    GlobalSize size;
+    std::uint64_t iterations = 1;
+    std::uint64_t seed = 1;
+    nlohmann::json params = nlohmann::json::object();  ///< e.g. {"integrand":"sin"}, {"scale":2.0}
+};
+
+class KernelJob {
+public:
+    virtual ~KernelJob() = default;
+
+    /// Planner descriptor for the job's problem size.
+    virtual KernelDescriptor descriptor() const = 0;
+    /// The NDRange of the whole problem (e.g. interp: the output image).
+    virtual GlobalSize problem() const = 0;
+    /// Split granule in units (rows/items); 1 unless the kernel needs more.
+    virtual std::uint64_t granule() const { return 1; }
+
+    /// Master: make the seeded inputs.
+    virtual void generate() = 0;
+    /// Master: the plan is known; the job may move slice boundaries (sort: splitter-based
+    /// range partition) and must then update the assignments' offset/units/global/share.
+    virtual void partition(std::vector<Assignment>& assignments) { (void)assignments; }
+    /// Master: spec and input payload of one assignment.
+    virtual SliceSpec slice_spec(const Assignment& a) const = 0;
+    virtual Bytes slice_input(const Assignment& a) const = 0;
+    /// Master: take one slice's output.
+    virtual void accept_output(const Assignment& a, std::span<const std::byte> out) = 0;
+    /// Master: combine the parts (sort merge, quadrature sum); counted in the makespan.
+    virtual void finish() {}
+    /// Master: check against a CPU reference.
+    virtual Verdict verify() const = 0;
+    /// Master: a one-line summary of the result (e.g. "integral = 2.0000001 (exact 2)").
+    virtual std::string summary() const { return {}; }
+};
+
+/// Worker side: run one slice on a device. Must work for any slice and any local size the
+/// planner may choose ({0,0} = NULL). @throws Error (ClError, BuildError, InvalidArgument).
+using SliceExecutor = std::function<SliceTimes(DeviceContext&, const SliceSpec&,
+                                               std::span<const std::byte> in, Bytes& out)>;
+
+struct KernelJobFactory {
+    std::string name;
+    std::function<std::unique_ptr<KernelJob>(const JobOptions&)> make;
+    SliceExecutor execute;
+};
+
+/// Registry of kernel jobs: the four samples are registered on first use; users add theirs.
+void register_kernel_job(KernelJobFactory factory);
+const KernelJobFactory& kernel_job(const std::string& name);  ///< @throws InvalidArgument
+std::vector<std::string> kernel_job_names();
+
+}  // namespace worksize

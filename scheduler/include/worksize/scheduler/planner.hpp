@@ -1,0 +1,63 @@
+// The work-size planner: the founding paper's rules (METHOD.md 1.1-1.2) and the simple
+// baselines beside them. Pure functions of plain structs: no OpenCL, no MPI.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize {
+
+/// Compute class of a compute amount (METHOD.md 1.1): small <= 4e8, large >= 8e11.
+ComputeClass classify(double ops);
+
+/// The paper's correction k for a class: large 0.25, medium 0.75, small 1.25.
+double correction_k(ComputeClass c);
+
+/// Shares of the global work per device, before rounding, for a split strategy
+/// (even, pe_ratio or paper). Sums to 1. Order follows `devices`.
+/// @throws InvalidArgument for model/oracle (they need measurements) or no devices.
+std::vector<double> split_weights(const std::vector<DeviceInfo>& devices, Strategy strategy,
+                                  ComputeClass cls);
+
+/// Pairwise rule of the paper for two devices: the share of the device with fewer PEs.
+double paper_pair_share(std::uint64_t pes_small, std::uint64_t pes_large, double k);
+
+/// Round weights to whole units (rows for 2-D, items for 1-D, in multiples of `granule`).
+/// Returns units per device summing to `total_units`.
+std::vector<std::uint64_t> round_to_units(const std::vector<double>& weights,
+                                          std::uint64_t total_units, std::uint64_t granule = 1);
+
+/// Settable local sizes of one dimension: divisors of `global` within `limit`.
+std::vector<std::uint64_t> divisors_within(std::uint64_t global, std::uint64_t limit);
+
+/// The paper's 1-D rule: the smallest divisor of `global` within the device limits that is
+/// >= PEs per CU; fallback: the largest settable divisor. `rule` says which applied.
+LocalSize paper_local_1d(const DeviceInfo& dev, std::uint64_t global, std::string* rule = nullptr);
+
+/// The paper's 2-D rule with priority (METHOD.md 1.2) and its fallbacks.
+LocalSize paper_local_2d(const DeviceInfo& dev, GlobalSize global, Priority priority,
+                         std::string* rule = nullptr);
+
+struct PlanRequest {
+    KernelDescriptor kernel;
+    GlobalSize global;
+    std::uint64_t iterations = 1;
+    std::optional<double> ops;              ///< overrides the descriptor's compute amount
+    Strategy strategy = Strategy::paper;
+    LocalPolicy local_policy = LocalPolicy::paper;
+    std::optional<Priority> priority;       ///< default: the kernel's
+    /// Explicit weights (used by model/oracle strategies computed elsewhere); if set, the
+    /// strategy's own split is not computed.
+    std::optional<std::vector<double>> weights;
+    /// Split granule in units (rows or items): e.g. a kernel that needs whole tiles.
+    std::uint64_t granule = 1;
+};
+
+/// Make a plan over `devices` (all of them; a device may end with zero units).
+/// @throws InvalidArgument on size 0, no devices, or a size no device can take.
+Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request);
+
+}  // namespace worksize

@@ -1,0 +1,139 @@
+// Plain data shared by every part of worksize: what a device is, what a kernel is, what a plan
+// is. Nothing here knows OpenCL or MPI: the runtime fills these structs from the live devices,
+// the profile reader fills them from a JSON file, and the planner turns them into plans.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace worksize {
+
+/// Every error worksize reports derives from this; `what()` is one line naming the problem.
+class Error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A user-supplied value is wrong (unknown name, size 0, malformed profile field, ...).
+class InvalidArgument : public Error {
+public:
+    using Error::Error;
+};
+
+enum class DeviceType { gpu, cpu, accelerator, other };
+
+/// Which rule gave a device's processing elements per compute unit (OpenCL does not report it).
+enum class PeSource {
+    nv_compute_capability,  ///< cl_nv_device_attribute_query: compute capability -> cores per SM
+    amd_attribute,          ///< cl_amd_device_attribute_query: SIMDs per CU x SIMD width
+    cpu_vector_width,       ///< CPU: native float vector width (SIMD lanes per core)
+    preferred_multiple,     ///< fallback: CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
+    profile,                ///< given in a --devices profile file
+};
+
+const char* to_string(DeviceType t);
+const char* to_string(PeSource s);
+
+/// One OpenCL device as seen by one MPI rank (or described in a profile file).
+struct DeviceInfo {
+    int rank = 0;              ///< MPI rank that drives it (0 for profile devices unless given)
+    int index = 0;             ///< index of the device among its rank's devices
+    std::string host;          ///< host name of the rank (profile: "node" or "profile")
+    std::string platform;
+    std::string name;
+    std::string vendor;
+    std::string driver_version;
+    DeviceType type = DeviceType::other;
+    std::uint32_t compute_units = 0;
+    std::uint32_t pes_per_cu = 0;
+    PeSource pe_source = PeSource::preferred_multiple;
+    std::uint32_t max_clock_mhz = 0;
+    std::uint64_t max_work_group_size = 0;
+    std::array<std::uint64_t, 3> max_work_item_sizes{0, 0, 0};
+    std::uint64_t local_mem_bytes = 0;
+    std::uint64_t global_mem_bytes = 0;
+    std::uint64_t max_alloc_bytes = 0;      ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: unknown)
+    std::uint64_t preferred_wg_multiple = 1;
+
+    std::uint64_t total_pes() const { return std::uint64_t(compute_units) * pes_per_cu; }
+};
+
+/// Work-group shape priority of the paper's 2-D local-size rule.
+enum class Priority { x, y };
+
+/// The four sample kernels; `custom` is a user kernel described by its own descriptor.
+enum class KernelKind { matmul, interp, sort, quad, custom };
+
+/// What the planner needs to know about a kernel.
+struct KernelDescriptor {
+    std::string name;
+    KernelKind kind = KernelKind::custom;
+    int dims = 1;                       ///< NDRange dimensionality (1 or 2)
+    Priority default_priority = Priority::x;
+    /// Operations (add, sub, mul, div, compare) per work-item per iteration, for the problem
+    /// `size` (the global NDRange; for matmul also the inner dimension K = size[0]).
+    double ops_per_item = 1.0;
+    double bytes_in_per_item = 0.0;     ///< bytes a device must receive per work-item of its share
+    double bytes_out_per_item = 0.0;    ///< bytes it returns per work-item of its share
+    double bytes_in_fixed = 0.0;        ///< bytes every participating device needs whole (e.g. B)
+};
+
+/// Global NDRange of a job: x = columns (width), y = rows (height). 1-D kernels use x only.
+struct GlobalSize {
+    std::uint64_t x = 1;
+    std::uint64_t y = 1;
+    std::uint64_t items() const { return x * y; }
+    bool operator==(const GlobalSize&) const = default;
+};
+
+enum class ComputeClass { small, medium, large };
+const char* to_string(ComputeClass c);
+
+enum class Strategy { even, pe_ratio, paper, model, oracle };
+enum class LocalPolicy { null, paper, tuned };
+const char* to_string(Strategy s);
+const char* to_string(LocalPolicy p);
+const char* to_string(Priority p);
+
+/// Local work size; {0,0} means NULL (the driver chooses).
+struct LocalSize {
+    std::uint64_t x = 0;
+    std::uint64_t y = 0;
+    bool is_null() const { return x == 0; }
+    bool operator==(const LocalSize&) const = default;
+};
+
+/// One device's part of a job.
+struct Assignment {
+    int device = 0;             ///< index into the device list the plan was made from
+    int rank = 0;
+    std::string device_name;
+    double share = 0.0;         ///< exact fraction of the global work obtained after rounding
+    std::uint64_t offset = 0;   ///< first row (2-D) or item (1-D) of its slice
+    std::uint64_t units = 0;    ///< rows (2-D) or items (1-D) in its slice
+    GlobalSize global;          ///< its NDRange
+    LocalSize local;            ///< its local size ({0,0}: NULL)
+    std::string local_rule;     ///< which rule or fallback produced `local`
+    double predicted_s = -1.0;  ///< model strategy: predicted time (<0: none)
+    std::string note;           ///< e.g. why a device got no work
+};
+
+struct Plan {
+    std::string kernel;
+    GlobalSize global;
+    int dims = 1;
+    double ops = 0.0;           ///< compute amount = iterations x ops over all items
+    std::uint64_t iterations = 1;
+    ComputeClass compute_class = ComputeClass::small;
+    double k = 1.0;
+    Strategy strategy = Strategy::paper;
+    LocalPolicy local_policy = LocalPolicy::paper;
+    Priority priority = Priority::x;
+    std::vector<Assignment> assignments;
+    double predicted_makespan_s = -1.0;
+};
+
+}  // namespace worksize
