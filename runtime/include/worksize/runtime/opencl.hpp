@@ -6,7 +6,9 @@
 #ifndef CL_HPP_TARGET_OPENCL_VERSION
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #endif
-#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+// 110, not 120: Debian 12's opencl.hpp defines getContextPlatformVersion() only below 120 but
+// uses it below 200. Run-time checks then pick the 2.0 calls where the platform has them.
+#define CL_HPP_MINIMUM_OPENCL_VERSION 110
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-attributes"

@@ -1,0 +1,153 @@
+// OpenCL error naming, the error types, and DeviceContext with its program cache.
+#include "worksize/runtime/opencl.hpp"
+
+#include <functional>
+#include <sstream>
+
+#include "worksize/embedded_kernels.hpp"
+
+namespace worksize {
+
+const char* cl_error_name(cl_int code) {
+    switch (code) {
+#define WS_CASE(x) \
+    case x:        \
+        return #x;
+        WS_CASE(CL_SUCCESS)
+        WS_CASE(CL_DEVICE_NOT_FOUND)
+        WS_CASE(CL_DEVICE_NOT_AVAILABLE)
+        WS_CASE(CL_COMPILER_NOT_AVAILABLE)
+        WS_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        WS_CASE(CL_OUT_OF_RESOURCES)
+        WS_CASE(CL_OUT_OF_HOST_MEMORY)
+        WS_CASE(CL_PROFILING_INFO_NOT_AVAILABLE)
+        WS_CASE(CL_MEM_COPY_OVERLAP)
+        WS_CASE(CL_IMAGE_FORMAT_MISMATCH)
+        WS_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        WS_CASE(CL_BUILD_PROGRAM_FAILURE)
+        WS_CASE(CL_MAP_FAILURE)
+        WS_CASE(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        WS_CASE(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        WS_CASE(CL_COMPILE_PROGRAM_FAILURE)
+        WS_CASE(CL_LINKER_NOT_AVAILABLE)
+        WS_CASE(CL_LINK_PROGRAM_FAILURE)
+        WS_CASE(CL_DEVICE_PARTITION_FAILED)
+        WS_CASE(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        WS_CASE(CL_INVALID_VALUE)
+        WS_CASE(CL_INVALID_DEVICE_TYPE)
+        WS_CASE(CL_INVALID_PLATFORM)
+        WS_CASE(CL_INVALID_DEVICE)
+        WS_CASE(CL_INVALID_CONTEXT)
+        WS_CASE(CL_INVALID_QUEUE_PROPERTIES)
+        WS_CASE(CL_INVALID_COMMAND_QUEUE)
+        WS_CASE(CL_INVALID_HOST_PTR)
+        WS_CASE(CL_INVALID_MEM_OBJECT)
+        WS_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        WS_CASE(CL_INVALID_IMAGE_SIZE)
+        WS_CASE(CL_INVALID_SAMPLER)
+        WS_CASE(CL_INVALID_BINARY)
+        WS_CASE(CL_INVALID_BUILD_OPTIONS)
+        WS_CASE(CL_INVALID_PROGRAM)
+        WS_CASE(CL_INVALID_PROGRAM_EXECUTABLE)
+        WS_CASE(CL_INVALID_KERNEL_NAME)
+        WS_CASE(CL_INVALID_KERNEL_DEFINITION)
+        WS_CASE(CL_INVALID_KERNEL)
+        WS_CASE(CL_INVALID_ARG_INDEX)
+        WS_CASE(CL_INVALID_ARG_VALUE)
+        WS_CASE(CL_INVALID_ARG_SIZE)
+        WS_CASE(CL_INVALID_KERNEL_ARGS)
+        WS_CASE(CL_INVALID_WORK_DIMENSION)
+        WS_CASE(CL_INVALID_WORK_GROUP_SIZE)
+        WS_CASE(CL_INVALID_WORK_ITEM_SIZE)
+        WS_CASE(CL_INVALID_GLOBAL_OFFSET)
+        WS_CASE(CL_INVALID_EVENT_WAIT_LIST)
+        WS_CASE(CL_INVALID_EVENT)
+        WS_CASE(CL_INVALID_OPERATION)
+        WS_CASE(CL_INVALID_GL_OBJECT)
+        WS_CASE(CL_INVALID_BUFFER_SIZE)
+        WS_CASE(CL_INVALID_MIP_LEVEL)
+        WS_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+        WS_CASE(CL_INVALID_PROPERTY)
+        WS_CASE(CL_INVALID_IMAGE_DESCRIPTOR)
+        WS_CASE(CL_INVALID_COMPILER_OPTIONS)
+        WS_CASE(CL_INVALID_LINKER_OPTIONS)
+        WS_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef WS_CASE
+        case -1001:
+            return "CL_PLATFORM_NOT_FOUND_KHR";
+        default:
+            return nullptr;
+    }
+}
+
+namespace {
+std::string code_text(cl_int code) {
+    const char* n = cl_error_name(code);
+    return n ? std::string(n) : "CL_ERROR(" + std::to_string(code) + ")";
+}
+}  // namespace
+
+ClError::ClError(const std::string& call, cl_int code, const std::string& context)
+    : Error(call + " failed (" + code_text(code) + ")" + (context.empty() ? "" : " for " + context)),
+      code_(code) {}
+
+BuildError::BuildError(const std::string& what, std::string log)
+    : Error(what), log_(std::move(log)) {}
+
+void rethrow_cl(const cl::Error& e, const std::string& context) {
+    throw ClError(e.what() ? e.what() : "OpenCL call", e.err(), context);
+}
+
+double event_seconds(const cl::Event& ev) {
+    const auto start = ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    const auto end = ev.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+    return end > start ? double(end - start) * 1e-9 : 0.0;
+}
+
+DeviceContext::DeviceContext(cl::Device device, DeviceInfo info)
+    : device_(std::move(device)), info_(std::move(info)) {
+    try {
+        context_ = cl::Context(device_);
+        queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+    } catch (const cl::Error& e) {
+        rethrow_cl(e, info_.name);
+    }
+}
+
+cl::Program DeviceContext::program(std::string_view file, const std::string& options) {
+    const auto src = embedded_kernel_source(file);
+    if (src.empty())
+        throw InvalidArgument("no embedded kernel file '" + std::string(file) + ".cl'");
+    return program_from_source(std::string(src), options);
+}
+
+cl::Program DeviceContext::program_from_source(const std::string& source,
+                                               const std::string& options) {
+    const std::size_t h = std::hash<std::string>{}(source);
+    std::lock_guard lock(mutex_);
+    if (auto it = cache_.find({h, options}); it != cache_.end()) return it->second;
+    cl::Program prog;
+    try {
+        prog = cl::Program(context_, source);
+    } catch (const cl::Error& e) {
+        rethrow_cl(e, info_.name);
+    }
+    try {
+        prog.build(std::vector<cl::Device>{device_}, options.c_str());
+    } catch (const cl::BuildError& e) {
+        std::string log;
+        for (const auto& [dev, l] : e.getBuildLog()) log += l;
+        std::istringstream in(log);
+        std::string first, line;
+        for (int i = 0; i < 3 && std::getline(in, line); ++i) first += (i ? " | " : "") + line;
+        throw BuildError("clBuildProgram failed (CL_BUILD_PROGRAM_FAILURE) on " + info_.name +
+                             (options.empty() ? "" : " with '" + options + "'") + ": " + first,
+                         log);
+    } catch (const cl::Error& e) {
+        rethrow_cl(e, info_.name);
+    }
+    cache_.emplace(std::pair{h, options}, prog);
+    return prog;
+}
+
+}  // namespace worksize
