@@ -1,0 +1,439 @@
+// Inventory gathering and the master-worker job protocol (see cluster.hpp).
+//
+// Protocol (tags): rank 0 sends a worker kCmd {"cmd":"run","job":…,"tasks":[{"task","device",
+// "spec"}]} then one kPayload message per task; the worker runs its tasks (a thread per device)
+// and answers each with kResult {"task","ok","times"|"error"} followed, if ok, by the output
+// bytes. {"cmd":"exit","code":N} ends serve(). Every failure is answered, never swallowed, so
+// rank 0 always hears back from every task and no rank waits forever.
+#include "worksize/runtime/cluster.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "worksize/runtime/devices.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize {
+
+namespace {
+
+constexpr int kCmd = 11, kPayload = 12, kResult = 13;
+
+double now_s() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+DeviceType parse_type(const std::string& s) {
+    if (s == "gpu") return DeviceType::gpu;
+    if (s == "cpu") return DeviceType::cpu;
+    if (s == "accelerator") return DeviceType::accelerator;
+    return DeviceType::other;
+}
+
+PeSource parse_pe_source(const std::string& s) {
+    for (auto p : {PeSource::nv_compute_capability, PeSource::amd_attribute, PeSource::cpu_vector_width,
+                   PeSource::preferred_multiple, PeSource::profile})
+        if (s == to_string(p)) return p;
+    throw Error("unknown PE source '" + s + "'");
+}
+
+/// Test-only fault injection (docs/testing.md): WORKSIZE_FAULT=execute makes this rank's device
+/// executions fail like a launch error; =crash makes the rank die in the middle of a job.
+void maybe_inject_fault(const DeviceInfo& dev) {
+    const char* f = std::getenv("WORKSIZE_FAULT");
+    if (!f) return;
+    const std::string fault = f;
+    if (fault == "execute")
+        throw ClError("clEnqueueNDRangeKernel", CL_OUT_OF_RESOURCES,
+                      dev.name + " (injected by WORKSIZE_FAULT=execute)");
+    if (fault == "crash") std::_Exit(134);
+}
+
+/// Parse "R=I[+I..],R=..." into rank -> device indices.
+std::map<int, std::set<int>> parse_select(const std::string& spec) {
+    std::map<int, std::set<int>> out;
+    std::stringstream ss(spec);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+        const auto eq = part.find('=');
+        auto fail = [&] {
+            throw InvalidArgument("invalid --select '" + spec +
+                                  "': expected auto, all, or RANK=INDEX[+INDEX...][,RANK=...]");
+        };
+        if (eq == std::string::npos || eq == 0 || eq + 1 == part.size()) fail();
+        try {
+            std::size_t pos = 0;
+            const int r = std::stoi(part.substr(0, eq), &pos);
+            if (pos != eq || r < 0) fail();
+            std::stringstream is(part.substr(eq + 1));
+            std::string idx;
+            while (std::getline(is, idx, '+')) {
+                std::size_t p2 = 0;
+                const int i = std::stoi(idx, &p2);
+                if (p2 != idx.size() || i < 0) fail();
+                out[r].insert(i);
+            }
+        } catch (const std::logic_error&) {
+            fail();
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const DeviceInfo& d) {
+    return {{"rank", d.rank},
+            {"index", d.index},
+            {"host", d.host},
+            {"platform", d.platform},
+            {"name", d.name},
+            {"vendor", d.vendor},
+            {"driver_version", d.driver_version},
+            {"type", to_string(d.type)},
+            {"compute_units", d.compute_units},
+            {"pes_per_cu", d.pes_per_cu},
+            {"pes_per_cu_source", to_string(d.pe_source)},
+            {"total_pes", d.total_pes()},
+            {"max_clock_mhz", d.max_clock_mhz},
+            {"max_work_group_size", d.max_work_group_size},
+            {"max_work_item_sizes", d.max_work_item_sizes},
+            {"local_mem_bytes", d.local_mem_bytes},
+            {"global_mem_bytes", d.global_mem_bytes},
+            {"max_alloc_bytes", d.max_alloc_bytes},
+            {"preferred_wg_multiple", d.preferred_wg_multiple}};
+}
+
+DeviceInfo device_info_from_json(const nlohmann::json& j) {
+    DeviceInfo d;
+    d.rank = j.at("rank").get<int>();
+    d.index = j.at("index").get<int>();
+    d.host = j.at("host").get<std::string>();
+    d.platform = j.at("platform").get<std::string>();
+    d.name = j.at("name").get<std::string>();
+    d.vendor = j.at("vendor").get<std::string>();
+    d.driver_version = j.at("driver_version").get<std::string>();
+    d.type = parse_type(j.at("type").get<std::string>());
+    d.compute_units = j.at("compute_units").get<std::uint32_t>();
+    d.pes_per_cu = j.at("pes_per_cu").get<std::uint32_t>();
+    d.pe_source = parse_pe_source(j.at("pes_per_cu_source").get<std::string>());
+    d.max_clock_mhz = j.at("max_clock_mhz").get<std::uint32_t>();
+    d.max_work_group_size = j.at("max_work_group_size").get<std::uint64_t>();
+    d.max_work_item_sizes = j.at("max_work_item_sizes").get<std::array<std::uint64_t, 3>>();
+    d.local_mem_bytes = j.at("local_mem_bytes").get<std::uint64_t>();
+    d.global_mem_bytes = j.at("global_mem_bytes").get<std::uint64_t>();
+    d.max_alloc_bytes = j.value("max_alloc_bytes", std::uint64_t{0});
+    d.preferred_wg_multiple = j.at("preferred_wg_multiple").get<std::uint64_t>();
+    return d;
+}
+
+struct Cluster::Impl {
+    mpi::Environment* env = nullptr;
+    std::vector<DeviceInfo> devices;           // rank 0: all; others: own
+    std::vector<std::string> hosts;
+    std::map<int, std::unique_ptr<DeviceContext>> contexts;  // by local device index
+    bool finished = false;
+
+    DeviceContext& context(int index) {
+        auto it = contexts.find(index);
+        if (it == contexts.end())
+            throw Error("this rank drives no device with index " + std::to_string(index));
+        return *it->second;
+    }
+
+    /// Run one task on a local device; returns output bytes and times, or throws.
+    SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out) {
+        auto& ctx = context(device_index);
+        maybe_inject_fault(ctx.info());
+        const auto& factory = kernel_job(spec.kernel);
+        return factory.execute(ctx, spec, in, out);
+    }
+};
+
+Cluster::Cluster(mpi::Environment& env, const DeviceSelection& sel) : impl_(std::make_unique<Impl>()) {
+    impl_->env = &env;
+    const int rank = env.rank(), size = env.size();
+
+    // Every rank: discover and select; a failure becomes this rank's message, never a hang.
+    nlohmann::json msg = {{"worksize_inventory", kInventoryVersion}, {"rank", rank}};
+    std::vector<LocalDevice> mine;
+    try {
+        msg["host"] = "unknown";
+        auto all = all_local_devices();
+        if (!all.empty()) msg["host"] = all.front().info.host;
+        std::vector<LocalDevice> filtered;
+        for (auto& d : all) {
+            d.info.rank = rank;
+            if (!sel.filter.empty()) {
+                const auto f = lower(sel.filter);
+                if (lower(d.info.platform + " " + d.info.name + " " + d.info.vendor).find(f) == std::string::npos)
+                    continue;
+            }
+            filtered.push_back(std::move(d));
+        }
+        if (sel.spec == "all") {
+            mine = std::move(filtered);
+        } else if (sel.spec == "auto") {
+            if (size == 1 || (rank == 0 && sel.master_works)) {
+                mine = std::move(filtered);
+            } else if (rank != 0 && !filtered.empty()) {
+                // Workers of a node take its devices round-robin; rank 0, when it is on this
+                // node and only the master, is node-local rank 0 and takes none.
+                const int w = env.local_rank() - (env.master_on_node() && !sel.master_works ? 1 : 0);
+                mine.push_back(std::move(filtered[static_cast<std::size_t>(w) % filtered.size()]));
+            }
+        } else {
+            const auto map = parse_select(sel.spec);
+            if (auto it = map.find(rank); it != map.end()) {
+                for (int i : it->second) {
+                    auto f = std::find_if(filtered.begin(), filtered.end(),
+                                          [&](const LocalDevice& d) { return d.info.index == i; });
+                    if (f == filtered.end())
+                        throw InvalidArgument("--select names device " + std::to_string(i) + " on rank " +
+                                              std::to_string(rank) + ", which has " +
+                                              std::to_string(all.size()) + " device(s)" +
+                                              (sel.filter.empty() ? "" : " matching the filter"));
+                    mine.push_back(std::move(*f));
+                }
+            }
+        }
+        nlohmann::json devs = nlohmann::json::array();
+        for (auto& d : mine) {
+            devs.push_back(to_json(d.info));
+            impl_->contexts.emplace(d.info.index, std::make_unique<DeviceContext>(d.device, d.info));
+            impl_->devices.push_back(d.info);
+        }
+        msg["devices"] = devs;
+    } catch (const std::exception& e) {
+        msg["error"] = e.what();
+    }
+
+    const auto parts = mpi::gather_strings(msg.dump());
+    std::string failure;
+    if (rank == 0) {
+        impl_->devices.clear();
+        for (int r = 0; r < size; ++r) {
+            const std::string who = "rank " + std::to_string(r);
+            try {
+                const auto j = nlohmann::json::parse(parts[static_cast<std::size_t>(r)]);
+                const int v = j.at("worksize_inventory").get<int>();
+                if (v != kInventoryVersion)
+                    throw Error("inventory message version " + std::to_string(v) + ", expected " +
+                                std::to_string(kInventoryVersion) + " (mixed worksize versions?)");
+                if (j.at("rank").get<int>() != r) throw Error("inventory message claims another rank");
+                if (j.contains("error")) throw Error(j.at("error").get<std::string>());
+                impl_->hosts.push_back(j.at("host").get<std::string>());
+                for (const auto& d : j.at("devices")) impl_->devices.push_back(device_info_from_json(d));
+            } catch (const nlohmann::json::exception& e) {
+                failure = who + ": malformed inventory message: " + e.what();
+                break;
+            } catch (const std::exception& e) {
+                failure = who + ": " + e.what();
+                break;
+            }
+        }
+        if (failure.empty() && impl_->devices.empty())
+            failure = "no rank drives an OpenCL device (check --select and --filter)";
+    }
+    failure = mpi::broadcast_string(failure);
+    if (!failure.empty()) {
+        impl_->finished = true;
+        if (rank == 0) throw Error(failure);
+        throw JobAborted(failure);
+    }
+}
+
+Cluster::~Cluster() = default;
+
+bool Cluster::is_master() const { return impl_->env->rank() == 0; }
+int Cluster::ranks() const { return impl_->env->size(); }
+const std::vector<DeviceInfo>& Cluster::devices() const { return impl_->devices; }
+const std::vector<std::string>& Cluster::hosts() const { return impl_->hosts; }
+
+JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name) {
+    if (!is_master()) throw Error("Cluster::run is for rank 0");
+    auto& devs = impl_->devices;
+    JobResult result;
+    const double t0 = now_s();
+    job.partition(assignments);
+
+    struct Task {
+        Assignment a;
+        SliceSpec spec;
+        int rank = 0;
+        int local_index = 0;
+        DeviceRun run;
+        Bytes out;
+        std::string error;
+    };
+    std::vector<Task> tasks;
+    for (const auto& a : assignments) {
+        if (a.units == 0) continue;
+        if (a.device < 0 || static_cast<std::size_t>(a.device) >= devs.size())
+            throw Error("plan names device " + std::to_string(a.device) + " of " + std::to_string(devs.size()));
+        Task t;
+        t.a = a;
+        t.spec = job.slice_spec(a);
+        t.rank = devs[static_cast<std::size_t>(a.device)].rank;
+        t.local_index = devs[static_cast<std::size_t>(a.device)].index;
+        t.run.assignment = a;
+        tasks.push_back(std::move(t));
+    }
+
+    // Rank 0's own devices run in threads while the main thread talks MPI.
+    std::vector<std::future<void>> local;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (tasks[i].rank != 0) continue;
+        local.push_back(std::async(std::launch::async, [this, &job, &tasks, i, t0] {
+            auto& t = tasks[i];
+            try {
+                const Bytes in = job.slice_input(t.a);
+                t.run.times = impl_->execute(t.local_index, t.spec, in, t.out);
+            } catch (const std::exception& e) {
+                t.error = e.what();
+            }
+            t.run.done_s = now_s() - t0;
+        }));
+    }
+
+    // Workers: one command per rank, then the payloads in task order (sends serialize on
+    // rank 0's link, which is what the timings show).
+    std::map<int, std::vector<std::size_t>> by_rank;
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+        if (tasks[i].rank != 0) by_rank[tasks[i].rank].push_back(i);
+    std::size_t expected = 0;
+    for (const auto& [r, ids] : by_rank) {
+        nlohmann::json cmd = {{"cmd", "run"}, {"job", job_name}, {"tasks", nlohmann::json::array()}};
+        for (auto i : ids)
+            cmd["tasks"].push_back({{"task", i}, {"device", tasks[i].local_index}, {"spec", to_json(tasks[i].spec)}});
+        mpi::send_json(cmd, r, kCmd);
+        for (auto i : ids) {
+            const Bytes in = job.slice_input(tasks[i].a);
+            const double s = now_s();
+            mpi::send_bytes(in, r, kPayload);
+            tasks[i].run.send_s = now_s() - s;
+            ++expected;
+        }
+    }
+    for (std::size_t got = 0; got < expected; ++got) {
+        int from = 0;
+        const auto hdr = mpi::recv_json(mpi::any_source(), kResult, &from);
+        const auto i = hdr.at("task").get<std::size_t>();
+        if (i >= tasks.size()) throw Error("rank " + std::to_string(from) + " answered an unknown task");
+        auto& t = tasks[i];
+        if (!hdr.at("ok").get<bool>()) {
+            t.error = hdr.at("error").get<std::string>();
+            t.run.done_s = now_s() - t0;
+            continue;
+        }
+        const auto& tm = hdr.at("times");
+        t.run.times = {tm.at("h2d").get<double>(), tm.at("kernel").get<double>(), tm.at("d2h").get<double>()};
+        const double s = now_s();
+        t.out = mpi::recv_bytes(from, kResult);
+        t.run.recv_s = now_s() - s;
+        t.run.done_s = now_s() - t0;
+    }
+    for (auto& f : local) f.get();
+
+    for (const auto& t : tasks) {
+        if (!t.error.empty()) {
+            const auto& d = devs[static_cast<std::size_t>(t.a.device)];
+            throw Error("rank " + std::to_string(t.rank) + ", device '" + d.name + "': " + t.error);
+        }
+    }
+    for (auto& t : tasks) job.accept_output(t.a, t.out);
+    job.finish();
+    result.makespan_s = now_s() - t0;
+    for (auto& t : tasks) result.devices.push_back(t.run);
+    // Devices that got no work are listed too, with zero times.
+    for (const auto& a : assignments)
+        if (a.units == 0) result.devices.push_back(DeviceRun{a, {}, 0, 0, 0});
+    std::sort(result.devices.begin(), result.devices.end(),
+              [](const DeviceRun& x, const DeviceRun& y) { return x.assignment.device < y.assignment.device; });
+    result.verdict = job.verify();
+    result.summary = job.summary();
+    return result;
+}
+
+int Cluster::serve() {
+    if (is_master()) throw Error("Cluster::serve is for ranks other than 0");
+    for (;;) {
+        const auto cmd = mpi::recv_json(0, kCmd);
+        const auto what = cmd.at("cmd").get<std::string>();
+        if (what == "exit") {
+            impl_->finished = true;
+            return cmd.value("code", 0);
+        }
+        if (what != "run") throw Error("unknown command '" + what + "' from rank 0");
+        struct Work {
+            std::size_t task;
+            int device;
+            SliceSpec spec;
+            Bytes in, out;
+            SliceTimes times;
+            std::string error;
+        };
+        std::vector<Work> work;
+        for (const auto& t : cmd.at("tasks")) {
+            Work w;
+            w.task = t.at("task").get<std::size_t>();
+            w.device = t.at("device").get<int>();
+            try {
+                w.spec = slice_spec_from_json(t.at("spec"));
+            } catch (const std::exception& e) {
+                w.error = e.what();
+            }
+            work.push_back(std::move(w));
+        }
+        for (auto& w : work) w.in = mpi::recv_bytes(0, kPayload);
+        // One thread per device; tasks of one device run in order.
+        std::map<int, std::vector<Work*>> per_device;
+        for (auto& w : work) per_device[w.device].push_back(&w);
+        std::vector<std::future<void>> futs;
+        for (auto& [dev, ws] : per_device) {
+            futs.push_back(std::async(std::launch::async, [this, ws = ws] {
+                for (auto* w : ws) {
+                    if (!w->error.empty()) continue;
+                    try {
+                        w->times = impl_->execute(w->device, w->spec, w->in, w->out);
+                    } catch (const std::exception& e) {
+                        w->error = e.what();
+                    }
+                }
+            }));
+        }
+        for (auto& f : futs) f.get();
+        for (auto& w : work) {
+            if (!w.error.empty()) {
+                mpi::send_json({{"task", w.task}, {"ok", false}, {"error", w.error}}, 0, kResult);
+                continue;
+            }
+            mpi::send_json({{"task", w.task},
+                            {"ok", true},
+                            {"times", {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}}}},
+                           0, kResult);
+            mpi::send_bytes(w.out, 0, kResult);
+        }
+    }
+}
+
+void Cluster::finish(int exit_code) {
+    if (!is_master() || impl_->finished) return;
+    impl_->finished = true;
+    for (int r = 1; r < impl_->env->size(); ++r) mpi::send_json({{"cmd", "exit"}, {"code", exit_code}}, r, kCmd);
+}
+
+}  // namespace worksize

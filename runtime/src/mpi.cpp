@@ -1,0 +1,131 @@
+// MPI wrappers: environment, chunked byte messages, gathers and broadcasts.
+#include "worksize/runtime/mpi.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace worksize::mpi {
+
+namespace {
+
+void check(int rc, const char* call) {
+    if (rc == MPI_SUCCESS) return;
+    char msg[MPI_MAX_ERROR_STRING] = {};
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw MpiError(std::string(call) + " failed: " + std::string(msg, static_cast<std::size_t>(len)));
+}
+
+constexpr std::size_t kChunk = std::size_t(1) << 30;  // 1 GiB pieces: counts stay in int
+
+}  // namespace
+
+Environment::Environment(int& argc, char**& argv) {
+    int provided = 0;
+    check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    MPI_Comm node;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    MPI_Comm_rank(node, &local_rank_);
+    MPI_Comm_size(node, &local_size_);
+    int is0 = rank_ == 0 ? 1 : 0, any0 = 0;
+    check(MPI_Allreduce(&is0, &any0, 1, MPI_INT, MPI_MAX, node), "MPI_Allreduce");
+    master_on_node_ = any0 != 0;
+    MPI_Comm_free(&node);
+}
+
+Environment::~Environment() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+}
+
+void Environment::abort(int code) const { MPI_Abort(MPI_COMM_WORLD, code); std::abort(); }
+
+int any_source() { return MPI_ANY_SOURCE; }
+
+void send_bytes(const std::byte* data, std::size_t size, int dest, int tag) {
+    std::uint64_t n = size;
+    check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD), "MPI_Send");
+    for (std::size_t off = 0; off < size; off += kChunk) {
+        const int count = static_cast<int>(std::min(kChunk, size - off));
+        check(MPI_Send(data + off, count, MPI_BYTE, dest, tag, MPI_COMM_WORLD), "MPI_Send");
+    }
+}
+
+void send_bytes(const Bytes& data, int dest, int tag) { send_bytes(data.data(), data.size(), dest, tag); }
+
+Bytes recv_bytes(int source, int tag, int* from) {
+    std::uint64_t n = 0;
+    MPI_Status st;
+    check(MPI_Recv(&n, 1, MPI_UINT64_T, source, tag, MPI_COMM_WORLD, &st), "MPI_Recv");
+    const int src = st.MPI_SOURCE;
+    if (from) *from = src;
+    Bytes out(n);
+    for (std::size_t off = 0; off < n; off += kChunk) {
+        const int count = static_cast<int>(std::min<std::size_t>(kChunk, n - off));
+        check(MPI_Recv(out.data() + off, count, MPI_BYTE, src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+    }
+    return out;
+}
+
+void send_json(const nlohmann::json& j, int dest, int tag) {
+    const std::string s = j.dump();
+    send_bytes(reinterpret_cast<const std::byte*>(s.data()), s.size(), dest, tag);
+}
+
+nlohmann::json recv_json(int source, int tag, int* from) {
+    const Bytes b = recv_bytes(source, tag, from);
+    try {
+        return nlohmann::json::parse(reinterpret_cast<const char*>(b.data()),
+                                     reinterpret_cast<const char*>(b.data()) + b.size());
+    } catch (const nlohmann::json::exception& e) {
+        throw MpiError(std::string("malformed message from another rank: ") + e.what());
+    }
+}
+
+std::vector<std::string> gather_strings(const std::string& mine) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (mine.size() > INT_MAX) throw MpiError("gather_strings: message too large");
+    int len = static_cast<int>(mine.size());
+    std::vector<int> lens(rank == 0 ? size : 0);
+    check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+    std::vector<int> displs(lens.size());
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < lens.size(); ++i) {
+        displs[i] = static_cast<int>(total);
+        total += static_cast<std::size_t>(lens[i]);
+    }
+    std::string all(total, '\0');
+    check(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+                      MPI_COMM_WORLD),
+          "MPI_Gatherv");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < lens.size(); ++i)
+        out.push_back(all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(lens[i])));
+    return out;
+}
+
+int broadcast_int(int value) {
+    check(MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    return value;
+}
+
+std::string broadcast_string(const std::string& value) {
+    int len = broadcast_int(static_cast<int>(value.size()));
+    std::string s = value;
+    s.resize(static_cast<std::size_t>(len));
+    check(MPI_Bcast(s.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    return s;
+}
+
+}  // namespace worksize::mpi
