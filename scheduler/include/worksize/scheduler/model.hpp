@@ -1,0 +1,135 @@
+// Calibrated cost models (METHOD.md 2.1, 2.2) and the model-based split optimiser.
+//
+// The runtime measures; this file fits and decides. A `Sample` is one timed run of a kernel on
+// one device with its five phases timed separately (MPI send, host->device, kernel,
+// device->host, MPI receive). `fit_cost_model` fits each phase with a robust, non-negative
+// least-squares line (optionally a saw-tooth wave term for the kernel); `predict` evaluates it;
+// `optimise_split` chooses how many units (rows or items) each device gets so that the
+// predicted makespan is minimal, leaving out devices that would only slow the job.
+// Pure C++: no OpenCL, no MPI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize {
+
+/// One measured run of a kernel on one device. Times in seconds; a phase that does not exist
+/// for the device (e.g. the MPI send to rank 0's own device) is 0.
+struct Sample {
+    double units = 0;       ///< rows (2-D) or items (1-D) of the device's slice
+    double items = 0;       ///< work-items launched
+    double bytes_in = 0;    ///< bytes sent to the device (slice + fixed inputs)
+    double bytes_out = 0;   ///< bytes returned
+    double send_s = 0;      ///< MPI send rank 0 -> worker
+    double h2d_s = 0;       ///< host -> device copy
+    double kernel_s = 0;    ///< kernel execution
+    double d2h_s = 0;       ///< device -> host copy
+    double recv_s = 0;      ///< MPI send worker -> rank 0
+};
+
+/// T = fixed_s + per_x_s * x for one phase; x is bytes (transfers) or work-items (kernel).
+/// The kernel phase may add a saw-tooth wave term: + per_wave_s * ceil(items / wave_items)
+/// (METHOD.md 2.2 with one period; wave_items == 0 means no wave term).
+struct PhaseModel {
+    double fixed_s = 0;
+    double per_x_s = 0;
+    double wave_items = 0;
+    double per_wave_s = 0;
+    double rms_rel = 0;          ///< fit quality: RMS of relative residuals on the kept points
+    std::size_t points = 0;      ///< distinct x values used (after taking medians)
+    std::size_t rejected = 0;    ///< points rejected as outliers
+
+    double eval(double x) const;
+};
+
+/// Cost model of one kernel on one device: one line per phase.
+struct CostModel {
+    PhaseModel send;    ///< x = bytes_in
+    PhaseModel h2d;     ///< x = bytes_in
+    PhaseModel kernel;  ///< x = items
+    PhaseModel d2h;     ///< x = bytes_out
+    PhaseModel recv;    ///< x = bytes_out
+    std::size_t samples = 0;
+};
+
+struct FitOptions {
+    /// Candidate wave periods (work-items per full wave, e.g. CUs x resident groups x local
+    /// items, see `wave_items_for`). Empty: no wave term is tried.
+    std::vector<double> wave_items;
+    /// The wave model is kept only if it lowers the weighted residual by this fraction.
+    double wave_min_gain = 0.25;
+    /// Outliers: |residual| > outlier_k * 1.4826 * MAD (and > 1 % of the value) are rejected.
+    double outlier_k = 3.5;
+};
+
+/// Fit a cost model. Samples with the same x are reduced to their median per phase, each
+/// phase is fitted by non-negative weighted least squares (weights 1/T^2: relative error),
+/// outliers are rejected by the MAD rule and the line refitted.
+/// @throws InvalidArgument if `samples` is empty or holds negative or non-finite values.
+CostModel fit_cost_model(const std::vector<Sample>& samples, const FitOptions& options = {});
+
+/// Work-items per full wave for a launch: CUs x resident groups per CU x items per group.
+double wave_items_for(const DeviceInfo& device, std::uint64_t local_items,
+                      std::uint64_t resident_groups_per_cu);
+
+struct Prediction {
+    double send_s = 0, h2d_s = 0, kernel_s = 0, d2h_s = 0, recv_s = 0;
+    double total_s = 0;  ///< sum of the five phases (0 when units == 0)
+};
+
+/// Predicted phase times for a slice. A device with 0 units costs nothing (it takes no part).
+Prediction predict(const CostModel& model, double units, double items, double bytes_in,
+                   double bytes_out);
+
+/// The job the split optimiser divides.
+struct SplitJob {
+    std::uint64_t total_units = 0;     ///< rows (2-D) or items (1-D)
+    double items_per_unit = 1;         ///< work-items per unit (e.g. the global x for rows)
+    double bytes_in_per_unit = 0;
+    double bytes_out_per_unit = 0;
+    double bytes_in_fixed = 0;         ///< bytes every participating device needs whole (B)
+    std::uint64_t granule = 1;         ///< shares are multiples of this (one device may get
+                                       ///< the remainder when total_units % granule != 0)
+    /// true: rank 0's sends share its link and run one after another in `send_order`; device
+    /// i starts after its own send finishes. false: all sends run in parallel.
+    bool serial_sends = true;
+    /// Indices of the devices in sending order. Empty: fastest link first (smallest
+    /// per-byte send cost, ties by index), the optimal order for linear costs.
+    std::vector<int> send_order;
+};
+
+struct SplitResult {
+    std::vector<std::uint64_t> units;       ///< per device (0: left out)
+    std::vector<Prediction> predicted;      ///< per device phase times (zeros if left out)
+    std::vector<double> start_s;            ///< when its send starts
+    std::vector<double> finish_s;           ///< when its result is back (0 if left out)
+    double makespan_s = 0;                  ///< latest finish
+    std::vector<std::string> reasons;       ///< per device: empty, or why it was left out
+    std::vector<int> send_order;            ///< order used
+};
+
+/// Predicted timeline of a given split (no optimisation). `units.size()` == models.size().
+/// @throws InvalidArgument on size mismatch or an invalid send order.
+SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob& job,
+                           const std::vector<std::uint64_t>& units);
+
+/// Shares minimising the predicted makespan. Method (docs/models.md): for each subset of
+/// devices (all subsets up to 8 devices, backward elimination beyond), bisection on the
+/// makespan T where each device greedily takes the most granules it can finish by T, then a
+/// local search moving blocks of granules between devices. Devices left out get a reason.
+/// @throws InvalidArgument if there are no models, total_units == 0 or granule == 0.
+SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob& job);
+
+/// Serialisation. @throws InvalidArgument naming the missing or malformed field.
+nlohmann::json to_json(const PhaseModel& p);
+nlohmann::json to_json(const CostModel& m);
+PhaseModel phase_model_from_json(const nlohmann::json& j);
+CostModel cost_model_from_json(const nlohmann::json& j);
+
+}  // namespace worksize

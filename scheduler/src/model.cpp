@@ -1,0 +1,600 @@
+// Cost-model fitting, prediction and the split optimiser (see model.hpp and docs/models.md).
+#include "worksize/scheduler/model.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+namespace worksize {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Point {
+    double x = 0, y = 0;
+};
+
+/// Columns of the design matrix for one point: 1, x and optionally ceil(x / wave).
+std::vector<double> basis(double x, double wave) {
+    if (wave > 0) return {1.0, x, std::ceil(x / wave)};
+    return {1.0, x};
+}
+
+/// Solve the small dense system A c = b (Gaussian elimination with partial pivoting).
+/// Returns false if singular.
+bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& c) {
+    const std::size_t n = b.size();
+    for (std::size_t k = 0; k < n; ++k) {
+        std::size_t p = k;
+        for (std::size_t i = k + 1; i < n; ++i)
+            if (std::abs(a[i][k]) > std::abs(a[p][k])) p = i;
+        double scale = 0;
+        for (std::size_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(a[i][i]));
+        if (std::abs(a[p][k]) <= 1e-13 * std::max(scale, 1e-300)) return false;
+        std::swap(a[k], a[p]);
+        std::swap(b[k], b[p]);
+        for (std::size_t i = k + 1; i < n; ++i) {
+            const double f = a[i][k] / a[k][k];
+            for (std::size_t j = k; j < n; ++j) a[i][j] -= f * a[k][j];
+            b[i] -= f * b[k];
+        }
+    }
+    c.assign(n, 0.0);
+    for (std::size_t k = n; k-- > 0;) {
+        double s = b[k];
+        for (std::size_t j = k + 1; j < n; ++j) s -= a[k][j] * c[j];
+        c[k] = s / a[k][k];
+    }
+    return true;
+}
+
+/// Weight of a point: 1 / T^2 so that the fit minimises relative error.
+std::vector<double> weights_of(const std::vector<Point>& pts) {
+    double floor_y = 0;
+    for (const auto& p : pts) floor_y = std::max(floor_y, p.y);
+    floor_y = std::max(floor_y * 1e-6, 1e-12);
+    std::vector<double> w;
+    for (const auto& p : pts) {
+        const double s = std::max(p.y, floor_y);
+        w.push_back(1.0 / (s * s));
+    }
+    return w;
+}
+
+/// Exact non-negative weighted least squares for <= 3 columns: try every active set, keep the
+/// feasible one with the smallest residual.
+std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<double>& w,
+                               double wave) {
+    const std::size_t k = wave > 0 ? 3 : 2;
+    std::vector<double> best(k, 0.0);
+    double best_rss = kInf;
+    for (unsigned mask = 0; mask < (1u << k); ++mask) {
+        std::vector<std::size_t> cols;
+        for (std::size_t j = 0; j < k; ++j)
+            if (mask & (1u << j)) cols.push_back(j);
+        std::vector<double> coef(k, 0.0);
+        if (!cols.empty()) {
+            const std::size_t m = cols.size();
+            std::vector<std::vector<double>> a(m, std::vector<double>(m, 0.0));
+            std::vector<double> b(m, 0.0);
+            for (std::size_t i = 0; i < pts.size(); ++i) {
+                const auto phi = basis(pts[i].x, wave);
+                for (std::size_t r = 0; r < m; ++r) {
+                    b[r] += w[i] * phi[cols[r]] * pts[i].y;
+                    for (std::size_t c = 0; c < m; ++c) a[r][c] += w[i] * phi[cols[r]] * phi[cols[c]];
+                }
+            }
+            std::vector<double> c;
+            if (!solve(a, b, c)) continue;
+            bool feasible = true;
+            for (std::size_t r = 0; r < m; ++r) {
+                if (c[r] < 0) feasible = false;
+                coef[cols[r]] = c[r];
+            }
+            if (!feasible) continue;
+        }
+        double rss = 0;
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+            const auto phi = basis(pts[i].x, wave);
+            double pred = 0;
+            for (std::size_t j = 0; j < k; ++j) pred += coef[j] * phi[j];
+            rss += w[i] * (pred - pts[i].y) * (pred - pts[i].y);
+        }
+        if (rss < best_rss * (1 - 1e-12)) {
+            best_rss = rss;
+            best = coef;
+        }
+    }
+    return best;
+}
+
+PhaseModel make_phase(const std::vector<double>& coef, double wave) {
+    PhaseModel p;
+    p.fixed_s = coef[0];
+    p.per_x_s = coef[1];
+    if (wave > 0 && coef.size() > 2 && coef[2] > 0) {
+        p.wave_items = wave;
+        p.per_wave_s = coef[2];
+    }
+    return p;
+}
+
+double rel_residual(const PhaseModel& p, const Point& pt, double floor_y) {
+    return (p.eval(pt.x) - pt.y) / std::max(pt.y, floor_y);
+}
+
+/// Robust fit of one phase with a given wave period (0: none): fit, reject MAD outliers, refit.
+PhaseModel robust_fit(const std::vector<Point>& all, double wave, double outlier_k) {
+    double max_y = 0;
+    for (const auto& p : all) max_y = std::max(max_y, p.y);
+    const double floor_y = std::max(max_y * 1e-6, 1e-12);
+    std::vector<Point> kept = all;
+    PhaseModel model;
+    for (int round = 0; round < 4; ++round) {
+        model = make_phase(nnls_small(kept, weights_of(kept), wave), wave);
+        if (all.size() < 4) break;
+        std::vector<double> r;
+        for (const auto& p : all) r.push_back(rel_residual(model, p, floor_y));
+        const double med = median(r);
+        std::vector<double> dev;
+        for (double v : r) dev.push_back(std::abs(v - med));
+        const double mad = 1.4826 * median(dev);
+        std::vector<Point> next;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            const bool outlier = std::abs(r[i] - med) > outlier_k * mad && std::abs(r[i]) > 0.01;
+            if (!outlier) next.push_back(all[i]);
+        }
+        // Never reject so many that the line is not determined by a majority.
+        if (next.size() < std::max<std::size_t>(3, (all.size() + 1) / 2)) break;
+        if (next.size() == kept.size()) break;
+        kept = std::move(next);
+    }
+    double ss = 0;
+    for (const auto& p : kept) {
+        const double r = rel_residual(model, p, floor_y);
+        ss += r * r;
+    }
+    model.rms_rel = kept.empty() ? 0.0 : std::sqrt(ss / double(kept.size()));
+    model.points = all.size();
+    model.rejected = all.size() - kept.size();
+    return model;
+}
+
+PhaseModel fit_phase(const std::vector<Sample>& samples, double Sample::*xf, double Sample::*yf,
+                     const FitOptions& opt, bool allow_wave) {
+    std::map<double, std::vector<double>> by_x;
+    for (const auto& s : samples) by_x[s.*xf].push_back(s.*yf);
+    std::vector<Point> pts;
+    bool any = false;
+    for (auto& [x, ys] : by_x) {
+        pts.push_back({x, median(ys)});
+        if (pts.back().y > 0) any = true;
+    }
+    if (!any) {
+        PhaseModel zero;
+        zero.points = pts.size();
+        return zero;
+    }
+    PhaseModel best = robust_fit(pts, 0.0, opt.outlier_k);
+    if (allow_wave && pts.size() >= 4) {
+        for (double wave : opt.wave_items) {
+            if (!(wave > 0)) continue;
+            PhaseModel w = robust_fit(pts, wave, opt.outlier_k);
+            if (w.per_wave_s > 0 && w.rejected <= best.rejected &&
+                w.rms_rel < (1.0 - opt.wave_min_gain) * best.rms_rel)
+                best = w;
+        }
+    }
+    return best;
+}
+
+void check_sample(const Sample& s, std::size_t i) {
+    const double v[] = {s.units, s.items, s.bytes_in, s.bytes_out, s.send_s,
+                        s.h2d_s, s.kernel_s, s.d2h_s, s.recv_s};
+    for (double x : v)
+        if (!std::isfinite(x) || x < 0)
+            throw InvalidArgument("cost model sample " + std::to_string(i) +
+                                  " has a negative or non-finite field");
+}
+
+}  // namespace
+
+double PhaseModel::eval(double x) const {
+    double t = fixed_s + per_x_s * x;
+    if (wave_items > 0) t += per_wave_s * std::ceil(x / wave_items);
+    return t;
+}
+
+CostModel fit_cost_model(const std::vector<Sample>& samples, const FitOptions& options) {
+    if (samples.empty()) throw InvalidArgument("cannot fit a cost model without samples");
+    for (std::size_t i = 0; i < samples.size(); ++i) check_sample(samples[i], i);
+    CostModel m;
+    m.send = fit_phase(samples, &Sample::bytes_in, &Sample::send_s, options, false);
+    m.h2d = fit_phase(samples, &Sample::bytes_in, &Sample::h2d_s, options, false);
+    m.kernel = fit_phase(samples, &Sample::items, &Sample::kernel_s, options, true);
+    m.d2h = fit_phase(samples, &Sample::bytes_out, &Sample::d2h_s, options, false);
+    m.recv = fit_phase(samples, &Sample::bytes_out, &Sample::recv_s, options, false);
+    m.samples = samples.size();
+    return m;
+}
+
+double wave_items_for(const DeviceInfo& device, std::uint64_t local_items,
+                      std::uint64_t resident_groups_per_cu) {
+    return double(device.compute_units) * double(resident_groups_per_cu) * double(local_items);
+}
+
+Prediction predict(const CostModel& model, double units, double items, double bytes_in,
+                   double bytes_out) {
+    Prediction p;
+    if (units <= 0) return p;
+    p.send_s = model.send.eval(bytes_in);
+    p.h2d_s = model.h2d.eval(bytes_in);
+    p.kernel_s = model.kernel.eval(items);
+    p.d2h_s = model.d2h.eval(bytes_out);
+    p.recv_s = model.recv.eval(bytes_out);
+    p.total_s = p.send_s + p.h2d_s + p.kernel_s + p.d2h_s + p.recv_s;
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split optimiser
+
+namespace {
+
+class Splitter {
+public:
+    Splitter(const std::vector<CostModel>& models, const SplitJob& job)
+        : models_(models), job_(job), n_(models.size()) {
+        if (models.empty()) throw InvalidArgument("split: no device models");
+        if (job.total_units == 0) throw InvalidArgument("split: total_units is 0");
+        if (job.granule == 0) throw InvalidArgument("split: granule is 0");
+        granules_ = (job.total_units + job.granule - 1) / job.granule;
+        order_ = job.send_order;
+        if (order_.empty()) {
+            order_.resize(n_);
+            std::iota(order_.begin(), order_.end(), 0);
+            std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
+                return models[a].send.per_x_s < models[b].send.per_x_s;
+            });
+        } else {
+            std::vector<int> seen(n_, 0);
+            if (order_.size() != n_) throw InvalidArgument("split: send_order must list every device once");
+            for (int i : order_) {
+                if (i < 0 || std::size_t(i) >= n_ || seen[i]++)
+                    throw InvalidArgument("split: send_order must list every device once");
+            }
+        }
+    }
+
+    std::size_t n() const { return n_; }
+    std::uint64_t granules() const { return granules_; }
+    const std::vector<int>& order() const { return order_; }
+
+    Prediction device_time(std::size_t i, double units) const {
+        return predict(models_[i], units, units * job_.items_per_unit,
+                       units * job_.bytes_in_per_unit + job_.bytes_in_fixed,
+                       units * job_.bytes_out_per_unit);
+    }
+    Prediction granule_time(std::size_t i, std::uint64_t c) const {
+        return device_time(i, double(c) * double(job_.granule));
+    }
+
+    /// Makespan of granule counts (the one partial granule is ignored here).
+    double makespan(const std::vector<std::uint64_t>& c) const {
+        double link = 0, ms = 0;
+        for (int i : order_) {
+            if (c[i] == 0) continue;
+            const Prediction p = granule_time(i, c[i]);
+            const double start = job_.serial_sends ? link : 0.0;
+            if (job_.serial_sends) link = start + p.send_s;
+            ms = std::max(ms, start + p.total_s);
+        }
+        return ms;
+    }
+
+    /// Each device of `subset` in send order takes the most granules it can finish by T.
+    std::vector<std::uint64_t> greedy(double T, const std::vector<char>& subset,
+                                      std::uint64_t& total) const {
+        std::vector<std::uint64_t> c(n_, 0);
+        double link = 0;
+        total = 0;
+        for (int i : order_) {
+            if (!subset[i]) continue;
+            const double start = job_.serial_sends ? link : 0.0;
+            auto fits = [&](std::uint64_t k) { return start + granule_time(i, k).total_s <= T; };
+            if (!fits(1)) continue;
+            std::uint64_t lo = 1, hi = granules_;
+            if (fits(hi)) lo = hi;
+            while (hi - lo > 1) {
+                const std::uint64_t mid = lo + (hi - lo) / 2;
+                (fits(mid) ? lo : hi) = mid;
+            }
+            c[i] = lo;
+            total += lo;
+            if (job_.serial_sends) link = start + granule_time(i, lo).send_s;
+            if (total >= granules_) break;
+        }
+        return c;
+    }
+
+    /// Bisection on T for one subset; returns counts summing to granules_ (empty on failure).
+    std::vector<std::uint64_t> solve_subset(const std::vector<char>& subset) const {
+        double hi = kInf;
+        for (std::size_t i = 0; i < n_; ++i)
+            if (subset[i]) hi = std::min(hi, granule_time(i, granules_).total_s);
+        if (!std::isfinite(hi)) return {};
+        hi = std::max(hi, 1e-300);
+        std::uint64_t total = 0;
+        for (int k = 0; k < 200; ++k) {
+            greedy(hi, subset, total);
+            if (total >= granules_) break;
+            hi *= 2;
+        }
+        if (total < granules_) return {};
+        double lo = 0;
+        for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            greedy(mid, subset, total);
+            (total >= granules_ ? hi : lo) = mid;
+        }
+        auto c = greedy(hi, subset, total);
+        trim(c, total - granules_);
+        return c;
+    }
+
+    /// Remove `excess` granules, always from the device finishing last.
+    void trim(std::vector<std::uint64_t>& c, std::uint64_t excess) const {
+        while (excess > 0) {
+            const auto fin = finishes(c);
+            std::size_t worst = n_;
+            for (std::size_t i = 0; i < n_; ++i)
+                if (c[i] > 0 && (worst == n_ || fin[i] > fin[worst])) worst = i;
+            const std::uint64_t d = std::min<std::uint64_t>(excess, std::max<std::uint64_t>(1, c[worst] / 2));
+            c[worst] -= std::min(d, c[worst]);
+            excess -= std::min(d, excess);
+        }
+    }
+
+    std::vector<double> finishes(const std::vector<std::uint64_t>& c) const {
+        std::vector<double> f(n_, 0.0);
+        double link = 0;
+        for (int i : order_) {
+            if (c[i] == 0) continue;
+            const Prediction p = granule_time(i, c[i]);
+            const double start = job_.serial_sends ? link : 0.0;
+            if (job_.serial_sends) link = start + p.send_s;
+            f[i] = start + p.total_s;
+        }
+        return f;
+    }
+
+    /// Best-improvement local search: move blocks of 2^k granules between any two devices
+    /// (a device may drop to 0 or join from 0).
+    void local_search(std::vector<std::uint64_t>& c) const {
+        double cur = makespan(c);
+        for (int iter = 0; iter < 10000; ++iter) {
+            double best = cur;
+            std::size_t bi = 0, bj = 0;
+            std::uint64_t bd = 0;
+            for (std::uint64_t s = std::bit_floor(granules_); s >= 1; s /= 2) {
+                for (std::size_t i = 0; i < n_; ++i) {
+                    if (c[i] == 0) continue;
+                    const std::uint64_t d = std::min(s, c[i]);
+                    for (std::size_t j = 0; j < n_; ++j) {
+                        if (j == i) continue;
+                        c[i] -= d;
+                        c[j] += d;
+                        const double m = makespan(c);
+                        c[i] += d;
+                        c[j] -= d;
+                        if (m < best * (1 - 1e-12)) {
+                            best = m;
+                            bi = i;
+                            bj = j;
+                            bd = d;
+                        }
+                    }
+                }
+            }
+            if (bd == 0) break;
+            c[bi] -= bd;
+            c[bj] += bd;
+            cur = best;
+        }
+    }
+
+private:
+    const std::vector<CostModel>& models_;
+    const SplitJob& job_;
+    std::size_t n_;
+    std::uint64_t granules_ = 0;
+    std::vector<int> order_;
+};
+
+std::string fmt_s(double s) {
+    std::ostringstream o;
+    o.precision(4);
+    o << s << " s";
+    return o.str();
+}
+
+}  // namespace
+
+SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob& job,
+                           const std::vector<std::uint64_t>& units) {
+    Splitter sp(models, job);
+    if (units.size() != models.size())
+        throw InvalidArgument("split: units and models differ in length");
+    SplitResult r;
+    r.units = units;
+    r.send_order = sp.order();
+    r.predicted.assign(sp.n(), Prediction{});
+    r.start_s.assign(sp.n(), 0.0);
+    r.finish_s.assign(sp.n(), 0.0);
+    r.reasons.assign(sp.n(), "");
+    double link = 0;
+    for (int i : sp.order()) {
+        if (units[i] == 0) continue;
+        const Prediction p = sp.device_time(i, double(units[i]));
+        const double start = job.serial_sends ? link : 0.0;
+        if (job.serial_sends) link = start + p.send_s;
+        r.predicted[i] = p;
+        r.start_s[i] = start;
+        r.finish_s[i] = start + p.total_s;
+        r.makespan_s = std::max(r.makespan_s, r.finish_s[i]);
+    }
+    return r;
+}
+
+SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob& job) {
+    Splitter sp(models, job);
+    const std::size_t n = sp.n();
+    std::vector<std::uint64_t> best;
+    double best_ms = kInf;
+    auto consider = [&](const std::vector<char>& subset) {
+        auto c = sp.solve_subset(subset);
+        if (c.empty()) return kInf;
+        const double m = sp.makespan(c);
+        if (m < best_ms) {
+            best_ms = m;
+            best = c;
+        }
+        return m;
+    };
+    if (n <= 8) {
+        for (unsigned mask = 1; mask < (1u << n); ++mask) {
+            std::vector<char> subset(n);
+            for (std::size_t i = 0; i < n; ++i) subset[i] = (mask >> i) & 1u;
+            consider(subset);
+        }
+    } else {
+        // Backward elimination: drop the device whose removal helps most, while one does.
+        std::vector<char> subset(n, 1);
+        double cur = consider(subset);
+        for (bool improved = true; improved;) {
+            improved = false;
+            std::size_t drop = n;
+            double drop_ms = cur;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (!subset[i] || std::count(subset.begin(), subset.end(), 1) == 1) continue;
+                subset[i] = 0;
+                const double m = consider(subset);
+                subset[i] = 1;
+                if (m < drop_ms) {
+                    drop_ms = m;
+                    drop = i;
+                }
+            }
+            if (drop < n) {
+                subset[drop] = 0;
+                cur = drop_ms;
+                improved = true;
+            }
+        }
+    }
+    if (best.empty()) throw Error("split: no device can take the job under its model");
+    sp.local_search(best);
+
+    // Granule counts -> units; the partial granule comes off the device with the most.
+    std::vector<std::uint64_t> units(n);
+    for (std::size_t i = 0; i < n; ++i) units[i] = best[i] * job.granule;
+    const std::uint64_t excess = sp.granules() * job.granule - job.total_units;
+    if (excess > 0) {
+        const auto it = std::max_element(units.begin(), units.end());
+        *it -= excess;
+    }
+    SplitResult r = evaluate_split(models, job, units);
+
+    // Why each left-out device is left out.
+    for (std::size_t i = 0; i < n; ++i) {
+        if (units[i] != 0) continue;
+        const double one = sp.granule_time(i, 1).total_s;
+        const std::string g = job.granule == 1 ? "1 unit" : "1 granule (" + std::to_string(job.granule) + " units)";
+        if (one >= r.makespan_s) {
+            r.reasons[i] = "left out: even " + g + " would take " + fmt_s(one) +
+                           ", later than the job's " + fmt_s(r.makespan_s) + " without it";
+        } else {
+            std::vector<char> with(n);
+            for (std::size_t j = 0; j < n; ++j) with[j] = units[j] > 0 || j == i;
+            const auto c = sp.solve_subset(with);
+            const double m = c.empty() ? kInf : sp.makespan(c);
+            r.reasons[i] = "left out: with it the predicted makespan is " + fmt_s(m) +
+                           " against " + fmt_s(r.makespan_s) +
+                           " without it (its send and fixed costs delay the job)";
+        }
+    }
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+namespace {
+
+double get_num(const nlohmann::json& j, const char* key, const char* what) {
+    if (!j.is_object() || !j.contains(key) || !j.at(key).is_number())
+        throw InvalidArgument(std::string(what) + ": missing or non-numeric field '" + key + "'");
+    const double v = j.at(key).get<double>();
+    if (!std::isfinite(v) || v < 0)
+        throw InvalidArgument(std::string(what) + ": field '" + key + "' must be finite and >= 0");
+    return v;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const PhaseModel& p) {
+    return {{"fixed_s", p.fixed_s},       {"per_x_s", p.per_x_s}, {"wave_items", p.wave_items},
+            {"per_wave_s", p.per_wave_s}, {"rms_rel", p.rms_rel}, {"points", p.points},
+            {"rejected", p.rejected}};
+}
+
+nlohmann::json to_json(const CostModel& m) {
+    return {{"send", to_json(m.send)}, {"h2d", to_json(m.h2d)},   {"kernel", to_json(m.kernel)},
+            {"d2h", to_json(m.d2h)},   {"recv", to_json(m.recv)}, {"samples", m.samples}};
+}
+
+PhaseModel phase_model_from_json(const nlohmann::json& j) {
+    PhaseModel p;
+    p.fixed_s = get_num(j, "fixed_s", "phase model");
+    p.per_x_s = get_num(j, "per_x_s", "phase model");
+    p.wave_items = j.contains("wave_items") ? get_num(j, "wave_items", "phase model") : 0.0;
+    p.per_wave_s = j.contains("per_wave_s") ? get_num(j, "per_wave_s", "phase model") : 0.0;
+    p.rms_rel = j.contains("rms_rel") ? get_num(j, "rms_rel", "phase model") : 0.0;
+    p.points = j.contains("points") ? std::size_t(get_num(j, "points", "phase model")) : 0;
+    p.rejected = j.contains("rejected") ? std::size_t(get_num(j, "rejected", "phase model")) : 0;
+    return p;
+}
+
+CostModel cost_model_from_json(const nlohmann::json& j) {
+    if (!j.is_object()) throw InvalidArgument("cost model: not a JSON object");
+    CostModel m;
+    auto phase = [&](const char* key) {
+        if (!j.contains(key)) throw InvalidArgument(std::string("cost model: missing phase '") + key + "'");
+        try {
+            return phase_model_from_json(j.at(key));
+        } catch (const InvalidArgument& e) {
+            throw InvalidArgument(std::string("cost model phase '") + key + "': " + e.what());
+        }
+    };
+    m.send = phase("send");
+    m.h2d = phase("h2d");
+    m.kernel = phase("kernel");
+    m.d2h = phase("d2h");
+    m.recv = phase("recv");
+    m.samples = j.contains("samples") ? std::size_t(get_num(j, "samples", "cost model")) : 0;
+    return m;
+}
+
+}  // namespace worksize

@@ -1,0 +1,263 @@
+// Unit tests of the cost model fit, prediction, JSON round trip and the split optimiser
+// (checked against brute force on small synthetic problems).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "worksize/scheduler/model.hpp"
+
+using namespace worksize;
+
+namespace {
+
+PhaseModel line(double a, double b) {
+    PhaseModel p;
+    p.fixed_s = a;
+    p.per_x_s = b;
+    return p;
+}
+
+/// A device model: send latency/bandwidth, h2d, compute per item, d2h, recv.
+CostModel device(double send_fixed, double send_per_byte, double kernel_fixed, double per_item,
+                 double back_per_byte = 0) {
+    CostModel m;
+    m.send = line(send_fixed, send_per_byte);
+    m.h2d = line(1e-5, send_per_byte / 10);
+    m.kernel = line(kernel_fixed, per_item);
+    m.d2h = line(1e-5, back_per_byte / 10);
+    m.recv = line(send_fixed, back_per_byte);
+    return m;
+}
+
+/// Brute force over all granule splits of 2 or 3 devices.
+double brute_force(const std::vector<CostModel>& models, const SplitJob& job) {
+    const std::uint64_t g = job.total_units / job.granule;
+    double best = INFINITY;
+    if (models.size() == 2) {
+        for (std::uint64_t a = 0; a <= g; ++a)
+            best = std::min(best, evaluate_split(models, job, {a * job.granule, (g - a) * job.granule}).makespan_s);
+    } else {
+        for (std::uint64_t a = 0; a <= g; ++a)
+            for (std::uint64_t b = 0; a + b <= g; ++b)
+                best = std::min(best, evaluate_split(models, job,
+                                                     {a * job.granule, b * job.granule, (g - a - b) * job.granule})
+                                          .makespan_s);
+    }
+    return best;
+}
+
+SplitJob matmul_like(std::uint64_t rows) {
+    SplitJob job;
+    job.total_units = rows;
+    job.items_per_unit = 256;
+    job.bytes_in_per_unit = 256 * 4;
+    job.bytes_out_per_unit = 256 * 4;
+    job.bytes_in_fixed = 256 * 256 * 4;
+    return job;
+}
+
+}  // namespace
+
+TEST(ModelFit, RecoversKnownCoefficientsFromNoisySamples) {
+    std::mt19937 rng(42);
+    std::normal_distribution<double> noise(0.0, 0.02);  // 2 % multiplicative noise
+    std::vector<Sample> samples;
+    for (double items : {1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6}) {
+        for (int rep = 0; rep < 5; ++rep) {
+            Sample s;
+            s.units = items / 100;
+            s.items = items;
+            s.bytes_in = items * 8;
+            s.bytes_out = items * 4;
+            s.send_s = (2e-4 + 1e-9 * s.bytes_in) * (1 + noise(rng));
+            s.h2d_s = (1e-5 + 2e-10 * s.bytes_in) * (1 + noise(rng));
+            s.kernel_s = (5e-6 + 3e-9 * items) * (1 + noise(rng));
+            s.d2h_s = (1e-5 + 2e-10 * s.bytes_out) * (1 + noise(rng));
+            s.recv_s = (2e-4 + 1e-9 * s.bytes_out) * (1 + noise(rng));
+            samples.push_back(s);
+        }
+    }
+    // Two wild outliers (e.g. a page-fault storm) must not bend the line.
+    samples[3].kernel_s *= 20;
+    samples[17].send_s *= 50;
+    const CostModel m = fit_cost_model(samples);
+    EXPECT_NEAR(m.send.fixed_s, 2e-4, 2e-5);
+    EXPECT_NEAR(m.send.per_x_s, 1e-9, 5e-11);
+    EXPECT_NEAR(m.kernel.per_x_s, 3e-9, 1.5e-10);
+    EXPECT_NEAR(m.kernel.fixed_s, 5e-6, 2e-6);
+    EXPECT_NEAR(m.recv.per_x_s, 1e-9, 5e-11);
+    EXPECT_EQ(m.kernel.wave_items, 0.0);
+    EXPECT_EQ(m.samples, samples.size());
+    EXPECT_LT(m.kernel.rms_rel, 0.05);
+}
+
+TEST(ModelFit, CoefficientsAreNonNegative) {
+    // Times that fall with size would give a negative slope; the fit clamps it to 0.
+    std::vector<Sample> s(3);
+    for (int i = 0; i < 3; ++i) {
+        s[i].items = 1000.0 * (i + 1);
+        s[i].kernel_s = 1e-3 - 1e-4 * i;
+    }
+    const CostModel m = fit_cost_model(s);
+    EXPECT_GE(m.kernel.per_x_s, 0.0);
+    EXPECT_GE(m.kernel.fixed_s, 0.0);
+    EXPECT_EQ(m.send.fixed_s, 0.0);  // an absent phase is all zeros
+}
+
+TEST(ModelFit, SawToothWaveTermChosenWhenItFitsBetter) {
+    const double wave = 132.0 * 2 * 256;  // CUs x resident x local items
+    std::vector<Sample> samples;
+    for (double items = wave / 4; items <= 6 * wave; items += wave / 3) {
+        Sample s;
+        s.items = items;
+        s.kernel_s = 1e-5 + 1e-3 * std::ceil(items / wave) + 1e-11 * items;
+        samples.push_back(s);
+    }
+    FitOptions opt;
+    opt.wave_items = {wave / 2, wave, 2 * wave};
+    const CostModel m = fit_cost_model(samples, opt);
+    EXPECT_EQ(m.kernel.wave_items, wave);
+    EXPECT_NEAR(m.kernel.per_wave_s, 1e-3, 1e-5);
+    EXPECT_NEAR(m.kernel.eval(1.5 * wave), 1e-5 + 2e-3 + 1.5e-11 * wave, 1e-6);
+    // Without candidates there is no wave term.
+    EXPECT_EQ(fit_cost_model(samples).kernel.wave_items, 0.0);
+}
+
+TEST(ModelFit, RejectsBadSamples) {
+    EXPECT_THROW(fit_cost_model({}), InvalidArgument);
+    Sample s;
+    s.kernel_s = -1;
+    EXPECT_THROW(fit_cost_model({s}), InvalidArgument);
+    s.kernel_s = NAN;
+    EXPECT_THROW(fit_cost_model({s}), InvalidArgument);
+}
+
+TEST(ModelPredict, SumsPhasesAndZeroUnitsCostNothing) {
+    const CostModel m = device(1e-3, 1e-9, 1e-4, 1e-8, 1e-9);
+    const Prediction p = predict(m, 10, 1000, 1e6, 1e5);
+    EXPECT_DOUBLE_EQ(p.send_s, 1e-3 + 1e-3);
+    EXPECT_DOUBLE_EQ(p.kernel_s, 1e-4 + 1e-5);
+    EXPECT_DOUBLE_EQ(p.total_s, p.send_s + p.h2d_s + p.kernel_s + p.d2h_s + p.recv_s);
+    EXPECT_EQ(predict(m, 0, 0, 0, 0).total_s, 0.0);
+}
+
+TEST(ModelJson, RoundTrip) {
+    CostModel m = device(1e-3, 1e-9, 1e-4, 1e-8, 2e-9);
+    m.kernel.wave_items = 4096;
+    m.kernel.per_wave_s = 3e-4;
+    m.samples = 12;
+    const CostModel back = cost_model_from_json(nlohmann::json::parse(to_json(m).dump()));
+    EXPECT_EQ(to_json(back), to_json(m));
+    EXPECT_DOUBLE_EQ(predict(back, 5, 5e5, 1e6, 1e6).total_s, predict(m, 5, 5e5, 1e6, 1e6).total_s);
+    nlohmann::json bad = to_json(m);
+    bad["kernel"].erase("per_x_s");
+    EXPECT_THROW(cost_model_from_json(bad), InvalidArgument);
+    bad = to_json(m);
+    bad["send"]["fixed_s"] = -1;
+    EXPECT_THROW(cost_model_from_json(bad), InvalidArgument);
+    EXPECT_THROW(cost_model_from_json(nlohmann::json::array()), InvalidArgument);
+}
+
+TEST(Split, EqualDevicesBalanceEvenly) {
+    const CostModel d = device(0, 0, 1e-4, 1e-8);
+    SplitJob job = matmul_like(1024);
+    job.serial_sends = false;
+    const SplitResult r = optimise_split({d, d, d, d}, job);
+    for (auto u : r.units) EXPECT_EQ(u, 256u);
+    EXPECT_NEAR(r.makespan_s, predict(d, 256, 256 * 256, 0, 0).total_s + 2e-5, 1e-4);
+    for (const auto& why : r.reasons) EXPECT_TRUE(why.empty());
+}
+
+TEST(Split, HopelessDeviceGetsZeroWithReason) {
+    const CostModel fast = device(1e-4, 1e-10, 1e-5, 1e-9);
+    const CostModel hopeless = device(10.0, 1e-6, 1.0, 1e-3);  // 10 s latency
+    const SplitResult r = optimise_split({fast, hopeless}, matmul_like(512));
+    EXPECT_EQ(r.units[0], 512u);
+    EXPECT_EQ(r.units[1], 0u);
+    EXPECT_TRUE(r.reasons[0].empty());
+    EXPECT_NE(r.reasons[1].find("left out: even 1 unit would take"), std::string::npos) << r.reasons[1];
+    EXPECT_EQ(r.finish_s[1], 0.0);
+}
+
+TEST(Split, DeviceWhoseSendDelaysOthersIsLeftOut) {
+    // B (1 MB) must go to every participant over the serial link; a slow helper that computes
+    // fast alone would still delay the main device's send.
+    CostModel main = device(0, 1e-9, 0, 1e-9);
+    CostModel helper = device(0, 1e-9, 0, 1.2e-9);
+    SplitJob job = matmul_like(64);
+    job.bytes_in_fixed = 1e8;  // 0.1 s of send per participant
+    job.send_order = {0, 1};
+    const SplitResult r = optimise_split({main, helper}, job);
+    EXPECT_EQ(r.units[1], 0u);
+    EXPECT_FALSE(r.reasons[1].empty());
+    EXPECT_NEAR(r.makespan_s, brute_force({main, helper}, job), 1e-12);
+}
+
+TEST(Split, SerialSendsDelayLaterDevices) {
+    const CostModel d = device(1e-3, 1e-8, 0, 1e-9);
+    SplitJob job = matmul_like(100);
+    job.send_order = {0, 1};
+    const SplitResult r = evaluate_split({d, d}, job, {50, 50});
+    EXPECT_DOUBLE_EQ(r.start_s[0], 0.0);
+    EXPECT_DOUBLE_EQ(r.start_s[1], r.predicted[0].send_s);
+    job.serial_sends = false;
+    EXPECT_DOUBLE_EQ(evaluate_split({d, d}, job, {50, 50}).start_s[1], 0.0);
+    EXPECT_THROW(evaluate_split({d, d}, job, {50}), InvalidArgument);
+    job.send_order = {0, 0};
+    EXPECT_THROW(evaluate_split({d, d}, job, {50, 50}), InvalidArgument);
+}
+
+TEST(Split, RejectsEmptyJobs) {
+    const CostModel d = device(0, 0, 0, 1e-9);
+    EXPECT_THROW(optimise_split({}, matmul_like(10)), InvalidArgument);
+    EXPECT_THROW(optimise_split({d}, matmul_like(0)), InvalidArgument);
+    SplitJob job = matmul_like(10);
+    job.granule = 0;
+    EXPECT_THROW(optimise_split({d}, job), InvalidArgument);
+}
+
+TEST(Split, GranulesAndRemainder) {
+    const CostModel d = device(0, 0, 0, 1e-9);
+    SplitJob job = matmul_like(1000);
+    job.granule = 16;
+    job.serial_sends = false;
+    const SplitResult r = optimise_split({d, d}, job);
+    EXPECT_EQ(r.units[0] + r.units[1], 1000u);
+    int off_granule = 0;
+    for (auto u : r.units) off_granule += u % 16 != 0;
+    EXPECT_LE(off_granule, 1);
+}
+
+class SplitBruteForce : public ::testing::TestWithParam<int> {};
+
+TEST_P(SplitBruteForce, MatchesBruteForce) {
+    std::mt19937 rng(GetParam());
+    std::uniform_real_distribution<double> u01(0.0, 1.0);
+    auto lg = [&](double lo, double hi) { return std::exp(std::log(lo) + u01(rng) * (std::log(hi) - std::log(lo))); };
+    for (int n : {2, 3}) {
+        for (int trial = 0; trial < 6; ++trial) {
+            std::vector<CostModel> models;
+            for (int i = 0; i < n; ++i)
+                models.push_back(device(lg(1e-6, 1e-2), lg(1e-11, 1e-8), lg(1e-6, 1e-2), lg(1e-10, 1e-7),
+                                        lg(1e-11, 1e-8)));
+            if (trial % 3 == 2) {  // a saw-tooth device
+                models[0].kernel.wave_items = 256 * 8;
+                models[0].kernel.per_wave_s = lg(1e-5, 1e-3);
+            }
+            SplitJob job = matmul_like(n == 2 ? 240 : 96);
+            job.granule = trial % 2 ? 4 : 1;
+            job.serial_sends = trial != 1;
+            if (trial == 4) job.send_order = n == 2 ? std::vector<int>{1, 0} : std::vector<int>{2, 0, 1};
+            const SplitResult r = optimise_split(models, job);
+            const double bf = brute_force(models, job);
+            std::uint64_t sum = 0;
+            for (auto x : r.units) sum += x;
+            EXPECT_EQ(sum, job.total_units);
+            EXPECT_LE(r.makespan_s, bf * (1 + 1e-9)) << "n=" << n << " trial=" << trial;
+            EXPECT_NEAR(r.makespan_s, evaluate_split(models, job, r.units).makespan_s, 1e-15);
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, SplitBruteForce, ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8));
