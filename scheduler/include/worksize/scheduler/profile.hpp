@@ -12,6 +12,9 @@ namespace worksize {
 /// Parse a profile document. @throws InvalidArgument naming the field and device index.
 std::vector<DeviceInfo> parse_profile(const std::string& json_text);
 
+/// As above; `source` (e.g. the file name) opens every error message: "profile <source>: ...".
+std::vector<DeviceInfo> parse_profile(const std::string& json_text, const std::string& source);
+
 /// Read and parse a profile file. @throws InvalidArgument (unreadable file, malformed JSON...).
 std::vector<DeviceInfo> load_profile(const std::string& path);
 

@@ -1,0 +1,384 @@
+// The work-size planner: compute classes and the correction k, the split strategies (even,
+// PE ratio, the founding paper's pairwise rule chained over n devices), rounding of shares to
+// whole rows or items, the paper's local-size rules with their fallbacks, and make_plan which
+// puts them together. METHOD.md section 1 is the specification; docs/method.md says how it is
+// implemented here and which ambiguities were decided how.
+#include "worksize/scheduler/planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+
+namespace worksize {
+
+namespace {
+
+constexpr double small_max_ops = 4e8;
+constexpr double large_min_ops = 8e11;
+
+/// The smaller of two limits, where 0 means "unknown" (no constraint).
+std::uint64_t min_known(std::uint64_t a, std::uint64_t b) {
+    if (a == 0) return b == 0 ? std::numeric_limits<std::uint64_t>::max() : b;
+    if (b == 0) return a;
+    return std::min(a, b);
+}
+
+/// Work-group size limit of a device (unbounded when unknown).
+std::uint64_t wg_limit(const DeviceInfo& dev) {
+    return dev.max_work_group_size == 0 ? std::numeric_limits<std::uint64_t>::max()
+                                        : dev.max_work_group_size;
+}
+
+std::string gib(double bytes) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
+std::string size_text(GlobalSize g, int dims) {
+    return dims == 2 ? std::to_string(g.x) + "x" + std::to_string(g.y) : std::to_string(g.x);
+}
+
+/// Product with overflow detection.
+bool mul_overflows(std::uint64_t a, std::uint64_t b) {
+    return a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a;
+}
+
+}  // namespace
+
+ComputeClass classify(double ops) {
+    if (ops <= small_max_ops) return ComputeClass::small;
+    if (ops >= large_min_ops) return ComputeClass::large;
+    return ComputeClass::medium;
+}
+
+double correction_k(ComputeClass c) {
+    switch (c) {
+        case ComputeClass::large: return 0.25;
+        case ComputeClass::medium: return 0.75;
+        case ComputeClass::small: return 1.25;
+    }
+    return 1.0;
+}
+
+double paper_pair_share(std::uint64_t pes_small, std::uint64_t pes_large, double k) {
+    if (pes_small > pes_large) return 1.0 - paper_pair_share(pes_large, pes_small, k);
+    if (pes_small == 0) return pes_large == 0 ? 0.5 : 0.0;
+    // Closer than 2:3 (PE_S / PE_L > 2/3): the devices count as equal. Exact integer compare.
+    const unsigned __int128 lhs = static_cast<unsigned __int128>(pes_small) * 3u;
+    const unsigned __int128 rhs = static_cast<unsigned __int128>(pes_large) * 2u;
+    if (lhs > rhs) return 0.5;
+    const double ratio = double(pes_small) / (double(pes_small) + double(pes_large));
+    // Decision: the smaller device never gets more than the larger one. With PE_S/PE_L <= 2/3
+    // the ratio is <= 0.4 and k <= 1.25, so this only guards against rounding and custom k.
+    return std::clamp(ratio * k, 0.0, 0.5);
+}
+
+std::vector<double> split_weights(const std::vector<DeviceInfo>& devices, Strategy strategy,
+                                  ComputeClass cls) {
+    if (devices.empty()) throw InvalidArgument("split: no devices to split the work over");
+    const std::size_t n = devices.size();
+    std::vector<double> w(n, 0.0);
+    switch (strategy) {
+        case Strategy::even:
+            std::fill(w.begin(), w.end(), 1.0 / double(n));
+            return w;
+        case Strategy::model:
+        case Strategy::oracle:
+            throw InvalidArgument(std::string("split: strategy '") + to_string(strategy) +
+                                  "' needs measurements; the planner alone cannot compute it");
+        case Strategy::pe_ratio:
+        case Strategy::paper:
+            break;
+    }
+
+    // Devices that report no PEs get nothing; at least one must report some.
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < n; ++i)
+        if (devices[i].total_pes() > 0) order.push_back(i);
+    if (order.empty())
+        throw InvalidArgument(std::string("split: strategy '") + to_string(strategy) +
+                              "' needs PE counts, but no device reports any");
+
+    if (strategy == Strategy::pe_ratio) {
+        double total = 0.0;
+        for (std::size_t i : order) total += double(devices[i].total_pes());
+        for (std::size_t i : order) w[i] = double(devices[i].total_pes()) / total;
+        return w;
+    }
+
+    // Paper: sort by PEs (stable), pair rule on neighbours, chain the ratios, normalise.
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return devices[a].total_pes() < devices[b].total_pes();
+    });
+    const double k = correction_k(cls);
+    std::vector<double> chain(order.size(), 0.0);
+    chain[0] = 1.0;
+    for (std::size_t j = 1; j < order.size(); ++j) {
+        const double s = paper_pair_share(devices[order[j - 1]].total_pes(),
+                                          devices[order[j]].total_pes(), k);
+        // s : (1 - s) = chain[j-1] : chain[j]. s > 0 since both devices have PEs.
+        chain[j] = chain[j - 1] * (1.0 - s) / s;
+    }
+    // Normalise with the largest term as scale to keep long chains finite.
+    const double top = *std::max_element(chain.begin(), chain.end());
+    double total = 0.0;
+    for (double& c : chain) {
+        c /= top;
+        total += c;
+    }
+    for (std::size_t j = 0; j < order.size(); ++j) w[order[j]] = chain[j] / total;
+    return w;
+}
+
+std::vector<std::uint64_t> round_to_units(const std::vector<double>& weights,
+                                          std::uint64_t total_units, std::uint64_t granule) {
+    if (weights.empty()) throw InvalidArgument("rounding: no weights");
+    if (granule == 0) throw InvalidArgument("rounding: granule must be at least 1");
+    double sum = 0.0;
+    for (double w : weights) {
+        if (!std::isfinite(w) || w < 0.0)
+            throw InvalidArgument("rounding: weights must be finite and non-negative");
+        sum += w;
+    }
+    if (!(sum > 0.0)) throw InvalidArgument("rounding: weights sum to zero");
+
+    const std::size_t n = weights.size();
+    const std::uint64_t granules = total_units / granule;
+    const std::uint64_t partial = total_units % granule;
+
+    // Largest remainder over whole granules; ties go to the lower index (deterministic).
+    std::vector<std::uint64_t> g(n, 0);
+    std::vector<double> rem(n, 0.0);
+    std::uint64_t given = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double quota = weights[i] / sum * double(granules);
+        double fl = std::floor(quota);
+        if (fl > double(granules)) fl = double(granules);
+        g[i] = static_cast<std::uint64_t>(fl);
+        rem[i] = quota - fl;
+        given += g[i];
+    }
+    // Guard against floating error pushing the floors above the total.
+    while (given > granules) {
+        std::size_t j = 0;
+        for (std::size_t i = 1; i < n; ++i)
+            if (g[i] > 0 && (g[j] == 0 || rem[i] < rem[j])) j = i;
+        --g[j];
+        --given;
+    }
+    std::vector<std::size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), std::size_t{0});
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        if (rem[a] != rem[b]) return rem[a] > rem[b];
+        return weights[a] > weights[b];
+    });
+    for (std::size_t j = 0; given < granules; j = (j + 1) % n) {
+        if (weights[idx[j]] > 0.0) {
+            ++g[idx[j]];
+            ++given;
+        }
+    }
+
+    std::vector<std::uint64_t> units(n);
+    for (std::size_t i = 0; i < n; ++i) units[i] = g[i] * granule;
+    if (partial > 0) {
+        // The last partial granule goes to the device with the largest weight (lowest index
+        // on ties): it affects that device's share least.
+        const auto big = std::max_element(weights.begin(), weights.end()) - weights.begin();
+        units[static_cast<std::size_t>(big)] += partial;
+    }
+    return units;
+}
+
+std::vector<std::uint64_t> divisors_within(std::uint64_t global, std::uint64_t limit) {
+    std::vector<std::uint64_t> out;
+    if (global == 0 || limit == 0) return out;
+    const std::uint64_t top = std::min(global, limit);
+    // Cheapest of: walk 1..top, or walk 1..sqrt(global) taking both halves of each pair.
+    if (top <= (1u << 20) || top / 2 <= global / top) {
+        for (std::uint64_t d = 1; d <= top; ++d)
+            if (global % d == 0) out.push_back(d);
+        return out;
+    }
+    for (std::uint64_t d = 1; d <= global / d; ++d) {
+        if (global % d != 0) continue;
+        if (d <= limit) out.push_back(d);
+        const std::uint64_t e = global / d;
+        if (e != d && e <= limit) out.push_back(e);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+LocalSize paper_local_1d(const DeviceInfo& dev, std::uint64_t global, std::string* rule) {
+    const std::uint64_t limit = min_known(wg_limit(dev), dev.max_work_item_sizes[0]);
+    const auto divs = divisors_within(global, limit);
+    if (divs.empty()) {
+        if (rule) *rule = "none: no work";
+        return {};
+    }
+    const std::uint64_t pes = dev.pes_per_cu;
+    for (std::uint64_t d : divs) {
+        if (d >= pes) {
+            if (rule)
+                *rule = "paper-1d: smallest divisor >= PEs/CU (" + std::to_string(pes) + ")";
+            return {d, 1};
+        }
+    }
+    if (rule)
+        *rule = "paper-1d fallback: largest divisor (none >= PEs/CU " + std::to_string(pes) +
+                " within the limits)";
+    return {divs.back(), 1};
+}
+
+LocalSize paper_local_2d(const DeviceInfo& dev, GlobalSize global, Priority priority,
+                         std::string* rule) {
+    const std::uint64_t wg = wg_limit(dev);
+    const auto xs = divisors_within(global.x, min_known(wg, dev.max_work_item_sizes[0]));
+    const auto ys = divisors_within(global.y, min_known(wg, dev.max_work_item_sizes[1]));
+    if (xs.empty() || ys.empty()) {
+        if (rule) *rule = "none: no work";
+        return {};
+    }
+    bool found = false;
+    LocalSize best{};
+    for (std::uint64_t x : xs) {
+        for (std::uint64_t y : ys) {
+            const std::uint64_t xy = x * y;  // both <= limits, no overflow in practice
+            if (mul_overflows(x, y) || xy > wg || xy >= 1024 || xy % 16 != 0) continue;
+            const std::uint64_t first = priority == Priority::x ? x : y;
+            const std::uint64_t best_first = priority == Priority::x ? best.x : best.y;
+            if (!found || first > best_first ||
+                (first == best_first && xy > best.x * best.y)) {
+                best = {x, y};
+                found = true;
+            }
+        }
+    }
+    if (found) {
+        if (rule)
+            *rule = std::string("paper-2d ") + to_string(priority) + "-priority: largest " +
+                    to_string(priority) + ", then largest x*y (x*y < 1024, multiple of 16)";
+        return best;
+    }
+    if (priority == Priority::x) {
+        if (rule) *rule = "paper-2d fallback: no pair passes; (largest settable x, 1)";
+        return {xs.back(), 1};
+    }
+    if (rule) *rule = "paper-2d fallback: no pair passes; (1, largest settable y)";
+    return {1, ys.back()};
+}
+
+Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
+    const KernelDescriptor& kd = request.kernel;
+    const GlobalSize g = request.global;
+    if (devices.empty()) throw InvalidArgument("plan: no devices to plan for");
+    if (kd.dims != 1 && kd.dims != 2)
+        throw InvalidArgument("plan: kernel '" + kd.name + "' has " + std::to_string(kd.dims) +
+                              " dimensions; only 1-D and 2-D NDRanges are supported");
+    if (g.x == 0 || g.y == 0)
+        throw InvalidArgument("plan: problem size " + size_text(g, 2) +
+                              " has no work items; sizes must be positive");
+    if (kd.dims == 1 && g.y != 1)
+        throw InvalidArgument("plan: kernel '" + kd.name + "' is 1-D but the size is " +
+                              size_text(g, 2));
+    if (mul_overflows(g.x, g.y))
+        throw InvalidArgument("plan: problem size " + size_text(g, 2) + " overflows");
+    if (request.iterations == 0) throw InvalidArgument("plan: iterations must be at least 1");
+    if (request.granule == 0) throw InvalidArgument("plan: granule must be at least 1");
+
+    const double items = double(g.items());
+    const double ops =
+        request.ops ? *request.ops : kd.ops_per_item * items * double(request.iterations);
+    if (!std::isfinite(ops) || ops < 0.0)
+        throw InvalidArgument("plan: compute amount must be a finite non-negative number");
+
+    // Size beyond every device: only checked when every device reports its memory.
+    const bool mem_known = std::all_of(devices.begin(), devices.end(),
+                                       [](const DeviceInfo& d) { return d.global_mem_bytes > 0; });
+    if (mem_known) {
+        double sum_mem = 0.0, max_mem = 0.0;
+        for (const auto& d : devices) {
+            sum_mem += double(d.global_mem_bytes);
+            max_mem = std::max(max_mem, double(d.global_mem_bytes));
+        }
+        const double per_item = kd.bytes_in_per_item + kd.bytes_out_per_item;
+        const double need = per_item * items + kd.bytes_in_fixed;
+        if (need > sum_mem)
+            throw InvalidArgument("plan: size " + size_text(g, kd.dims) + " of '" + kd.name +
+                                  "' needs " + gib(need) + " but the " +
+                                  std::to_string(devices.size()) + " device(s) hold " +
+                                  gib(sum_mem) + " together");
+        const double unit_items = kd.dims == 2 ? double(g.x) : 1.0;
+        const double one_unit = per_item * unit_items * double(request.granule) + kd.bytes_in_fixed;
+        if (one_unit > max_mem)
+            throw InvalidArgument(
+                std::string("plan: ") + (kd.dims == 2 ? "width " + std::to_string(g.x) : "size") +
+                " of '" + kd.name + "' needs " + gib(one_unit) + " on a single device for its " +
+                "smallest slice, more than the largest device's " + gib(max_mem));
+    }
+
+    Plan plan;
+    plan.kernel = kd.name;
+    plan.global = g;
+    plan.dims = kd.dims;
+    plan.ops = ops;
+    plan.iterations = request.iterations;
+    plan.compute_class = classify(ops);
+    plan.strategy = request.strategy;
+    plan.k = request.strategy == Strategy::paper && !request.weights
+                 ? correction_k(plan.compute_class)
+                 : 1.0;
+    plan.local_policy = request.local_policy;
+    plan.priority = request.priority.value_or(kd.default_priority);
+
+    std::vector<double> weights;
+    if (request.weights) {
+        weights = *request.weights;
+        if (weights.size() != devices.size())
+            throw InvalidArgument("plan: " + std::to_string(weights.size()) +
+                                  " weights given for " + std::to_string(devices.size()) +
+                                  " devices");
+    } else {
+        weights = split_weights(devices, request.strategy, plan.compute_class);
+    }
+
+    const std::uint64_t total_units = kd.dims == 2 ? g.y : g.x;
+    const auto units = round_to_units(weights, total_units, request.granule);
+
+    std::uint64_t offset = 0;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const DeviceInfo& dev = devices[i];
+        Assignment a;
+        a.device = int(i);
+        a.rank = dev.rank;
+        a.device_name = dev.name;
+        a.units = units[i];
+        a.offset = offset;
+        offset += units[i];
+        a.share = double(units[i]) / double(total_units);
+        a.global = kd.dims == 2 ? GlobalSize{g.x, units[i]} : GlobalSize{units[i], 1};
+        if (units[i] == 0) {
+            a.local = {};
+            a.local_rule = "none";
+            a.note = "no work";
+        } else if (request.local_policy == LocalPolicy::null) {
+            a.local = {};
+            a.local_rule = "null (driver chooses)";
+        } else {
+            std::string rule;
+            a.local = kd.dims == 2 ? paper_local_2d(dev, a.global, plan.priority, &rule)
+                                   : paper_local_1d(dev, a.global.x, &rule);
+            a.local_rule = request.local_policy == LocalPolicy::tuned
+                               ? "paper (no tuned entry): " + rule
+                               : rule;
+        }
+        plan.assignments.push_back(std::move(a));
+    }
+    return plan;
+}
+
+}  // namespace worksize

@@ -1,0 +1,65 @@
+// Names of the scheduler's enumerations, spelled as the command line and the reports spell them
+// (e.g. Strategy::pe_ratio is "pe-ratio"), so that what is printed can be typed back in.
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize {
+
+const char* to_string(DeviceType t) {
+    switch (t) {
+        case DeviceType::gpu: return "gpu";
+        case DeviceType::cpu: return "cpu";
+        case DeviceType::accelerator: return "accelerator";
+        case DeviceType::other: return "other";
+    }
+    return "other";
+}
+
+const char* to_string(PeSource s) {
+    switch (s) {
+        case PeSource::nv_compute_capability: return "nv-compute-capability";
+        case PeSource::amd_attribute: return "amd-attribute";
+        case PeSource::cpu_vector_width: return "cpu-vector-width";
+        case PeSource::preferred_multiple: return "preferred-multiple";
+        case PeSource::profile: return "profile";
+    }
+    return "unknown";
+}
+
+const char* to_string(ComputeClass c) {
+    switch (c) {
+        case ComputeClass::small: return "small";
+        case ComputeClass::medium: return "medium";
+        case ComputeClass::large: return "large";
+    }
+    return "unknown";
+}
+
+const char* to_string(Strategy s) {
+    switch (s) {
+        case Strategy::even: return "even";
+        case Strategy::pe_ratio: return "pe-ratio";
+        case Strategy::paper: return "paper";
+        case Strategy::model: return "model";
+        case Strategy::oracle: return "oracle";
+    }
+    return "unknown";
+}
+
+const char* to_string(LocalPolicy p) {
+    switch (p) {
+        case LocalPolicy::null: return "null";
+        case LocalPolicy::paper: return "paper";
+        case LocalPolicy::tuned: return "tuned";
+    }
+    return "unknown";
+}
+
+const char* to_string(Priority p) {
+    switch (p) {
+        case Priority::x: return "x";
+        case Priority::y: return "y";
+    }
+    return "unknown";
+}
+
+}  // namespace worksize
