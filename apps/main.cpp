@@ -1,2 +1,65 @@
-// worksize command line (placeholder until the subcommands land).
-int main() { return 0; }
+// worksize: query, plan and run OpenCL work sizes across the devices of an MPI job.
+// Exceptions inside, exit codes at the edge: every failure is one line on rank 0's stderr and a
+// non-zero exit on every rank.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+namespace {
+
+const char* kUsage =
+    "usage: worksize <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  devices    list every rank's OpenCL devices (compute units, PEs, limits)\n"
+    "  plan       recommend each device's global share, local size and shape for a kernel\n"
+    "  run        run a sample kernel split across the devices and verify it\n"
+    "\n"
+    "Run `worksize <command> --help` for a command's options. Under MPI: mpiexec -n N worksize ...\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace worksize;
+    std::unique_ptr<mpi::Environment> env;
+    try {
+        env = std::make_unique<mpi::Environment>(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "worksize: error: " << e.what() << '\n';
+        return cli::kFailure;
+    }
+    const bool master = env->rank() == 0;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        if (master) (args.empty() ? std::cerr : std::cout) << kUsage;
+        return args.empty() ? cli::kUsage : cli::kOk;
+    }
+    if (args[0] == "--version") {
+        if (master) std::cout << "worksize 0.1.0\n";
+        return cli::kOk;
+    }
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    try {
+        if (cmd == "devices") return cli::cmd_devices(*env, args);
+        if (cmd == "plan") return cli::cmd_plan(*env, args);
+        if (cmd == "run") return cli::cmd_run(*env, args);
+        throw InvalidArgument("unknown command '" + cmd + "' (commands: devices, plan, run; see worksize --help)");
+    } catch (const InvalidArgument& e) {
+        if (master) std::cerr << "worksize: error: " << e.what() << '\n';
+        return cli::kUsage;
+    } catch (const JobAborted&) {
+        return cli::kFailure;  // rank 0 has said why
+    } catch (const std::exception& e) {
+        if (master) {
+            std::cerr << "worksize: error: " << e.what() << '\n';
+            return cli::kFailure;
+        }
+        // A worker failed outside the job protocol: say so and end the whole job, so that
+        // nobody waits for this rank.
+        std::cerr << "worksize: rank " << env->rank() << ": error: " << e.what() << '\n';
+        env->abort(cli::kFailure);
+    }
+}

@@ -193,7 +193,15 @@ Cluster::Cluster(mpi::Environment& env, const DeviceSelection& sel) : impl_(std:
                 // Workers of a node take its devices round-robin; rank 0, when it is on this
                 // node and only the master, is node-local rank 0 and takes none.
                 const int w = env.local_rank() - (env.master_on_node() && !sel.master_works ? 1 : 0);
-                mine.push_back(std::move(filtered[static_cast<std::size_t>(w) % filtered.size()]));
+                const std::size_t n = filtered.size();
+                const std::size_t take = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, sel.per_rank)));
+                std::vector<bool> used(n, false);
+                for (std::size_t k = 0; k < take; ++k) {
+                    const std::size_t i = (static_cast<std::size_t>(w) * take + k) % n;
+                    if (used[i]) continue;
+                    used[i] = true;
+                    mine.push_back(filtered[i]);
+                }
             }
         } else {
             const auto map = parse_select(sel.spec);

@@ -25,6 +25,8 @@ struct DeviceSelection {
     std::string filter;
     /// Rank 0 also drives devices in a job of several ranks (auto mode).
     bool master_works = false;
+    /// auto mode: devices per worker rank (taken round-robin from the node's devices).
+    int per_rank = 1;
 };
 
 /// A rank's failure reached rank 0 and ended the job; other ranks see only this.

@@ -93,6 +93,9 @@ struct KernelJobFactory {
     std::string name;
     std::function<std::unique_ptr<KernelJob>(const JobOptions&)> make;
     SliceExecutor execute;
+    /// NDRange dimensionality of the problem (for parsing --size); 0: the scheduler's sample
+    /// kernel descriptor of the same name says.
+    int dims = 0;
 };
 
 /// Registry of kernel jobs: the four samples are registered on first use; users add theirs.

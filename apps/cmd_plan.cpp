@@ -1,0 +1,54 @@
+// `worksize plan`: each device's share, local size and shape for a kernel.
+#include <iostream>
+
+#include "job_setup.hpp"
+#include "plan_output.hpp"
+#include "worksize/scheduler/profile.hpp"
+
+namespace worksize::cli {
+
+int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
+    KernelArgs k;
+    DeviceSelection sel;
+    bool json = false, help = false;
+    std::string profile;
+    po::options_description desc("worksize plan --kernel K [options]");
+    desc.add_options()
+        ("help,h", po::bool_switch(&help), "show this help")
+        ("kernel", po::value(&k.kernel), "kernel: matmul, interp, sort, quad")
+        ("devices", po::value(&profile), "plan for the devices of a profile file (offline) instead of the live ones")
+        ("json", po::bool_switch(&json), "print one JSON document");
+    desc.add(kernel_options(k, "1024"));
+    desc.add(selection_options(sel));
+    po::positional_options_description pos;
+    pos.add("kernel", 1);
+    const auto vm = parse(args, desc, &pos);
+    if (help) {
+        if (env.rank() == 0) std::cout << desc << '\n';
+        return kOk;
+    }
+    if (k.kernel.empty()) throw InvalidArgument("plan needs --kernel (matmul, interp, sort or quad)");
+    if (vm.count("ops")) {
+        k.ops = vm["ops"].as<double>();
+        if (!(*k.ops > 0)) throw InvalidArgument("--ops must be positive");
+    }
+    // Validate everything before any collective, identically on every rank.
+    auto job = make_job(k);
+    const auto request = plan_request(k, *job);
+
+    auto show = [&](const std::vector<DeviceInfo>& devices) {
+        const Plan plan = make_plan(devices, request);
+        if (json)
+            std::cout << plan_to_json(plan).dump(2) << '\n';
+        else
+            std::cout << plan_table(plan);
+        return kOk;
+    };
+    if (!profile.empty()) {
+        if (env.rank() == 0) return show(load_profile(profile));
+        return kOk;
+    }
+    return with_cluster(env, sel, [&](Cluster& c) { return show(c.devices()); });
+}
+
+}  // namespace worksize::cli

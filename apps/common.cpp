@@ -1,0 +1,125 @@
+// Shared plumbing of the `worksize` subcommands.
+#include "common.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+namespace worksize::cli {
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
+                        const po::positional_options_description* pos) {
+    po::variables_map vm;
+    try {
+        auto parser = po::command_line_parser(args).options(desc);
+        if (pos)
+            parser.positional(*pos);
+        else
+            parser.positional(po::positional_options_description{});
+        po::store(parser.run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw InvalidArgument(e.what());
+    }
+    return vm;
+}
+
+po::options_description selection_options(DeviceSelection& sel, const char* default_select) {
+    po::options_description d("Device selection");
+    d.add_options()
+        ("select", po::value(&sel.spec)->default_value(default_select),
+         "which devices each rank drives: auto (one process: all; several ranks: rank 0 is the "
+         "master and the others take their node's devices round-robin), all, or "
+         "RANK=INDEX[+INDEX..][,RANK=..] with indices as `worksize devices` shows them")
+        ("filter", po::value(&sel.filter), "only devices whose platform, name or vendor contains this")
+        ("master-works", po::bool_switch(&sel.master_works), "rank 0 also drives devices in a job of several ranks")
+        ("devices-per-rank", po::value(&sel.per_rank)->default_value(1),
+         "auto mode: how many of its node's devices each worker rank drives");
+    return d;
+}
+
+int with_cluster(mpi::Environment& env, const DeviceSelection& sel, const std::function<int(Cluster&)>& master) {
+    (void)env;
+    Cluster cluster(env, sel);
+    if (!cluster.is_master()) return cluster.serve();
+    int code = kFailure;
+    try {
+        code = master(cluster);
+    } catch (...) {
+        cluster.finish(kFailure);
+        throw;
+    }
+    cluster.finish(code);
+    return code;
+}
+
+std::string Table::str() const {
+    std::vector<std::size_t> w;
+    for (const auto& r : rows_)
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            if (w.size() <= i) w.push_back(0);
+            w[i] = std::max(w[i], r[i].size());
+        }
+    std::ostringstream os;
+    for (std::size_t ri = 0; ri < rows_.size(); ++ri) {
+        const auto& r = rows_[ri];
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            os << std::left << std::setw(static_cast<int>(w[i])) << r[i];
+            if (i + 1 < r.size()) os << "  ";
+        }
+        os << '\n';
+        if (ri == 0) {
+            std::size_t total = 0;
+            for (auto x : w) total += x + 2;
+            os << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
+        }
+    }
+    return os.str();
+}
+
+std::string fmt(double v, int precision) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(precision) << v;
+    return os.str();
+}
+
+std::string fmt_ms(double s) { return fmt(s * 1e3, s * 1e3 < 10 ? 3 : 1); }
+
+std::string fmt_bytes(std::uint64_t b) {
+    const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(b);
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        ++i;
+    }
+    return fmt(v, v < 10 && i > 0 ? 1 : 0) + " " + u[i];
+}
+
+Progress::Progress(std::string label, std::size_t total)
+    : label_(std::move(label)), total_(total) {
+    const char* e = std::getenv("WORKSIZE_PROGRESS");
+    tty_ = (e && std::string(e) == "1") || isatty(2);
+}
+
+void Progress::step(const std::string& what) {
+    ++n_;
+    if (tty_) {
+        const int width = 30;
+        const int fill = total_ ? static_cast<int>(width * n_ / total_) : width;
+        std::cerr << '\r' << label_ << " [" << std::string(static_cast<std::size_t>(fill), '=')
+                  << std::string(static_cast<std::size_t>(width - fill), ' ') << "] " << n_ << '/' << total_
+                  << (what.empty() ? "" : " " + what) << "\033[K" << std::flush;
+    } else {
+        std::cerr << label_ << ": " << n_ << '/' << total_ << (what.empty() ? "" : " " + what) << '\n';
+    }
+}
+
+void Progress::done() {
+    if (tty_) std::cerr << '\n';
+}
+
+}  // namespace worksize::cli

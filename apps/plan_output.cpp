@@ -1,0 +1,138 @@
+// Tables and JSON for plans and job results.
+#include "plan_output.hpp"
+
+#include <sstream>
+
+#include "common.hpp"
+
+namespace worksize::cli {
+
+std::string local_text(const LocalSize& l, int dims) {
+    if (l.is_null()) return "NULL";
+    return dims == 1 ? std::to_string(l.x) : std::to_string(l.x) + "x" + std::to_string(l.y);
+}
+
+std::string global_text(const GlobalSize& g, int dims) {
+    return dims == 1 ? std::to_string(g.x) : std::to_string(g.x) + "x" + std::to_string(g.y);
+}
+
+namespace {
+std::string shape_text(const LocalSize& l, int dims) {
+    if (l.is_null()) return "driver";
+    if (dims == 1) return "1-D";
+    if (l.x > l.y) return "x-wide";
+    if (l.y > l.x) return "y-tall";
+    return "square";
+}
+}  // namespace
+
+nlohmann::json plan_to_json(const Plan& p) {
+    nlohmann::json j = {{"kernel", p.kernel},
+                        {"global", {p.global.x, p.global.y}},
+                        {"dims", p.dims},
+                        {"iterations", p.iterations},
+                        {"ops", p.ops},
+                        {"compute_class", to_string(p.compute_class)},
+                        {"k", p.k},
+                        {"strategy", to_string(p.strategy)},
+                        {"local_policy", to_string(p.local_policy)},
+                        {"priority", to_string(p.priority)},
+                        {"assignments", nlohmann::json::array()}};
+    if (p.predicted_makespan_s >= 0) j["predicted_makespan_s"] = p.predicted_makespan_s;
+    for (const auto& a : p.assignments) {
+        nlohmann::json aj = {{"device", a.device},        {"rank", a.rank},
+                             {"device_name", a.device_name}, {"share", a.share},
+                             {"offset", a.offset},        {"units", a.units},
+                             {"global", {a.global.x, a.global.y}},
+                             {"local", {a.local.x, a.local.y}},
+                             {"local_rule", a.local_rule}};
+        if (a.predicted_s >= 0) aj["predicted_s"] = a.predicted_s;
+        if (!a.note.empty()) aj["note"] = a.note;
+        j["assignments"].push_back(aj);
+    }
+    return j;
+}
+
+std::string plan_table(const Plan& p) {
+    std::ostringstream os;
+    os << "kernel " << p.kernel << ", global " << global_text(p.global, p.dims) << ", " << p.iterations
+       << " iteration(s), " << fmt(p.ops, 0) << " operations -> " << to_string(p.compute_class)
+       << " class, k = " << p.k << "; strategy " << to_string(p.strategy) << ", local "
+       << to_string(p.local_policy) << ", priority " << to_string(p.priority) << "\n\n";
+    const bool predicted = p.predicted_makespan_s >= 0;
+    std::vector<std::string> head = {"device", "rank", "share %", p.dims == 2 ? "rows" : "items", "offset",
+                                     "global", "local", "shape", "class", "k"};
+    if (predicted) head.push_back("predicted ms");
+    head.push_back("rule / note");
+    Table t(head);
+    for (const auto& a : p.assignments) {
+        std::vector<std::string> row = {std::to_string(a.device) + ": " + a.device_name,
+                                        std::to_string(a.rank),
+                                        fmt(a.share * 100, 2),
+                                        std::to_string(a.units),
+                                        std::to_string(a.offset),
+                                        global_text(a.global, p.dims),
+                                        local_text(a.local, p.dims),
+                                        shape_text(a.local, p.dims),
+                                        to_string(p.compute_class),
+                                        fmt(p.k, 2)};
+        if (predicted) row.push_back(a.predicted_s >= 0 ? fmt_ms(a.predicted_s) : "-");
+        row.push_back(a.note.empty() ? a.local_rule : a.note);
+        t.add(row);
+    }
+    os << t.str();
+    if (predicted) os << "predicted makespan " << fmt_ms(p.predicted_makespan_s) << " ms\n";
+    return os.str();
+}
+
+nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const JobResult& r) {
+    nlohmann::json j = {{"kernel", kernel},
+                        {"size", {plan.global.x, plan.global.y}},
+                        {"iterations", plan.iterations},
+                        {"strategy", to_string(plan.strategy)},
+                        {"local_policy", to_string(plan.local_policy)},
+                        {"verified", r.verdict.ok},
+                        {"verification", r.verdict.detail},
+                        {"summary", r.summary},
+                        {"makespan_s", r.makespan_s},
+                        {"devices", nlohmann::json::array()}};
+    for (const auto& d : r.devices) {
+        const auto& a = d.assignment;
+        j["devices"].push_back({{"rank", a.rank},
+                                {"device", a.device_name},
+                                {"device_index", a.device},
+                                {"share", a.share},
+                                {"offset", a.offset},
+                                {"units", a.units},
+                                {"global", {a.global.x, a.global.y}},
+                                {"local", {a.local.x, a.local.y}},
+                                {"done_s", d.done_s},
+                                {"times",
+                                 {{"send", d.send_s},
+                                  {"h2d", d.times.h2d},
+                                  {"kernel", d.times.kernel},
+                                  {"d2h", d.times.d2h},
+                                  {"recv", d.recv_s}}}});
+    }
+    return j;
+}
+
+std::string result_table(const Plan& p, const JobResult& r, const std::vector<DeviceInfo>& devices) {
+    (void)devices;
+    Table t({"device", "rank", "share %", "global", "local", "send ms", "h2d ms", "kernel ms", "d2h ms", "recv ms",
+             "done ms"});
+    for (const auto& d : r.devices) {
+        const auto& a = d.assignment;
+        t.add({std::to_string(a.device) + ": " + a.device_name, std::to_string(a.rank), fmt(a.share * 100, 2),
+               global_text(a.global, p.dims), local_text(a.local, p.dims), fmt_ms(d.send_s), fmt_ms(d.times.h2d),
+               fmt_ms(d.times.kernel), fmt_ms(d.times.d2h), fmt_ms(d.recv_s), fmt_ms(d.done_s)});
+    }
+    std::ostringstream os;
+    os << t.str();
+    os << "makespan " << fmt_ms(r.makespan_s) << " ms; ";
+    os << (r.verdict.ok ? "verified: " : "VERIFICATION FAILED: ") << r.verdict.detail << '\n';
+    if (!r.summary.empty()) os << r.summary << '\n';
+    return os.str();
+}
+
+}  // namespace worksize::cli

@@ -1,0 +1,20 @@
+// How plans and job results are shown: tables for people, JSON for programs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "worksize/runtime/cluster.hpp"
+#include "worksize/scheduler/planner.hpp"
+
+namespace worksize::cli {
+
+nlohmann::json plan_to_json(const Plan& plan);
+std::string plan_table(const Plan& plan);
+std::string local_text(const LocalSize& l, int dims);
+std::string global_text(const GlobalSize& g, int dims);
+nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const JobResult& r);
+std::string result_table(const Plan& plan, const JobResult& r, const std::vector<DeviceInfo>& devices);
+
+}  // namespace worksize::cli

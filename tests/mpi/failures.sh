@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# One rank's failure ends the whole job with its message, on every rank, without a hang.
+ws=$1; mpx=$2
+source "$(dirname "$0")/../lib.sh"
+
+# A rank without any OpenCL platform: rank 0 names it.
+RANK_ENV_2="OCL_ICD_VENDORS=/nonexistent OCL_ICD_FILENAMES=" mpmd_cmd "$mpx" "$ws" "2 1 2" devices
+run 120 "${MPMD[@]}"
+expect_fail_line 1 "rank 2: no OpenCL platform" "rank 2 without OpenCL"
+
+# A launch failure on rank 2 in the middle of a job.
+RANK_ENV_2="WORKSIZE_FAULT=execute" mpmd_cmd "$mpx" "$ws" "2 1 2" run matmul --size 64
+run 120 "${MPMD[@]}"
+expect_fail_line 1 "rank 2, device .*CL_OUT_OF_RESOURCES" "launch failure on rank 2 is reported by rank 0"
+
+# A rank that dies: the launcher ends the others.
+RANK_ENV_1="WORKSIZE_FAULT=crash" mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 1000
+run 120 "${MPMD[@]}"
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then ok "a rank that dies ends the job (exit $rc)"; else bad "crashed rank: exit $rc"; fi
+
+# Bad arguments: every rank stops, one line.
+mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel fft; run 120 "${MPMD[@]}"
+expect_fail_line 2 "unknown kernel 'fft'" "bad kernel under mpiexec -n 3: one line"
+finish
