@@ -1,0 +1,315 @@
+// Local-size candidates, the analytic wave/occupancy ranking and the tuner's search strategies
+// (see tuning.hpp and docs/models.md).
+#include "worksize/scheduler/tuning.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace worksize {
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+std::uint64_t or_default(std::uint64_t v, std::uint64_t dflt) { return v ? v : dflt; }
+
+/// Sizes allowed along one dimension: divisors of `global` within `limit`, or every size up
+/// to `limit` when `any` (non-uniform groups or bounds-checked kernels).
+std::vector<std::uint64_t> sizes_1d(std::uint64_t global, std::uint64_t limit, bool any) {
+    std::vector<std::uint64_t> out;
+    const std::uint64_t top = any ? limit : std::min(global, limit);
+    for (std::uint64_t d = 1; d <= top; ++d)
+        if (any || global % d == 0) out.push_back(d);
+    return out;
+}
+
+}  // namespace
+
+std::vector<Candidate> local_candidates(const DeviceInfo& device, const KernelLimits& limits,
+                                        GlobalSize global, int dims) {
+    if (dims != 1 && dims != 2) throw InvalidArgument("local_candidates: dims must be 1 or 2");
+    if (global.x == 0 || global.y == 0) throw InvalidArgument("local_candidates: global size is 0");
+    if (dims == 1 && global.y != 1) throw InvalidArgument("local_candidates: 1-D global with y != 1");
+    std::uint64_t max_wg = device.max_work_group_size;
+    if (limits.max_work_group_size) max_wg = max_wg ? std::min(max_wg, limits.max_work_group_size)
+                                                    : limits.max_work_group_size;
+    if (max_wg == 0) max_wg = 1;
+    const std::uint64_t lim_x = std::min(max_wg, or_default(device.max_work_item_sizes[0], max_wg));
+    const std::uint64_t lim_y = dims == 1 ? 1 : std::min(max_wg, or_default(device.max_work_item_sizes[1], max_wg));
+    const std::uint64_t local_mem = or_default(limits.device_local_mem_bytes, device.local_mem_bytes);
+    const bool any = limits.supports_non_uniform || limits.bounds_checked;
+
+    std::vector<Candidate> out;
+    const auto xs = sizes_1d(global.x, lim_x, any);
+    const auto ys = sizes_1d(global.y, lim_y, any);
+    for (std::uint64_t y : ys) {
+        for (std::uint64_t x : xs) {
+            if (x * y > max_wg) break;
+            const std::uint64_t lm = limits.local_mem_fixed_bytes + limits.local_mem_per_item_bytes * x * y;
+            if (local_mem > 0 && lm > local_mem) continue;  // 0: unknown, not checked
+            Candidate c;
+            c.local = {x, y};
+            c.launch_global = global;
+            if (limits.bounds_checked && !limits.supports_non_uniform)
+                c.launch_global = {ceil_div(global.x, x) * x, ceil_div(global.y, y) * y};
+            c.groups = ceil_div(global.x, x) * ceil_div(global.y, y);
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+std::vector<CandidateScore> rank_candidates(const DeviceInfo& device, const KernelLimits& limits,
+                                            const std::vector<Candidate>& candidates,
+                                            Priority priority, const OccupancyParams& occ) {
+    const bool gpu = device.type == DeviceType::gpu;
+    const std::uint64_t tpc = or_default(occ.threads_per_cu, gpu ? 2048 : std::max<std::uint64_t>(1, device.max_work_group_size));
+    const std::uint64_t max_groups = or_default(occ.max_groups_per_cu, gpu ? 32 : 1);
+    const std::uint64_t warp = std::max<std::uint64_t>(1, or_default(limits.preferred_multiple, device.preferred_wg_multiple));
+    const std::uint64_t local_mem = or_default(limits.device_local_mem_bytes, device.local_mem_bytes);
+    const std::uint64_t cus = std::max<std::uint32_t>(1, device.compute_units);
+    // Threads a CU needs in flight to run at full speed: a share of its thread limit on GPUs
+    // (latency hiding), its SIMD lanes on CPUs.
+    const double sat = gpu ? std::max(1.0, occ.saturation * double(tpc))
+                           : double(std::max<std::uint32_t>(1, device.pes_per_cu));
+
+    std::vector<CandidateScore> out;
+    for (const Candidate& c : candidates) {
+        CandidateScore s;
+        s.candidate = c;
+        const std::uint64_t items = c.local.x * c.local.y;
+        const std::uint64_t padded = ceil_div(items, warp) * warp;
+        s.warp_efficiency = double(items) / double(padded);
+        std::uint64_t resident = std::min(tpc / padded, max_groups);
+        const std::uint64_t lm = limits.local_mem_fixed_bytes + limits.local_mem_per_item_bytes * items;
+        if (lm > 0 && local_mem > 0) resident = std::min(resident, local_mem / lm);
+        s.resident = std::max<std::uint64_t>(1, resident);
+        const std::uint64_t slots = cus * s.resident;
+        s.waves = ceil_div(c.groups, slots);
+        const std::uint64_t last = c.groups - (s.waves - 1) * slots;
+        s.last_wave_efficiency = double(last) / double(slots);
+        const double full_wave = std::max(1.0, double(s.resident * padded) / sat);
+        const double last_wave = std::max(1.0, double(ceil_div(last, cus) * padded) / sat);
+        const double time = double(s.waves - 1) * full_wave + last_wave;
+        // Access priority: x-priority kernels read along x, so a warp spanning several rows
+        // splits its accesses; y-priority kernels share cache between rows, so want tall groups.
+        if (c.local.y > 1 || c.launch_global.y > 1) {
+            if (priority == Priority::x) {
+                const double rows = std::ceil(double(std::min(warp, items)) / double(c.local.x));
+                s.shape_factor = std::pow(rows, 0.5 * occ.shape_weight);
+            } else {
+                s.shape_factor = std::pow(std::max(1.0, double(c.local.x) / double(c.local.y)),
+                                          0.25 * occ.shape_weight);
+            }
+        }
+        s.predicted_rel = time * s.shape_factor;
+        out.push_back(s);
+    }
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& s : out) best = std::min(best, s.predicted_rel);
+    for (auto& s : out) s.predicted_rel /= best;
+    std::stable_sort(out.begin(), out.end(), [&](const CandidateScore& a, const CandidateScore& b) {
+        if (a.predicted_rel != b.predicted_rel) return a.predicted_rel < b.predicted_rel;
+        const auto la = a.candidate.local, lb = b.candidate.local;
+        if (la.x * la.y != lb.x * lb.y) return la.x * la.y > lb.x * lb.y;
+        return priority == Priority::x ? la.x > lb.x : la.y > lb.y;
+    });
+    return out;
+}
+
+const char* to_string(SearchStrategy s) {
+    return s == SearchStrategy::exhaustive ? "exhaustive" : "guided";
+}
+
+std::size_t guided_budget(std::size_t n, const TuneOptions& o) {
+    const auto frac = std::size_t(std::floor(o.budget_fraction * double(n)));
+    return std::min(n, std::max(o.min_budget, frac));
+}
+
+namespace {
+
+class Search {
+public:
+    Search(const std::vector<CandidateScore>& ranked, const MeasureFn& measure)
+        : ranked_(ranked), measure_(measure), done_(ranked.size(), 0), came_from_(ranked.size()) {
+        for (std::size_t i = 0; i < ranked.size(); ++i) {
+            const auto l = ranked[i].candidate.local;
+            index_[{l.x, l.y}] = i;
+            xs_.insert(l.x);
+            ys_.insert(l.y);
+        }
+    }
+
+    bool measured(std::size_t i) const { return done_[i]; }
+
+    void run(std::size_t i) {
+        if (done_[i]) return;
+        done_[i] = 1;
+        Measurement m;
+        m.local = ranked_[i].candidate.local;
+        m.predicted_rel = ranked_[i].predicted_rel;
+        try {
+            m.seconds = measure_(m.local);
+            m.ok = std::isfinite(m.seconds) && m.seconds > 0;
+            if (!m.ok) m.error = "no valid time (" + std::to_string(m.seconds) + ")";
+        } catch (const std::exception& e) {
+            m.error = e.what();
+        } catch (...) {
+            m.error = "unknown exception";
+        }
+        if (!m.ok) {
+            m.seconds = std::numeric_limits<double>::quiet_NaN();
+            ++result_.failed;
+        } else if (!result_.found || m.seconds < result_.best_s) {
+            came_from_ = result_.found ? best_index_ : ranked_.size();
+            result_.found = true;
+            result_.best = m.local;
+            result_.best_s = m.seconds;
+            best_index_ = i;
+        }
+        result_.measurements.push_back(m);
+        ++result_.measured;
+    }
+
+    /// Unmeasured neighbours of candidate i: adjacent valid x and y values and x, y doubled
+    /// or halved. Ordered: continuation of the move that led to i first, then single-axis
+    /// steps, then diagonal ones (reshapes), ties by analytic rank.
+    std::vector<std::size_t> neighbours(std::size_t i) const {
+        const auto l = ranked_[i].candidate.local;
+        auto around = [](const std::set<std::uint64_t>& s, std::uint64_t v) {
+            std::set<std::uint64_t> out{v, v * 2};
+            if (v / 2 >= 1) out.insert(v / 2);
+            auto it = s.find(v);
+            if (it != s.begin()) out.insert(*std::prev(it));
+            if (std::next(it) != s.end()) out.insert(*std::next(it));
+            return out;
+        };
+        auto sgn = [](std::uint64_t a, std::uint64_t b) { return a < b ? -1 : (a > b ? 1 : 0); };
+        std::vector<std::pair<int, std::size_t>> keyed;
+        for (auto x : around(xs_, l.x))
+            for (auto y : around(ys_, l.y)) {
+                auto it = index_.find({x, y});
+                if (it == index_.end() || done_[it->second]) continue;
+                const int dx = sgn(x, l.x), dy = sgn(y, l.y);
+                int key = (dx != 0) + (dy != 0);  // 1: axis step, 2: diagonal
+                if (i == best_index_ && came_from_ != ranked_.size()) {
+                    const auto p = ranked_[came_from_].candidate.local;
+                    if (dx == sgn(l.x, p.x) && dy == sgn(l.y, p.y)) key = 0;
+                }
+                keyed.push_back({key, it->second});
+            }
+        std::sort(keyed.begin(), keyed.end());
+        std::vector<std::size_t> out;
+        for (const auto& k : keyed) out.push_back(k.second);
+        return out;
+    }
+
+    std::size_t best_index() const { return best_index_; }
+    TuneResult& result() { return result_; }
+
+private:
+    const std::vector<CandidateScore>& ranked_;
+    const MeasureFn& measure_;
+    std::vector<char> done_;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> index_;
+    std::set<std::uint64_t> xs_, ys_;
+    std::size_t best_index_ = 0;
+    std::size_t came_from_ = 0;  ///< the best before the current one (size(): none)
+    TuneResult result_;
+};
+
+}  // namespace
+
+TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& measure,
+                const TuneOptions& options) {
+    if (ranked.empty()) throw InvalidArgument("tune: no candidate local sizes");
+    if (!measure) throw InvalidArgument("tune: no measuring function");
+    Search s(ranked, measure);
+    const std::size_t n = ranked.size();
+    if (options.strategy == SearchStrategy::exhaustive) {
+        for (std::size_t i = 0; i < n; ++i) s.run(i);
+    } else {
+        const std::size_t budget = std::max<std::size_t>(1, guided_budget(n, options));
+        // 1. Seeds (at most half the budget): walk down the analytic ranking, skipping a
+        //    candidate within one octave-step of a seed already taken (|log2 x/x'| +
+        //    |log2 y/y'| < 2), so that the seeds cover the model's best region *and* its
+        //    near-ties in other shapes; fill up with the next-ranked if the walk runs dry.
+        const std::size_t seed_cap = std::max<std::size_t>(1, budget / 2);
+        const std::size_t want = std::min(seed_cap, std::max<std::size_t>(1, std::size_t(std::ceil(options.top_fraction * double(n)))));
+        std::vector<std::size_t> seeds;
+        auto octaves = [&](std::size_t a, std::size_t b) {
+            const auto la = ranked[a].candidate.local, lb = ranked[b].candidate.local;
+            return std::abs(std::log2(double(la.x) / double(lb.x))) + std::abs(std::log2(double(la.y) / double(lb.y)));
+        };
+        for (std::size_t i = 0; i < n && seeds.size() < want; ++i) {
+            bool close = false;
+            for (std::size_t j : seeds) close = close || octaves(i, j) < 2.0;
+            if (!close) seeds.push_back(i);
+        }
+        for (std::size_t i = 0; i < n && seeds.size() < want; ++i)
+            if (std::find(seeds.begin(), seeds.end(), i) == seeds.end()) seeds.push_back(i);
+        for (std::size_t i : seeds) s.run(i);
+        // 2. Refinement: pattern search around the best so far. Its unmeasured neighbours are
+        //    measured, the continuation of the last improving move first, then single-axis
+        //    steps, then diagonal ones; the search moves as soon as one is better, and stops
+        //    when the best has no unmeasured neighbour or the budget is spent.
+        while (s.result().measured < budget) {
+            if (!s.result().found) {  // everything failed so far: walk down the ranking
+                std::size_t i = 0;
+                while (i < n && s.measured(i)) ++i;
+                if (i == n) break;
+                s.run(i);
+                continue;
+            }
+            const std::size_t from = s.best_index();
+            const auto nb = s.neighbours(from);
+            if (nb.empty()) break;
+            for (std::size_t i : nb) {
+                if (s.result().measured >= budget) break;
+                s.run(i);
+                if (s.best_index() != from) break;
+            }
+        }
+    }
+    TuneResult r = std::move(s.result());
+    r.candidates = n;
+    r.strategy = to_string(options.strategy);
+    if (!r.found) r.best_s = std::numeric_limits<double>::quiet_NaN();
+    return r;
+}
+
+TuningRecord to_record(const TuneResult& r) {
+    if (!r.found) throw InvalidArgument("tuning result has no successful measurement to store");
+    return {r.best, r.best_s, r.measured, r.candidates, r.strategy};
+}
+
+nlohmann::json to_json(const TuningRecord& r) {
+    return {{"local", {r.best.x, r.best.y}}, {"best_s", r.best_s},   {"measured", r.measured},
+            {"candidates", r.candidates},   {"strategy", r.strategy}};
+}
+
+TuningRecord tuning_record_from_json(const nlohmann::json& j) {
+    auto fail = [](const std::string& what) { throw InvalidArgument("tuning record: " + what); };
+    if (!j.is_object()) fail("not a JSON object");
+    TuningRecord r;
+    if (!j.contains("local") || !j["local"].is_array() || j["local"].size() != 2 ||
+        !j["local"][0].is_number_unsigned() || !j["local"][1].is_number_unsigned())
+        fail("'local' must be [x, y] with non-negative integers");
+    r.best = {j["local"][0].get<std::uint64_t>(), j["local"][1].get<std::uint64_t>()};
+    if (r.best.x == 0 || r.best.y == 0) fail("'local' must not be 0");
+    if (!j.contains("best_s") || !j["best_s"].is_number()) fail("missing or non-numeric 'best_s'");
+    r.best_s = j["best_s"].get<double>();
+    if (!std::isfinite(r.best_s) || r.best_s <= 0) fail("'best_s' must be a positive time");
+    for (const char* k : {"measured", "candidates"})
+        if (!j.contains(k) || !j[k].is_number_unsigned()) fail(std::string("missing or non-integer '") + k + "'");
+    r.measured = j["measured"].get<std::size_t>();
+    r.candidates = j["candidates"].get<std::size_t>();
+    r.strategy = j.value("strategy", "");
+    return r;
+}
+
+}  // namespace worksize

@@ -1,0 +1,272 @@
+// Unit tests of the tuner core: candidate validity, analytic ranking, exhaustive and guided
+// search on synthetic landscapes with known optima, failing configurations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "worksize/scheduler/tuning.hpp"
+
+using namespace worksize;
+
+namespace {
+
+DeviceInfo gpu() {
+    DeviceInfo d;
+    d.name = "SynthGPU";
+    d.type = DeviceType::gpu;
+    d.compute_units = 8;
+    d.pes_per_cu = 64;
+    d.max_work_group_size = 256;
+    d.max_work_item_sizes = {256, 128, 64};
+    d.local_mem_bytes = 48 * 1024;
+    d.preferred_wg_multiple = 32;
+    return d;
+}
+
+DeviceInfo cpu() {
+    DeviceInfo d;
+    d.name = "SynthCPU";
+    d.type = DeviceType::cpu;
+    d.compute_units = 4;
+    d.pes_per_cu = 8;
+    d.max_work_group_size = 4096;
+    d.max_work_item_sizes = {4096, 4096, 4096};
+    d.local_mem_bytes = 512 * 1024;
+    d.preferred_wg_multiple = 8;
+    return d;
+}
+
+/// A synthetic GPU timing landscape: wave quantisation on `cus` CUs with at most 2048
+/// threads / 16 groups resident, warp padding, and a penalty for shapes away from (ox, oy).
+double landscape(const LocalSize& l, GlobalSize g, std::uint64_t ox, std::uint64_t oy) {
+    const double items = double(l.x * l.y);
+    const double padded = std::ceil(items / 32) * 32;
+    const double groups = std::ceil(double(g.x) / l.x) * std::ceil(double(g.y) / l.y);
+    const double resident = std::max(1.0, std::min(16.0, std::floor(2048 / padded)));
+    const double waves = std::ceil(groups / (8 * resident));
+    const double shape = 1 + 0.3 * std::abs(std::log2(double(l.x) / ox)) + 0.3 * std::abs(std::log2(double(l.y) / oy));
+    return 1e-6 * waves * resident * padded * shape / 1024;
+}
+
+}  // namespace
+
+TEST(TuningCandidates, RespectDeviceAndKernelLimitsAndDivisibility) {
+    const DeviceInfo d = gpu();
+    const GlobalSize g{384, 96};
+    const auto cands = local_candidates(d, {}, g, 2);
+    std::size_t expected = 0;
+    for (std::uint64_t y = 1; y <= 128; ++y)
+        for (std::uint64_t x = 1; x <= 256; ++x)
+            expected += g.x % x == 0 && g.y % y == 0 && x * y <= 256;
+    EXPECT_EQ(cands.size(), expected);
+    for (const auto& c : cands) {
+        EXPECT_EQ(g.x % c.local.x, 0u);
+        EXPECT_EQ(g.y % c.local.y, 0u);
+        EXPECT_LE(c.local.x * c.local.y, 256u);
+        EXPECT_LE(c.local.y, 128u);
+        EXPECT_EQ(c.launch_global, g);
+        EXPECT_EQ(c.groups, (g.x / c.local.x) * (g.y / c.local.y));
+    }
+    // The compiled kernel allows less than the device, and needs local memory per item.
+    KernelLimits k;
+    k.max_work_group_size = 128;
+    k.local_mem_fixed_bytes = 1024;
+    k.local_mem_per_item_bytes = 512;  // (48K - 1K) / 512 = 94 items at most
+    for (const auto& c : local_candidates(d, k, g, 2)) {
+        EXPECT_LE(c.local.x * c.local.y, 94u);
+    }
+    EXPECT_FALSE(local_candidates(d, k, g, 2).empty());
+}
+
+TEST(TuningCandidates, OneDimensionalAndNonUniform) {
+    const DeviceInfo d = gpu();
+    const auto c1 = local_candidates(d, {}, {1000, 1}, 1);
+    for (const auto& c : c1) {
+        EXPECT_EQ(c.local.y, 1u);
+        EXPECT_EQ(1000 % c.local.x, 0u);
+    }
+    EXPECT_EQ(c1.size(), 14u);  // divisors of 1000 up to 256: 1 2 4 5 8 10 20 25 40 50 100 125 200 250
+    KernelLimits nu;
+    nu.supports_non_uniform = true;
+    const auto c2 = local_candidates(d, nu, {1000, 1}, 1);
+    EXPECT_EQ(c2.size(), 256u);
+    KernelLimits bc;
+    bc.bounds_checked = true;
+    for (const auto& c : local_candidates(d, bc, {1000, 1}, 1)) {
+        EXPECT_EQ(c.launch_global.x % c.local.x, 0u);
+        EXPECT_GE(c.launch_global.x, 1000u);
+        EXPECT_LT(c.launch_global.x, 1000u + c.local.x);
+    }
+    EXPECT_THROW(local_candidates(d, {}, {0, 1}, 1), InvalidArgument);
+    EXPECT_THROW(local_candidates(d, {}, {8, 8}, 1), InvalidArgument);
+    EXPECT_THROW(local_candidates(d, {}, {8, 8}, 3), InvalidArgument);
+}
+
+TEST(TuningRanking, PrefersFullWarpsOccupancyAndThePriorityShape) {
+    const DeviceInfo d = gpu();
+    const GlobalSize g{1024, 1024};
+    const auto ranked = rank_candidates(d, {}, local_candidates(d, {}, g, 2), Priority::x);
+    ASSERT_FALSE(ranked.empty());
+    const auto best = ranked.front();
+    EXPECT_DOUBLE_EQ(best.predicted_rel, 1.0);
+    EXPECT_EQ(best.candidate.local.x * best.candidate.local.y % 32, 0u);
+    EXPECT_GE(best.candidate.local.x, 32u);
+    for (std::size_t i = 1; i < ranked.size(); ++i) EXPECT_GE(ranked[i].predicted_rel, ranked[i - 1].predicted_rel);
+    auto rel = [&](std::uint64_t x, std::uint64_t y) {
+        for (const auto& s : ranked)
+            if (s.candidate.local == LocalSize{x, y}) return s.predicted_rel;
+        ADD_FAILURE() << "missing " << x << "x" << y;
+        return 0.0;
+    };
+    EXPECT_GT(rel(1, 128), 2 * rel(128, 1));  // x-priority: tall groups are bad
+    EXPECT_GT(rel(16, 1), rel(32, 1));        // half-empty warps, low occupancy
+    EXPECT_GT(rel(1, 1), 10.0);
+    // y-priority flips the shape preference.
+    const auto ry = rank_candidates(d, {}, local_candidates(d, {}, g, 2), Priority::y);
+    EXPECT_GE(ry.front().candidate.local.y, ry.front().candidate.local.x);
+    // Local memory limits residency: with 24 KB per group only 2 fit on a CU.
+    KernelLimits k;
+    k.local_mem_fixed_bytes = 24 * 1024;
+    const auto rk = rank_candidates(d, k, local_candidates(d, k, g, 2), Priority::x);
+    for (const auto& s : rk) EXPECT_LE(s.resident, 2u);
+}
+
+TEST(TuningRanking, CpuUsesOneGroupPerCore) {
+    const DeviceInfo d = cpu();
+    const auto ranked = rank_candidates(d, {}, local_candidates(d, {}, {4096, 1}, 1), Priority::x);
+    for (const auto& s : ranked) EXPECT_EQ(s.resident, 1u);
+    EXPECT_GE(ranked.front().candidate.local.x, 8u);
+}
+
+TEST(TuningSearch, ExhaustiveFindsTheOptimum) {
+    const DeviceInfo d = gpu();
+    const GlobalSize g{768, 512};
+    const auto ranked = rank_candidates(d, {}, local_candidates(d, {}, g, 2), Priority::x);
+    auto f = [&](const LocalSize& l) { return landscape(l, g, 64, 2); };
+    TuneOptions o;
+    o.strategy = SearchStrategy::exhaustive;
+    const TuneResult r = tune(ranked, f, o);
+    double best = INFINITY;
+    for (const auto& s : ranked) best = std::min(best, f(s.candidate.local));
+    EXPECT_TRUE(r.found);
+    EXPECT_DOUBLE_EQ(r.best_s, best);
+    EXPECT_DOUBLE_EQ(f(r.best), best);
+    EXPECT_EQ(r.measured, ranked.size());
+    EXPECT_EQ(r.candidates, ranked.size());
+    EXPECT_EQ(r.strategy, "exhaustive");
+}
+
+class GuidedSearch : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(GuidedSearch, StaysWithinBudgetAndFindsNearOptimum) {
+    const auto [ox, oy, pri] = GetParam();
+    const DeviceInfo d = gpu();
+    const GlobalSize g{1024, 768};
+    const auto ranked = rank_candidates(d, {}, local_candidates(d, {}, g, 2), pri ? Priority::y : Priority::x);
+    auto f = [&](const LocalSize& l) { return landscape(l, g, ox, oy); };
+    double best = INFINITY;
+    for (const auto& s : ranked) best = std::min(best, f(s.candidate.local));
+    const TuneResult r = tune(ranked, f);
+    EXPECT_LE(r.measured, guided_budget(ranked.size(), {}));
+    EXPECT_LE(double(r.measured), std::max(8.0, 0.2 * ranked.size()));
+    EXPECT_LE(r.best_s, 1.10 * best) << "best " << r.best.x << "x" << r.best.y;
+    EXPECT_EQ(r.measurements.size(), r.measured);
+}
+
+// Optima where the analytic model agrees (wide x, x priority), disagrees in shape, and in size.
+INSTANTIATE_TEST_SUITE_P(Landscapes, GuidedSearch,
+                         ::testing::Values(std::make_tuple(64, 4, 0), std::make_tuple(256, 1, 0),
+                                           std::make_tuple(16, 16, 0), std::make_tuple(4, 32, 1),
+                                           std::make_tuple(32, 2, 1), std::make_tuple(8, 8, 0)));
+
+TEST(TuningSearch, FailingConfigsAreSkippedAndNeverBest) {
+    const DeviceInfo d = gpu();
+    const GlobalSize g{512, 512};
+    const auto ranked = rank_candidates(d, {}, local_candidates(d, {}, g, 2), Priority::x);
+    auto f = [&](const LocalSize& l) -> double {
+        if (l.x * l.y == 256) throw std::runtime_error("CL_OUT_OF_RESOURCES");
+        if (l.x == 128) return NAN;  // wrong results
+        if (l.x == 64 && l.y == 2) return -1;
+        return landscape(l, g, 128, 2);  // the true optimum fails to launch
+    };
+    for (auto strategy : {SearchStrategy::exhaustive, SearchStrategy::guided}) {
+        TuneOptions o;
+        o.strategy = strategy;
+        const TuneResult r = tune(ranked, f, o);
+        ASSERT_TRUE(r.found);
+        EXPECT_GT(r.failed, 0u);
+        EXPECT_NE(r.best.x * r.best.y, 256u);
+        EXPECT_NE(r.best.x, 128u);
+        EXPECT_TRUE(std::isfinite(r.best_s));
+        std::size_t failed = 0;
+        for (const auto& m : r.measurements) {
+            if (!m.ok) {
+                ++failed;
+                EXPECT_TRUE(std::isnan(m.seconds));
+                EXPECT_FALSE(m.error.empty());
+            }
+        }
+        EXPECT_EQ(failed, r.failed);
+        const TuningRecord rec = to_record(r);
+        EXPECT_EQ(rec.best, r.best);
+        EXPECT_EQ(rec.best_s, r.best_s);
+    }
+    const auto all_fail = tune(ranked, [](const LocalSize&) -> double { throw std::runtime_error("no"); });
+    EXPECT_FALSE(all_fail.found);
+    EXPECT_TRUE(all_fail.best.is_null());
+    EXPECT_TRUE(std::isnan(all_fail.best_s));
+    EXPECT_THROW(to_record(all_fail), InvalidArgument);
+    EXPECT_THROW(tune({}, [](const LocalSize&) { return 1.0; }), InvalidArgument);
+}
+
+TEST(TuningSearch, BudgetRule) {
+    TuneOptions o;
+    EXPECT_EQ(guided_budget(5, o), 5u);
+    EXPECT_EQ(guided_budget(30, o), 8u);
+    EXPECT_EQ(guided_budget(1000, o), 200u);
+}
+
+TEST(TuningRecordJson, RoundTripAndValidation) {
+    const TuningRecord r{{32, 8}, 1.25e-3, 40, 200, "guided"};
+    const TuningRecord b = tuning_record_from_json(nlohmann::json::parse(to_json(r).dump()));
+    EXPECT_EQ(b.best, r.best);
+    EXPECT_EQ(b.best_s, r.best_s);
+    EXPECT_EQ(b.measured, 40u);
+    EXPECT_EQ(b.candidates, 200u);
+    EXPECT_EQ(b.strategy, "guided");
+    nlohmann::json bad = to_json(r);
+    bad["best_s"] = -1;
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+    bad = to_json(r);
+    bad["local"] = {0, 8};
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+    bad = to_json(r);
+    bad.erase("measured");
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+}
+
+TEST(TuningSearch, GuidedOnSawToothOneDimensional) {
+    // 1-D, non-uniform groups: every x up to 256 is a candidate. The cost is a saw-tooth in
+    // the number of groups (waves over 8 CUs) plus warp padding; its optimum is known.
+    const DeviceInfo d = gpu();
+    KernelLimits k;
+    k.supports_non_uniform = true;
+    const GlobalSize g{100000, 1};
+    const auto ranked = rank_candidates(d, k, local_candidates(d, k, g, 1), Priority::x);
+    ASSERT_EQ(ranked.size(), 256u);
+    auto f = [&](const LocalSize& l) {
+        const double padded = std::ceil(double(l.x) / 32) * 32;
+        const double groups = std::ceil(double(g.x) / l.x);
+        const double resident = std::min(16.0, std::floor(2048 / padded));
+        return 1e-7 * std::ceil(groups / (8 * resident)) * resident * padded;
+    };
+    double best = INFINITY;
+    for (const auto& s : ranked) best = std::min(best, f(s.candidate.local));
+    const TuneResult r = tune(ranked, f);
+    EXPECT_LE(r.measured, 51u);
+    EXPECT_LE(r.best_s, 1.05 * best);
+    TuneOptions o;
+    o.strategy = SearchStrategy::exhaustive;
+    EXPECT_DOUBLE_EQ(tune(ranked, f, o).best_s, best);
+}
