@@ -1,0 +1,321 @@
+// The interp sample job: FP32 bilinear resize of a seeded in_w×in_h image to the out_w×out_h
+// NDRange, split by output rows. Master side (InterpJob: input, slices that carry only the input
+// rows they touch, a bit-exact CPU check) and worker side (execute_interp with kernels/interp.cl).
+//
+// Exactness: the device and source_tap()/blend() below do the same float operations in the same
+// order with the same scale factors (computed once here, sent in the SliceSpec), no division on
+// the device and no contraction on either side (interp.cl sets FP_CONTRACT OFF; this file is
+// built in ISO C++20 mode, where GCC and Clang do not contract across statements, and each
+// product is its own float temporary).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "jobs.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize::detail {
+namespace {
+
+std::string size_text(std::uint64_t bytes) {
+    char buf[32];
+    const double b = double(bytes);
+    if (b >= 1024.0 * 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+    else
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+    return buf;
+}
+
+std::string local_text(const LocalSize& l) {
+    return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
+}
+
+constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 24;  // exact as float, fits int indexing
+
+void require_dim(const char* what, std::uint64_t v) {
+    if (v == 0 || v > kMaxDim)
+        throw InvalidArgument(std::string("interp: ") + what + " = " + std::to_string(v) +
+                              " is outside 1.." + std::to_string(kMaxDim));
+}
+
+double param_number(const nlohmann::json& p, const char* key, double fallback) {
+    if (!p.is_object() || !p.contains(key)) return fallback;
+    const auto& v = p.at(key);
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) {
+        try {
+            std::size_t used = 0;
+            const auto s = v.get<std::string>();
+            const double d = std::stod(s, &used);
+            if (used == s.size()) return d;
+        } catch (const std::exception&) {
+        }
+    }
+    throw InvalidArgument(std::string("interp: parameter '") + key + "' must be a number, got " +
+                          v.dump());
+}
+
+std::uint64_t param_dim(const nlohmann::json& p, const char* key, std::uint64_t fallback) {
+    const double d = param_number(p, key, double(fallback));
+    if (!(d >= 1.0) || d != std::floor(d) || d > double(kMaxDim))
+        throw InvalidArgument(std::string("interp: parameter '") + key +
+                              "' must be an integer in 1.." + std::to_string(kMaxDim));
+    return std::uint64_t(d);
+}
+
+/// The two source indices and the weight of the second for output coordinate i along an axis
+/// of n source pixels with scale factor s = n_in / n_out; mirrors interp.cl operation by operation.
+struct Tap {
+    std::uint64_t i0, i1;
+    float w;
+};
+Tap source_tap(std::uint64_t i, float s, std::uint64_t n) {
+    const float t = static_cast<float>(i) + 0.5f;
+    const float u = t * s;
+    float f = u - 0.5f;
+    f = std::fmin(std::fmax(f, 0.0f), static_cast<float>(n - 1));
+    const float fl = std::floor(f);
+    const auto i0 = static_cast<std::uint64_t>(fl);
+    const float w = f - fl;
+    return {i0, std::min(i0 + 1, n - 1), w};
+}
+
+float blend(float p00, float p01, float p10, float p11, float wx, float wy) {
+    const float dt = p01 - p00;
+    const float et = dt * wx;
+    const float top = p00 + et;
+    const float db = p11 - p10;
+    const float eb = db * wx;
+    const float bottom = p10 + eb;
+    const float dv = bottom - top;
+    const float ev = dv * wy;
+    return top + ev;
+}
+
+/// Input rows [first, last] that output rows [offset, offset+units) read (taps are monotonic).
+std::pair<std::uint64_t, std::uint64_t> source_rows(std::uint64_t offset, std::uint64_t units,
+                                                    float sy, std::uint64_t in_h) {
+    return {source_tap(offset, sy, in_h).i0, source_tap(offset + units - 1, sy, in_h).i1};
+}
+
+class InterpJob final : public KernelJob {
+public:
+    explicit InterpJob(const JobOptions& o) : out_w_(o.size.x), out_h_(o.size.y), iterations_(o.iterations), seed_(o.seed) {
+        require_dim("output width", out_w_);
+        require_dim("output height", out_h_);
+        scale_ = param_number(o.params, "scale", 2.0);
+        if (!(scale_ > 0.0) || !std::isfinite(scale_))
+            throw InvalidArgument("interp: scale must be a positive number, got " + std::to_string(scale_));
+        const auto from_scale = [&](std::uint64_t out) {
+            return std::max<std::uint64_t>(1, std::uint64_t(std::llround(double(out) / scale_)));
+        };
+        in_w_ = param_dim(o.params, "in_w", std::min(from_scale(out_w_), kMaxDim));
+        in_h_ = param_dim(o.params, "in_h", std::min(from_scale(out_h_), kMaxDim));
+        sx_ = static_cast<float>(double(in_w_) / double(out_w_));
+        sy_ = static_cast<float>(double(in_h_) / double(out_h_));
+        if (iterations_ == 0) throw InvalidArgument("interp: iterations must be at least 1");
+    }
+
+    KernelDescriptor descriptor() const override {
+        KernelDescriptor d;
+        d.name = "interp";
+        d.kind = KernelKind::interp;
+        d.dims = 2;
+        d.default_priority = Priority::y;
+        // Per axis: add, mul, sub, two clamps, floor, weight sub, neighbour min (8); the blend:
+        // 3 sub, 3 mul, 3 add (9); two bounds compares.
+        d.ops_per_item = 27.0;
+        d.bytes_in_per_item = double(in_w_ * in_h_ * sizeof(float)) / double(out_w_ * out_h_);
+        d.bytes_out_per_item = sizeof(float);
+        d.bytes_in_fixed = 0.0;
+        return d;
+    }
+
+    GlobalSize problem() const override { return {out_w_, out_h_}; }
+
+    void generate() override {
+        std::mt19937_64 rng(seed_);
+        std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+        in_.resize(in_w_ * in_h_);
+        for (auto& v : in_) v = dist(rng);
+        out_.assign(out_w_ * out_h_, std::numeric_limits<float>::quiet_NaN());
+    }
+
+    SliceSpec slice_spec(const Assignment& a) const override {
+        SliceSpec s;
+        s.kernel = "interp";
+        s.problem = problem();
+        s.offset = a.offset;
+        s.units = a.units;
+        s.global = a.global;
+        s.local = a.local;
+        s.iterations = iterations_;
+        s.params = {{"in_w", in_w_}, {"in_h", in_h_}, {"out_w", out_w_}, {"out_h", out_h_},
+                    {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},  {"src_rows", 0}};
+        if (a.units > 0) {
+            const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
+            s.params["src_row0"] = first;
+            s.params["src_rows"] = last - first + 1;
+        }
+        return s;
+    }
+
+    Bytes slice_input(const Assignment& a) const override {
+        if (a.units == 0) return {};
+        const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
+        const std::size_t bytes = (last - first + 1) * in_w_ * sizeof(float);
+        Bytes in(bytes);
+        std::memcpy(in.data(), in_.data() + first * in_w_, bytes);
+        return in;
+    }
+
+    void accept_output(const Assignment& a, std::span<const std::byte> out) override {
+        if (a.offset + a.units > out_h_ || out.size() != a.units * out_w_ * sizeof(float))
+            throw Error("interp: slice at row " + std::to_string(a.offset) + " returned " +
+                        std::to_string(out.size()) + " bytes, expected " +
+                        std::to_string(a.units * out_w_ * sizeof(float)));
+        if (!out.empty()) std::memcpy(out_.data() + a.offset * out_w_, out.data(), out.size());
+    }
+
+    Verdict verify() const override {
+        for (std::uint64_t y = 0; y < out_h_; ++y) {
+            const Tap ty = source_tap(y, sy_, in_h_);
+            for (std::uint64_t x = 0; x < out_w_; ++x) {
+                const Tap tx = source_tap(x, sx_, in_w_);
+                const float want = blend(in_[ty.i0 * in_w_ + tx.i0], in_[ty.i0 * in_w_ + tx.i1],
+                                         in_[ty.i1 * in_w_ + tx.i0], in_[ty.i1 * in_w_ + tx.i1],
+                                         tx.w, ty.w);
+                const float got = out_[y * out_w_ + x];
+                if (std::memcmp(&got, &want, sizeof(float)) != 0) {
+                    char buf[200];
+                    std::snprintf(buf, sizeof buf,
+                                  "first mismatch at x=%llu y=%llu: got %.9g, expected %.9g "
+                                  "(bit-exact check)",
+                                  (unsigned long long)x, (unsigned long long)y, double(got),
+                                  double(want));
+                    return {false, buf};
+                }
+            }
+        }
+        return {true, "all " + std::to_string(out_w_) + "x" + std::to_string(out_h_) +
+                          " pixels bit-exact"};
+    }
+
+    std::string summary() const override {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "out(%llux%llu) = bilinear(in(%llux%llu)), scale %.6g x %.6g",
+                      (unsigned long long)out_w_, (unsigned long long)out_h_,
+                      (unsigned long long)in_w_, (unsigned long long)in_h_, 1.0 / double(sx_),
+                      1.0 / double(sy_));
+        return buf;
+    }
+
+private:
+    std::uint64_t out_w_, out_h_, iterations_, seed_;
+    double scale_ = 2.0;
+    std::uint64_t in_w_ = 1, in_h_ = 1;
+    float sx_ = 1.0f, sy_ = 1.0f;
+    std::vector<float> in_, out_;
+};
+
+std::uint64_t spec_u64(const SliceSpec& s, const char* key) {
+    try {
+        return s.params.at(key).get<std::uint64_t>();
+    } catch (const nlohmann::json::exception&) {
+        throw InvalidArgument(std::string("interp: slice parameter '") + key + "' missing or invalid");
+    }
+}
+
+SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                          Bytes& out) {
+    out.clear();
+    if (s.units == 0) return {};
+    const std::uint64_t in_w = spec_u64(s, "in_w"), in_h = spec_u64(s, "in_h"),
+                        out_w = spec_u64(s, "out_w"), out_h = spec_u64(s, "out_h"),
+                        src_row0 = spec_u64(s, "src_row0"), src_rows = spec_u64(s, "src_rows");
+    float sx = 0.0f, sy = 0.0f;
+    try {
+        sx = s.params.at("sx").get<float>();
+        sy = s.params.at("sy").get<float>();
+    } catch (const nlohmann::json::exception&) {
+        throw InvalidArgument("interp: slice parameters 'sx'/'sy' missing or invalid");
+    }
+    require_dim("in_w", in_w);
+    require_dim("in_h", in_h);
+    require_dim("out_w", out_w);
+    require_dim("out_h", out_h);
+    if (src_rows == 0 || src_row0 + src_rows > in_h || s.offset + s.units > out_h)
+        throw InvalidArgument("interp: slice rows outside the image");
+    if (s.global.x < out_w || s.global.y < s.units)
+        throw InvalidArgument("interp: slice NDRange (" + std::to_string(s.global.x) + "," +
+                              std::to_string(s.global.y) + ") does not cover (" +
+                              std::to_string(out_w) + "," + std::to_string(s.units) + ")");
+    const std::uint64_t in_bytes = src_rows * in_w * sizeof(float);
+    const std::uint64_t out_bytes = s.units * out_w * sizeof(float);
+    if (in.size() != in_bytes)
+        throw InvalidArgument("interp: slice input has " + std::to_string(in.size()) +
+                              " bytes, expected " + std::to_string(in_bytes));
+    const std::uint64_t limit = ctx.info().max_alloc_bytes;
+    for (const auto& [what, bytes] : {std::pair{"its input rows", in_bytes}, std::pair{"its output rows", out_bytes}})
+        if (limit != 0 && bytes > limit)
+            throw Error(std::string("interp slice needs ") + size_text(bytes) + " for " + what +
+                        ", more than the " + size_text(limit) +
+                        " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
+
+    cl::Program program = ctx.program("interp");
+    const std::string where = "kernel interp_bilinear on " + ctx.info().name + " with local size " +
+                              local_text(s.local);
+    try {
+        cl::CommandQueue& queue = ctx.queue();
+        cl::Buffer in_buf(ctx.context(), CL_MEM_READ_ONLY, in_bytes);
+        cl::Buffer out_buf(ctx.context(), CL_MEM_WRITE_ONLY, out_bytes);
+        cl::Event w;
+        queue.enqueueWriteBuffer(in_buf, CL_FALSE, 0, in_bytes, in.data(), nullptr, &w);
+
+        cl::Kernel kernel(program, "interp_bilinear");
+        kernel.setArg(0, in_buf);
+        kernel.setArg(1, out_buf);
+        kernel.setArg(2, cl_int(in_w));
+        kernel.setArg(3, cl_int(in_h));
+        kernel.setArg(4, cl_int(out_w));
+        kernel.setArg(5, cl_int(s.offset));
+        kernel.setArg(6, cl_int(s.units));
+        kernel.setArg(7, cl_int(src_row0));
+        kernel.setArg(8, cl_int(src_rows));
+        kernel.setArg(9, sx);
+        kernel.setArg(10, sy);
+        const cl::NDRange global(s.global.x, s.global.y);
+        const cl::NDRange local =
+            s.local.is_null() ? cl::NullRange : cl::NDRange(s.local.x, s.local.y);
+        std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
+        for (auto& ev : runs) queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
+
+        out.resize(out_bytes);
+        cl::Event r;
+        queue.enqueueReadBuffer(out_buf, CL_TRUE, 0, out_bytes, out.data(), nullptr, &r);
+
+        SliceTimes t;
+        t.h2d = event_seconds(w);
+        for (const auto& ev : runs) t.kernel += event_seconds(ev);
+        t.d2h = event_seconds(r);
+        return t;
+    } catch (const cl::Error& e) {
+        out.clear();
+        rethrow_cl(e, where);
+    }
+}
+
+}  // namespace
+
+KernelJobFactory interp_job_factory() {
+    return {"interp", [](const JobOptions& o) { return std::make_unique<InterpJob>(o); },
+            execute_interp};
+}
+
+}  // namespace worksize::detail

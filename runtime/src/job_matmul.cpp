@@ -1,0 +1,338 @@
+// The matmul sample job: FP32 C = A·B (A M×K, B K×N) split by rows of C. Master side (MatmulJob:
+// seeded inputs, slices, gathering, a CPU check in double) and worker side (execute_matmul: one
+// slice on one device with kernels/matmul.cl). Each work-item computes kWpt rows of one column,
+// so the planning NDRange is (N, ceil(M/kWpt)) and a plan's rows are units of kWpt rows of C.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "jobs.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize::detail {
+namespace {
+
+/// Rows of C per work-item (the kernel's -DWPT); the geometry and the build use this one value.
+constexpr std::uint64_t kWpt = 4;
+/// Deepest k-tile; the host shrinks it until both tiles fit (kTileBudget, else all local memory).
+constexpr std::uint64_t kMaxTileDepth = 32;
+/// Local memory the tiles should stay within when they can, to leave room for several resident
+/// work-groups per compute unit on GPUs.
+constexpr std::uint64_t kTileBudget = 16 * 1024;
+/// Verify every row while M·N·K stays below this (about a second of CPU time), else sample.
+constexpr double kWholeCheckLimit = 1 << 30;
+constexpr std::uint64_t kSampledRows = 64;
+
+std::string size_text(std::uint64_t bytes) {
+    char buf[32];
+    const double b = double(bytes);
+    if (b >= 1024.0 * 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+    else
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+    return buf;
+}
+
+std::string local_text(const LocalSize& l) {
+    return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
+}
+
+/// A positive integer parameter given as a number or a string ("--param k=512").
+std::uint64_t param_u64(const nlohmann::json& p, const char* key, std::uint64_t fallback) {
+    if (!p.is_object() || !p.contains(key)) return fallback;
+    const auto& v = p.at(key);
+    try {
+        if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+        if (v.is_number_integer() && v.get<std::int64_t>() > 0) return v.get<std::uint64_t>();
+        if (v.is_string()) {
+            std::size_t used = 0;
+            const auto s = v.get<std::string>();
+            const auto n = std::stoull(s, &used);
+            if (used == s.size() && s.find('-') == std::string::npos) return n;
+        }
+    } catch (const std::exception&) {
+    }
+    throw InvalidArgument(std::string("matmul: parameter '") + key + "' must be a positive integer, got " +
+                          v.dump());
+}
+
+void require_positive_int(const char* what, std::uint64_t v) {
+    if (v == 0 || v > std::uint64_t(std::numeric_limits<int>::max()))
+        throw InvalidArgument(std::string("matmul: ") + what + " = " + std::to_string(v) +
+                              " is outside 1.." + std::to_string(std::numeric_limits<int>::max()));
+}
+
+/// Rows of C in slice [offset, offset+units) of row units.
+std::uint64_t slice_rows(std::uint64_t m, std::uint64_t offset, std::uint64_t units) {
+    const std::uint64_t first = offset * kWpt;
+    if (units == 0 || first >= m) return 0;
+    return std::min(units * kWpt, m - first);
+}
+
+class MatmulJob final : public KernelJob {
+public:
+    explicit MatmulJob(const JobOptions& o)
+        : n_(o.size.x),
+          m_(o.size.y),
+          k_(param_u64(o.params, "k", o.size.x)),
+          iterations_(o.iterations),
+          seed_(o.seed) {
+        require_positive_int("N (columns)", n_);
+        require_positive_int("M (rows)", m_);
+        require_positive_int("K", k_);
+        if (iterations_ == 0) throw InvalidArgument("matmul: iterations must be at least 1");
+    }
+
+    KernelDescriptor descriptor() const override {
+        KernelDescriptor d;
+        d.name = "matmul";
+        d.kind = KernelKind::matmul;
+        d.dims = 2;
+        d.default_priority = Priority::x;
+        // Per work-item: kWpt outputs, each K multiply-adds plus the loop compare.
+        d.ops_per_item = 3.0 * double(k_) * double(kWpt);
+        // A row unit (N items) needs kWpt rows of A; every device needs all of B.
+        d.bytes_in_per_item = double(kWpt * k_ * sizeof(float)) / double(n_);
+        d.bytes_out_per_item = double(kWpt * sizeof(float));
+        d.bytes_in_fixed = double(k_) * double(n_) * sizeof(float);
+        return d;
+    }
+
+    GlobalSize problem() const override { return {n_, (m_ + kWpt - 1) / kWpt}; }
+
+    void generate() override {
+        std::mt19937_64 rng(seed_);
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        a_.resize(m_ * k_);
+        b_.resize(k_ * n_);
+        for (auto& v : a_) v = dist(rng);
+        for (auto& v : b_) v = dist(rng);
+        // NaN marks rows no slice has delivered: verify() then fails on them.
+        c_.assign(m_ * n_, std::numeric_limits<float>::quiet_NaN());
+    }
+
+    SliceSpec slice_spec(const Assignment& a) const override {
+        SliceSpec s;
+        s.kernel = "matmul";
+        s.problem = problem();
+        s.offset = a.offset;
+        s.units = a.units;
+        s.global = a.global;
+        s.local = a.local;
+        s.iterations = iterations_;
+        s.params = {{"m", m_}, {"n", n_}, {"k", k_}, {"wpt", kWpt}};
+        return s;
+    }
+
+    Bytes slice_input(const Assignment& a) const override {
+        const std::uint64_t rows = slice_rows(m_, a.offset, a.units);
+        if (rows == 0) return {};
+        const std::size_t a_bytes = rows * k_ * sizeof(float);
+        const std::size_t b_bytes = b_.size() * sizeof(float);
+        Bytes in(a_bytes + b_bytes);
+        std::memcpy(in.data(), a_.data() + a.offset * kWpt * k_, a_bytes);
+        std::memcpy(in.data() + a_bytes, b_.data(), b_bytes);
+        return in;
+    }
+
+    void accept_output(const Assignment& a, std::span<const std::byte> out) override {
+        const std::uint64_t rows = slice_rows(m_, a.offset, a.units);
+        if (out.size() != rows * n_ * sizeof(float))
+            throw Error("matmul: slice at row unit " + std::to_string(a.offset) + " returned " +
+                        std::to_string(out.size()) + " bytes, expected " +
+                        std::to_string(rows * n_ * sizeof(float)));
+        if (rows) std::memcpy(c_.data() + a.offset * kWpt * n_, out.data(), out.size());
+    }
+
+    Verdict verify() const override {
+        // Rows to check: all of them when affordable, else a seeded sample with the first and last.
+        std::set<std::uint64_t> rows;
+        if (whole_check()) {
+            for (std::uint64_t i = 0; i < m_; ++i) rows.insert(i);
+        } else {
+            std::mt19937_64 rng(seed_ ^ 0x9e3779b97f4a7c15ULL);
+            std::uniform_int_distribution<std::uint64_t> pick(0, m_ - 1);
+            rows.insert(0);
+            rows.insert(m_ - 1);
+            while (rows.size() < kSampledRows) rows.insert(pick(rng));
+        }
+        // Bound: float dot products of length K in any order (fma or not) are within
+        // gamma_K·Σ|a·b| of the exact value, gamma_K ≈ K·u, u = 2^-24; allow twice that.
+        const double u = std::ldexp(1.0, -24);
+        const double bound_factor = 2.0 * double(k_) * u;
+        std::vector<double> ref(n_), mag(n_);
+        double max_err = 0.0, max_ratio = 0.0;
+        for (const std::uint64_t i : rows) {
+            std::fill(ref.begin(), ref.end(), 0.0);
+            std::fill(mag.begin(), mag.end(), 0.0);
+            for (std::uint64_t kk = 0; kk < k_; ++kk) {
+                const double av = a_[i * k_ + kk];
+                const float* brow = b_.data() + kk * n_;
+                for (std::uint64_t j = 0; j < n_; ++j) {
+                    const double p = av * double(brow[j]);
+                    ref[j] += p;
+                    mag[j] += std::fabs(p);
+                }
+            }
+            for (std::uint64_t j = 0; j < n_; ++j) {
+                const double got = c_[i * n_ + j];
+                const double err = std::fabs(got - ref[j]);
+                const double tol = bound_factor * mag[j];
+                if (!(err <= tol)) {  // also catches NaN (a row never delivered)
+                    char buf[256];
+                    std::snprintf(buf, sizeof buf,
+                                  "C[%llu][%llu] = %.9g but the reference is %.9g (|err| %.3g > "
+                                  "bound %.3g = 2·K·2^-24·Σ|a·b|)",
+                                  (unsigned long long)i, (unsigned long long)j, got, ref[j], err,
+                                  tol);
+                    return {false, buf};
+                }
+                max_err = std::max(max_err, err);
+                if (tol > 0) max_ratio = std::max(max_ratio, err / tol);
+            }
+        }
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "max |err| %.3g (%.2g%% of the bound 2·K·2^-24·Σ|a·b|) over %zu of %llu rows",
+                      max_err, 100.0 * max_ratio, rows.size(), (unsigned long long)m_);
+        return {true, buf};
+    }
+
+    std::string summary() const override {
+        const std::uint64_t checked = whole_check() ? m_ : kSampledRows;
+        return "C = A(" + std::to_string(m_) + "x" + std::to_string(k_) + ")·B(" +
+               std::to_string(k_) + "x" + std::to_string(n_) + "), checked " +
+               std::to_string(checked) + " rows";
+    }
+
+private:
+    bool whole_check() const {
+        return double(m_) * double(n_) * double(k_) <= kWholeCheckLimit || m_ <= kSampledRows;
+    }
+
+    std::uint64_t n_, m_, k_, iterations_, seed_;
+    std::vector<float> a_, b_, c_;
+};
+
+/// Throw when one buffer of a slice exceeds the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE.
+void check_alloc(const DeviceContext& ctx, const char* what, std::uint64_t bytes) {
+    const std::uint64_t limit = ctx.info().max_alloc_bytes;
+    if (limit != 0 && bytes > limit)
+        throw Error("matmul slice needs " + size_text(bytes) + " for " + what + ", more than the " +
+                    size_text(limit) + " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
+}
+
+SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                          Bytes& out) {
+    out.clear();
+    if (s.units == 0) return {};
+    const std::uint64_t m = param_u64(s.params, "m", 0), n = param_u64(s.params, "n", 0),
+                        k = param_u64(s.params, "k", 0), wpt = param_u64(s.params, "wpt", 0);
+    require_positive_int("M (rows)", m);
+    require_positive_int("N (columns)", n);
+    require_positive_int("K", k);
+    if (wpt != kWpt)
+        throw InvalidArgument("matmul: slice planned with " + std::to_string(wpt) +
+                              " rows per work-item, this worker builds " + std::to_string(kWpt));
+    const std::uint64_t rows = slice_rows(m, s.offset, s.units);
+    if (rows == 0)
+        throw InvalidArgument("matmul: slice at row unit " + std::to_string(s.offset) +
+                              " lies beyond M = " + std::to_string(m));
+    const std::uint64_t units = (rows + kWpt - 1) / kWpt;
+    if (s.global.x < n || s.global.y < units)
+        throw InvalidArgument("matmul: slice NDRange (" + std::to_string(s.global.x) + "," +
+                              std::to_string(s.global.y) + ") does not cover (" +
+                              std::to_string(n) + "," + std::to_string(units) + ")");
+    const std::uint64_t a_bytes = rows * k * sizeof(float);
+    const std::uint64_t b_bytes = k * n * sizeof(float);
+    const std::uint64_t c_bytes = rows * n * sizeof(float);
+    if (in.size() != a_bytes + b_bytes)
+        throw InvalidArgument("matmul: slice input has " + std::to_string(in.size()) +
+                              " bytes, expected " + std::to_string(a_bytes + b_bytes));
+    check_alloc(ctx, "B", b_bytes);
+    check_alloc(ctx, "its rows of A", a_bytes);
+    check_alloc(ctx, "its rows of C", c_bytes);
+
+    cl::Program program = ctx.program("matmul", "-DWPT=" + std::to_string(kWpt));
+    std::string where = "kernel matmul on " + ctx.info().name + " with local size " + local_text(s.local);
+    try {
+        const cl::Context& context = ctx.context();
+        cl::CommandQueue& queue = ctx.queue();
+        cl::Buffer a_buf(context, CL_MEM_READ_ONLY, a_bytes);
+        cl::Buffer b_buf(context, CL_MEM_READ_ONLY, b_bytes);
+        cl::Buffer c_buf(context, CL_MEM_WRITE_ONLY, c_bytes);
+        cl::Event wa, wb;
+        queue.enqueueWriteBuffer(a_buf, CL_FALSE, 0, a_bytes, in.data(), nullptr, &wa);
+        queue.enqueueWriteBuffer(b_buf, CL_FALSE, 0, b_bytes, in.data() + a_bytes, nullptr, &wb);
+
+        // Tiled kernel for an explicit local size, with the deepest k-tile that fits; the
+        // direct kernel for NULL (tiles cannot be sized) or when even TK = 1 does not fit.
+        std::uint64_t tk = 0;
+        cl::Kernel kernel;
+        if (!s.local.is_null()) {
+            const std::uint64_t floats_per_k = s.local.y * kWpt + s.local.x;
+            const std::uint64_t local_mem = ctx.info().local_mem_bytes;
+            for (const std::uint64_t budget : {std::min(kTileBudget, local_mem), local_mem}) {
+                tk = std::min<std::uint64_t>({kMaxTileDepth, k, budget / (floats_per_k * sizeof(float))});
+                if (tk > 0) break;
+            }
+        }
+        const cl_int mi = cl_int(rows), ni = cl_int(n), ki = cl_int(k);
+        cl::NDRange local = cl::NullRange;
+        if (tk > 0) {
+            where += ", tiled TK=" + std::to_string(tk);
+            kernel = cl::Kernel(program, "matmul_tiled");
+            kernel.setArg(0, mi);
+            kernel.setArg(1, ni);
+            kernel.setArg(2, ki);
+            kernel.setArg(3, cl_int(tk));
+            kernel.setArg(4, a_buf);
+            kernel.setArg(5, b_buf);
+            kernel.setArg(6, c_buf);
+            kernel.setArg(7, cl::Local(s.local.y * kWpt * tk * sizeof(float)));
+            kernel.setArg(8, cl::Local(tk * s.local.x * sizeof(float)));
+            local = cl::NDRange(s.local.x, s.local.y);
+        } else {
+            where += ", direct";
+            kernel = cl::Kernel(program, "matmul_direct");
+            kernel.setArg(0, mi);
+            kernel.setArg(1, ni);
+            kernel.setArg(2, ki);
+            kernel.setArg(3, a_buf);
+            kernel.setArg(4, b_buf);
+            kernel.setArg(5, c_buf);
+            if (!s.local.is_null()) local = cl::NDRange(s.local.x, s.local.y);
+        }
+        const cl::NDRange global(s.global.x, s.global.y);
+        std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
+        for (auto& ev : runs) queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
+
+        out.resize(c_bytes);
+        cl::Event rc;
+        queue.enqueueReadBuffer(c_buf, CL_TRUE, 0, c_bytes, out.data(), nullptr, &rc);
+
+        SliceTimes t;
+        t.h2d = event_seconds(wa) + event_seconds(wb);
+        for (const auto& ev : runs) t.kernel += event_seconds(ev);
+        t.d2h = event_seconds(rc);
+        return t;
+    } catch (const cl::Error& e) {
+        out.clear();
+        rethrow_cl(e, where);
+    }
+}
+
+}  // namespace
+
+KernelJobFactory matmul_job_factory() {
+    return {"matmul", [](const JobOptions& o) { return std::make_unique<MatmulJob>(o); },
+            execute_matmul};
+}
+
+}  // namespace worksize::detail

@@ -1,0 +1,245 @@
+// The interp job on the OpenCL test device (PoCL's CPU device on CI): the master/worker round
+// trip generate → slice_spec (through its JSON wire format) / slice_input → execute →
+// accept_output → finish → verify (bit-exact against the CPU reference) for odd sizes, scales up
+// and down, 1–3 uneven slices and every kind of local size the planner may choose, plus checks
+// that verify() can fail, that slices carry only their input rows, and that limits are reported.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pocl_device.hpp"
+#include "worksize/runtime/kernel_job.hpp"
+
+namespace worksize {
+namespace {
+
+enum class LocalKind { null, square, npot, wide, tall };
+
+const char* to_string(LocalKind k) {
+    switch (k) {
+        case LocalKind::null: return "null";
+        case LocalKind::square: return "square16";
+        case LocalKind::npot: return "npot";
+        case LocalKind::wide: return "wide";
+        case LocalKind::tall: return "tall";
+    }
+    return "?";
+}
+
+std::uint64_t largest_divisor(std::uint64_t n, std::uint64_t cap) {
+    for (std::uint64_t d = std::min(n, cap); d > 1; --d)
+        if (n % d == 0) return d;
+    return 1;
+}
+
+/// Largest divisor of n in [3, cap] that is not a power of two; 1 if none.
+std::uint64_t npot_divisor(std::uint64_t n, std::uint64_t cap) {
+    for (std::uint64_t d = std::min(n, cap); d >= 3; --d)
+        if (n % d == 0 && (d & (d - 1)) != 0) return d;
+    return 1;
+}
+
+LocalSize pick_local(LocalKind kind, GlobalSize g) {
+    switch (kind) {
+        case LocalKind::null: return {0, 0};
+        case LocalKind::square: return {largest_divisor(g.x, 16), largest_divisor(g.y, 16)};
+        case LocalKind::npot: return {npot_divisor(g.x, 24), npot_divisor(g.y, 12)};
+        case LocalKind::wide: return {g.x, 1};
+        case LocalKind::tall: return {1, g.y};
+    }
+    return {0, 0};
+}
+
+/// Uneven row split of `problem` into `slices` assignments (some may be empty for tiny problems).
+std::vector<Assignment> split(GlobalSize problem, int slices, LocalKind kind) {
+    static const std::vector<std::vector<double>> fractions = {{1.0}, {0.7, 0.3}, {0.15, 0.5, 0.35}};
+    std::vector<Assignment> out;
+    std::uint64_t offset = 0;
+    for (int i = 0; i < slices; ++i) {
+        const auto& f = fractions.at(std::size_t(slices - 1));
+        const std::uint64_t left = problem.y - offset;
+        const std::uint64_t units =
+            i + 1 == slices ? left : std::min<std::uint64_t>(left, std::uint64_t(f[std::size_t(i)] * double(problem.y)));
+        Assignment a;
+        a.device = i;
+        a.rank = i;
+        a.share = double(units) / double(problem.y);
+        a.offset = offset;
+        a.units = units;
+        a.global = {problem.x, units};
+        a.local = units ? pick_local(kind, a.global) : LocalSize{0, 0};
+        out.push_back(a);
+        offset += units;
+    }
+    return out;
+}
+
+/// The master/worker round trip on the test device; `mutate` may corrupt the first non-empty
+/// slice output, `skip` drops a slice's output altogether.
+Verdict round_trip(KernelJob& job, const KernelJobFactory& f, int slices, LocalKind kind,
+                   const std::function<void(Bytes&)>& mutate = {}, int skip = -1) {
+    auto& ctx = test::first_device();
+    job.generate();
+    auto assignments = split(job.problem(), slices, kind);
+    job.partition(assignments);
+    bool mutated = false;
+    for (std::size_t i = 0; i < assignments.size(); ++i) {
+        const auto& a = assignments[i];
+        const SliceSpec spec = slice_spec_from_json(to_json(job.slice_spec(a)));
+        const Bytes in = job.slice_input(a);
+        Bytes out;
+        const SliceTimes t = f.execute(ctx, spec, in, out);
+        EXPECT_GE(t.kernel, 0.0);
+        if (a.units == 0) {
+            EXPECT_TRUE(out.empty());
+        }
+        if (mutate && !mutated && !out.empty()) {
+            mutate(out);
+            mutated = true;
+        }
+        if (int(i) != skip) job.accept_output(a, out);
+    }
+    job.finish();
+    return job.verify();
+}
+
+struct Case {
+    std::uint64_t w, h;
+    nlohmann::json params;
+    const char* name;
+};
+
+JobOptions options(const Case& c, std::uint64_t iterations = 1) {
+    JobOptions o;
+    o.size = {c.w, c.h};
+    o.iterations = iterations;
+    o.seed = 7;
+    o.params = c.params;
+    return o;
+}
+
+const Case kCases[] = {
+    {1, 1, {{"scale", 2.0}}, "1x1_up2"},
+    {17, 17, nlohmann::json::object(), "17x17_default"},
+    {509, 17, {{"scale", 3.3}}, "509x17_up3_3"},
+    {1023, 509, {{"scale", 0.37}}, "1023x509_down0_37"},
+    {1000, 1000, {{"scale", 2.0}}, "1000x1000_up2"},
+    {40, 7, {{"in_w", 3}, {"in_h", 1000}}, "40x7_from3x1000"},
+};
+
+class InterpSplit : public ::testing::TestWithParam<std::tuple<int, int, LocalKind>> {};
+
+TEST_P(InterpSplit, RoundTripIsBitExact) {
+    const auto [c, slices, kind] = GetParam();
+    const auto& f = kernel_job("interp");
+    auto job = f.make(options(kCases[c]));
+    const Verdict v = round_trip(*job, f, slices, kind);
+    EXPECT_TRUE(v.ok) << v.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, InterpSplit,
+    ::testing::Combine(::testing::Range(0, int(std::size(kCases))), ::testing::Values(1, 2, 3),
+                       ::testing::Values(LocalKind::null, LocalKind::square, LocalKind::npot,
+                                         LocalKind::wide, LocalKind::tall)),
+    [](const auto& info) {
+        return std::string(kCases[std::get<0>(info.param)].name) + "_" +
+               std::to_string(std::get<1>(info.param)) + "slices_" +
+               to_string(std::get<2>(info.param));
+    });
+
+TEST(Interp, GeometryAndDescriptor) {
+    auto job = kernel_job("interp").make(options({1000, 509, {{"scale", 2.0}}, ""}));
+    EXPECT_EQ(job->problem(), (GlobalSize{1000, 509}));
+    const auto d = job->descriptor();
+    EXPECT_EQ(d.dims, 2);
+    EXPECT_EQ(d.kind, KernelKind::interp);
+    EXPECT_EQ(d.default_priority, Priority::y);
+    // Input 500 x 255 (509 / 2 = 254.5 rounds up).
+    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 500.0 * 255 * 4 / (1000.0 * 509));
+    EXPECT_EQ(job->summary().rfind("out(1000x509) = bilinear(in(500x255))", 0), 0u) << job->summary();
+    EXPECT_THROW(kernel_job("interp").make(options({8, 8, {{"scale", 0.0}}, ""})), InvalidArgument);
+    EXPECT_THROW(kernel_job("interp").make(options({8, 8, {{"in_w", -3}}, ""})), InvalidArgument);
+}
+
+TEST(Interp, SliceCarriesOnlyTheInputRowsItTouches) {
+    auto job = kernel_job("interp").make(options({64, 100, {{"scale", 2.0}}, ""}));  // in 32 x 50
+    job->generate();
+    Assignment a;
+    a.offset = 40;
+    a.units = 20;  // output rows 40..59 -> source y 19.75 .. 29.25 -> input rows 19..30
+    a.global = {64, 20};
+    const SliceSpec s = job->slice_spec(a);
+    EXPECT_EQ(s.params.at("src_row0").get<int>(), 19);
+    EXPECT_EQ(s.params.at("src_rows").get<int>(), 12);
+    EXPECT_EQ(job->slice_input(a).size(), 12u * 32 * sizeof(float));
+}
+
+TEST(Interp, IterationsRepeatTheSameResult) {
+    const auto& f = kernel_job("interp");
+    auto job = f.make(options({33, 21, {{"scale", 1.7}}, ""}, 3));
+    const Verdict v = round_trip(*job, f, 2, LocalKind::tall);
+    EXPECT_TRUE(v.ok) << v.detail;
+}
+
+TEST(Interp, VerifyCatchesAOneUlpError) {
+    const auto& f = kernel_job("interp");
+    auto job = f.make(options({17, 17, {{"scale", 2.0}}, ""}));
+    const Verdict v = round_trip(*job, f, 2, LocalKind::square, [](Bytes& out) {
+        std::uint32_t bits;
+        std::memcpy(&bits, out.data() + 3 * sizeof(float), sizeof bits);
+        bits ^= 1u;  // flip the last mantissa bit of pixel (3, 0)
+        std::memcpy(out.data() + 3 * sizeof(float), &bits, sizeof bits);
+    });
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.detail.find("x=3 y=0"), std::string::npos) << v.detail;
+}
+
+TEST(Interp, VerifyCatchesAMissingSlice) {
+    const auto& f = kernel_job("interp");
+    auto job = f.make(options({17, 17, {{"scale", 2.0}}, ""}));
+    const Verdict v = round_trip(*job, f, 3, LocalKind::null, {}, 2);
+    EXPECT_FALSE(v.ok) << v.detail;
+}
+
+TEST(Interp, EmptySliceReturnsNothing) {
+    const auto& f = kernel_job("interp");
+    auto job = f.make(options({8, 8, {{"scale", 2.0}}, ""}));
+    job->generate();
+    Assignment a;
+    a.offset = 8;
+    a.units = 0;
+    a.global = {8, 0};
+    Bytes out{std::byte{1}};
+    const SliceTimes t = f.execute(test::first_device(), job->slice_spec(a), job->slice_input(a), out);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(t.kernel, 0.0);
+}
+
+TEST(Interp, SliceOverMaxAllocationIsAClearError) {
+    auto& dev = test::first_device();
+    DeviceInfo info = dev.info();
+    info.max_alloc_bytes = 1024;
+    DeviceContext small(dev.device(), info);
+    const auto& f = kernel_job("interp");
+    auto job = f.make(options({64, 64, {{"scale", 0.5}}, ""}));  // input 128 x 128
+    job->generate();
+    Assignment a;
+    a.units = 64;
+    a.global = {64, 64};
+    Bytes out;
+    try {
+        f.execute(small, job->slice_spec(a), job->slice_input(a), out);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "interp slice needs 64.0 KiB for its input rows, more than the 1.0 KiB "
+                  "CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + info.name);
+    }
+}
+
+}  // namespace
+}  // namespace worksize
