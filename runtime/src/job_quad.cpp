@@ -1,0 +1,306 @@
+// Sample kernel "quad": the composite trapezoid rule over n intervals of [a, b], split by
+// intervals across devices. Each device returns one float partial per work-group
+// (kernels/quad.cl); the master sums all partials in double with Kahan compensation in finish()
+// and verify() checks the result against the exact integral within a derived error bound.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <sstream>
+
+#include "jobs.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize::detail {
+namespace {
+
+/// One integrand: its build define, default interval, antiderivative and derivative bounds.
+struct Integrand {
+    const char* name;
+    int define;                 ///< WS_INTEGRAND in kernels/quad.cl
+    double a, b;                ///< default interval
+    double ops;                 ///< counted operations of one evaluation (descriptor)
+};
+
+constexpr Integrand kIntegrands[] = {
+    {"sin", 0, 0.0, std::numbers::pi, 15.0},
+    {"exp", 1, 0.0, 1.0, 15.0},
+    {"poly", 2, 0.0, 1.0, 4.0},   // 3x^2 + 2x + 1, exactly 3 on [0, 1]
+    {"runge", 3, 0.0, 1.0, 3.0},  // 4 / (1 + x^2), exactly pi on [0, 1]
+};
+
+const Integrand& integrand(const std::string& name) {
+    for (const auto& f : kIntegrands)
+        if (name == f.name) return f;
+    throw InvalidArgument("quad: unknown integrand '" + name + "' (known: sin, exp, poly, runge)");
+}
+
+double antiderivative(int f, double x) {
+    switch (f) {
+        case 0: return -std::cos(x);
+        case 1: return std::exp(x);
+        case 2: return x * x * x + x * x + x;
+        default: return 4.0 * std::atan(x);
+    }
+}
+
+/// Bounds of |f|, |f'|, |f''| on [a, b] (global bounds where they are simpler).
+struct Bounds {
+    double f0, f1, f2;
+};
+Bounds bounds(int f, double a, double b) {
+    const double X = std::max(std::abs(a), std::abs(b));
+    switch (f) {
+        case 0: return {1.0, 1.0, 1.0};
+        case 1: {
+            const double e = std::exp(b);
+            return {e, e, e};
+        }
+        case 2: return {3 * X * X + 2 * X + 1, 6 * X + 2, 6.0};
+        default: return {4.0, 2.6, 8.0};  // max |f'| = 3^(3/2)/2 ~ 2.598 at 1/sqrt 3; |f''| 8 at 0
+    }
+}
+
+/// Maximal relative error of one evaluation of f in float, in units of u = 2^-24: the OpenCL 1.2
+/// full-profile limits (sin 4 ulp, exp 3 ulp, division 2.5 ulp; 1 ulp <= 2u relative) plus the
+/// roundings around them, rounded up.
+constexpr double kEvalU = 10.0;
+
+class QuadJob : public KernelJob {
+public:
+    explicit QuadJob(const JobOptions& o)
+        : n_(o.size.x), iterations_(o.iterations),
+          name_(o.params.value("integrand", std::string("sin"))), f_(integrand(name_)) {
+        if (n_ == 0 || o.size.y != 1) throw InvalidArgument("quad: the size must be n x 1 with n >= 1");
+        if (iterations_ == 0) throw InvalidArgument("quad: iterations must be >= 1");
+        a_ = o.params.value("a", f_.a);
+        b_ = o.params.value("b", f_.b);
+        if (!(a_ < b_) || !std::isfinite(a_) || !std::isfinite(b_))
+            throw InvalidArgument("quad: the interval needs finite a < b");
+        exact_ = antiderivative(f_.define, b_) - antiderivative(f_.define, a_);
+    }
+
+    KernelDescriptor descriptor() const override {
+        KernelDescriptor d;
+        d.name = "quad";
+        d.kind = KernelKind::quad;
+        d.dims = 1;
+        d.default_priority = Priority::x;
+        // Two x (mul + add each), two evaluations, add, two muls, one reduction add.
+        d.ops_per_item = 4.0 + 2.0 * f_.ops + 4.0;
+        d.bytes_out_per_item = 0.0;  // one float per work-group
+        return d;
+    }
+    GlobalSize problem() const override { return {n_, 1}; }
+
+    void generate() override {
+        partials_.clear();
+        runs_.clear();
+        max_group_ = 1;
+        result_ = 0.0;
+    }
+
+    SliceSpec slice_spec(const Assignment& a) const override {
+        check_range(a);
+        SliceSpec s;
+        s.kernel = "quad";
+        s.problem = problem();
+        s.offset = a.offset;
+        s.units = a.units;
+        s.global = a.global;
+        s.local = a.local;
+        s.iterations = iterations_;
+        s.params = {{"integrand", name_}, {"a", a_}, {"b", b_}};
+        return s;
+    }
+    Bytes slice_input(const Assignment& a) const override {
+        check_range(a);
+        return {};
+    }
+
+    void accept_output(const Assignment& a, std::span<const std::byte> out) override {
+        check_range(a);
+        if (out.size() % sizeof(float))
+            throw Error("quad: device " + std::to_string(a.device) + " returned " +
+                        std::to_string(out.size()) + " bytes, not whole floats");
+        const auto count = out.size() / sizeof(float);
+        const auto old = partials_.size();
+        partials_.resize(old + count);
+        if (count) std::memcpy(partials_.data() + old, out.data(), out.size());
+        if (count) {
+            const std::uint64_t g = std::max(a.global.x, a.units);
+            max_group_ = std::max<std::uint64_t>(max_group_, (g + count - 1) / count);
+        }
+        runs_.push_back({a.offset, a.units});
+    }
+
+    /// Kahan-compensated double sum of every partial.
+    void finish() override {
+        double sum = 0.0, c = 0.0;
+        for (float p : partials_) {
+            const double y = double(p) - c;
+            const double t = sum + y;
+            c = (t - sum) - y;
+            sum = t;
+        }
+        result_ = sum;
+    }
+
+    /// Error bound, u = 2^-24 (float unit roundoff), h = (b - a)/n, M0..M2 bounds of |f|, |f'|,
+    /// |f''| on [a, b], W = b - a:
+    ///  - truncation: W h^2 / 12 * M2 (composite trapezoid rule);
+    ///  - abscissae: x_i = fma(float(i), h_f, a_f) with h_f = h(1 + d), |d| <= u, float(i) with
+    ///    relative error <= u above 2^24, a_f and the fma one rounding each: |x_i - x| <=
+    ///    4u (|a| + W), moving each f value by <= M1 * 4u (|a| + W);
+    ///  - evaluation: each f value within kEvalU u M0; the term h_f (f0 + f1) / 2 adds three
+    ///    roundings and h_f's own: 4u M0 relative to |term| <= h M0;
+    ///  - summation: the work-group tree of depth d = ceil(log2 group) adds <= d u sum|terms|
+    ///    <= d u W M0; the master's Kahan sum in double is negligible (< 1e-15 relative).
+    /// Over n terms of weight h: FP = W [M1 4u (|a| + W) + (kEvalU + 4 + d) u M0]; first-order
+    /// terms only, so the bound is doubled. A result outside it is wrong (a dropped slice, a
+    /// shifted abscissa of n <~ 10^4, a wrong integrand); shifts at very large n drown in FP32.
+    double bound() const {
+        const double u = 0x1.0p-24;
+        const double W = b_ - a_, h = W / double(n_);
+        const auto m = bounds(f_.define, a_, b_);
+        const double d = std::ceil(std::log2(double(std::max<std::uint64_t>(max_group_, 1))));
+        const double trunc = W * h * h / 12.0 * m.f2;
+        const double fp = W * (m.f1 * 4.0 * u * (std::abs(a_) + W) + (kEvalU + 4.0 + d) * u * m.f0);
+        return trunc + 2.0 * fp;
+    }
+
+    Verdict verify() const override {
+        auto runs = runs_;
+        std::sort(runs.begin(), runs.end());
+        std::uint64_t next = 0;
+        for (const auto& [off, len] : runs) {
+            if (off != next)
+                return {false, "intervals [" + std::to_string(std::min(off, next)) + ", " +
+                                   std::to_string(std::max(off, next)) + ") " +
+                                   (off > next ? "missing" : "counted twice")};
+            next = off + len;
+        }
+        if (next != n_)
+            return {false, "intervals [" + std::to_string(next) + ", " + std::to_string(n_) + ") missing"};
+        const double err = std::abs(result_ - exact_), bnd = bound();
+        std::ostringstream s;
+        s.precision(10);
+        s << "integral of " << name_ << " on [" << a_ << ", " << b_ << "] = " << result_ << ", exact "
+          << exact_;
+        s.precision(3);
+        s << ", error " << err << (err <= bnd ? " <= " : " > ") << "bound " << bnd;
+        return {err <= bnd, s.str()};
+    }
+
+    std::string summary() const override {
+        std::ostringstream s;
+        s.precision(10);
+        s << "integral = " << result_ << " (exact " << exact_ << ")";
+        return s.str();
+    }
+
+    double result() const { return result_; }
+
+private:
+    void check_range(const Assignment& a) const {
+        if (a.offset > n_ || a.units > n_ - a.offset)
+            throw InvalidArgument("quad: slice [" + std::to_string(a.offset) + ", +" +
+                                  std::to_string(a.units) + ") outside the " + std::to_string(n_) +
+                                  " intervals");
+    }
+
+    std::uint64_t n_;
+    std::uint64_t iterations_;
+    std::string name_;
+    Integrand f_;
+    double a_ = 0.0, b_ = 1.0, exact_ = 0.0, result_ = 0.0;
+    std::uint64_t max_group_ = 1;  ///< largest work-group seen (global / partials), for the bound
+    std::vector<float> partials_;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;
+};
+
+SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                        Bytes& out) {
+    (void)in;  // quad has no input payload
+    SliceTimes t;
+    out.clear();
+    const std::uint64_t units = s.units;
+    if (units == 0) return t;
+    const auto& f = integrand(s.params.value("integrand", std::string("sin")));
+    const double a = s.params.value("a", f.a), b = s.params.value("b", f.b);
+    const std::uint64_t n = s.problem.x;
+    if (n == 0 || s.offset > n || units > n - s.offset)
+        throw InvalidArgument("quad: slice [" + std::to_string(s.offset) + ", +" + std::to_string(units) +
+                              ") outside the " + std::to_string(n) + " intervals");
+    const std::uint64_t L = s.local.x;
+    std::uint64_t G = std::max(s.global.x, units);
+    if (L && G % L) G = (G / L + 1) * L;
+    const auto& info = ctx.info();
+    const std::string where = "quad.cl trapezoid on " + info.name + " (global " + std::to_string(G) +
+                              ", local " + (L ? std::to_string(L) : std::string("NULL")) + ")";
+    // A NULL local size lets the driver pick any group size, down to 1: room for G partials.
+    const std::uint64_t capacity = L ? G / L : G;
+    const std::uint64_t bytes = capacity * sizeof(float);
+    if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
+        throw Error("quad: a slice of " + std::to_string(units) + " intervals needs " +
+                    std::to_string(bytes >> 20) + " MiB of partials, over " + info.name +
+                    "'s largest allocation (" + std::to_string(info.max_alloc_bytes >> 20) + " MiB)");
+    try {
+        cl::Program prog = ctx.program("quad", "-DWS_INTEGRAND=" + std::to_string(f.define));
+        cl::Kernel kern(prog, "trapezoid");
+        const std::uint64_t kwg = kern.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device());
+        const std::uint64_t scratch = L ? L : kwg;
+        cl::Buffer partials(ctx.context(), CL_MEM_WRITE_ONLY, bytes);
+        cl::Buffer groups(ctx.context(), CL_MEM_WRITE_ONLY, sizeof(cl_uint));
+        const double h = (b - a) / double(n);
+        kern.setArg(0, partials);
+        kern.setArg(1, groups);
+        kern.setArg(2, cl_ulong(s.offset));
+        kern.setArg(3, cl_ulong(units));
+        kern.setArg(4, cl_float(a));
+        kern.setArg(5, cl_float(h));
+        kern.setArg(6, cl::Local(scratch * sizeof(float)));
+        auto& q = ctx.queue();
+        const cl::NDRange global(G), lsz = L ? cl::NDRange(L) : cl::NullRange;
+        std::vector<cl::Event> events;
+        for (std::uint64_t r = 0; r < s.iterations; ++r) {
+            events.emplace_back();
+            q.enqueueNDRangeKernel(kern, cl::NullRange, global, lsz, nullptr, &events.back());
+            if (events.size() == 256 || r + 1 == s.iterations) {  // bounded event lists
+                q.finish();
+                for (const auto& e : events) t.kernel += event_seconds(e);
+                events.clear();
+            }
+        }
+        std::uint64_t count = capacity;
+        if (!L) {
+            cl_uint g = 0;
+            cl::Event rd;
+            q.enqueueReadBuffer(groups, CL_TRUE, 0, sizeof g, &g, nullptr, &rd);
+            t.d2h += event_seconds(rd);
+            if (g == 0 || g > capacity)
+                throw Error("quad: " + where + " reported " + std::to_string(g) + " work-groups");
+            count = g;
+        }
+        out.resize(count * sizeof(float));
+        cl::Event rd;
+        q.enqueueReadBuffer(partials, CL_TRUE, 0, out.size(), out.data(), nullptr, &rd);
+        t.d2h += event_seconds(rd);
+    } catch (const cl::Error& e) {
+        rethrow_cl(e, where);
+    }
+    return t;
+}
+
+}  // namespace
+
+KernelJobFactory quad_job_factory() {
+    KernelJobFactory f;
+    f.name = "quad";
+    f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new QuadJob(o)); };
+    f.execute = execute_quad;
+    return f;
+}
+
+}  // namespace worksize::detail

@@ -1,0 +1,264 @@
+// The "quad" job's master/worker round trip on the PoCL device: slice specs (through their JSON
+// wire format), trapezoid partials per work-group, the master's Kahan sum, verify against the exact
+// integral within the derived bound; for awkward sizes, uneven slices, local sizes NULL / a
+// divisor >= 8 / a non-power-of-two divisor / 1, every integrand; plus verify()'s negative cases.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "pocl_device.hpp"
+#include "worksize/runtime/kernel_job.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize {
+namespace {
+
+enum class LocalChoice { null, div8, non_pow2, one };
+
+const char* name(LocalChoice c) {
+    switch (c) {
+        case LocalChoice::null: return "null";
+        case LocalChoice::div8: return "div8";
+        case LocalChoice::non_pow2: return "nonpow2";
+        default: return "one";
+    }
+}
+
+/// A local size of kind `c` for a slice of `units` items (a divisor of it, within `max_wg`).
+std::uint64_t pick_local(LocalChoice c, std::uint64_t units, std::uint64_t max_wg) {
+    if (units == 0 || c == LocalChoice::null) return 0;
+    if (c == LocalChoice::one) return 1;
+    std::uint64_t best = 1;
+    for (std::uint64_t d = 1; d <= std::min(units, max_wg); ++d) {
+        if (units % d) continue;
+        if (c == LocalChoice::div8 && d >= 8) return d;
+        if (c == LocalChoice::non_pow2 && !std::has_single_bit(d)) best = d;
+        if (c == LocalChoice::div8) best = d;
+    }
+    return best;
+}
+
+/// Uneven planned slices: 1 -> 100 %, 2 -> 30/70 %, 3 -> 15/35/50 %.
+std::vector<Assignment> plan(std::uint64_t n, int slices, LocalChoice c, std::uint64_t max_wg) {
+    static const std::vector<std::vector<double>> shares = {{1.0}, {0.3, 0.7}, {0.15, 0.35, 0.5}};
+    std::vector<Assignment> as;
+    std::uint64_t off = 0;
+    for (int i = 0; i < slices; ++i) {
+        Assignment a;
+        a.device = i;
+        a.offset = off;
+        a.units = i + 1 == slices ? n - off : std::uint64_t(shares[slices - 1][i] * double(n));
+        a.share = double(a.units) / double(n);
+        a.global = {a.units, 1};
+        const std::uint64_t lx = pick_local(c, a.units, max_wg);
+        a.local = {lx, lx ? 1u : 0u};
+        off += a.units;
+        as.push_back(a);
+    }
+    return as;
+}
+
+std::unique_ptr<KernelJob> make_job(std::uint64_t n, const std::string& integrand,
+                                    std::uint64_t iterations = 1) {
+    JobOptions o;
+    o.size = {n, 1};
+    o.iterations = iterations;
+    o.params = {{"integrand", integrand}};
+    return kernel_job("quad").make(o);
+}
+
+/// Runs every slice; `tamper(i, spec, out)` may change slice i's spec before it runs (a shifted
+/// offset) or its output before the master accepts it.
+template <class Tamper>
+void run_slices(KernelJob& job, std::vector<Assignment> as, Tamper tamper) {
+    job.generate();
+    job.partition(as);
+    for (std::size_t i = 0; i < as.size(); ++i) {
+        SliceSpec spec = slice_spec_from_json(to_json(job.slice_spec(as[i])));
+        Bytes out;
+        tamper(i, spec, out, true);
+        kernel_job("quad").execute(test::first_device(), spec, job.slice_input(as[i]), out);
+        tamper(i, spec, out, false);
+        job.accept_output(as[i], out);
+    }
+    job.finish();
+}
+void run_slices(KernelJob& job, std::vector<Assignment> as) {
+    run_slices(job, std::move(as), [](std::size_t, SliceSpec&, Bytes&, bool) {});
+}
+
+const char* const kIntegrands[] = {"sin", "exp", "poly", "runge"};
+
+using RoundTripParam = std::tuple<std::uint64_t, int, LocalChoice>;
+class QuadRoundTrip : public ::testing::TestWithParam<RoundTripParam> {};
+
+TEST_P(QuadRoundTrip, SlicesSumToTheIntegral) {
+    const auto [n, slices, choice] = GetParam();
+    // Spread the integrands over the cases deterministically.
+    const std::string f = kIntegrands[(n + std::uint64_t(slices) + std::uint64_t(choice)) % 4];
+    auto job = make_job(n, f, 2);
+    const auto as = plan(n, slices, choice, test::first_device().info().max_work_group_size);
+    run_slices(*job, as);
+    const Verdict v = job->verify();
+    EXPECT_TRUE(v.ok) << f << ": " << v.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, QuadRoundTrip,
+    ::testing::Combine(::testing::Values<std::uint64_t>(1, 17, 1000, 1023, 509, 65536),
+                       ::testing::Values(1, 2, 3),
+                       ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
+                                         LocalChoice::one)),
+    [](const auto& info) {
+        std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
+        s += std::to_string(std::get<0>(info.param));
+        s += "_s";
+        s += std::to_string(std::get<1>(info.param));
+        s += "_";
+        s += name(std::get<2>(info.param));
+        return s;
+    });
+
+using IntegrandParam = std::tuple<std::string, LocalChoice, std::uint64_t>;
+class QuadIntegrand : public ::testing::TestWithParam<IntegrandParam> {};
+
+TEST_P(QuadIntegrand, EveryIntegrandWithinItsBound) {
+    const auto [f, choice, n] = GetParam();
+    auto job = make_job(n, f);
+    run_slices(*job, plan(n, 3, choice, test::first_device().info().max_work_group_size));
+    const Verdict v = job->verify();
+    EXPECT_TRUE(v.ok) << v.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, QuadIntegrand,
+    ::testing::Combine(::testing::Values("sin", "exp", "poly", "runge"),
+                       ::testing::Values(LocalChoice::null, LocalChoice::div8),
+                       ::testing::Values<std::uint64_t>(1000, 262144)),
+    [](const auto& info) {
+        std::string s = std::get<0>(info.param);
+        s += "_";
+        s += name(std::get<1>(info.param));
+        s += "_n";
+        s += std::to_string(std::get<2>(info.param));
+        return s;
+    });
+
+TEST(Quad, CustomIntervalAndIterationsAgree) {
+    JobOptions o;
+    o.size = {4096, 1};
+    o.params = {{"integrand", "poly"}, {"a", -2.0}, {"b", 3.0}};
+    o.iterations = 1;
+    auto one = kernel_job("quad").make(o);
+    o.iterations = 5;
+    auto five = kernel_job("quad").make(o);
+    const auto as = plan(4096, 2, LocalChoice::div8, 4096);
+    run_slices(*one, as);
+    run_slices(*five, as);
+    EXPECT_TRUE(one->verify().ok) << one->verify().detail;
+    EXPECT_EQ(one->summary(), five->summary());
+}
+
+class QuadNegative : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(QuadNegative, DroppedSlicePartialsFail) {
+    auto job = make_job(GetParam(), "exp");
+    run_slices(*job, plan(GetParam(), 3, LocalChoice::div8, 4096),
+               [](std::size_t i, SliceSpec&, Bytes& out, bool before) {
+                   if (!before && i == 0) out.clear();
+               });
+    EXPECT_FALSE(job->verify().ok) << job->verify().detail;
+}
+
+TEST_P(QuadNegative, AbscissaeShiftedByOneIntervalFail) {
+    for (const char* f : {"exp", "runge", "poly"}) {
+        auto job = make_job(GetParam(), f);
+        run_slices(*job, plan(GetParam(), 3, LocalChoice::null, 4096),
+                   [](std::size_t i, SliceSpec& spec, Bytes&, bool before) {
+                       if (before && i == 1) spec.offset += 1;
+                   });
+        const Verdict v = job->verify();
+        EXPECT_FALSE(v.ok) << f << ": " << v.detail;
+    }
+}
+
+TEST_P(QuadNegative, MissingSliceFails) {
+    auto job = make_job(GetParam(), "sin");
+    job->generate();
+    const auto as = plan(GetParam(), 3, LocalChoice::div8, 4096);
+    for (std::size_t i = 0; i < as.size(); ++i) {
+        if (i == 2) continue;
+        Bytes out;
+        kernel_job("quad").execute(test::first_device(), job->slice_spec(as[i]), {}, out);
+        job->accept_output(as[i], out);
+    }
+    job->finish();
+    const Verdict v = job->verify();
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.detail.find("missing"), std::string::npos) << v.detail;
+}
+
+// Shifts are first-order (h * (f(end) - f(start)) of the slice), so they are caught while that
+// exceeds the FP32 bound: up to about n = 10^4 here.
+INSTANTIATE_TEST_SUITE_P(Sizes, QuadNegative, ::testing::Values<std::uint64_t>(509, 1000, 1023));
+
+TEST(Quad, EmptySliceLaunchesNothing) {
+    auto job = make_job(10, "sin");
+    Assignment a;
+    a.offset = 10;
+    a.units = 0;
+    a.global = {0, 1};
+    Bytes out{std::byte{1}};
+    const SliceTimes t = kernel_job("quad").execute(test::first_device(), job->slice_spec(a), {}, out);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(t.kernel, 0.0);
+}
+
+TEST(Quad, PartialsOverMaxAllocIsOneClearError) {
+    auto& dev = test::first_device();
+    DeviceInfo info = dev.info();
+    info.max_alloc_bytes = 64;
+    DeviceContext small(dev.device(), info);
+    auto job = make_job(1000, "sin");
+    Assignment a;
+    a.units = 1000;
+    a.global = {1000, 1};  // NULL local: room for 1000 partials
+    Bytes out;
+    try {
+        kernel_job("quad").execute(small, job->slice_spec(a), {}, out);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("largest allocation"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Quad, RejectedLocalSizeNamesKernelDeviceAndLocal) {
+    auto& dev = test::first_device();
+    const std::uint64_t too_big = dev.info().max_work_group_size * 2;
+    auto job = make_job(100, "sin");
+    Assignment a;
+    a.units = 100;
+    a.global = {too_big, 1};
+    a.local = {too_big, 1};
+    Bytes out;
+    try {
+        kernel_job("quad").execute(dev, job->slice_spec(a), {}, out);
+        FAIL() << "no error";
+    } catch (const ClError& e) {
+        const std::string w = e.what();
+        EXPECT_NE(w.find("quad.cl"), std::string::npos) << w;
+        EXPECT_NE(w.find(dev.info().name), std::string::npos) << w;
+        EXPECT_NE(w.find("local " + std::to_string(too_big)), std::string::npos) << w;
+    }
+}
+
+TEST(Quad, UnknownIntegrandIsInvalidArgument) {
+    EXPECT_THROW(make_job(10, "tan"), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace worksize

@@ -1,0 +1,345 @@
+// The "sort" job's master/worker round trip on the PoCL device: generate, splitter partition,
+// slice specs (through their JSON wire format), bitonic sort per slice, gather, verify; for awkward
+// sizes, uneven slices and local sizes NULL / a divisor >= 8 / a non-power-of-two divisor / 1;
+// plus the executor alone on odd geometries and verify()'s negative cases.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "pocl_device.hpp"
+#include "worksize/runtime/kernel_job.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize {
+namespace {
+
+enum class LocalChoice { null, div8, non_pow2, one };
+
+const char* name(LocalChoice c) {
+    switch (c) {
+        case LocalChoice::null: return "null";
+        case LocalChoice::div8: return "div8";
+        case LocalChoice::non_pow2: return "nonpow2";
+        default: return "one";
+    }
+}
+
+/// A local size of kind `c` for a slice of `units` items (a divisor of it, within `max_wg`).
+std::uint64_t pick_local(LocalChoice c, std::uint64_t units, std::uint64_t max_wg) {
+    if (units == 0 || c == LocalChoice::null) return 0;
+    if (c == LocalChoice::one) return 1;
+    std::uint64_t best = 1;
+    for (std::uint64_t d = 1; d <= std::min(units, max_wg); ++d) {
+        if (units % d) continue;
+        if (c == LocalChoice::div8 && d >= 8) return d;  // smallest divisor >= 8
+        if (c == LocalChoice::non_pow2 && !std::has_single_bit(d)) best = d;  // largest one
+        if (c == LocalChoice::div8) best = d;
+    }
+    return best;
+}
+
+/// Uneven planned slices: 1 -> 100 %, 2 -> 30/70 %, 3 -> 15/35/50 %.
+std::vector<Assignment> plan(std::uint64_t n, int slices, LocalChoice c, std::uint64_t max_wg) {
+    static const std::vector<std::vector<double>> shares = {{1.0}, {0.3, 0.7}, {0.15, 0.35, 0.5}};
+    std::vector<Assignment> as;
+    std::uint64_t off = 0;
+    for (int i = 0; i < slices; ++i) {
+        Assignment a;
+        a.device = i;
+        a.rank = 0;
+        a.offset = off;
+        a.units = i + 1 == slices ? n - off : std::uint64_t(shares[slices - 1][i] * double(n));
+        a.share = double(a.units) / double(n);
+        a.global = {a.units, 1};
+        const std::uint64_t lx = pick_local(c, a.units, max_wg);
+        a.local = {lx, lx ? 1u : 0u};
+        off += a.units;
+        as.push_back(a);
+    }
+    return as;
+}
+
+std::vector<float> as_floats(const Bytes& b) {
+    std::vector<float> v(b.size() / sizeof(float));
+    if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());
+    return v;
+}
+Bytes as_bytes(const std::vector<float>& v) {
+    Bytes b(v.size() * sizeof(float));
+    if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+
+/// Runs every slice of `as` on the test device and hands the outputs to `job`; `tamper` may
+/// change a slice's output before it is accepted.
+template <class Tamper>
+void run_slices(KernelJob& job, const std::vector<Assignment>& as, Tamper tamper) {
+    const auto& f = kernel_job("sort");
+    for (std::size_t i = 0; i < as.size(); ++i) {
+        const SliceSpec spec = slice_spec_from_json(to_json(job.slice_spec(as[i])));
+        const Bytes in = job.slice_input(as[i]);
+        Bytes out;
+        f.execute(test::first_device(), spec, in, out);
+        tamper(i, out);
+        job.accept_output(as[i], out);
+    }
+    job.finish();
+}
+void run_slices(KernelJob& job, const std::vector<Assignment>& as) {
+    run_slices(job, as, [](std::size_t, Bytes&) {});
+}
+
+std::unique_ptr<KernelJob> make_job(std::uint64_t n, std::uint64_t iterations = 1,
+                                    const std::string& dist = "mixed", std::uint64_t seed = 7) {
+    JobOptions o;
+    o.size = {n, 1};
+    o.iterations = iterations;
+    o.seed = seed;
+    o.params = {{"distribution", dist}};
+    return kernel_job("sort").make(o);
+}
+
+using RoundTripParam = std::tuple<std::uint64_t, int, LocalChoice>;
+class SortRoundTrip : public ::testing::TestWithParam<RoundTripParam> {};
+
+TEST_P(SortRoundTrip, PartitionSortGatherVerify) {
+    const auto [n, slices, choice] = GetParam();
+    auto& ctx = test::first_device();
+    auto job = make_job(n, n <= 1023 ? 2 : 1);
+    job->generate();
+    auto as = plan(n, slices, choice, ctx.info().max_work_group_size);
+    const auto planned = as;
+    job->partition(as);
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < as.size(); ++i) {
+        total += as[i].units;
+        EXPECT_GE(as[i].global.x, as[i].units);
+        if (!as[i].local.is_null()) {
+            EXPECT_EQ(as[i].global.x % as[i].local.x, 0u);
+        }
+        EXPECT_EQ(as[i].local, planned[i].local);  // the planner's local size is kept
+    }
+    EXPECT_EQ(total, n);
+    run_slices(*job, as);
+    const Verdict v = job->verify();
+    EXPECT_TRUE(v.ok) << v.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, SortRoundTrip,
+    ::testing::Combine(::testing::Values<std::uint64_t>(1, 17, 1000, 1023, 509, 65536),
+                       ::testing::Values(1, 2, 3),
+                       ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
+                                         LocalChoice::one)),
+    [](const auto& info) {
+        std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
+        s += std::to_string(std::get<0>(info.param));
+        s += "_s";
+        s += std::to_string(std::get<1>(info.param));
+        s += "_";
+        s += name(std::get<2>(info.param));
+        return s;
+    });
+
+/// The executor alone on one slice of `units` items with NDRange `global` and local size `local`.
+struct Geometry {
+    std::uint64_t units, global, local;
+};
+class SortGeometry : public ::testing::TestWithParam<Geometry> {};
+
+TEST_P(SortGeometry, SortsAnySliceGeometry) {
+    const auto g = GetParam();
+    auto job = make_job(g.units, 1, "mixed", 11);
+    job->generate();
+    Assignment a;
+    a.units = g.units;
+    a.global = {g.global, 1};
+    a.local = {g.local, g.local ? 1u : 0u};
+    SliceSpec spec = job->slice_spec(a);
+    const Bytes in = job->slice_input(a);
+    Bytes out;
+    const SliceTimes t = kernel_job("sort").execute(test::first_device(), spec, in, out);
+    auto ref = as_floats(in);
+    std::sort(ref.begin(), ref.end());
+    const auto got = as_floats(out);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(got[i], ref[i]) << "item " << i;
+    EXPECT_GT(t.kernel, 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Executor, SortGeometry,
+    ::testing::Values(Geometry{1000, 1000, 125}, Geometry{17, 17, 17}, Geometry{509, 509, 1},
+                      Geometry{1000, 1000, 0}, Geometry{1024, 1024, 256}, Geometry{1000, 1000, 8},
+                      Geometry{1000, 1024, 256}, Geometry{2, 2, 2}, Geometry{3, 3, 3},
+                      Geometry{65536, 65536, 64}, Geometry{40000, 40000, 1000},
+                      Geometry{4096, 64, 32}),
+    [](const auto& info) {
+        std::string s = "u";
+        s += std::to_string(info.param.units);
+        s += "_g";
+        s += std::to_string(info.param.global);
+        s += "_l";
+        s += std::to_string(info.param.local);
+        return s;
+    });
+
+class SortDistribution : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SortDistribution, ThreeSlicesVerify) {
+    auto job = make_job(5000, 1, GetParam());
+    job->generate();
+    auto as = plan(5000, 3, LocalChoice::div8, test::first_device().info().max_work_group_size);
+    job->partition(as);
+    run_slices(*job, as);
+    const Verdict v = job->verify();
+    EXPECT_TRUE(v.ok) << v.detail;
+}
+INSTANTIATE_TEST_SUITE_P(Inputs, SortDistribution,
+                         ::testing::Values("mixed", "uniform", "duplicates", "sorted", "reversed"));
+
+TEST(Sort, BucketsStayNearTheirPlannedShares) {
+    for (const std::string dist : {"mixed", "duplicates", "uniform"}) {
+        const std::uint64_t n = 200000;
+        auto job = make_job(n, 1, dist);
+        job->generate();
+        auto as = plan(n, 3, LocalChoice::null, 1);
+        const auto planned = as;
+        job->partition(as);
+        for (std::size_t i = 0; i < as.size(); ++i)
+            EXPECT_NEAR(double(as[i].units), double(planned[i].units), 0.03 * double(n))
+                << dist << " bucket " << i;
+    }
+}
+
+TEST(Sort, WithoutPartitionFinishMergesSortedRuns) {
+    auto job = make_job(1000);
+    job->generate();
+    auto as = plan(1000, 3, LocalChoice::non_pow2, 4096);
+    run_slices(*job, as);
+    const Verdict v = job->verify();
+    EXPECT_TRUE(v.ok) << v.detail;
+}
+
+class SortNegative : public ::testing::Test {
+protected:
+    void SetUp() override {
+        job = make_job(1000);
+        job->generate();
+        as = plan(1000, 3, LocalChoice::div8, 4096);
+        job->partition(as);
+    }
+    std::unique_ptr<KernelJob> job;
+    std::vector<Assignment> as;
+};
+
+TEST_F(SortNegative, UnsortedSliceFails) {
+    run_slices(*job, as, [](std::size_t i, Bytes& out) {
+        if (i != 1) return;
+        auto v = as_floats(out);
+        std::reverse(v.begin(), v.end());
+        out = as_bytes(v);
+    });
+    EXPECT_FALSE(job->verify().ok);
+}
+
+TEST_F(SortNegative, ChangedValueFails) {
+    run_slices(*job, as, [](std::size_t i, Bytes& out) {
+        if (i != 2) return;
+        auto v = as_floats(out);
+        v.back() = std::nextafter(v.back(), INFINITY);  // still sorted, not the input
+        out = as_bytes(v);
+    });
+    const Verdict v = job->verify();
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.detail.find("permutation"), std::string::npos) << v.detail;
+}
+
+TEST_F(SortNegative, FlippedZeroSignFails) {
+    bool flipped = false;
+    run_slices(*job, as, [&](std::size_t, Bytes& out) {
+        auto v = as_floats(out);
+        for (auto& x : v)
+            if (!flipped && x == 0.0f && std::signbit(x)) {
+                x = 0.0f;
+                flipped = true;
+            }
+        out = as_bytes(v);
+    });
+    ASSERT_TRUE(flipped);
+    EXPECT_FALSE(job->verify().ok);
+}
+
+TEST_F(SortNegative, MissingSliceFails) {
+    const auto& f = kernel_job("sort");
+    for (std::size_t i = 0; i < as.size(); ++i) {
+        if (i == 1) continue;
+        Bytes out;
+        f.execute(test::first_device(), job->slice_spec(as[i]), job->slice_input(as[i]), out);
+        job->accept_output(as[i], out);
+    }
+    job->finish();
+    const Verdict v = job->verify();
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.detail.find("missing"), std::string::npos) << v.detail;
+}
+
+TEST(Sort, EmptySliceLaunchesNothing) {
+    auto job = make_job(10);
+    Assignment a;
+    a.offset = 10;
+    a.units = 0;
+    a.global = {0, 1};
+    Bytes out{std::byte{1}};
+    const SliceTimes t = kernel_job("sort").execute(test::first_device(), job->slice_spec(a), {}, out);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(t.kernel, 0.0);
+}
+
+TEST(Sort, SliceOverMaxAllocIsOneClearError) {
+    auto& dev = test::first_device();
+    DeviceInfo info = dev.info();
+    info.max_alloc_bytes = 1024;
+    DeviceContext small(dev.device(), info);
+    auto job = make_job(1000);
+    job->generate();
+    Assignment a;
+    a.units = 1000;
+    a.global = {1000, 1};
+    Bytes out;
+    try {
+        kernel_job("sort").execute(small, job->slice_spec(a), job->slice_input(a), out);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("largest allocation"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Sort, RejectedLocalSizeNamesKernelDeviceAndLocal) {
+    auto& dev = test::first_device();
+    const std::uint64_t too_big = dev.info().max_work_group_size * 2;
+    auto job = make_job(100);
+    job->generate();
+    Assignment a;
+    a.units = 100;
+    a.global = {too_big, 1};
+    a.local = {too_big, 1};
+    Bytes out;
+    try {
+        kernel_job("sort").execute(dev, job->slice_spec(a), job->slice_input(a), out);
+        FAIL() << "no error";
+    } catch (const ClError& e) {
+        const std::string w = e.what();
+        EXPECT_NE(w.find("sort.cl"), std::string::npos) << w;
+        EXPECT_NE(w.find(dev.info().name), std::string::npos) << w;
+        EXPECT_NE(w.find("local " + std::to_string(too_big)), std::string::npos) << w;
+    }
+}
+
+}  // namespace
+}  // namespace worksize
