@@ -34,10 +34,10 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     }
     // Validate everything before any collective, identically on every rank.
     auto job = make_job(k);
-    const auto request = plan_request(k, *job);
+    (void)plan_request(k, *job);
 
     auto show = [&](const std::vector<DeviceInfo>& devices) {
-        const Plan plan = make_plan(devices, request);
+        const Plan plan = build_plan(devices, k, *job, nullptr);  // offline or live: no measuring
         if (json)
             std::cout << plan_to_json(plan).dump(2) << '\n';
         else

@@ -17,9 +17,8 @@ struct Outcome {
 /// Generate, plan, warm up (builds the programs outside the timing) and run one job.
 Outcome run_one(Cluster& c, const KernelArgs& k, int warmup) {
     auto job = make_job(k);
-    const auto request = plan_request(k, *job);
     Outcome o;
-    o.plan = make_plan(c.devices(), request);
+    o.plan = build_plan(c.devices(), k, *job, &c);
     for (int w = 0; w < warmup; ++w) {
         KernelArgs wk = k;
         wk.iterations = 1;

@@ -1,6 +1,7 @@
 // From command-line options to a KernelJob and a PlanRequest.
 #include "job_setup.hpp"
 
+#include "worksize/runtime/autotune.hpp"
 #include "worksize/scheduler/kernels.hpp"
 
 namespace worksize::cli {
@@ -17,7 +18,8 @@ po::options_description kernel_options(KernelArgs& k, const char* default_size) 
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", po::value(&k.seed)->default_value(1), "seed of the generated inputs")
         ("param", po::value(&k.params)->composing(),
-         "kernel parameter KEY=VALUE, repeatable (matmul: k; interp: scale, in_w, in_h; quad: integrand, a, b)");
+         "kernel parameter KEY=VALUE, repeatable (matmul: k; interp: scale, in_w, in_h; quad: integrand, a, b)")
+        ("db", po::value(&k.db), "calibration and tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)");
     return d;
 }
 
@@ -66,6 +68,14 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     if (r.strategy == Strategy::model || r.strategy == Strategy::oracle)
         throw InvalidArgument("strategy '" + k.strategy + "' is not available in this build yet");
     return r;
+}
+
+Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster) {
+    (void)cluster;
+    const auto request = plan_request(k, job);
+    Plan plan = make_plan(devices, request);
+    if (plan.local_policy == LocalPolicy::tuned) apply_tuned_locals(plan, devices, job, k.db);
+    return plan;
 }
 
 }  // namespace worksize::cli

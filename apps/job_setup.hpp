@@ -23,6 +23,7 @@ struct KernelArgs {
     std::string priority;
     std::uint64_t seed = 1;
     std::vector<std::string> params;
+    std::string db;  ///< calibration/tuning database path ("": the default)
 };
 
 /// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param (not --kernel).
@@ -33,5 +34,10 @@ std::unique_ptr<KernelJob> make_job(const KernelArgs& k);
 /// Dimensionality of a registered kernel.
 int kernel_dims(const std::string& kernel);
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job);
+
+/// The plan `run` and `plan` use: the request's split and local policy over `devices`, with
+/// `--local tuned` resolved from the tuning database (paper rule where it has no entry).
+/// `cluster` is null for offline plans (profile devices).
+Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster);
 
 }  // namespace worksize::cli

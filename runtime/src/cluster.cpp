@@ -146,6 +146,7 @@ struct Cluster::Impl {
     std::vector<std::string> hosts;
     std::map<int, std::unique_ptr<DeviceContext>> contexts;  // by local device index
     bool finished = false;
+    std::function<std::string(const std::string&)> collect_handler;
 
     DeviceContext& context(int index) {
         auto it = contexts.find(index);
@@ -385,6 +386,16 @@ int Cluster::serve() {
             impl_->finished = true;
             return cmd.value("code", 0);
         }
+        if (what == "collect") {
+            nlohmann::json reply = {{"ok", true}, {"data", ""}};
+            try {
+                if (impl_->collect_handler) reply["data"] = impl_->collect_handler(cmd.at("what").get<std::string>());
+            } catch (const std::exception& e) {
+                reply = {{"ok", false}, {"error", e.what()}};
+            }
+            mpi::send_json(reply, 0, kResult);
+            continue;
+        }
         if (what != "run") throw Error("unknown command '" + what + "' from rank 0");
         struct Work {
             std::size_t task;
@@ -436,6 +447,29 @@ int Cluster::serve() {
             mpi::send_bytes(w.out, 0, kResult);
         }
     }
+}
+
+void Cluster::set_collect_handler(std::function<std::string(const std::string&)> handler) {
+    impl_->collect_handler = std::move(handler);
+}
+
+std::vector<std::string> Cluster::collect(const std::string& what) {
+    if (!is_master()) throw Error("Cluster::collect is for rank 0");
+    std::vector<std::string> out;
+    out.push_back(impl_->collect_handler ? impl_->collect_handler(what) : std::string());
+    std::string failure;
+    for (int r = 1; r < impl_->env->size(); ++r) {
+        mpi::send_json({{"cmd", "collect"}, {"what", what}}, r, kCmd);
+        const auto reply = mpi::recv_json(r, kResult);
+        if (!reply.at("ok").get<bool>()) {
+            if (failure.empty()) failure = "rank " + std::to_string(r) + ": " + reply.at("error").get<std::string>();
+            out.emplace_back();
+        } else {
+            out.push_back(reply.at("data").get<std::string>());
+        }
+    }
+    if (!failure.empty()) throw Error(failure);
+    return out;
 }
 
 void Cluster::finish(int exit_code) {

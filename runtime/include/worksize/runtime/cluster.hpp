@@ -4,6 +4,7 @@
 // serve rank 0 until it says exit. Errors on any rank reach rank 0, which ends every rank.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -76,6 +77,13 @@ public:
     /// Rank 0: run `job` as planned (assignment.device indexes devices()).
     /// @throws Error naming the rank and device that failed.
     JobResult run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name);
+
+    /// Rank 0: ask every other rank for a string (e.g. its local tuning database); each rank
+    /// answers with its handler's result (set_collect_handler) or "" without one. Rank 0's own
+    /// answer is first. @throws Error naming a rank whose handler failed.
+    std::vector<std::string> collect(const std::string& what);
+    /// Every rank: how this rank answers collect(what). Rank 0 uses it for its own answer.
+    void set_collect_handler(std::function<std::string(const std::string&)> handler);
 
     /// Other ranks: execute rank 0's jobs until it says exit; returns the exit code it sent.
     int serve();
