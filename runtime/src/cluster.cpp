@@ -62,35 +62,40 @@ void maybe_inject_fault(const DeviceInfo& dev) {
     if (fault == "crash") std::_Exit(134);
 }
 
-/// Parse "R=I[+I..],R=..." into rank -> device indices.
-std::map<int, std::set<int>> parse_select(const std::string& spec) {
-    std::map<int, std::set<int>> out;
+/// Parse "R=SEL[+SEL..],R=..." into rank -> selectors; a selector is a device index or a word
+/// matched against the device's platform, name, vendor and type (e.g. "gpu", "nvidia", "pthread").
+std::map<int, std::vector<std::string>> parse_select(const std::string& spec) {
+    std::map<int, std::vector<std::string>> out;
     std::stringstream ss(spec);
     std::string part;
+    auto fail = [&] {
+        throw InvalidArgument("invalid --select '" + spec +
+                              "': expected auto, all, or RANK=DEVICE[+DEVICE...][,RANK=...] with DEVICE an "
+                              "index or a word of the device's platform, name, vendor or type");
+    };
     while (std::getline(ss, part, ',')) {
         const auto eq = part.find('=');
-        auto fail = [&] {
-            throw InvalidArgument("invalid --select '" + spec +
-                                  "': expected auto, all, or RANK=INDEX[+INDEX...][,RANK=...]");
-        };
         if (eq == std::string::npos || eq == 0 || eq + 1 == part.size()) fail();
+        int r = -1;
         try {
             std::size_t pos = 0;
-            const int r = std::stoi(part.substr(0, eq), &pos);
+            r = std::stoi(part.substr(0, eq), &pos);
             if (pos != eq || r < 0) fail();
-            std::stringstream is(part.substr(eq + 1));
-            std::string idx;
-            while (std::getline(is, idx, '+')) {
-                std::size_t p2 = 0;
-                const int i = std::stoi(idx, &p2);
-                if (p2 != idx.size() || i < 0) fail();
-                out[r].insert(i);
-            }
         } catch (const std::logic_error&) {
             fail();
         }
+        std::stringstream is(part.substr(eq + 1));
+        std::string sel;
+        while (std::getline(is, sel, '+')) {
+            if (sel.empty()) fail();
+            out[r].push_back(sel);
+        }
     }
     return out;
+}
+
+bool is_index(const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 }  // namespace
@@ -207,15 +212,24 @@ Cluster::Cluster(mpi::Environment& env, const DeviceSelection& sel) : impl_(std:
         } else {
             const auto map = parse_select(sel.spec);
             if (auto it = map.find(rank); it != map.end()) {
-                for (int i : it->second) {
-                    auto f = std::find_if(filtered.begin(), filtered.end(),
-                                          [&](const LocalDevice& d) { return d.info.index == i; });
-                    if (f == filtered.end())
-                        throw InvalidArgument("--select names device " + std::to_string(i) + " on rank " +
-                                              std::to_string(rank) + ", which has " +
-                                              std::to_string(all.size()) + " device(s)" +
-                                              (sel.filter.empty() ? "" : " matching the filter"));
-                    mine.push_back(std::move(*f));
+                std::vector<bool> taken(filtered.size(), false);
+                for (const auto& want : it->second) {
+                    bool found = false;
+                    for (std::size_t i = 0; i < filtered.size(); ++i) {
+                        const auto& d = filtered[i].info;
+                        const bool match = is_index(want)
+                                               ? d.index == std::stoi(want)
+                                               : lower(d.platform + " " + d.name + " " + d.vendor + " " +
+                                                       to_string(d.type)).find(lower(want)) != std::string::npos;
+                        if (!match) continue;
+                        found = true;
+                        if (!taken[i]) mine.push_back(filtered[i]);
+                        taken[i] = true;
+                    }
+                    if (!found)
+                        throw InvalidArgument("--select names device '" + want + "' on rank " + std::to_string(rank) +
+                                              ", which has " + std::to_string(all.size()) + " device(s)" +
+                                              (sel.filter.empty() ? "" : " matching the filter") + ": no such device");
                 }
             }
         }
