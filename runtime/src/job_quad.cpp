@@ -220,6 +220,13 @@ private:
     std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;
 };
 
+void check_alloc(const DeviceInfo& info, std::uint64_t bytes, const char* what, std::uint64_t units) {
+    if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
+        throw Error("quad: a slice of " + std::to_string(units) + " intervals needs " +
+                    std::to_string(bytes >> 20) + " MiB of " + what + ", over " + info.name +
+                    "'s largest allocation (" + std::to_string(info.max_alloc_bytes >> 20) + " MiB)");
+}
+
 SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
                         Bytes& out) {
     (void)in;  // quad has no input payload
@@ -239,54 +246,73 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
     const auto& info = ctx.info();
     const std::string where = "quad.cl trapezoid on " + info.name + " (global " + std::to_string(G) +
                               ", local " + (L ? std::to_string(L) : std::string("NULL")) + ")";
-    // A NULL local size lets the driver pick any group size, down to 1: room for G partials.
-    const std::uint64_t capacity = L ? G / L : G;
-    const std::uint64_t bytes = capacity * sizeof(float);
-    if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
-        throw Error("quad: a slice of " + std::to_string(units) + " intervals needs " +
-                    std::to_string(bytes >> 20) + " MiB of partials, over " + info.name +
-                    "'s largest allocation (" + std::to_string(info.max_alloc_bytes >> 20) + " MiB)");
     try {
         cl::Program prog = ctx.program("quad", "-DWS_INTEGRAND=" + std::to_string(f.define));
-        cl::Kernel kern(prog, "trapezoid");
-        const std::uint64_t kwg = kern.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device());
-        const std::uint64_t scratch = L ? L : kwg;
-        cl::Buffer partials(ctx.context(), CL_MEM_WRITE_ONLY, bytes);
-        cl::Buffer groups(ctx.context(), CL_MEM_WRITE_ONLY, sizeof(cl_uint));
-        const double h = (b - a) / double(n);
-        kern.setArg(0, partials);
-        kern.setArg(1, groups);
-        kern.setArg(2, cl_ulong(s.offset));
-        kern.setArg(3, cl_ulong(units));
-        kern.setArg(4, cl_float(a));
-        kern.setArg(5, cl_float(h));
-        kern.setArg(6, cl::Local(scratch * sizeof(float)));
         auto& q = ctx.queue();
-        const cl::NDRange global(G), lsz = L ? cl::NDRange(L) : cl::NullRange;
-        std::vector<cl::Event> events;
-        for (std::uint64_t r = 0; r < s.iterations; ++r) {
-            events.emplace_back();
-            q.enqueueNDRangeKernel(kern, cl::NullRange, global, lsz, nullptr, &events.back());
-            if (events.size() == 256 || r + 1 == s.iterations) {  // bounded event lists
-                q.finish();
-                for (const auto& e : events) t.kernel += event_seconds(e);
-                events.clear();
+        const double h = (b - a) / double(n);
+        const cl::NDRange global(G);
+        std::uint64_t count = 0;  // partials
+        cl::Buffer partials;
+        // R iterations of `launch`, kernel times summed with bounded event lists.
+        auto iterate = [&](auto&& launch) {
+            std::vector<cl::Event> events;
+            for (std::uint64_t r = 0; r < s.iterations; ++r) {
+                launch(events);
+                if (events.size() >= 256 || r + 1 == s.iterations) {
+                    q.finish();
+                    for (const auto& e : events) t.kernel += event_seconds(e);
+                    events.clear();
+                }
             }
-        }
-        std::uint64_t count = capacity;
-        if (!L) {
-            cl_uint g = 0;
-            cl::Event rd;
-            q.enqueueReadBuffer(groups, CL_TRUE, 0, sizeof g, &g, nullptr, &rd);
-            t.d2h += event_seconds(rd);
-            if (g == 0 || g > capacity)
-                throw Error("quad: " + where + " reported " + std::to_string(g) + " work-groups");
-            count = g;
+        };
+        if (L) {
+            // Fused kernel: one partial per work-group of the planner's size.
+            count = G / L;
+            check_alloc(info, count * sizeof(float), "partials", units);
+            cl::Kernel kern(prog, "trapezoid");
+            partials = cl::Buffer(ctx.context(), CL_MEM_WRITE_ONLY, count * sizeof(float));
+            kern.setArg(0, partials);
+            kern.setArg(1, cl_ulong(s.offset));
+            kern.setArg(2, cl_ulong(units));
+            kern.setArg(3, cl_float(a));
+            kern.setArg(4, cl_float(h));
+            kern.setArg(5, cl::Local(L * sizeof(float)));
+            iterate([&](std::vector<cl::Event>& ev) {
+                ev.emplace_back();
+                q.enqueueNDRangeKernel(kern, cl::NullRange, global, cl::NDRange(L), nullptr, &ev.back());
+            });
+        } else {
+            // NULL: the driver's NDRange writes the terms, a fixed-size reduction follows.
+            check_alloc(info, units * sizeof(float), "terms", units);
+            cl::Kernel terms_k(prog, "trapezoid_terms");
+            cl::Kernel reduce_k(prog, "reduce_terms");
+            const std::uint64_t R = std::bit_floor(std::min<std::uint64_t>(
+                {256, reduce_k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device()),
+                 std::max<std::uint64_t>(info.max_work_item_sizes[0], 1)}));
+            count = (units + R - 1) / R;
+            cl::Buffer terms(ctx.context(), CL_MEM_READ_WRITE, units * sizeof(float));
+            partials = cl::Buffer(ctx.context(), CL_MEM_WRITE_ONLY, count * sizeof(float));
+            terms_k.setArg(0, terms);
+            terms_k.setArg(1, cl_ulong(s.offset));
+            terms_k.setArg(2, cl_ulong(units));
+            terms_k.setArg(3, cl_float(a));
+            terms_k.setArg(4, cl_float(h));
+            reduce_k.setArg(0, partials);
+            reduce_k.setArg(1, terms);
+            reduce_k.setArg(2, cl_ulong(units));
+            reduce_k.setArg(3, cl::Local(R * sizeof(float)));
+            iterate([&](std::vector<cl::Event>& ev) {
+                ev.emplace_back();
+                q.enqueueNDRangeKernel(terms_k, cl::NullRange, global, cl::NullRange, nullptr, &ev.back());
+                ev.emplace_back();
+                q.enqueueNDRangeKernel(reduce_k, cl::NullRange, cl::NDRange(count * R), cl::NDRange(R),
+                                       nullptr, &ev.back());
+            });
         }
         out.resize(count * sizeof(float));
         cl::Event rd;
         q.enqueueReadBuffer(partials, CL_TRUE, 0, out.size(), out.data(), nullptr, &rd);
-        t.d2h += event_seconds(rd);
+        t.d2h = event_seconds(rd);
     } catch (const cl::Error& e) {
         rethrow_cl(e, where);
     }
