@@ -42,13 +42,18 @@ std::uint64_t npot_divisor(std::uint64_t n, std::uint64_t cap) {
     return 1;
 }
 
+/// A local size of the given kind for NDRange g, kept within the test device's limits (as the
+/// planner would: wide and tall groups become the largest settable divisor).
 LocalSize pick_local(LocalKind kind, GlobalSize g) {
+    const auto& info = test::first_device().info();
+    const std::uint64_t max_x = std::min(info.max_work_item_sizes[0], info.max_work_group_size);
+    const std::uint64_t max_y = std::min(info.max_work_item_sizes[1], info.max_work_group_size);
     switch (kind) {
         case LocalKind::null: return {0, 0};
         case LocalKind::square: return {largest_divisor(g.x, 16), largest_divisor(g.y, 16)};
         case LocalKind::npot: return {npot_divisor(g.x, 24), npot_divisor(g.y, 12)};
-        case LocalKind::wide: return {g.x, 1};
-        case LocalKind::tall: return {1, g.y};
+        case LocalKind::wide: return {largest_divisor(g.x, max_x), 1};
+        case LocalKind::tall: return {1, largest_divisor(g.y, max_y)};
     }
     return {0, 0};
 }
