@@ -106,12 +106,14 @@ std::pair<std::uint64_t, std::uint64_t> source_rows(std::uint64_t offset, std::u
 
 class InterpJob final : public KernelJob {
 public:
-    explicit InterpJob(const JobOptions& o) : out_w_(o.size.x), out_h_(o.size.y), iterations_(o.iterations), seed_(o.seed) {
+    explicit InterpJob(const JobOptions& o)
+        : out_w_(o.size.x), out_h_(o.size.y), iterations_(o.iterations), seed_(o.seed) {
         require_dim("output width", out_w_);
         require_dim("output height", out_h_);
         scale_ = param_number(o.params, "scale", 2.0);
         if (!(scale_ > 0.0) || !std::isfinite(scale_))
-            throw InvalidArgument("interp: scale must be a positive number, got " + std::to_string(scale_));
+            throw InvalidArgument("interp: scale must be a positive number, got " +
+                                  std::to_string(scale_));
         const auto from_scale = [&](std::uint64_t out) {
             return std::max<std::uint64_t>(1, std::uint64_t(std::llround(double(out) / scale_)));
         };
@@ -157,7 +159,7 @@ public:
         s.local = a.local;
         s.iterations = iterations_;
         s.params = {{"in_w", in_w_}, {"in_h", in_h_}, {"out_w", out_w_}, {"out_h", out_h_},
-                    {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},  {"src_rows", 0}};
+                    {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},   {"src_rows", 0}};
         if (a.units > 0) {
             const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
             s.params["src_row0"] = first;
@@ -188,9 +190,9 @@ public:
             const Tap ty = source_tap(y, sy_, in_h_);
             for (std::uint64_t x = 0; x < out_w_; ++x) {
                 const Tap tx = source_tap(x, sx_, in_w_);
-                const float want = blend(in_[ty.i0 * in_w_ + tx.i0], in_[ty.i0 * in_w_ + tx.i1],
-                                         in_[ty.i1 * in_w_ + tx.i0], in_[ty.i1 * in_w_ + tx.i1],
-                                         tx.w, ty.w);
+                const float want =
+                    blend(in_[ty.i0 * in_w_ + tx.i0], in_[ty.i0 * in_w_ + tx.i1],
+                          in_[ty.i1 * in_w_ + tx.i0], in_[ty.i1 * in_w_ + tx.i1], tx.w, ty.w);
                 const float got = out_[y * out_w_ + x];
                 if (std::memcmp(&got, &want, sizeof(float)) != 0) {
                     char buf[200];
@@ -209,10 +211,10 @@ public:
 
     std::string summary() const override {
         char buf[160];
-        std::snprintf(buf, sizeof buf, "out(%llux%llu) = bilinear(in(%llux%llu)), scale %.6g x %.6g",
-                      (unsigned long long)out_w_, (unsigned long long)out_h_,
-                      (unsigned long long)in_w_, (unsigned long long)in_h_, 1.0 / double(sx_),
-                      1.0 / double(sy_));
+        std::snprintf(
+            buf, sizeof buf, "out(%llux%llu) = bilinear(in(%llux%llu)), scale %.6g x %.6g",
+            (unsigned long long)out_w_, (unsigned long long)out_h_, (unsigned long long)in_w_,
+            (unsigned long long)in_h_, 1.0 / double(sx_), 1.0 / double(sy_));
         return buf;
     }
 
@@ -228,7 +230,8 @@ std::uint64_t spec_u64(const SliceSpec& s, const char* key) {
     try {
         return s.params.at(key).get<std::uint64_t>();
     } catch (const nlohmann::json::exception&) {
-        throw InvalidArgument(std::string("interp: slice parameter '") + key + "' missing or invalid");
+        throw InvalidArgument(std::string("interp: slice parameter '") + key +
+                              "' missing or invalid");
     }
 }
 
@@ -262,15 +265,16 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         throw InvalidArgument("interp: slice input has " + std::to_string(in.size()) +
                               " bytes, expected " + std::to_string(in_bytes));
     const std::uint64_t limit = ctx.info().max_alloc_bytes;
-    for (const auto& [what, bytes] : {std::pair{"its input rows", in_bytes}, std::pair{"its output rows", out_bytes}})
+    for (const auto& [what, bytes] :
+         {std::pair{"its input rows", in_bytes}, std::pair{"its output rows", out_bytes}})
         if (limit != 0 && bytes > limit)
             throw Error(std::string("interp slice needs ") + size_text(bytes) + " for " + what +
                         ", more than the " + size_text(limit) +
                         " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
 
     cl::Program program = ctx.program("interp");
-    const std::string where = "kernel interp_bilinear on " + ctx.info().name + " with local size " +
-                              local_text(s.local);
+    const std::string where =
+        "kernel interp_bilinear on " + ctx.info().name + " with local size " + local_text(s.local);
     try {
         cl::CommandQueue& queue = ctx.queue();
         cl::Buffer in_buf(ctx.context(), CL_MEM_READ_ONLY, in_bytes);
@@ -294,7 +298,8 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         const cl::NDRange local =
             s.local.is_null() ? cl::NullRange : cl::NDRange(s.local.x, s.local.y);
         std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
-        for (auto& ev : runs) queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
+        for (auto& ev : runs)
+            queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
 
         out.resize(out_bytes);
         cl::Event r;

@@ -58,8 +58,8 @@ std::uint64_t param_u64(const nlohmann::json& p, const char* key, std::uint64_t 
         }
     } catch (const std::exception&) {
     }
-    throw InvalidArgument(std::string("matmul: parameter '") + key + "' must be a positive integer, got " +
-                          v.dump());
+    throw InvalidArgument(std::string("matmul: parameter '") + key +
+                          "' must be a positive integer, got " + v.dump());
 }
 
 void require_positive_int(const char* what, std::uint64_t v) {
@@ -260,7 +260,8 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     check_alloc(ctx, "its rows of C", c_bytes);
 
     cl::Program program = ctx.program("matmul", "-DWPT=" + std::to_string(kWpt));
-    std::string where = "kernel matmul on " + ctx.info().name + " with local size " + local_text(s.local);
+    std::string where =
+        "kernel matmul on " + ctx.info().name + " with local size " + local_text(s.local);
     try {
         const cl::Context& context = ctx.context();
         cl::CommandQueue& queue = ctx.queue();
@@ -279,7 +280,8 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
             const std::uint64_t floats_per_k = s.local.y * kWpt + s.local.x;
             const std::uint64_t local_mem = ctx.info().local_mem_bytes;
             for (const std::uint64_t budget : {std::min(kTileBudget, local_mem), local_mem}) {
-                tk = std::min<std::uint64_t>({kMaxTileDepth, k, budget / (floats_per_k * sizeof(float))});
+                tk = std::min<std::uint64_t>(
+                    {kMaxTileDepth, k, budget / (floats_per_k * sizeof(float))});
                 if (tk > 0) break;
             }
         }
@@ -311,7 +313,8 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         }
         const cl::NDRange global(s.global.x, s.global.y);
         std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
-        for (auto& ev : runs) queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
+        for (auto& ev : runs)
+            queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
 
         out.resize(c_bytes);
         cl::Event rc;
