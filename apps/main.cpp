@@ -16,6 +16,7 @@ const char* kUsage =
     "  devices    list every rank's OpenCL devices (compute units, PEs, limits)\n"
     "  plan       recommend each device's global share, local size and shape for a kernel\n"
     "  run        run a sample kernel split across the devices and verify it\n"
+    "  tune       tune local work sizes on every device into the database (--report: compare)\n"
     "\n"
     "Run `worksize <command> --help` for a command's options. Under MPI: mpiexec -n N worksize ...\n";
 
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
         if (cmd == "devices") return cli::cmd_devices(*env, args);
         if (cmd == "plan") return cli::cmd_plan(*env, args);
         if (cmd == "run") return cli::cmd_run(*env, args);
-        throw InvalidArgument("unknown command '" + cmd + "' (commands: devices, plan, run; see worksize --help)");
+        if (cmd == "tune") return cli::cmd_tune(*env, args);
+        throw InvalidArgument("unknown command '" + cmd + "' (commands: devices, plan, run, tune; see worksize --help)");
     } catch (const InvalidArgument& e) {
         if (master) std::cerr << "worksize: error: " << e.what() << '\n';
         return cli::kUsage;

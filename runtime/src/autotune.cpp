@@ -1,16 +1,319 @@
-// Local work-size autotuning (placeholder until the tuner lands: keeps the paper's rule).
+// Local work-size autotuning on live devices and `--local tuned` (see autotune.hpp and
+// docs/tuning.md).
 #include "worksize/runtime/autotune.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+#include "worksize/scheduler/planner.hpp"
 
 namespace worksize {
 
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string local_text(const LocalSize& l) {
+    return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
+}
+
+std::string seconds_text(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+    return buf;
+}
+
+/// The whole problem on device `device`, nothing on the others.
+Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, const KernelJob& job) {
+    PlanRequest r;
+    r.kernel = job.descriptor();
+    r.global = job.problem();
+    r.strategy = Strategy::even;
+    r.local_policy = LocalPolicy::paper;
+    r.granule = job.granule();
+    std::vector<double> w(devices.size(), 0.0);
+    w.at(static_cast<std::size_t>(device)) = 1.0;
+    r.weights = w;
+    return make_plan(devices, r);
+}
+
+/// Does `local` fit a slice of `global` on `dev` as a uniform launch?
+bool fits(const LocalSize& local, const GlobalSize& global, const DeviceInfo& dev, int dims, std::string* why) {
+    auto no = [&](const std::string& w) {
+        if (why) *why = w;
+        return false;
+    };
+    if (local.x == 0 || local.y == 0) return no("zero local size");
+    if (dims == 1 && local.y != 1) return no("2-D local size for a 1-D kernel");
+    if (global.x % local.x != 0 || global.y % local.y != 0)
+        return no("local " + local_text(local) + " does not divide the slice's global (" + std::to_string(global.x) +
+                  "," + std::to_string(global.y) + ")");
+    if (dev.max_work_group_size && local.x * local.y > dev.max_work_group_size)
+        return no("local " + local_text(local) + " exceeds the device's max work-group size " +
+                  std::to_string(dev.max_work_group_size));
+    if (dev.max_work_item_sizes[0] && local.x > dev.max_work_item_sizes[0]) return no("x exceeds max work-item size");
+    if (dims == 2 && dev.max_work_item_sizes[1] && local.y > dev.max_work_item_sizes[1])
+        return no("y exceeds max work-item size");
+    return true;
+}
+
+/// floor(log2) of each dimension, parsed back from size_class() text ("x2^10.y2^9").
+bool parse_class(const std::string& c, int& lx, int& ly) {
+    return std::sscanf(c.c_str(), "x2^%d.y2^%d", &lx, &ly) == 2;
+}
+
+}  // namespace
+
+std::string resolve_db_path(const std::string& db_path) { return db_path.empty() ? default_db_path() : db_path; }
+
+nlohmann::json tuning_params(const KernelJob& job) {
+    const GlobalSize g = job.problem();
+    const int dims = job.descriptor().dims;
+    Assignment a;
+    a.units = dims == 2 ? g.y : g.x;
+    a.global = g;
+    a.share = 1.0;
+    nlohmann::json p = job.slice_spec(a).params;
+    if (!p.is_object()) return nlohmann::json::object();
+    for (const char* geometry : {"m", "n", "in_w", "in_h", "out_w", "out_h", "src_row0", "src_rows"}) p.erase(geometry);
+    if (p.contains("k") && p["k"].is_number_unsigned()) {
+        const auto k = p["k"].get<std::uint64_t>();
+        p["k"] = "2^" + std::to_string(k ? std::bit_width(k) - 1 : 0);
+    }
+    return p;
+}
+
 void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job,
-                        const std::string& db_path) {
-    (void)devices;
-    (void)job;
-    (void)db_path;
-    for (auto& a : plan.assignments)
-        if (a.units > 0 && a.local_rule.rfind("paper (no tuned entry)", 0) != 0)
-            a.local_rule = "paper (no tuned entry): " + a.local_rule;
+                        const std::string& db_path, std::vector<std::string>* warnings) {
+    std::vector<std::string> notes;
+    auto warn = [&](const std::string& w) {
+        if (std::find(notes.begin(), notes.end(), w) == notes.end()) notes.push_back(w);
+    };
+    std::optional<Store> store;
+    std::string why_none = "no database";
+    try {
+        store = Store::open(resolve_db_path(db_path), CorruptPolicy::report_and_ignore);
+        for (const auto& w : store->warnings()) warn(w);
+        why_none = "none in " + store->path();
+    } catch (const Error& e) {
+        warn(std::string("tuning database not used: ") + e.what());
+    }
+    const nlohmann::json params = tuning_params(job);
+    for (auto& a : plan.assignments) {
+        if (a.units == 0) continue;
+        const DeviceInfo& dev = devices.at(static_cast<std::size_t>(a.device));
+        bool done = false;
+        std::string reason = why_none;
+        if (store) {
+            const DeviceFingerprint fp = fingerprint_of(dev);
+            std::vector<std::string> w;
+            const auto rec = store->find_tuning(fp, plan.kernel, params, a.global, &w);
+            for (const auto& s : w) warn(s);
+            const std::string cls = size_class(a.global);
+            std::string why;
+            if (rec && fits(rec->best, a.global, dev, plan.dims, &why)) {
+                a.local = rec->best;
+                a.local_rule = "tuned (db entry " + cls + ", " + rec->strategy + " search, " +
+                               std::to_string(rec->measured) + "/" + std::to_string(rec->candidates) +
+                               " measured, " + seconds_text(rec->best_s) + ")";
+                done = true;
+            } else {
+                if (rec) reason = "entry for " + cls + " unusable: " + why;
+                // Nearest size class of the same device, kernel and parameters that fits.
+                int lx = 0, ly = 0;
+                parse_class(cls, lx, ly);
+                int best_dist = std::numeric_limits<int>::max();
+                std::optional<TuningRecord> best;
+                std::string best_cls;
+                for (const auto& e : store->entries()) {
+                    if (e.key.kind != EntryKind::tuning || !(e.key.device == fp) || e.key.kernel != plan.kernel ||
+                        e.key.params != params || e.key.size_class == cls)
+                        continue;
+                    int ex = 0, ey = 0;
+                    if (!parse_class(e.key.size_class, ex, ey)) continue;
+                    try {
+                        const auto r = tuning_record_from_json(e.payload);
+                        if (!fits(r.best, a.global, dev, plan.dims, nullptr)) continue;
+                        const int d = std::abs(ex - lx) + std::abs(ey - ly);
+                        if (d < best_dist) {
+                            best_dist = d;
+                            best = r;
+                            best_cls = e.key.size_class;
+                        }
+                    } catch (const InvalidArgument& ex2) {
+                        warn("ignoring unusable tuning entry for '" + plan.kernel + "' " + e.key.size_class + ": " +
+                             ex2.what());
+                    }
+                }
+                if (best) {
+                    a.local = best->best;
+                    a.local_rule = "tuned (nearest db entry " + best_cls + " for slice class " + cls + ", " +
+                                   best->strategy + " search, " + seconds_text(best->best_s) + ")";
+                    done = true;
+                } else if (!rec) {
+                    reason = "none for " + cls + " in " + store->path();
+                }
+            }
+        }
+        if (!done && a.local_rule.rfind("paper (no tuned entry", 0) != 0)
+            a.local_rule = "paper (no tuned entry: " + reason + "): " + a.local_rule;
+    }
+    for (const auto& n : notes) {
+        if (warnings)
+            warnings->push_back(n);
+        else
+            std::cerr << "worksize: warning: " << n << '\n';
+    }
+}
+
+// --- LocalTuner -------------------------------------------------------------------------------
+
+LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobMaker make_job, MeasureOptions measure)
+    : cluster_(cluster), kernel_(std::move(kernel)), make_(std::move(make_job)), mopts_(measure) {
+    if (mopts_.repeats < 1) throw InvalidArgument("tune: repeats must be at least 1");
+    if (mopts_.warmup < 0) throw InvalidArgument("tune: warm-up runs must be >= 0");
+    if (!make_) throw InvalidArgument("tune: no job maker");
+    proto_ = make_();
+}
+
+LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobOptions options, MeasureOptions measure)
+    : LocalTuner(cluster, kernel, [kernel, options] { return kernel_job(kernel).make(options); }, measure) {}
+
+std::vector<CandidateScore> LocalTuner::ranked(int device) const {
+    const DeviceInfo& dev = this->device(device);
+    KernelLimits limits;  // the device's; kernel-specific limits surface as launch failures
+    const auto cands = local_candidates(dev, limits, size(), dims());
+    if (cands.empty()) return {};
+    return rank_candidates(dev, limits, cands, priority());
+}
+
+const DeviceInfo& LocalTuner::device(int index) const {
+    return cluster_.devices().at(static_cast<std::size_t>(index));
+}
+
+LocalSize LocalTuner::paper_local(int device, std::string* rule) const {
+    const Plan p = single_device_plan(cluster_.devices(), device, *proto_);
+    const auto& a = p.assignments.at(static_cast<std::size_t>(device));
+    if (rule) *rule = a.local_rule;
+    return a.local;
+}
+
+ConfigTime LocalTuner::measure(int device, LocalSize local) {
+    const auto key = std::make_tuple(device, local.x, local.y);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    ConfigTime t;
+    try {
+        Plan plan = single_device_plan(cluster_.devices(), device, *proto_);
+        plan.assignments.at(static_cast<std::size_t>(device)).local = local;
+        std::vector<double> times;
+        for (int r = 0; r < mopts_.warmup + mopts_.repeats; ++r) {
+            auto job = make_();
+            job->generate();
+            const JobResult res = cluster_.run(*job, plan.assignments, kernel_);
+            if (!res.verdict.ok) throw Error("wrong result with local " + local_text(local) + ": " + res.verdict.detail);
+            if (r < mopts_.warmup) continue;
+            for (const auto& d : res.devices)
+                if (d.assignment.device == device) times.push_back(d.times.kernel);
+        }
+        if (times.size() != std::size_t(mopts_.repeats)) throw Error("no kernel time reported for the device");
+        std::sort(times.begin(), times.end());
+        const std::size_t n = times.size();
+        t.seconds = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+        t.ok = std::isfinite(t.seconds) && t.seconds > 0;
+        if (!t.ok) t.error = "kernel time " + std::to_string(t.seconds) + " s is not a valid time";
+    } catch (const JobAborted&) {
+        throw;  // a rank is gone: the cluster cannot go on
+    } catch (const Error& e) {
+        t.ok = false;
+        t.error = e.what();
+    }
+    if (!t.ok) t.seconds = kNaN;
+    cache_[key] = t;
+    if (hook_) hook_(device, local, t);
+    return t;
+}
+
+TuneResult LocalTuner::tune(int device, const TuneOptions& options) {
+    const auto r = ranked(device);
+    if (r.empty()) throw InvalidArgument("tune: no valid local size for '" + kernel_ + "' on device " + std::to_string(device));
+    return worksize::tune(r, [&](const LocalSize& l) {
+        const ConfigTime t = measure(device, l);
+        if (!t.ok) throw Error(t.error);
+        return t.seconds;
+    }, options);
+}
+
+TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& guided, TuneResult* exhaustive_out,
+                              TuneResult* guided_out) {
+    TuneReportRow row;
+    row.kernel = tuner.kernel();
+    row.device = device;
+    row.rank = tuner.device(device).rank;
+    row.device_name = tuner.device(device).name;
+    row.size = tuner.size();
+    row.dims = tuner.dims();
+    TuneOptions ex = guided;
+    ex.strategy = SearchStrategy::exhaustive;
+    const TuneResult e = tuner.tune(device, ex);
+    TuneOptions gd = guided;
+    gd.strategy = SearchStrategy::guided;
+    const TuneResult g = tuner.tune(device, gd);  // replays on the cached exhaustive times
+    row.candidates = e.candidates;
+    row.failed = e.failed;
+    row.measured = g.measured;
+    row.best_local = e.best;
+    row.exhaustive_best_s = e.found ? e.best_s : kNaN;
+    row.tuned_local = g.best;
+    row.tuned_s = g.found ? g.best_s : kNaN;
+    row.paper_local = tuner.paper_local(device, &row.paper_rule);
+    const ConfigTime p = tuner.measure(device, row.paper_local);
+    row.paper_s = p.ok ? p.seconds : kNaN;
+    const ConfigTime n = tuner.measure(device, LocalSize{});
+    row.null_s = n.ok ? n.seconds : kNaN;
+    for (const auto& m : e.measurements) row.heatmap.push_back({m.local, m.ok ? m.seconds : kNaN});
+    std::sort(row.heatmap.begin(), row.heatmap.end(), [](const auto& a, const auto& b) {
+        return a.first.y != b.first.y ? a.first.y < b.first.y : a.first.x < b.first.x;
+    });
+    if (exhaustive_out) *exhaustive_out = e;
+    if (guided_out) *guided_out = g;
+    return row;
+}
+
+nlohmann::json to_json(const TuneReportRow& r) {
+    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    auto ratio = [&](double a, double b) { return std::isfinite(a) && std::isfinite(b) && b > 0 ? num(a / b) : nlohmann::json(nullptr); };
+    auto loc = [](const LocalSize& l) { return nlohmann::json::array({l.x, l.y}); };
+    nlohmann::json heat = nlohmann::json::array();
+    for (const auto& [l, s] : r.heatmap) heat.push_back({{"x", l.x}, {"y", l.y}, {"seconds", num(s)}});
+    return {{"kernel", r.kernel},
+            {"device", r.device_name},
+            {"device_index", r.device},
+            {"rank", r.rank},
+            {"size", r.dims == 2 ? nlohmann::json::array({r.size.x, r.size.y}) : nlohmann::json::array({r.size.x})},
+            {"tuned_s", num(r.tuned_s)},
+            {"tuned_local", loc(r.tuned_local)},
+            {"exhaustive_best_s", num(r.exhaustive_best_s)},
+            {"exhaustive_best_local", loc(r.best_local)},
+            {"paper_s", num(r.paper_s)},
+            {"paper_local", loc(r.paper_local)},
+            {"paper_rule", r.paper_rule},
+            {"null_s", num(r.null_s)},
+            {"measured", r.measured},
+            {"candidates", r.candidates},
+            {"failed", r.failed},
+            // > 1: the tuned choice is faster by this factor.
+            {"gain_over_null", ratio(r.null_s, r.tuned_s)},
+            {"gain_over_paper", ratio(r.paper_s, r.tuned_s)},
+            // >= 1: how much slower the tuned choice is than the exhaustive best.
+            {"tuned_over_exhaustive", ratio(r.tuned_s, r.exhaustive_best_s)},
+            {"heatmap", heat}};
+}
+
+void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, const TuningRecord& record) {
+    store.put_tuning(fingerprint_of(device), tuner.kernel(), tuning_params(tuner.job()), tuner.size(), record);
 }
 
 }  // namespace worksize

@@ -1,18 +1,130 @@
-// Local work-size autotuning on live devices, and its use in plans (`--local tuned`).
+// Local work-size autotuning on live devices (docs/tuning.md), and its use in plans
+// (`--local tuned`). The tuner core (candidates, ranking, search) is the scheduler's
+// tuning.hpp; this layer measures candidates through Cluster::run, one device at a time with
+// the whole problem, and reads and writes the tuning entries of the database (store.hpp).
 #pragma once
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/kernel_job.hpp"
+#include "worksize/scheduler/store.hpp"
+#include "worksize/scheduler/tuning.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
 
-/// Replace each assignment's local size by the tuning database's entry for its device, kernel
-/// and slice size class; assignments without an entry keep the paper's rule, and their
-/// local_rule says so. `db_path` "" means the default database.
+/// Replace each assignment's local size by the tuning database's entry for its device, kernel,
+/// kernel parameters and slice size class; an entry is used only if its local size divides the
+/// slice's global size and fits the device. Without a usable entry of the slice's own size
+/// class, the entry of the nearest size class of the same device, kernel and parameters whose
+/// local size fits the slice is used (local_rule says so). Otherwise the paper's rule stays and
+/// local_rule starts with "paper (no tuned entry)". Database problems (damaged or stale
+/// entries, unreadable file) are written to `warnings` (or stderr when null) and never used.
+/// `db_path` "" means the default database.
 void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job,
-                        const std::string& db_path);
+                        const std::string& db_path, std::vector<std::string>* warnings = nullptr);
+
+/// The kernel parameters a tuning entry is keyed by: the job's slice parameters for the whole
+/// problem without the ones that only describe the geometry (m, n, in_w, in_h, out_w, out_h,
+/// src_row0, src_rows); a numeric matmul depth "k" becomes its power-of-two class "2^N".
+nlohmann::json tuning_params(const KernelJob& job);
+
+/// `db_path`, or the default database path when it is "".
+std::string resolve_db_path(const std::string& db_path);
+
+/// How each candidate is timed.
+struct MeasureOptions {
+    int warmup = 1;   ///< untimed runs first (PoCL compiles a kernel per local size)
+    int repeats = 3;  ///< timed runs; the median kernel time counts
+};
+
+/// One configuration's time on one device.
+struct ConfigTime {
+    bool ok = false;
+    double seconds = 0;  ///< median OpenCL kernel time of all iterations of one run; NaN if !ok
+    std::string error;   ///< why it failed (launch/build error, wrong result)
+};
+
+/// Tunes one kernel at one size on the devices of a cluster (rank 0). Every configuration runs
+/// the whole problem on one device (the others get no work) through Cluster::run; a launch or
+/// build failure (worksize::Error) or a wrong result makes the configuration fail, never the
+/// tuner. Times are cached per (device, local size), so that a report's exhaustive table, its
+/// guided replay and the paper/NULL baselines measure each configuration once.
+class LocalTuner {
+public:
+    /// `make_job` makes a fresh job of the kernel at the tuning size (inputs not generated);
+    /// every run gets its own, so that no state carries over between runs.
+    using JobMaker = std::function<std::unique_ptr<KernelJob>()>;
+    LocalTuner(Cluster& cluster, std::string kernel, JobMaker make_job, MeasureOptions measure = {});
+    /// The registered job `kernel` with these options.
+    LocalTuner(Cluster& cluster, std::string kernel, JobOptions options, MeasureOptions measure = {});
+
+    const std::string& kernel() const { return kernel_; }
+    const KernelJob& job() const { return *proto_; }
+    GlobalSize size() const { return proto_->problem(); }
+    int dims() const { return proto_->descriptor().dims; }
+    Priority priority() const { return proto_->descriptor().default_priority; }
+    const DeviceInfo& device(int index) const;  ///< the cluster's device (rank 0's numbering)
+
+    /// Valid candidates for the device (device limits; kernel-specific limits show up as
+    /// launch failures), ranked by the analytic model, best first.
+    std::vector<CandidateScore> ranked(int device) const;
+    /// The paper's local size for the device and its rule text.
+    LocalSize paper_local(int device, std::string* rule = nullptr) const;
+
+    /// Time one configuration ({0,0}: NULL), cached.
+    ConfigTime measure(int device, LocalSize local);
+    /// Called after every configuration actually launched (not on cache hits).
+    void on_measured(std::function<void(int device, LocalSize, const ConfigTime&)> f) { hook_ = std::move(f); }
+
+    /// Run the search on one device with live (or cached) measurements.
+    TuneResult tune(int device, const TuneOptions& options);
+
+private:
+    Cluster& cluster_;
+    std::string kernel_;
+    JobMaker make_;
+    MeasureOptions mopts_;
+    std::unique_ptr<KernelJob> proto_;
+    std::map<std::tuple<int, std::uint64_t, std::uint64_t>, ConfigTime> cache_;
+    std::function<void(int, LocalSize, const ConfigTime&)> hook_;
+};
+
+/// One kernel on one device in `worksize tune --report`.
+struct TuneReportRow {
+    std::string kernel;
+    int device = 0;
+    int rank = 0;
+    std::string device_name;
+    GlobalSize size;
+    int dims = 1;
+    LocalSize tuned_local, best_local, paper_local;
+    std::string paper_rule;
+    double tuned_s = 0, exhaustive_best_s = 0, paper_s = 0, null_s = 0;  ///< NaN when failed
+    std::size_t measured = 0;    ///< configurations the guided search launched
+    std::size_t candidates = 0;  ///< all valid candidates
+    std::size_t failed = 0;      ///< candidates that failed in the exhaustive sweep
+    /// The exhaustive sweep: (x, y) -> seconds (NaN: failed).
+    std::vector<std::pair<LocalSize, double>> heatmap;
+};
+
+/// Measure every candidate (exhaustive), replay the guided search on those times, and time the
+/// paper's rule and NULL. `guided` sets the guided search's budget.
+TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& guided, TuneResult* exhaustive = nullptr,
+                              TuneResult* guided_result = nullptr);
+
+nlohmann::json to_json(const TuneReportRow& r);
+
+/// Save `record` for the tuner's kernel, size and device into `store`.
+void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, const TuningRecord& record);
 
 }  // namespace worksize

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `worksize tune` plumbing on PoCL (no timing asserts): exhaustive and guided tuning into a
+# temporary database, the report's JSON and heat map, `plan --local tuned` with an entry,
+# without one and with a damaged one, and failing configurations never stored.
+ws=$1; src=$2
+source "$src/tests/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
+db="$tmp/db.json"
+fast=(--iterations 1 --repeats 1 --warmup 0)
+
+run 300 "$ws" tune --kernel matmul --size 16 --search exhaustive --db "$db" "${fast[@]}"
+expect_rc 0 "tune matmul 16 exhaustive"
+expect_out "^matmul .* yes" "summary row says stored"
+if jq -e '[.entries[] | select(.kind == "tuning" and .kernel == "matmul")] | length == 1' "$db" >/dev/null; then
+  ok "one matmul tuning entry in the database"; else bad "no matmul tuning entry in $db"; fi
+mm_local=$(jq -c '[.entries[] | select(.kernel == "matmul")][0].payload.local' "$db")
+mm_meas=$(jq '[.entries[] | select(.kernel == "matmul")][0].payload | .measured == .candidates' "$db")
+[ "$mm_meas" = true ] && ok "exhaustive measured every candidate" || bad "exhaustive entry: measured != candidates"
+
+run 300 "$ws" tune --kernel quad --size 1024 --size sort=256 --db "$db" "${fast[@]}"
+expect_rc 2 "--size KERNEL=S for a kernel not tuned is a usage error"
+for k in "quad 1024" "sort 256"; do
+  set -- $k
+  run 300 "$ws" tune --kernel "$1" --size "$2" --search guided --db "$db" "${fast[@]}"
+  expect_rc 0 "tune $1 $2 guided"
+done
+if jq -e '[.entries[] | select(.kind == "tuning")] | length == 3' "$db" >/dev/null; then
+  ok "three tuning entries"; else bad "expected 3 tuning entries in $db"; fi
+
+# The report: every field, guided measured <= 20 % of the candidates, heat map CSV.
+run 400 "$ws" tune --report --json --kernel all --size matmul=16 --size interp=16 --size sort=256 --size quad=1024 \
+  --db "$tmp/report-db.json" --heatmap-csv "$tmp/heat.csv" "${fast[@]}"
+expect_rc 0 "tune --report --json over the four kernels"
+cp "$out" "$tmp/report.json"
+expect_jq '.results | length == 4' "one result per kernel and device"
+expect_jq '[.results[] | has("kernel","device","size","tuned_s","exhaustive_best_s","paper_s","null_s","measured","candidates","gain_over_null","gain_over_paper")] | all' "every report field"
+expect_jq '[.results[] | .measured <= .candidates] | all' "measured <= candidates"
+expect_jq '[.results[] | select(.candidates >= 10) | .measured <= 0.2 * .candidates] | all' "guided measures <= 20 % of >= 10 candidates"
+expect_jq '[.results[] | .exhaustive_best_s <= .tuned_s] | all' "the exhaustive best is no slower than the guided choice"
+expect_jq '[.results[] | (.heatmap | length) == .candidates] | all' "heat map covers every candidate"
+if [ "$(grep -c '^matmul,0,' "$tmp/heat.csv")" -eq "$(jq '.results[] | select(.kernel == "matmul") | .candidates' "$tmp/report.json")" ]; then
+  ok "heat-map CSV has a row per matmul candidate"; else bad "heat-map CSV rows"; fi
+if command -v gnuplot >/dev/null; then
+  run 60 bash "$src/docs/plot_heatmap.sh" "$tmp/heat.csv" matmul 0 "$tmp/matmul.png"
+  if [ "$rc" -eq 0 ] && [ -s "$tmp/matmul.png" ]; then ok "gnuplot heat map PNG"; else bad "plot_heatmap.sh failed"; fi
+fi
+run 400 "$ws" tune --report --kernel matmul --size 16 --db "$tmp/report-db.json" "${fast[@]}"
+expect_out "^Heat map, matmul" "text report has a heat map"
+expect_out "^y.x +1 +2 +4 +8 +16 *$" "heat map columns are the x divisors"
+
+# plan --local tuned: the tuned entry, the paper rule without one, a damaged entry ignored.
+run 60 "$ws" plan --kernel matmul --size 16 --local tuned --db "$db" --json
+expect_rc 0 "plan --local tuned"
+expect_jq ".assignments[0].local == $mm_local" "plan takes the tuned local size $mm_local"
+expect_jq '.assignments[0].local_rule | startswith("tuned (db entry")' "local_rule names the tuned entry"
+run 60 "$ws" plan --kernel matmul --size 16 --local tuned --db "$tmp/none.json" --json
+expect_jq '.assignments[0].local_rule | startswith("paper (no tuned entry")' "no database: paper rule"
+run 60 "$ws" plan --kernel interp --size 16 --local tuned --db "$db" --json
+expect_jq '.assignments[0].local_rule | startswith("paper (no tuned entry")' "no entry for the kernel: paper rule"
+jq '(.entries[] | select(.kernel == "matmul") | .payload.local) |= [1,1]' "$db" >"$tmp/bad.json"
+run 60 "$ws" plan --kernel matmul --size 16 --local tuned --db "$tmp/bad.json" --json
+expect_rc 0 "plan with a damaged entry"
+expect_jq '.assignments[0].local_rule | startswith("paper (no tuned entry")' "damaged entry not used"
+if grep -q "corrupt tuning entry for kernel 'matmul'" "$err"; then ok "damaged entry reported"; else bad "damaged entry not reported"; fi
+run 120 "$ws" run matmul --size 16 --local tuned --db "$db" --json
+expect_rc 0 "run --local tuned verifies"
+expect_jq ".devices[0].local == $mm_local" "run uses the tuned local size"
+
+# Failing configurations are skipped and never stored.
+before=$(jq -c '.entries | length' "$db")
+WORKSIZE_FAULT=execute run 120 "$ws" tune --kernel quad --size 1024 --search guided --db "$db" "${fast[@]}"
+expect_rc 1 "every configuration failing is a failure"
+if grep -q "nothing stored" "$err"; then ok "says nothing was stored"; else bad "no 'nothing stored' message"; fi
+[ "$(jq -c '.entries | length' "$db")" = "$before" ] && ok "database unchanged" || bad "database changed"
+finish
