@@ -272,6 +272,26 @@ LocalSize paper_local_2d(const DeviceInfo& dev, GlobalSize global, Priority prio
     return {1, ys.back()};
 }
 
+std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
+    std::uint64_t granule = request.granule;
+    if (!request.align_1d_to_groups || request.kernel.dims != 1 || request.local_policy == LocalPolicy::null)
+        return granule;
+    // Whole work-groups (METHOD.md 1.1 allows it): a power of two >= the largest PEs per CU,
+    // within every device's work-group limit, so the 1-D rule finds a divisor >= PEs/CU on
+    // every slice instead of falling back to tiny local sizes on awkward slice lengths.
+    std::uint64_t pes = 1, limit = ~std::uint64_t{0};
+    for (const auto& d : devices) {
+        pes = std::max<std::uint64_t>(pes, d.pes_per_cu);
+        if (d.max_work_group_size > 0) limit = std::min(limit, d.max_work_group_size);
+        if (d.max_work_item_sizes[0] > 0) limit = std::min(limit, d.max_work_item_sizes[0]);
+    }
+    std::uint64_t g = 1;
+    while (g < pes && g * 2 <= limit) g *= 2;
+    const std::uint64_t total = request.global.x;
+    if (total < g * devices.size()) return granule;  // too small to align: keep whole items
+    return std::lcm(granule, g);
+}
+
 Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
     const KernelDescriptor& kd = request.kernel;
     const GlobalSize g = request.global;
@@ -347,7 +367,7 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
     }
 
     const std::uint64_t total_units = kd.dims == 2 ? g.y : g.x;
-    const auto units = round_to_units(weights, total_units, request.granule);
+    const auto units = round_to_units(weights, total_units, split_granule(devices, request));
 
     std::uint64_t offset = 0;
     for (std::size_t i = 0; i < devices.size(); ++i) {

@@ -407,6 +407,7 @@ TEST(MakePlan, OneDimensionalSortSplitsItems) {
     req.kernel = describe_kernel(KernelKind::sort, {1u << 18, 1});
     req.global = {1u << 18, 1};
     req.strategy = Strategy::pe_ratio;
+    req.align_1d_to_groups = false;  // the paper's rounding: whole items
     const Plan plan = make_plan({quadro(), gts()}, req);
     ASSERT_EQ(plan.assignments.size(), 2u);
     EXPECT_EQ(plan.assignments[0].units + plan.assignments[1].units, 1u << 18);
@@ -414,6 +415,31 @@ TEST(MakePlan, OneDimensionalSortSplitsItems) {
     EXPECT_EQ(plan.assignments[0].units, 157286u);  // 0.6 x 262144 = 157286.4
     EXPECT_DOUBLE_EQ(plan.k, 1.0);
     EXPECT_EQ(plan.assignments[1].global.x % plan.assignments[1].local.x, 0u);
+}
+
+TEST(MakePlan, OneDimensionalSharesAlignToWorkGroups) {
+    // Slices of whole work-groups: every slice gets a local size >= its PEs per CU, where
+    // whole-item rounding (157286 = 2 x 78643) leaves the paper's rule a local size of 2.
+    PlanRequest req;
+    req.kernel = describe_kernel(KernelKind::sort, {1u << 18, 1});
+    req.global = {1u << 18, 1};
+    req.strategy = Strategy::pe_ratio;
+    EXPECT_EQ(split_granule({quadro(), gts()}, req), 64u);  // power of two >= 48 PEs/CU
+    const std::vector<DeviceInfo> devs{quadro(), gts()};
+    const Plan plan = make_plan(devs, req);
+    ASSERT_EQ(plan.assignments.size(), 2u);
+    EXPECT_EQ(plan.assignments[0].units + plan.assignments[1].units, 1u << 18);
+    for (const auto& a : plan.assignments) {
+        EXPECT_EQ(a.units % 64, 0u);
+        EXPECT_GE(a.local.x, devs[std::size_t(a.device)].pes_per_cu);
+        EXPECT_EQ(a.global.x % a.local.x, 0u);
+    }
+    EXPECT_NEAR(plan.assignments[0].share, 0.6, 64.0 / (1u << 18));
+    req.local_policy = LocalPolicy::null;  // NULL: nothing to align to
+    EXPECT_EQ(split_granule({quadro(), gts()}, req), 1u);
+    req.local_policy = LocalPolicy::paper;
+    req.global = {100, 1};  // too small to align
+    EXPECT_EQ(split_granule({quadro(), gts()}, req), 1u);
 }
 
 TEST(MakePlan, Errors) {

@@ -54,7 +54,14 @@ struct PlanRequest {
     std::optional<std::vector<double>> weights;
     /// Split granule in units (rows or items): e.g. a kernel that needs whole tiles.
     std::uint64_t granule = 1;
+    /// 1-D kernels with a set local size: round shares to whole work-groups (a power of two
+    /// >= the largest PEs per CU) so every slice has a good divisor. The paper rounds to whole
+    /// items; set false to reproduce that exactly.
+    bool align_1d_to_groups = true;
 };
+
+/// The split granule make_plan uses for `request` over `devices` (see align_1d_to_groups).
+std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRequest& request);
 
 /// Make a plan over `devices` (all of them; a device may end with zero units).
 /// @throws InvalidArgument on size 0, no devices, or a size no device can take.
