@@ -1,5 +1,5 @@
 # Heat map of local size (x, y) -> kernel time, like the paper's Tables 5-6.
-# Input: a data file of "ix iy ms" rows (ix, iy: indices of x and y among the values tried) as
+# Input: a data file of "ix iy ms \"label\"" rows (ix, iy: indices of x and y among the values tried) as
 # docs/plot_heatmap.sh writes it. Variables (gnuplot -e): datafile, outfile, titletext,
 # xtics_spec, ytics_spec (gnuplot tic lists such as '("1" 0, "2" 1)').
 if (!exists("datafile")) datafile = "heatmap.dat"
@@ -20,4 +20,4 @@ set view map
 set key off
 # Failed / absent shapes are NaN and stay blank.
 plot datafile using 1:2:3 with image, \
-     datafile using 1:2:(sprintf("%.3g", $3)) with labels font ",8"
+     datafile using 1:2:4 with labels font ",8"

@@ -17,10 +17,14 @@ xs=$(printf '%s\n' "$rows" | awk -F, '{ print $4 }' | sort -n -u)
 ys=$(printf '%s\n' "$rows" | awk -F, '{ print $5 }' | sort -n -u)
 tics() { awk 'BEGIN { s = "(" } { s = s (NR > 1 ? ", " : "") "\"" $1 "\" " NR - 1 } END { print s ")" }'; }
 xt=$(printf '%s\n' "$xs" | tics); yt=$(printf '%s\n' "$ys" | tics)
+# A full grid in scan order (y outer, x inner), NaN where a shape was no candidate or failed:
+# gnuplot's "with image" needs every cell.
 printf '%s\n' "$rows" | awk -F, -v xs="$(echo $xs)" -v ys="$(echo $ys)" '
-  BEGIN { nx = split(xs, X, " "); ny = split(ys, Y, " ");
-          for (i = 1; i <= nx; i++) ix[X[i]] = i - 1; for (j = 1; j <= ny; j++) iy[Y[j]] = j - 1 }
-  { print ix[$4], iy[$5], $6 }' >"$dat"
+  { t[$4 "," $5] = $6 }
+  END { nx = split(xs, X, " "); ny = split(ys, Y, " ");
+        for (j = 1; j <= ny; j++) for (i = 1; i <= nx; i++) {
+          k = X[i] "," Y[j]; v = (k in t) ? t[k] : "NaN";
+          print i - 1, j - 1, v, "\"" ((v == "NaN") ? "" : sprintf("%.3g", v)) "\"" } }' >"$dat"
 gnuplot -e "datafile='$dat'; outfile='$png'; titletext='$kernel on $name: kernel time (ms) by local size'; xtics_spec='$xt'; ytics_spec='$yt'" \
   "$here/plot_heatmap.gnuplot"
 echo "$png"
