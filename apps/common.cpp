@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -109,7 +110,7 @@ void Progress::step(const std::string& what) {
     ++n_;
     if (tty_) {
         const int width = 30;
-        const int fill = total_ ? static_cast<int>(width * n_ / total_) : width;
+        const int fill = total_ ? static_cast<int>(width * std::min(n_, total_) / total_) : width;
         std::cerr << '\r' << label_ << " [" << std::string(static_cast<std::size_t>(fill), '=')
                   << std::string(static_cast<std::size_t>(width - fill), ' ') << "] " << n_ << '/' << total_
                   << (what.empty() ? "" : " " + what) << "\033[K" << std::flush;

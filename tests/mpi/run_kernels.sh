@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every sample kernel, run split over three ranks whose PoCL devices have 2, 1 and 2 compute units
+# (rank 0 the master, ranks 1 and 2 workers), with awkward sizes, under every split strategy and
+# local-size policy; each result is verified by rank 0 against a CPU reference.
+ws=$1; mpx=$2
+source "$(dirname "$0")/../lib.sh"
+db=$(mktemp -d)/db.json   # empty tuning database: --local tuned falls back to the paper's rule
+
+declare -A sizes=([matmul]="17 1 67x23 100" [interp]="17 1 101x37 128" [sort]="1000 1 509 4099" [quad]="1023 1 509 100003")
+for k in matmul interp sort quad; do
+  read -r -a sz <<<"${sizes[$k]}"
+  i=0
+  for strategy in even pe-ratio paper; do
+    for local in null paper tuned; do
+      s=${sz[$((i % ${#sz[@]}))]}; i=$((i+1))
+      mpmd_cmd "$mpx" "$ws" "2 1 2" run "$k" --size "$s" --strategy "$strategy" --local "$local" --db "$db" --iterations 2 --json
+      run 120 "${MPMD[@]}"
+      if [ "$rc" -eq 0 ] && jq -e '.verified == true and (.devices | length) == 2 and ([.devices[].rank] == [1,2])' "$out" >/dev/null; then
+        ok "$k size $s $strategy/$local: verified on ranks 1 and 2"
+      else
+        bad "$k size $s $strategy/$local"
+      fi
+    done
+  done
+done
+# The shares follow the CU counts (1-CU rank 1 gets less) and the JSON carries the time breakdown.
+mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 100000 --strategy pe-ratio --json; run 120 "${MPMD[@]}"
+expect_jq '.devices[0].share < .devices[1].share' "pe-ratio: the 1-CU rank gets the smaller share"
+expect_jq '[.devices[].times | has("send","h2d","kernel","d2h","recv")] | all' "time breakdown per device"
+expect_jq '.makespan_s > 0 and .kernel == "quad" and (.size | length) == 2' "makespan and size"
+mpmd_cmd "$mpx" "$ws" "2 1 2" run matmul --size 48 --master-works; run 120 "${MPMD[@]}"
+expect_rc 0 "matmul with rank 0 working too"
+expect_out "verified" "table ends with the verdict"
+finish
