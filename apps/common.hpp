@@ -61,6 +61,8 @@ private:
 int cmd_devices(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_run(mpi::Environment& env, const std::vector<std::string>& args);
+int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args);
+int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args);
 
 }  // namespace worksize::cli

@@ -1,8 +1,11 @@
 // From command-line options to a KernelJob and a PlanRequest.
 #include "job_setup.hpp"
 
+#include <iostream>
+
 #include "worksize/runtime/autotune.hpp"
 #include "worksize/scheduler/kernels.hpp"
+#include "worksize/scheduler/store.hpp"
 
 namespace worksize::cli {
 
@@ -29,13 +32,8 @@ int kernel_dims(const std::string& kernel) {
     return describe_kernel(parse_kernel(kernel), GlobalSize{1, 1}).dims;
 }
 
-std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
-    const auto& f = kernel_job(k.kernel);  // throws InvalidArgument for an unknown kernel
-    JobOptions o;
-    o.size = parse_size(k.size, kernel_dims(k.kernel));
-    if (k.iterations == 0) throw InvalidArgument("--iterations must be at least 1");
-    o.iterations = k.iterations;
-    o.seed = k.seed;
+nlohmann::json kernel_params(const KernelArgs& k) {
+    nlohmann::json params = nlohmann::json::object();
     for (const auto& p : k.params) {
         const auto eq = p.find('=');
         if (eq == std::string::npos || eq == 0)
@@ -45,15 +43,42 @@ std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
             std::size_t pos = 0;
             const double v = std::stod(value, &pos);
             if (pos == value.size()) {
-                o.params[key] = v;
+                params[key] = v;
                 continue;
             }
         } catch (const std::logic_error&) {
         }
-        o.params[key] = value;
+        params[key] = value;
     }
+    return params;
+}
+
+std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
+    const auto& f = kernel_job(k.kernel);  // throws InvalidArgument for an unknown kernel
+    JobOptions o;
+    o.size = parse_size(k.size, kernel_dims(k.kernel));
+    if (k.iterations == 0) throw InvalidArgument("--iterations must be at least 1");
+    o.iterations = k.iterations;
+    o.seed = k.seed;
+    o.params = kernel_params(k);
     return f.make(o);
 }
+
+std::string db_path(const KernelArgs& k) { return k.db.empty() ? default_db_path() : k.db; }
+
+GlobalSize job_size(const KernelArgs& k) { return parse_size(k.size, kernel_dims(k.kernel)); }
+
+JobMaker job_maker(const KernelArgs& k) {
+    return [k](GlobalSize size, std::uint64_t iterations) {
+        KernelArgs kk = k;
+        kk.size = kernel_dims(k.kernel) == 2 ? std::to_string(size.x) + "x" + std::to_string(size.y)
+                                             : std::to_string(size.x);
+        kk.iterations = iterations;
+        return make_job(kk);
+    };
+}
+
+nlohmann::json model_key(const KernelArgs& k) { return model_params_key(kernel_params(k), parse_local_policy(k.local)); }
 
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     PlanRequest r;
@@ -65,17 +90,92 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     r.local_policy = parse_local_policy(k.local);
     if (!k.priority.empty()) r.priority = parse_priority(k.priority);
     r.granule = job.granule();
-    if (r.strategy == Strategy::model || r.strategy == Strategy::oracle)
-        throw InvalidArgument("strategy '" + k.strategy + "' is not available in this build yet");
     return r;
 }
 
-Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster) {
-    (void)cluster;
+namespace {
+
+Plan model_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job,
+                const PlanRequest& request, PlanExtras* extras) {
+    const std::string path = db_path(k);
+    const Store store = Store::open(path);
+    std::vector<std::string> missing;
+    const auto models = load_models(store, devices, k.kernel, model_key(k), missing);
+    if (!missing.empty())
+        throw Error(missing.front() + " (database " + path + "): run `worksize calibrate --kernel " + k.kernel +
+                    "`" + (k.db.empty() ? "" : " --db " + k.db));
+    if (extras)
+        for (const auto& w : store.warnings()) extras->warnings.push_back(w);
+    const SplitJob sj = split_job_for(job, k.iterations);
+    const SplitResult best = optimise_split(models, sj);
+    std::vector<double> weights;
+    for (auto u : best.units) weights.push_back(double(u) / double(sj.total_units));
+    Plan plan = plan_with_weights(devices, request, weights, job, k.db);
+    std::vector<std::uint64_t> units(devices.size(), 0);
+    for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
+    const SplitResult ev = evaluate_split(models, sj, units);
+    plan.predicted_makespan_s = ev.makespan_s;
+    for (auto& a : plan.assignments) {
+        const auto i = std::size_t(a.device);
+        if (a.units > 0) {
+            a.predicted_s = ev.finish_s.at(i);
+        } else {
+            const std::string why = i < best.reasons.size() ? best.reasons[i] : "";
+            a.note = "no work: " + (why.empty() ? std::string("the model gives it none") : why);
+        }
+    }
+    return plan;
+}
+
+}  // namespace
+
+Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
+                PlanExtras* extras) {
     const auto request = plan_request(k, job);
+    if (request.strategy == Strategy::model) return model_plan(devices, k, job, request, extras);
+    if (request.strategy == Strategy::oracle) {
+        if (!cluster)
+            throw InvalidArgument("strategy oracle searches the split by running the job: use it with "
+                                  "`worksize run` or `worksize bench`, not `plan`");
+        OracleOptions oo;
+        Progress progress("oracle " + k.kernel, oracle_steps(devices.size(), oo));
+        auto res = oracle_search(*cluster, job_maker(k), job_size(k), request, k.kernel, k.db, oo,
+                                 [&](const std::string& what) { progress.step(what); });
+        progress.done();
+        Plan plan = plan_with_weights(devices, request, res.weights, job, k.db);
+        for (auto& a : plan.assignments)
+            if (a.units == 0) a.note = "no work: the best measured split leaves it out";
+        if (extras) extras->oracle = std::move(res);
+        return plan;
+    }
     Plan plan = make_plan(devices, request);
     if (plan.local_policy == LocalPolicy::tuned) apply_tuned_locals(plan, devices, job, k.db);
     return plan;
+}
+
+CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
+                                      int min_repeats, int max_repeats) {
+    CalibrationOptions o;
+    const int dims = kernel_dims(k.kernel);
+    for (const auto& s : sizes) o.sizes.push_back(parse_size(s, dims));
+    o.iterations = k.iterations;
+    o.local = parse_local_policy(k.local);
+    if (!k.priority.empty()) {
+        o.priority = parse_priority(k.priority);
+        o.priority_given = true;
+    }
+    o.db_path = k.db;
+    o.min_repeats = min_repeats;
+    o.max_repeats = max_repeats;
+    const std::string path = db_path(k);
+    Store store = Store::open(path);
+    for (const auto& w : store.warnings()) std::cerr << "worksize: warning: " << w << '\n';
+    Progress progress("calibrate " + k.kernel, calibration_steps(c.devices().size(), o));
+    auto res = calibrate(c, k.kernel, job_maker(k), o, [&](const std::string& what) { progress.step(what); });
+    progress.done();
+    store_calibration(store, c.devices(), res, model_key(k));
+    store.save();
+    return res;
 }
 
 }  // namespace worksize::cli

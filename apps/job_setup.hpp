@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "worksize/runtime/calibration.hpp"
 #include "worksize/runtime/kernel_job.hpp"
 #include "worksize/scheduler/planner.hpp"
 
@@ -34,10 +35,34 @@ std::unique_ptr<KernelJob> make_job(const KernelArgs& k);
 /// Dimensionality of a registered kernel.
 int kernel_dims(const std::string& kernel);
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job);
+/// The kernel parameters of --param as JSON (numbers where they parse).
+nlohmann::json kernel_params(const KernelArgs& k);
+/// The database path: --db, else the default (WORKSIZE_DB, XDG cache, ~/.cache).
+std::string db_path(const KernelArgs& k);
+/// The job's parsed --size, and a maker of jobs of these options at any size and iterations.
+GlobalSize job_size(const KernelArgs& k);
+JobMaker job_maker(const KernelArgs& k);
+/// Database key parameters of the models for these options.
+nlohmann::json model_key(const KernelArgs& k);
+
+/// What build_plan found besides the plan.
+struct PlanExtras {
+    std::optional<OracleResult> oracle;  ///< oracle: the search and its points
+    std::vector<std::string> warnings;   ///< model: problems in the database not fatal to the plan
+};
 
 /// The plan `run` and `plan` use: the request's split and local policy over `devices`, with
 /// `--local tuned` resolved from the tuning database (paper rule where it has no entry).
-/// `cluster` is null for offline plans (profile devices).
-Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster);
+/// `model`: each device's model from the database, split by optimise_split (predicted times,
+/// left-out devices noted); throws Error naming the first device without a usable model.
+/// `oracle`: searches the split by running the job on `cluster` (progress on stderr); throws
+/// InvalidArgument without a cluster. `cluster` is null for offline plans (profile devices).
+Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
+                PlanExtras* extras = nullptr);
+
+/// Calibrate `kernel` (with k's params, iterations and local policy) on every device and store
+/// the models in k's database; progress on stderr. Used by `calibrate` and by `bench`.
+CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
+                                      int min_repeats, int max_repeats);
 
 }  // namespace worksize::cli

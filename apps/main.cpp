@@ -16,6 +16,8 @@ const char* kUsage =
     "  devices    list every rank's OpenCL devices (compute units, PEs, limits)\n"
     "  plan       recommend each device's global share, local size and shape for a kernel\n"
     "  run        run a sample kernel split across the devices and verify it\n"
+    "  calibrate  fit each device's cost model of a kernel from short runs (for --strategy model)\n"
+    "  bench      compare split strategies (even, pe-ratio, paper, model, oracle) on a kernel\n"
     "  tune       tune local work sizes on every device into the database (--report: compare)\n"
     "\n"
     "Run `worksize <command> --help` for a command's options. Under MPI: mpiexec -n N worksize ...\n";
@@ -48,7 +50,10 @@ int main(int argc, char** argv) {
         if (cmd == "plan") return cli::cmd_plan(*env, args);
         if (cmd == "run") return cli::cmd_run(*env, args);
         if (cmd == "tune") return cli::cmd_tune(*env, args);
-        throw InvalidArgument("unknown command '" + cmd + "' (commands: devices, plan, run, tune; see worksize --help)");
+        if (cmd == "calibrate") return cli::cmd_calibrate(*env, args);
+        if (cmd == "bench") return cli::cmd_bench(*env, args);
+        throw InvalidArgument("unknown command '" + cmd +
+                              "' (commands: devices, plan, run, tune, calibrate, bench; see worksize --help)");
     } catch (const InvalidArgument& e) {
         if (master) std::cerr << "worksize: error: " << e.what() << '\n';
         return cli::kUsage;

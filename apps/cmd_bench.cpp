@@ -1,0 +1,300 @@
+// `worksize bench`: run a kernel under several split strategies and compare them with the oracle.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "job_setup.hpp"
+#include "plan_output.hpp"
+#include "worksize/scheduler/kernels.hpp"
+#include "worksize/scheduler/store.hpp"
+
+namespace worksize::cli {
+
+namespace {
+
+struct Row {
+    std::string strategy;
+    Plan plan;
+    double makespan_s = 0;       ///< median of the repeats
+    double predicted_s = -1;     ///< model's prediction of this split (<0: no models)
+    double efficiency = 0;       ///< mean busy (done_s) over working devices / max
+    double small_share = 0;
+    bool verified = true;
+    double ratio = -1;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+std::string sweep_path(const std::string& csv) {
+    const auto slash = csv.find_last_of('/');
+    const auto dot = csv.find_last_of('.');
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return csv + "-sweep";
+    return csv.substr(0, dot) + "-sweep" + csv.substr(dot);
+}
+
+bool starts_empty(const std::string& path) {
+    std::ifstream f(path);
+    return !f || f.peek() == std::ifstream::traits_type::eof();
+}
+
+std::string num(double v) {
+    std::ostringstream os;
+    os.precision(9);
+    os << v;
+    return os.str();
+}
+
+int small_device_of(const std::vector<DeviceInfo>& devs) {
+    int s = 0;
+    for (std::size_t i = 1; i < devs.size(); ++i)
+        if (devs[i].total_pes() < devs[std::size_t(s)].total_pes()) s = int(i);
+    return s;
+}
+
+}  // namespace
+
+int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
+    KernelArgs k;
+    DeviceSelection sel;
+    bool help = false, sweep = false, append = false, no_calibrate = false;
+    std::string strategies_arg = "even,pe-ratio,paper,model,oracle", csv, calib_sizes;
+    int repeats = 3;
+    po::options_description desc("worksize bench --kernel K --size S [options]");
+    desc.add_options()
+        ("help,h", po::bool_switch(&help), "show this help")
+        ("kernel", po::value(&k.kernel), "kernel: matmul, interp, sort, quad")
+        ("strategies", po::value(&strategies_arg)->default_value(strategies_arg),
+         "comma-separated split strategies to compare")
+        ("repeats", po::value(&repeats)->default_value(3), "timed runs per strategy (median), after one warm-up")
+        ("csv", po::value(&csv), "write one row per strategy to this CSV file")
+        ("append", po::bool_switch(&append), "append to the CSV files (header only when they are new)")
+        ("sweep", po::bool_switch(&sweep),
+         "also write the oracle's scan (makespan against the shares) to the CSV name with -sweep")
+        ("calibration-sizes", po::value(&calib_sizes),
+         "sizes for the automatic calibration when the database has no model (comma-separated)")
+        ("no-calibrate", po::bool_switch(&no_calibrate),
+         "fail instead of calibrating when the model strategy has no calibration");
+    desc.add(kernel_options(k, "512"));
+    desc.add(selection_options(sel));
+    po::positional_options_description pos;
+    pos.add("kernel", 1);
+    const auto vm = parse(args, desc, &pos);
+    if (help) {
+        if (env.rank() == 0) std::cout << desc << '\n';
+        return kOk;
+    }
+    if (k.kernel.empty()) throw InvalidArgument("bench needs --kernel (matmul, interp, sort or quad)");
+    if (!vm["strategy"].defaulted()) throw InvalidArgument("bench takes --strategies (a list), not --strategy");
+    if (vm.count("ops")) throw InvalidArgument("bench does not take --ops");
+    if (repeats < 1) throw InvalidArgument("--repeats must be at least 1");
+    const auto strategies = split_commas(strategies_arg);
+    if (strategies.empty()) throw InvalidArgument("--strategies is empty");
+    bool has_model = false, has_oracle = false;
+    for (const auto& s : strategies) {
+        const Strategy st = parse_strategy(s);
+        has_model |= st == Strategy::model;
+        has_oracle |= st == Strategy::oracle;
+    }
+    if (sweep && (!has_oracle || csv.empty())) throw InvalidArgument("--sweep needs --csv and oracle among --strategies");
+    const auto calib = calib_sizes.empty() ? default_calibration_sizes(k.kernel) : split_commas(calib_sizes);
+    {
+        auto probe = make_job(k);
+        (void)plan_request(k, *probe);
+        KernelArgs ck = k;
+        for (const auto& s : calib) {
+            ck.size = s;
+            (void)make_job(ck);
+        }
+    }
+    const std::string path = db_path(k);
+
+    return with_cluster(env, sel, [&](Cluster& c) {
+        const auto& devs = c.devices();
+        // Models: from the database, else calibrate now (unless --no-calibrate).
+        std::vector<CostModel> models;
+        bool models_ok = false;
+        double calib_s = 0;
+        std::string calib_source = "none";
+        {
+            std::vector<std::string> missing;
+            const Store store = Store::open(path);
+            models = load_models(store, devs, k.kernel, model_key(k), missing);
+            models_ok = missing.empty();
+            if (models_ok) {
+                calib_source = "reused";
+                std::cout << "calibration: reused from the database " << path << '\n';
+            } else if (has_model) {
+                if (no_calibrate)
+                    throw Error(missing.front() + " (database " + path + "): run `worksize calibrate --kernel " +
+                                k.kernel + "`");
+                std::cout << "calibration: " << missing.front() << "; calibrating now\n";
+                const auto res = calibrate_and_store(c, k, calib, 3, 15);
+                calib_s = res.seconds;
+                calib_source = "measured";
+                std::cout << "calibration: measured in " << fmt(calib_s, 2) << " s (" << res.runs
+                          << " runs), stored in " << path << '\n';
+                missing.clear();
+                models = load_models(Store::open(path), devs, k.kernel, model_key(k), missing);
+                models_ok = missing.empty();
+            }
+        }
+
+        const int small = small_device_of(devs);
+        Progress progress("bench " + k.kernel, strategies.size() * std::size_t(repeats + 1));
+        std::vector<Row> rows;
+        std::optional<OracleResult> oracle;
+        bool all_ok = true;
+        for (const auto& sname : strategies) {
+            KernelArgs ks = k;
+            ks.strategy = sname;
+            auto probe = make_job(ks);
+            PlanExtras extras;
+            Row row;
+            row.strategy = sname;
+            row.plan = build_plan(devs, ks, *probe, &c, &extras);
+            if (extras.oracle) oracle = extras.oracle;
+            // One warm-up at iterations 1 (program builds), then the timed repeats.
+            {
+                KernelArgs wk = ks;
+                wk.iterations = 1;
+                auto warm = make_job(wk);
+                warm->generate();
+                c.run(*warm, row.plan.assignments, k.kernel);
+                progress.step(sname + " warm-up");
+            }
+            std::vector<std::pair<double, JobResult>> runs;
+            for (int r = 0; r < repeats; ++r) {
+                auto job = make_job(ks);
+                job->generate();
+                auto res = c.run(*job, row.plan.assignments, k.kernel);
+                row.verified = row.verified && res.verdict.ok;
+                const double m = res.makespan_s;
+                runs.emplace_back(m, std::move(res));
+                progress.step(sname + " run " + std::to_string(r + 1));
+            }
+            std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            const auto& mid = runs[runs.size() / 2];
+            row.makespan_s = runs.size() % 2 ? mid.first : 0.5 * (runs[runs.size() / 2 - 1].first + mid.first);
+            double sum = 0, mx = 0;
+            int n = 0;
+            for (const auto& d : mid.second.devices) {
+                if (d.assignment.units == 0) continue;
+                sum += d.done_s;
+                mx = std::max(mx, d.done_s);
+                ++n;
+            }
+            row.efficiency = n > 0 && mx > 0 ? sum / double(n) / mx : 0;
+            if (models_ok) {
+                std::vector<std::uint64_t> units(devs.size(), 0);
+                for (const auto& a : row.plan.assignments) units.at(std::size_t(a.device)) = a.units;
+                row.predicted_s = evaluate_split(models, split_job_for(*probe, k.iterations), units).makespan_s;
+            }
+            for (const auto& a : row.plan.assignments)
+                if (a.device == small) row.small_share = a.share;
+            all_ok = all_ok && row.verified;
+            rows.push_back(std::move(row));
+        }
+        progress.done();
+        double oracle_s = -1;
+        for (const auto& r : rows)
+            if (r.plan.strategy == Strategy::oracle) oracle_s = r.makespan_s;
+        for (auto& r : rows)
+            if (oracle_s > 0) r.ratio = r.makespan_s / oracle_s;
+
+        // Table.
+        std::cout << "kernel " << k.kernel << ", size " << k.size << ", " << k.iterations
+                  << " iteration(s), local " << k.local << ", " << repeats << " timed run(s) per strategy (median)\n";
+        std::vector<std::string> head = {"strategy"};
+        for (const auto& d : devs) head.push_back("d" + std::to_string(d.index) + "@r" + std::to_string(d.rank) + " %");
+        for (const char* h : {"makespan ms", "/ oracle", "predicted ms", "pred err %", "balance %", "verified"})
+            head.push_back(h);
+        Table t(head);
+        for (const auto& r : rows) {
+            std::vector<std::string> line = {r.strategy};
+            for (std::size_t i = 0; i < devs.size(); ++i) {
+                double share = 0;
+                for (const auto& a : r.plan.assignments)
+                    if (a.device == int(i)) share = a.share;
+                line.push_back(fmt(share * 100, 1));
+            }
+            line.push_back(fmt_ms(r.makespan_s));
+            line.push_back(r.ratio > 0 ? fmt(r.ratio, 3) : "-");
+            line.push_back(r.predicted_s >= 0 ? fmt_ms(r.predicted_s) : "-");
+            line.push_back(r.predicted_s >= 0 && r.makespan_s > 0 ? fmt((r.predicted_s / r.makespan_s - 1) * 100, 1)
+                                                                 : "-");
+            line.push_back(fmt(r.efficiency * 100, 1));
+            line.push_back(r.verified ? "yes" : "NO");
+            t.add(line);
+        }
+        std::cout << t.str();
+        if (oracle) std::cout << "oracle: " << oracle->points.size() << " splits measured in " << oracle->runs << " runs\n";
+        double model_job = -1;
+        for (const auto& r : rows)
+            if (r.plan.strategy == Strategy::model) model_job = r.makespan_s;
+        if (calib_source == "measured" && model_job > 0)
+            std::cout << "calibration time " << fmt(calib_s, 2) << " s = " << fmt(calib_s / model_job * 100, 1)
+                      << " % of the model-planned job (" << fmt_ms(model_job) << " ms)\n";
+        else if (calib_source == "reused")
+            std::cout << "calibration time 0 s: reused from the database\n";
+
+        if (!csv.empty()) {
+            const bool header = !append || starts_empty(csv);
+            std::ofstream f(csv, append ? std::ios::app : std::ios::trunc);
+            if (!f) throw Error("cannot write CSV '" + csv + "'");
+            if (header) {
+                f << "kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,efficiency,small_share,"
+                     "verified,calibration,calibration_s";
+                for (std::size_t i = 0; i < devs.size(); ++i) f << ",share_d" << i;
+                f << '\n';
+            }
+            for (const auto& r : rows) {
+                f << k.kernel << ',' << k.size << ',' << k.iterations << ',' << r.strategy << ',' << num(r.makespan_s)
+                  << ',' << (r.ratio > 0 ? num(r.ratio) : "") << ',' << (r.predicted_s >= 0 ? num(r.predicted_s) : "")
+                  << ',' << num(r.efficiency) << ',' << num(r.small_share) << ',' << (r.verified ? 1 : 0) << ','
+                  << calib_source << ',' << num(calib_s);
+                for (std::size_t i = 0; i < devs.size(); ++i) {
+                    double share = 0;
+                    for (const auto& a : r.plan.assignments)
+                        if (a.device == int(i)) share = a.share;
+                    f << ',' << num(share);
+                }
+                f << '\n';
+            }
+            if (!f) throw Error("cannot write CSV '" + csv + "'");
+            if (sweep && oracle) {
+                const std::string sp = sweep_path(csv);
+                const bool sheader = !append || starts_empty(sp);
+                std::ofstream g(sp, append ? std::ios::app : std::ios::trunc);
+                if (!g) throw Error("cannot write CSV '" + sp + "'");
+                if (sheader) {
+                    g << "kernel,size,iterations,small_share,makespan_s";
+                    for (std::size_t i = 0; i < devs.size(); ++i) g << ",share_d" << i;
+                    g << '\n';
+                }
+                auto pts = oracle->points;
+                std::sort(pts.begin(), pts.end(), [&](const auto& a, const auto& b) {
+                    return a.shares.at(std::size_t(small)) < b.shares.at(std::size_t(small));
+                });
+                for (const auto& p : pts) {
+                    g << k.kernel << ',' << k.size << ',' << k.iterations << ',' << num(p.shares.at(std::size_t(small)))
+                      << ',' << num(p.makespan_s);
+                    for (double s : p.shares) g << ',' << num(s);
+                    g << '\n';
+                }
+                if (!g) throw Error("cannot write CSV '" + sp + "'");
+            }
+        }
+        return all_ok ? kOk : kWrong;
+    });
+}
+
+}  // namespace worksize::cli

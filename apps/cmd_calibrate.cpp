@@ -1,0 +1,133 @@
+// `worksize calibrate`: fit each device's cost model of a kernel from short runs and store it.
+#include <iostream>
+#include <sstream>
+
+#include "job_setup.hpp"
+#include "worksize/scheduler/kernels.hpp"
+
+namespace worksize::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+    std::vector<std::string> out;
+    for (const auto& item : items) {
+        std::stringstream ss(item);
+        std::string s;
+        while (std::getline(ss, s, ','))
+            if (!s.empty()) out.push_back(s);
+    }
+    return out;
+}
+
+/// "a ms + b ns/unit" of one phase.
+std::string phase_text(const PhaseModel& p, const char* unit, double scale) {
+    if (p.fixed_s == 0 && p.per_x_s == 0) return "-";
+    return fmt(p.fixed_s * 1e3, 3) + " ms + " + fmt(p.per_x_s * scale, 3) + " " + unit;
+}
+
+}  // namespace
+
+int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
+    KernelArgs k;
+    DeviceSelection sel;
+    bool json = false, help = false;
+    std::string kernel = "all";
+    std::vector<std::string> sizes_arg;
+    int min_repeats = 3, max_repeats = 15;
+    po::options_description desc("worksize calibrate [--kernel K|all] [options]");
+    desc.add_options()
+        ("help,h", po::bool_switch(&help), "show this help")
+        ("kernel", po::value(&kernel)->default_value("all"), "kernel to calibrate: matmul, interp, sort, quad or all")
+        ("sizes", po::value(&sizes_arg)->multitoken()->composing(),
+         "calibration sizes, comma- or space-separated (default per kernel, e.g. matmul 64,128,256)")
+        ("iterations", po::value(&k.iterations)->default_value(1), "kernel repetitions per run")
+        ("local", po::value(&k.local)->default_value("paper"), "local size policy the model is for: null, paper, tuned")
+        ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
+        ("seed", po::value(&k.seed)->default_value(1), "seed of the generated inputs")
+        ("param", po::value(&k.params)->composing(), "kernel parameter KEY=VALUE (single kernel only)")
+        ("min-repeats", po::value(&min_repeats)->default_value(3), "timed runs per device and size at least")
+        ("max-repeats", po::value(&max_repeats)->default_value(15),
+         "timed runs per device and size at most (stops earlier once the median moves < 2 %)")
+        ("db", po::value(&k.db), "database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
+        ("json", po::bool_switch(&json), "print one JSON document");
+    desc.add(selection_options(sel));
+    po::positional_options_description pos;
+    pos.add("kernel", 1);
+    parse(args, desc, &pos);
+    if (help) {
+        if (env.rank() == 0) std::cout << desc << '\n';
+        return kOk;
+    }
+    if (min_repeats < 1 || max_repeats < min_repeats)
+        throw InvalidArgument("--min-repeats must be >= 1 and --max-repeats >= --min-repeats");
+    std::vector<std::string> kernels;
+    if (kernel == "all") {
+        kernels = sample_kernel_names();
+    } else {
+        (void)kernel_job(kernel);  // validates the name
+        kernels = {kernel};
+    }
+    const auto sizes = split_list(sizes_arg);
+    if (kernels.size() > 1 && !sizes.empty()) throw InvalidArgument("--sizes needs a single --kernel");
+    if (kernels.size() > 1 && !k.params.empty()) throw InvalidArgument("--param needs a single --kernel");
+    // Validate every kernel's options on every rank before any collective.
+    for (const auto& name : kernels) {
+        KernelArgs kk = k;
+        kk.kernel = name;
+        for (const auto& s : sizes.empty() ? default_calibration_sizes(name) : sizes) {
+            kk.size = s;
+            (void)plan_request(kk, *make_job(kk));
+        }
+    }
+    const std::string path = db_path(k);
+
+    return with_cluster(env, sel, [&](Cluster& c) {
+        nlohmann::json out = {{"db", path}, {"kernels", nlohmann::json::array()}};
+        double total = 0;
+        for (const auto& name : kernels) {
+            KernelArgs kk = k;
+            kk.kernel = name;
+            const auto ks = sizes.empty() ? default_calibration_sizes(name) : sizes;
+            const auto res = calibrate_and_store(c, kk, ks, min_repeats, max_repeats);
+            total += res.seconds;
+            nlohmann::json kj = {{"kernel", name}, {"seconds", res.seconds}, {"runs", res.runs},
+                                 {"sizes", ks},    {"key", model_key(kk)},   {"devices", nlohmann::json::array()}};
+            Table t({"device", "rank", "samples", "send", "h2d", "compute", "d2h", "recv", "fit rms %",
+                     "max err %"});
+            for (const auto& dc : res.devices) {
+                const auto& d = c.devices().at(std::size_t(dc.device));
+                const auto& m = dc.model;
+                const double rms = std::max({m.send.rms_rel, m.h2d.rms_rel, m.kernel.rms_rel, m.d2h.rms_rel,
+                                             m.recv.rms_rel});
+                kj["devices"].push_back({{"device", dc.device},
+                                         {"rank", d.rank},
+                                         {"name", d.name},
+                                         {"samples", dc.samples.size()},
+                                         {"seconds", dc.seconds},
+                                         {"max_rel_error", dc.max_rel_error},
+                                         {"model", to_json(m)}});
+                t.add({std::to_string(dc.device) + ": " + d.name, std::to_string(d.rank),
+                       std::to_string(dc.samples.size()), phase_text(m.send, "ns/B", 1e9),
+                       phase_text(m.h2d, "ns/B", 1e9), phase_text(m.kernel, "ns/kop", 1e12),
+                       phase_text(m.d2h, "ns/B", 1e9), phase_text(m.recv, "ns/B", 1e9), fmt(rms * 100, 1),
+                       fmt(dc.max_rel_error * 100, 1)});
+            }
+            out["kernels"].push_back(kj);
+            if (!json) {
+                std::cout << "calibrated " << name << " on " << res.devices.size() << " device(s) in "
+                          << fmt(res.seconds, 2) << " s (" << res.runs << " runs at sizes";
+                for (const auto& s : ks) std::cout << ' ' << s;
+                std::cout << ")\n" << t.str() << '\n';
+            }
+        }
+        out["seconds"] = total;
+        if (json)
+            std::cout << out.dump(2) << '\n';
+        else
+            std::cout << "calibration time " << fmt(total, 2) << " s; models stored in " << path << '\n';
+        return kOk;
+    });
+}
+
+}  // namespace worksize::cli

@@ -1,0 +1,129 @@
+// Measurements over a live Cluster for the model and oracle strategies (METHOD.md 2.1):
+// calibration runs (each device alone on a few small problems, outlier-robust repeats) that
+// give the Samples `fit_cost_model` fits, the bridge from a job to the split optimiser's
+// SplitJob, model loading from the database, and the oracle (a search of the split by running
+// the job). See docs/bench.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "worksize/runtime/cluster.hpp"
+#include "worksize/scheduler/model.hpp"
+#include "worksize/scheduler/planner.hpp"
+#include "worksize/scheduler/store.hpp"
+
+namespace worksize {
+
+/// Makes a fresh (not yet generated) job; the calibration and the oracle call it per run.
+using JobMaker = std::function<std::unique_ptr<KernelJob>(GlobalSize size, std::uint64_t iterations)>;
+/// Called once per measured run with a short description ("device 1 size 128 run 3").
+using StepFn = std::function<void(const std::string&)>;
+
+/// The model's unit of compute: a Sample's `items` and a SplitJob's `items_per_unit` are counted
+/// in operations (work-items x descriptor ops per item x iterations), so that one model serves
+/// every problem size and iteration count (matmul's per-item work grows with K, sort's with
+/// log^2 n). Bytes come from the job's descriptor.
+SplitJob split_job_for(const KernelJob& job, std::uint64_t iterations);
+
+/// Key parameters of a model in the database: the kernel's parameters and the local policy
+/// (a model measured with one local-size rule does not predict another).
+nlohmann::json model_params_key(const nlohmann::json& kernel_params, LocalPolicy local);
+
+/// The Sample of one device's run. The `kernel_s` phase absorbs what the five phases do not
+/// account for (worker-side setup, slice packing on the master): done_s minus the other phases,
+/// so that the model predicts when the device's result is back.
+Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations);
+
+/// Default calibration sizes of a sample kernel (small: the job they tune is much larger).
+std::vector<std::string> default_calibration_sizes(const std::string& kernel);
+
+struct CalibrationOptions {
+    std::vector<GlobalSize> sizes;   ///< problem sizes, each run by each device alone
+    std::uint64_t iterations = 1;
+    LocalPolicy local = LocalPolicy::paper;
+    Priority priority = Priority::x;
+    bool priority_given = false;
+    std::string db_path;             ///< for --local tuned ("" : default)
+    int min_repeats = 3;             ///< timed runs per (device, size), after one warm-up
+    int max_repeats = 15;
+    double stable_rel = 0.02;        ///< stop when the median moves less than this
+};
+
+struct DeviceCalibration {
+    int device = 0;                  ///< index into Cluster::devices()
+    CostModel model;
+    std::vector<Sample> samples;
+    double seconds = 0;              ///< wall time of this device's runs
+    double max_rel_error = 0;        ///< worst |predicted/measured - 1| of done_s over sizes
+};
+
+struct CalibrationResult {
+    std::string kernel;
+    std::vector<DeviceCalibration> devices;
+    double seconds = 0;
+    int runs = 0;
+};
+
+/// Number of progress steps calibrate() reports (one per (device, size)).
+std::size_t calibration_steps(std::size_t devices, const CalibrationOptions& options);
+
+/// Rank 0: calibrate one kernel on every device of the cluster.
+/// @throws Error if a run fails or does not verify.
+CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const JobMaker& make,
+                            const CalibrationOptions& options, const StepFn& step = {});
+
+/// Put the result's models into `store` under `params_key`.
+void store_calibration(Store& store, const std::vector<DeviceInfo>& devices, const CalibrationResult& result,
+                       const nlohmann::json& params_key);
+
+/// The model of every device for a kernel. A device without a usable model yields an entry in
+/// `missing` ("no calibration for kernel K on device D (rank R)" plus the store's reason when
+/// an entry was stale or damaged); its model is left default.
+std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceInfo>& devices,
+                                   const std::string& kernel, const nlohmann::json& params_key,
+                                   std::vector<std::string>& missing);
+
+struct OracleOptions {
+    int repeats = 1;                 ///< runs per evaluated split (median)
+    int max_evaluations = 40;        ///< cap for more than two devices
+};
+
+struct OraclePoint {
+    std::vector<std::uint64_t> units;
+    std::vector<double> shares;
+    double makespan_s = 0;
+};
+
+struct OracleResult {
+    std::vector<double> weights;     ///< best split found (per device, sums to 1)
+    std::vector<std::uint64_t> units;
+    double makespan_s = 0;
+    std::vector<OraclePoint> points; ///< every split evaluated, in order
+    int small_device = -1;           ///< two devices: the one with fewer PEs (its share is scanned)
+    int runs = 0;
+};
+
+/// Upper bound of the oracle's evaluations for n devices (for progress bars).
+std::size_t oracle_steps(std::size_t devices, const OracleOptions& options);
+
+/// Rank 0: search the split by running the job. Two devices: the smaller device's share is
+/// scanned on 0, 10 %, ..., 100 %, then refined on a 2.5 % and a 1.25 % grid around the best.
+/// More: coordinate descent from the even split, moving 25 %, 12.5 %, 6.25 % of the work
+/// between pairs of devices (shares may reach 0). `size` is the job's size as `make` takes it;
+/// `request` gives the plan (problem, local policy, iterations); its weights are replaced.
+/// One warm-up run precedes the search.
+OracleResult oracle_search(Cluster& cluster, const JobMaker& make, GlobalSize size, const PlanRequest& request,
+                           const std::string& job_name, const std::string& db_path,
+                           const OracleOptions& options, const StepFn& step = {});
+
+/// make_plan with explicit weights (and --local tuned resolved from `db_path`).
+Plan plan_with_weights(const std::vector<DeviceInfo>& devices, PlanRequest request, std::vector<double> weights,
+                       const KernelJob& job, const std::string& db_path);
+
+}  // namespace worksize

@@ -1,0 +1,331 @@
+// Calibration runs, model loading and the oracle search (see calibration.hpp, docs/bench.md).
+#include "worksize/runtime/calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "worksize/runtime/autotune.hpp"
+
+namespace worksize {
+
+namespace {
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string size_text(GlobalSize g, int dims) {
+    return dims == 2 ? std::to_string(g.x) + "x" + std::to_string(g.y) : std::to_string(g.x);
+}
+
+}  // namespace
+
+SplitJob split_job_for(const KernelJob& job, std::uint64_t iterations) {
+    const KernelDescriptor d = job.descriptor();
+    const GlobalSize g = job.problem();
+    const double ipu = d.dims == 2 ? double(g.x) : 1.0;
+    SplitJob sj;
+    sj.total_units = d.dims == 2 ? g.y : g.x;
+    sj.items_per_unit = ipu * d.ops_per_item * double(iterations);
+    sj.bytes_in_per_unit = d.bytes_in_per_item * ipu;
+    sj.bytes_out_per_unit = d.bytes_out_per_item * ipu;
+    sj.bytes_in_fixed = d.bytes_in_fixed;
+    sj.granule = job.granule();
+    sj.serial_sends = true;
+    return sj;
+}
+
+nlohmann::json model_params_key(const nlohmann::json& kernel_params, LocalPolicy local) {
+    return {{"params", kernel_params.is_null() ? nlohmann::json::object() : kernel_params}, {"local", to_string(local)}};
+}
+
+Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations) {
+    const SplitJob sj = split_job_for(job, iterations);
+    Sample s;
+    const double u = double(run.assignment.units);
+    s.units = u;
+    s.items = u * sj.items_per_unit;
+    s.bytes_in = u > 0 ? u * sj.bytes_in_per_unit + sj.bytes_in_fixed : 0.0;
+    s.bytes_out = u * sj.bytes_out_per_unit;
+    s.send_s = run.send_s;
+    s.h2d_s = run.times.h2d;
+    s.d2h_s = run.times.d2h;
+    s.recv_s = run.recv_s;
+    const double rest = run.done_s - s.send_s - s.h2d_s - s.d2h_s - s.recv_s;
+    s.kernel_s = std::max(run.times.kernel, rest);
+    return s;
+}
+
+std::vector<std::string> default_calibration_sizes(const std::string& kernel) {
+    if (kernel == "matmul") return {"64", "128", "256"};
+    if (kernel == "interp") return {"128", "256", "512"};
+    if (kernel == "sort") return {"4096", "16384", "65536"};
+    if (kernel == "quad") return {"16384", "65536", "262144"};
+    return {"256", "1024", "4096"};
+}
+
+Plan plan_with_weights(const std::vector<DeviceInfo>& devices, PlanRequest request, std::vector<double> weights,
+                       const KernelJob& job, const std::string& db_path) {
+    request.weights = std::move(weights);
+    Plan plan = make_plan(devices, request);
+    if (plan.local_policy == LocalPolicy::tuned) apply_tuned_locals(plan, devices, job, db_path);
+    return plan;
+}
+
+namespace {
+
+PlanRequest request_for(const KernelJob& job, std::uint64_t iterations, LocalPolicy local, Priority priority,
+                        bool priority_given) {
+    PlanRequest r;
+    r.kernel = job.descriptor();
+    r.global = job.problem();
+    r.iterations = iterations;
+    r.strategy = Strategy::model;
+    r.local_policy = local;
+    if (priority_given) r.priority = priority;
+    r.granule = job.granule();
+    return r;
+}
+
+JobResult checked_run(Cluster& cluster, KernelJob& job, const std::vector<Assignment>& a, const std::string& name) {
+    JobResult r = cluster.run(job, a, name);
+    if (!r.verdict.ok) throw Error(name + ": verification failed during measurement: " + r.verdict.detail);
+    return r;
+}
+
+}  // namespace
+
+std::size_t calibration_steps(std::size_t devices, const CalibrationOptions& options) {
+    return devices * options.sizes.size();
+}
+
+CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const JobMaker& make,
+                            const CalibrationOptions& o, const StepFn& step) {
+    if (o.sizes.empty()) throw InvalidArgument("calibrate: no sizes");
+    if (o.min_repeats < 1 || o.max_repeats < o.min_repeats)
+        throw InvalidArgument("calibrate: repeats must satisfy 1 <= min <= max");
+    const auto& devices = cluster.devices();
+    if (devices.empty()) throw Error("calibrate: the cluster has no device");
+    CalibrationResult res;
+    res.kernel = kernel;
+    const double t_all = now_s();
+    for (std::size_t di = 0; di < devices.size(); ++di) {
+        DeviceCalibration dc;
+        dc.device = int(di);
+        const double t_dev = now_s();
+        std::vector<std::pair<Sample, double>> medians;  // per size: a sample and the median done_s
+        for (const auto& size : o.sizes) {
+            auto probe = make(size, o.iterations);
+            std::vector<double> weights(devices.size(), 0.0);
+            weights[di] = 1.0;
+            const Plan plan = plan_with_weights(
+                devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), weights, *probe,
+                o.db_path);
+            // Warm-up: builds the program and touches the buffers outside the timing.
+            probe->generate();
+            checked_run(cluster, *probe, plan.assignments, kernel);
+            ++res.runs;
+            std::vector<double> done;
+            Sample last;
+            double prev_median = -1;
+            for (int r = 0; r < o.max_repeats; ++r) {
+                auto job = make(size, o.iterations);
+                job->generate();
+                const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
+                ++res.runs;
+                for (const auto& d : jr.devices) {
+                    if (d.assignment.device != int(di) || d.assignment.units == 0) continue;
+                    last = sample_of(d, *job, o.iterations);
+                    dc.samples.push_back(last);
+                    done.push_back(d.done_s);
+                }
+                if (int(done.size()) >= o.min_repeats) {
+                    const double m = median_of(done);
+                    if (prev_median > 0 && std::abs(m - prev_median) <= o.stable_rel * m) break;
+                    prev_median = m;
+                }
+            }
+            medians.emplace_back(last, median_of(done));
+            if (step)
+                step(kernel + " device " + std::to_string(di) + " size " + size_text(size, plan.dims));
+        }
+        dc.model = fit_cost_model(dc.samples);
+        for (const auto& [s, m] : medians) {
+            if (!(m > 0)) continue;
+            const double p = predict(dc.model, s.units, s.items, s.bytes_in, s.bytes_out).total_s;
+            dc.max_rel_error = std::max(dc.max_rel_error, std::abs(p / m - 1.0));
+        }
+        dc.seconds = now_s() - t_dev;
+        res.devices.push_back(std::move(dc));
+    }
+    res.seconds = now_s() - t_all;
+    return res;
+}
+
+void store_calibration(Store& store, const std::vector<DeviceInfo>& devices, const CalibrationResult& result,
+                       const nlohmann::json& params_key) {
+    for (const auto& dc : result.devices)
+        store.put_model(fingerprint_of(devices.at(std::size_t(dc.device))), result.kernel, params_key, dc.model);
+}
+
+std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceInfo>& devices,
+                                   const std::string& kernel, const nlohmann::json& params_key,
+                                   std::vector<std::string>& missing) {
+    std::vector<CostModel> models(devices.size());
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const auto& d = devices[i];
+        std::vector<std::string> warnings;
+        auto m = store.find_model(fingerprint_of(d), kernel, params_key, &warnings);
+        if (m) {
+            models[i] = *m;
+            continue;
+        }
+        std::string msg = "no calibration for kernel " + kernel + " on device '" + d.name + "' (rank " +
+                          std::to_string(d.rank) + ")";
+        for (const auto& w : warnings) msg += "; " + w;
+        missing.push_back(msg);
+    }
+    return models;
+}
+
+std::size_t oracle_steps(std::size_t devices, const OracleOptions& options) {
+    if (devices <= 1) return 2;
+    if (devices == 2) return 1 + 11 + 6 + 2;
+    return 1 + std::size_t(std::max(1, options.max_evaluations));
+}
+
+OracleResult oracle_search(Cluster& cluster, const JobMaker& make, GlobalSize size,
+                           const PlanRequest& request_in, const std::string& job_name, const std::string& db_path, const OracleOptions& o,
+                           const StepFn& step) {
+    const auto& devices = cluster.devices();
+    const std::size_t n = devices.size();
+    if (n == 0) throw Error("oracle: the cluster has no device");
+    if (o.repeats < 1) throw InvalidArgument("oracle: repeats must be at least 1");
+    PlanRequest request = request_in;
+    OracleResult res;
+    auto probe = make(size, request.iterations);
+
+    // Warm-up on the even split: every device builds its program outside the timing.
+    {
+        auto warm = make(size, 1);
+        warm->generate();
+        PlanRequest wr = request;
+        wr.iterations = 1;
+        const Plan p = plan_with_weights(devices, wr, std::vector<double>(n, 1.0 / double(n)), *warm, db_path);
+        checked_run(cluster, *warm, p.assignments, job_name);
+        ++res.runs;
+        if (step) step("warm-up");
+    }
+
+    std::map<std::vector<std::uint64_t>, double> cache;
+    int evaluations = 0;
+    auto eval = [&](std::vector<double> w) -> double {
+        for (auto& x : w) x = std::max(0.0, x);
+        const Plan plan = plan_with_weights(devices, request, w, *probe, db_path);
+        std::vector<std::uint64_t> units;
+        std::vector<double> shares;
+        for (const auto& a : plan.assignments) {
+            units.push_back(a.units);
+            shares.push_back(a.share);
+        }
+        if (auto it = cache.find(units); it != cache.end()) return it->second;
+        std::vector<double> ms;
+        for (int r = 0; r < o.repeats; ++r) {
+            auto job = make(size, request.iterations);
+            job->generate();
+            ms.push_back(checked_run(cluster, *job, plan.assignments, job_name).makespan_s);
+            ++res.runs;
+        }
+        const double m = median_of(ms);
+        cache[units] = m;
+        ++evaluations;
+        res.points.push_back({units, shares, m});
+        if (res.weights.empty() || m < res.makespan_s) {
+            res.weights = shares;
+            res.units = units;
+            res.makespan_s = m;
+        }
+        if (step) {
+            std::string what = "split";
+            for (double s : shares) {
+                what += ' ';
+                what += std::to_string(int(std::lround(s * 100)));
+                what += '%';
+            }
+            step(what);
+        }
+        return m;
+    };
+
+    if (n == 1) {
+        eval({1.0});
+        return res;
+    }
+    if (n == 2) {
+        const int s = devices[0].total_pes() <= devices[1].total_pes() ? 0 : 1;
+        res.small_device = s;
+        auto weights_for = [&](double share) {
+            std::vector<double> w(2);
+            w[std::size_t(s)] = share;
+            w[std::size_t(1 - s)] = 1.0 - share;
+            return w;
+        };
+        double best_share = 0, best = -1;
+        auto try_share = [&](double share) {
+            if (share < -1e-12 || share > 1 + 1e-12) return;
+            share = std::clamp(share, 0.0, 1.0);
+            const double m = eval(weights_for(share));
+            if (best < 0 || m < best) {
+                best = m;
+                best_share = share;
+            }
+        };
+        for (int i = 0; i <= 10; ++i) try_share(i / 10.0);
+        const double c1 = best_share;
+        for (double d : {-0.075, -0.05, -0.025, 0.025, 0.05, 0.075}) try_share(c1 + d);
+        const double c2 = best_share;
+        for (double d : {-0.0125, 0.0125}) try_share(c2 + d);
+        return res;
+    }
+    // Coordinate descent over pairs: move `step` of the work from device j to device i.
+    std::vector<double> w(n, 1.0 / double(n));
+    double cur = eval(w);
+    for (double stepsz : {0.25, 0.125, 0.0625}) {
+        bool improved = true;
+        while (improved && evaluations < o.max_evaluations) {
+            improved = false;
+            std::vector<double> best_w;
+            double best_m = cur;
+            for (std::size_t i = 0; i < n && evaluations < o.max_evaluations; ++i)
+                for (std::size_t j = 0; j < n && evaluations < o.max_evaluations; ++j) {
+                    if (i == j || w[j] <= 0) continue;
+                    auto c = w;
+                    const double mv = std::min(stepsz, c[j]);
+                    c[j] -= mv;
+                    c[i] += mv;
+                    const double m = eval(c);
+                    if (m < best_m) {
+                        best_m = m;
+                        best_w = c;
+                    }
+                }
+            if (!best_w.empty()) {
+                w = best_w;
+                cur = best_m;
+                improved = true;
+            }
+        }
+    }
+    return res;
+}
+
+}  // namespace worksize
