@@ -103,7 +103,7 @@ Plan model_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
     const auto models = load_models(store, devices, k.kernel, model_key(k), missing);
     if (!missing.empty())
         throw Error(missing.front() + " (database " + path + "): run `worksize calibrate --kernel " + k.kernel +
-                    "`" + (k.db.empty() ? "" : " --db " + k.db));
+                    (k.db.empty() ? "" : " --db " + k.db) + "`");
     if (extras)
         for (const auto& w : store.warnings()) extras->warnings.push_back(w);
     const SplitJob sj = split_job_for(job, k.iterations);

@@ -192,6 +192,10 @@ std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceI
         std::string msg = "no calibration for kernel " + kernel + " on device '" + d.name + "' (rank " +
                           std::to_string(d.rank) + ")";
         for (const auto& w : warnings) msg += "; " + w;
+        // A damaged file (not one entry) shows only in the store's own warnings.
+        if (warnings.empty())
+            for (const auto& w : store.warnings())
+                if (w.find("entry") == std::string::npos) msg += "; " + w;
         missing.push_back(msg);
     }
     return models;

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Calibration, the model and oracle strategies and `bench` over three ranks whose PoCL devices
+# have 2, 1 and 2 compute units (rank 0 is the master). Plumbing only: no timing asserts.
+ws=$1; mpx=$2
+source "$(dirname "$0")/../lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
+db=$tmp/db.json
+
+mpmd_cmd "$mpx" "$ws" "2 1 2" calibrate --kernel matmul --sizes 64,128 --max-repeats 6 --db "$db" --json
+run 300 "${MPMD[@]}"
+expect_rc 0 "calibrate matmul over 3 ranks"
+expect_jq '.kernels[0].kernel == "matmul" and (.kernels[0].devices | length) == 2' "one model per device"
+expect_jq '[.kernels[0].devices[].samples] | all(. >= 6)' "at least 3 timed runs per device and size"
+expect_jq '[.kernels[0].devices[].model.kernel | .fixed_s + .per_x_s] | all(. > 0)' "compute phase fitted"
+expect_jq '.seconds > 0' "calibration time reported"
+if jq -e '.entries | length == 2' "$db" >/dev/null; then ok "two model entries in the database"; else bad "database entries"; fi
+
+mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel matmul --size 256 --strategy model --db "$db" --json
+run 120 "${MPMD[@]}"
+expect_rc 0 "plan --strategy model"
+expect_jq '.predicted_makespan_s > 0' "plan has a predicted makespan"
+expect_jq '[.assignments[] | (.predicted_s > 0) or ((.note // "") | startswith("no work:"))] | all' \
+  "every assignment has predicted_s or says why it has no work"
+expect_jq '([.assignments[].units] | add) == 64' "the model's units cover the problem"
+
+mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel matmul --size 256 --strategy model --db "$db"
+run 120 "${MPMD[@]}"
+expect_out "predicted makespan" "plan table shows the predicted makespan"
+
+mpmd_cmd "$mpx" "$ws" "2 1 2" run --kernel matmul --size 256 --strategy model --db "$db" --json
+run 120 "${MPMD[@]}"
+expect_rc 0 "run --strategy model verifies"
+expect_jq '.verified == true and .strategy == "model"' "model run verified"
+
+mpmd_cmd "$mpx" "$ws" "2 1 2" run --kernel matmul --size 128 --strategy oracle --db "$db" --json
+run 300 "${MPMD[@]}"
+expect_rc 0 "run --strategy oracle verifies"
+
+mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel matmul --size 128 --repeats 2 --db "$db" --csv "$tmp/b.csv" --sweep
+run 300 "${MPMD[@]}"
+expect_rc 0 "bench matmul, five strategies"
+expect_out "reused from the database" "bench reuses the calibration"
+cp "$out" "$tmp/bench.out"
+if head -1 "$tmp/b.csv" | grep -q '^kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,.*share_d0,share_d1$'
+then ok "CSV header has the required columns"; else bad "CSV header: $(head -1 "$tmp/b.csv")"; fi
+if [ "$(tail -n +2 "$tmp/b.csv" | cut -d, -f4 | tr '\n' ' ')" = "even pe-ratio paper model oracle " ]
+then ok "one CSV row per strategy"; else bad "CSV rows: $(cat "$tmp/b.csv")"; fi
+if awk -F, 'NR>1 && !($6 > 0 && $5 > 0 && $7 > 0) {bad=1} END {exit bad}' "$tmp/b.csv"
+then ok "every row has makespan, ratio_to_oracle and predicted_s > 0"; else bad "CSV values: $(cat "$tmp/b.csv")"; fi
+if awk -F, 'NR>1 && $4=="oracle" && $6 == 1 {f=1} END {exit !f}' "$tmp/b.csv"
+then ok "oracle's ratio is 1"; else bad "oracle ratio: $(cat "$tmp/b.csv")"; fi
+if [ "$(wc -l < "$tmp/b-sweep.csv")" -ge 6 ] && head -1 "$tmp/b-sweep.csv" | grep -q '^kernel,size,iterations,small_share,makespan_s'
+then ok "sweep CSV with the oracle's scan points"; else bad "sweep CSV: $(cat "$tmp/b-sweep.csv" 2>&1)"; fi
+if awk -F, 'NR>1 && $4 == 0 {f=1} END {exit !f}' "$tmp/b-sweep.csv"
+then ok "the scan includes a zero share"; else bad "no zero share in the sweep"; fi
+
+# No calibration for quad yet: bench calibrates first and says so.
+mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel quad --size 16384 --strategies even,model --repeats 1 \
+  --calibration-sizes 4096,16384 --db "$db"
+run 300 "${MPMD[@]}"
+expect_rc 0 "bench quad calibrates automatically"
+expect_out "calibration: measured in" "automatic calibration is reported with its time"
+expect_out "calibration time .* % of the model-planned job" "calibration time against the job time"
+
+# A damaged entry is reported and never used: plan fails with one line.
+jq '.entries[0].payload.kernel.per_x_s *= 2' "$db" > "$tmp/corrupt.json"
+mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel matmul --size 256 --strategy model --db "$tmp/corrupt.json"
+run 120 "${MPMD[@]}"
+expect_fail_line 1 "corrupt.*checksum mismatch" "corrupt model entry: one line, exit 1"
+printf '{"schema": 1, "entr' > "$tmp/broken.json"
+mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel matmul --size 256 --strategy model --db "$tmp/broken.json"
+run 120 "${MPMD[@]}"
+expect_fail_line 1 "no calibration.*corrupt" "malformed database: one line, exit 1"
+mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel sort --size 4096 --strategies model --no-calibrate --db "$db"
+run 120 "${MPMD[@]}"
+expect_fail_line 1 "no calibration for kernel sort.*worksize calibrate --kernel sort" "bench --no-calibrate without a model"
+finish
