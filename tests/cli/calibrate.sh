@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `calibrate` and the model strategy in one process (PoCL on rank 0), and their error lines.
+ws=$1; src=$2
+source "$src/tests/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
+db=$tmp/db.json
+
+run 60 "$ws" calibrate --kernel fft --db "$db";             expect_fail_line 2 "unknown kernel 'fft'" "calibrate: unknown kernel"
+run 60 "$ws" calibrate --sizes 64 --db "$db";               expect_fail_line 2 "sizes needs a single --kernel" "calibrate all with --sizes"
+run 60 "$ws" calibrate --kernel sort --sizes 0 --db "$db";  expect_fail_line 2 "size '0'" "calibrate: size 0"
+run 60 "$ws" calibrate --kernel sort --max-repeats 1 --db "$db"; expect_fail_line 2 "repeats" "calibrate: max < min repeats"
+run 60 "$ws" plan --kernel sort --size 8192 --strategy model --db "$db"
+expect_fail_line 1 "no calibration for kernel sort on device .*worksize calibrate --kernel sort" "model without calibration"
+run 60 "$ws" plan --kernel sort --strategy oracle --db "$db"; expect_fail_line 2 "oracle" "oracle needs the running job"
+run 60 "$ws" bench --kernel sort --strategy model;           expect_fail_line 2 "takes --strategies" "bench takes --strategies"
+run 60 "$ws" bench --kernel sort --strategies even --sweep;  expect_fail_line 2 "sweep needs --csv" "--sweep without oracle and --csv"
+
+run 200 "$ws" calibrate --kernel sort --sizes 1024,4096 --db "$db"
+expect_rc 0 "calibrate sort"
+expect_out "calibrated sort on 1 device" "calibration summary"
+expect_out "calibration time [0-9.]+ s; models stored in $db" "calibration time and database printed"
+
+WORKSIZE_DB=$db run 60 "$ws" plan --kernel sort --size 8192 --strategy model --json
+expect_rc 0 "plan --strategy model reads WORKSIZE_DB"
+expect_jq '.predicted_makespan_s > 0 and .assignments[0].predicted_s > 0 and .assignments[0].units == 8192' \
+  "one device takes all, with its predicted time"
+# Another local policy is another model: not calibrated.
+run 60 "$ws" plan --kernel sort --size 8192 --strategy model --local null --db "$db"
+expect_fail_line 1 "no calibration for kernel sort" "the model is per local policy"
+
+run 200 "$ws" run --kernel sort --size 8192 --strategy oracle --db "$db" --json
+expect_rc 0 "run --strategy oracle in one process"
+expect_jq '.verified == true and .strategy == "oracle"' "oracle run verified"
+finish
