@@ -92,6 +92,8 @@ std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceI
 struct OracleOptions {
     int repeats = 1;                 ///< runs per evaluated split (median)
     int max_evaluations = 40;        ///< cap for more than two devices
+    int confirm_top = 3;             ///< at the end, the best few splits ...
+    int confirm_runs = 2;            ///< ... are run this many more times; best median wins
 };
 
 struct OraclePoint {
@@ -117,7 +119,8 @@ std::size_t oracle_steps(std::size_t devices, const OracleOptions& options);
 /// More: coordinate descent from the even split, moving 25 %, 12.5 %, 6.25 % of the work
 /// between pairs of devices (shares may reach 0). `size` is the job's size as `make` takes it;
 /// `request` gives the plan (problem, local policy, iterations); its weights are replaced.
-/// One warm-up run precedes the search.
+/// One warm-up run precedes the search; at the end the 3 best splits are run twice more and
+/// the best median (scan run included) is chosen.
 OracleResult oracle_search(Cluster& cluster, const JobMaker& make, GlobalSize size, const PlanRequest& request,
                            const std::string& job_name, const std::string& db_path,
                            const OracleOptions& options, const StepFn& step = {});
