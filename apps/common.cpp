@@ -108,15 +108,21 @@ Progress::Progress(std::string label, std::size_t total)
 
 void Progress::step(const std::string& what) {
     ++n_;
+    // One write per line: under mpiexec stderr and stdout share a terminal, and a line written
+    // in pieces gets spliced into the other stream's output.
+    std::ostringstream line;
     if (tty_) {
         const int width = 30;
         const int fill = total_ ? static_cast<int>(width * std::min(n_, total_) / total_) : width;
-        std::cerr << '\r' << label_ << " [" << std::string(static_cast<std::size_t>(fill), '=')
-                  << std::string(static_cast<std::size_t>(width - fill), ' ') << "] " << n_ << '/' << total_
-                  << (what.empty() ? "" : " " + what) << "\033[K" << std::flush;
+        line << '\r' << label_ << " [" << std::string(static_cast<std::size_t>(fill), '=')
+             << std::string(static_cast<std::size_t>(width - fill), ' ') << "] " << n_ << '/' << total_
+             << (what.empty() ? "" : " " + what) << "\033[K";
     } else {
-        std::cerr << label_ << ": " << n_ << '/' << total_ << (what.empty() ? "" : " " + what) << '\n';
+        line << label_ << ": " << n_ << '/' << total_ << (what.empty() ? "" : " " + what) << '\n';
     }
+    const std::string text = line.str();
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
 }
 
 void Progress::done() {
