@@ -72,41 +72,86 @@ std::vector<CandidateScore> rank_candidates(const DeviceInfo& device, const Kern
     const std::uint64_t warp = std::max<std::uint64_t>(1, or_default(limits.preferred_multiple, device.preferred_wg_multiple));
     const std::uint64_t local_mem = or_default(limits.device_local_mem_bytes, device.local_mem_bytes);
     const std::uint64_t cus = std::max<std::uint32_t>(1, device.compute_units);
-    // Threads a CU needs in flight to run at full speed: a share of its thread limit on GPUs
-    // (latency hiding), its SIMD lanes on CPUs.
-    const double sat = gpu ? std::max(1.0, occ.saturation * double(tpc))
-                           : double(std::max<std::uint32_t>(1, device.pes_per_cu));
+    // SIMD lanes of one CPU core (PEs/CU from the native vector width), at least 2.
+    const double simd = double(std::max<std::uint32_t>(2, device.pes_per_cu));
+    // GPU: threads an SM needs in flight to hide latency (a share of its thread limit).
+    const double sat = std::max(1.0, occ.saturation * double(tpc));
+    // GPU group-size sweet spot, in warps of the preferred multiple: 4-8 warps (128-256 threads
+    // at 32). Below it the per-SM group limit caps occupancy and each barrier has little to
+    // overlap; above it one barrier stalls more warps, and registers / local memory are held
+    // in larger blocks (fewer resident groups, a longer tail).
+    const double gpu_lo = double(occ.gpu_group_warps_lo * warp), gpu_hi = double(occ.gpu_group_warps_hi * warp);
+    // GPU coalescing: consecutive work-items in x read consecutive words; a row of fewer than
+    // half a warp (16 floats = 64 B, two 32-byte sectors) wastes memory transactions.
+    const double coalesce_x = std::max(1.0, double(warp) / 2);
+    // CPU (PoCL pthread-like: a work-group is one task on one core, its items a loop the
+    // compiler vectorises along x): a group of items near the vector width, from half of it
+    // (LLVM prefers 256-bit vectors on AVX-512 cores, i.e. half the native float lanes) to the
+    // full width. Smaller groups leave lanes idle and pay the per-group overhead more often;
+    // larger ones grow the per-group context (work-item loops with local arrays) out of L1.
+    const double cpu_lo = std::max(1.0, simd / 2), cpu_hi = simd;
 
     std::vector<CandidateScore> out;
     for (const Candidate& c : candidates) {
         CandidateScore s;
         s.candidate = c;
         const std::uint64_t items = c.local.x * c.local.y;
-        const std::uint64_t padded = ceil_div(items, warp) * warp;
-        s.warp_efficiency = double(items) / double(padded);
-        std::uint64_t resident = std::min(tpc / padded, max_groups);
-        const std::uint64_t lm = limits.local_mem_fixed_bytes + limits.local_mem_per_item_bytes * items;
-        if (lm > 0 && local_mem > 0) resident = std::min(resident, local_mem / lm);
-        s.resident = std::max<std::uint64_t>(1, resident);
-        const std::uint64_t slots = cus * s.resident;
-        s.waves = ceil_div(c.groups, slots);
-        const std::uint64_t last = c.groups - (s.waves - 1) * slots;
-        s.last_wave_efficiency = double(last) / double(slots);
-        const double full_wave = std::max(1.0, double(s.resident * padded) / sat);
-        const double last_wave = std::max(1.0, double(ceil_div(last, cus) * padded) / sat);
-        const double time = double(s.waves - 1) * full_wave + last_wave;
-        // Access priority: x-priority kernels read along x, so a warp spanning several rows
-        // splits its accesses; y-priority kernels share cache between rows, so want tall groups.
-        if (c.local.y > 1 || c.launch_global.y > 1) {
-            if (priority == Priority::x) {
-                const double rows = std::ceil(double(std::min(warp, items)) / double(c.local.x));
-                s.shape_factor = std::pow(rows, 0.5 * occ.shape_weight);
-            } else {
-                s.shape_factor = std::pow(std::max(1.0, double(c.local.x) / double(c.local.y)),
-                                          0.25 * occ.shape_weight);
+        const bool two_d = c.local.y > 1 || c.launch_global.y > 1;
+        double time = 0;
+        if (gpu) {
+            const std::uint64_t padded = ceil_div(items, warp) * warp;
+            s.warp_efficiency = double(items) / double(padded);
+            std::uint64_t resident = std::min(tpc / padded, max_groups);
+            const std::uint64_t lm = limits.local_mem_fixed_bytes + limits.local_mem_per_item_bytes * items;
+            if (lm > 0 && local_mem > 0) resident = std::min(resident, local_mem / lm);
+            s.resident = std::max<std::uint64_t>(1, resident);
+            const std::uint64_t slots = cus * s.resident;
+            s.waves = ceil_div(c.groups, slots);
+            const std::uint64_t last = c.groups - (s.waves - 1) * slots;
+            s.last_wave_efficiency = double(last) / double(slots);
+            const double full_wave = std::max(1.0, double(s.resident * padded) / sat);
+            const double last_wave = std::max(1.0, double(ceil_div(last, cus) * padded) / sat);
+            time = double(s.waves - 1) * full_wave + last_wave;
+            const double it = double(items);
+            s.size_factor = it < gpu_lo ? std::pow(gpu_lo / it, 0.25 * occ.size_weight)
+                          : it > gpu_hi ? std::pow(it / gpu_hi, 0.25 * occ.size_weight) : 1.0;
+            double shape = std::pow(std::max(1.0, coalesce_x / double(c.local.x)), 0.5 * occ.shape_weight);
+            if (two_d) {
+                if (priority == Priority::x) {
+                    // x-priority: a warp spanning several rows splits its accesses.
+                    const double rows = std::ceil(double(std::min(warp, items)) / double(c.local.x));
+                    shape *= std::pow(rows, 0.5 * occ.shape_weight);
+                } else {
+                    // y-priority: rows share cache, so the tallest group whose x still coalesces.
+                    shape *= std::pow(std::max(1.0, double(c.local.x) / coalesce_x), 0.125 * occ.shape_weight);
+                }
+            }
+            s.shape_factor = shape;
+        } else {
+            // One group per core at a time; the time is the busiest core's items (the last
+            // wave's imbalance: few groups per core leave cores idle), scaled by the group-size
+            // prior around the SIMD width.
+            s.resident = 1;
+            s.waves = ceil_div(c.groups, cus);
+            const std::uint64_t last = c.groups - (s.waves - 1) * cus;
+            s.last_wave_efficiency = double(last) / double(cus);
+            const double per_core = double(c.launch_global.x) * double(c.launch_global.y) / double(cus);
+            time = std::max(1.0, double(s.waves) * double(items) / std::max(1.0, per_core));
+            const double it = double(items);
+            s.size_factor = it < cpu_lo ? std::pow(cpu_lo / it, 0.5 * occ.size_weight)
+                          : it > cpu_hi ? std::pow(it / cpu_hi, 0.1 * occ.size_weight) : 1.0;
+            if (two_d) {
+                if (priority == Priority::x) {
+                    // The vectorised loop runs along x: a group that is not one row splits it.
+                    const double rows = std::ceil(std::min(simd, it) / double(c.local.x));
+                    s.shape_factor = std::pow(rows, 0.5 * occ.shape_weight);
+                } else {
+                    s.shape_factor = std::pow(std::max(1.0, double(c.local.x) / double(c.local.y)),
+                                              0.25 * occ.shape_weight);
+                }
             }
         }
-        s.predicted_rel = time * s.shape_factor;
+        s.predicted_rel = time * s.size_factor * s.shape_factor;
         out.push_back(s);
     }
     double best = std::numeric_limits<double>::infinity();
@@ -247,7 +292,7 @@ TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& meas
         };
         for (std::size_t i = 0; i < n && seeds.size() < want; ++i) {
             bool close = false;
-            for (std::size_t j : seeds) close = close || octaves(i, j) < 2.0;
+            for (std::size_t j : seeds) close = close || octaves(i, j) < 3.0;
             if (!close) seeds.push_back(i);
         }
         for (std::size_t i = 0; i < n && seeds.size() < want; ++i)

@@ -50,6 +50,9 @@ struct OccupancyParams {
     std::uint64_t max_groups_per_cu = 0;  ///< GPU 32; CPU/other 1
     double saturation = 0.5;              ///< fraction of threads_per_cu that hides latency
     double shape_weight = 1.0;            ///< strength of the access-priority shape penalty
+    double size_weight = 1.0;             ///< strength of the group-size prior (0: off)
+    std::uint64_t gpu_group_warps_lo = 4; ///< GPU sweet spot: 4-8 preferred multiples
+    std::uint64_t gpu_group_warps_hi = 8; ///< (128-256 work-items at 32)
 };
 
 /// The analytic score of one candidate.
@@ -59,7 +62,8 @@ struct CandidateScore {
     std::uint64_t waves = 0;
     double last_wave_efficiency = 1;  ///< filled fraction of the last wave
     double warp_efficiency = 1;       ///< x*y / (x*y rounded up to the preferred multiple)
-    double shape_factor = 1;          ///< >= 1: access-priority penalty
+    double shape_factor = 1;          ///< >= 1: access-priority / coalescing penalty
+    double size_factor = 1;           ///< >= 1: group-size prior (GPU 4-8 warps, CPU SIMD width)
     double predicted_rel = 1;         ///< predicted time relative to the best candidate (>= 1)
 };
 
