@@ -280,8 +280,8 @@ TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& meas
     } else {
         const std::size_t budget = std::max<std::size_t>(1, guided_budget(n, options));
         // 1. Seeds (at most half the budget): walk down the analytic ranking, skipping a
-        //    candidate within one octave-step of a seed already taken (|log2 x/x'| +
-        //    |log2 y/y'| < 2), so that the seeds cover the model's best region *and* its
+        //    candidate within three octave-steps of a seed already taken (|log2 x/x'| +
+        //    |log2 y/y'| < 3), so that the seeds cover the model's best region *and* its
         //    near-ties in other shapes; fill up with the next-ranked if the walk runs dry.
         const std::size_t seed_cap = std::max<std::size_t>(1, budget / 2);
         const std::size_t want = std::min(seed_cap, std::max<std::size_t>(1, std::size_t(std::ceil(options.top_fraction * double(n)))));
