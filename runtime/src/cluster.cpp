@@ -244,7 +244,18 @@ Cluster::Cluster(mpi::Environment& env, const DeviceSelection& sel) : impl_(std:
         msg["error"] = e.what();
     }
 
-    const auto parts = mpi::gather_strings(msg.dump());
+    // Test-only: WORKSIZE_FAULT=inventory-version / inventory-garbage sends a mismatched or
+    // malformed inventory message from this rank (docs/testing.md).
+    std::string mine_text = msg.dump();
+    if (const char* f = std::getenv("WORKSIZE_FAULT")) {
+        if (std::string(f) == "inventory-version") {
+            msg["worksize_inventory"] = 999;
+            mine_text = msg.dump();
+        } else if (std::string(f) == "inventory-garbage") {
+            mine_text = "{\"worksize_inventory\": 1, \"rank\": ";
+        }
+    }
+    const auto parts = mpi::gather_strings(mine_text);
     std::string failure;
     if (rank == 0) {
         impl_->devices.clear();

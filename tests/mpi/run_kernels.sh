@@ -23,6 +23,19 @@ for k in matmul interp sort quad; do
     done
   done
 done
+# The measured strategies: model (after a calibration into the same database) and oracle.
+mpmd_cmd "$mpx" "$ws" "2 1 2" calibrate --kernel all --db "$db"; run 300 "${MPMD[@]}"
+expect_rc 0 "calibrate all kernels over ranks 1 and 2"
+for k in matmul interp sort quad; do
+  for strategy in model oracle; do
+    s=${sizes[$k]##* }
+    mpmd_cmd "$mpx" "$ws" "2 1 2" run "$k" --size "$s" --strategy "$strategy" --db "$db" --json
+    run 300 "${MPMD[@]}"
+    if [ "$rc" -eq 0 ] && jq -e '.verified == true' "$out" >/dev/null; then ok "$k size $s $strategy: verified"
+    else bad "$k size $s $strategy"; fi
+  done
+done
+
 # The shares follow the CU counts (1-CU rank 1 gets less) and the JSON carries the time breakdown.
 mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 100000 --strategy pe-ratio --json; run 120 "${MPMD[@]}"
 expect_jq '.devices[0].share < .devices[1].share' "pe-ratio: the 1-CU rank gets the smaller share"
