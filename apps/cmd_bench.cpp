@@ -105,12 +105,13 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         has_oracle |= st == Strategy::oracle;
     }
     if (sweep && (!has_oracle || csv.empty())) throw InvalidArgument("--sweep needs --csv and oracle among --strategies");
-    const auto calib = calib_sizes.empty() ? default_calibration_sizes(k.kernel) : split_commas(calib_sizes);
+    // No --calibration-sizes: the adaptive ladder (docs/models.md), which starts at the first default size.
+    const auto calib = calib_sizes.empty() ? std::vector<std::string>{} : split_commas(calib_sizes);
     {
         auto probe = make_job(k);
         (void)plan_request(k, *probe);
         KernelArgs ck = k;
-        for (const auto& s : calib) {
+        for (const auto& s : calib.empty() ? default_calibration_sizes(k.kernel) : calib) {
             ck.size = s;
             (void)make_job(ck);
         }
@@ -142,6 +143,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 calib_source = "measured";
                 std::cout << "calibration: measured in " << fmt(calib_s, 2) << " s (" << res.runs
                           << " runs), stored in " << path << '\n';
+                for (const auto& dc : res.devices)
+                    std::cout << "calibration: device " << dc.device << " " << ladder_text(dc) << '\n';
                 missing.clear();
                 models = load_models(Store::open(path), devs, k.kernel, model_key(k), missing);
                 models_ok = missing.empty();

@@ -40,7 +40,8 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("help,h", po::bool_switch(&help), "show this help")
         ("kernel", po::value(&kernel)->default_value("all"), "kernel to calibrate: matmul, interp, sort, quad or all")
         ("sizes", po::value(&sizes_arg)->multitoken()->composing(),
-         "calibration sizes, comma- or space-separated (default per kernel, e.g. matmul 64,128,256)")
+         "explicit calibration sizes, comma- or space-separated, all fitted (default: adaptive per device, "
+         "doubling from the kernel's smallest size, e.g. matmul 64, until the device is saturated)")
         ("iterations", po::value(&k.iterations)->default_value(1), "kernel repetitions per run")
         ("local", po::value(&k.local)->default_value("paper"), "local size policy the model is for: null, paper, tuned")
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
@@ -88,37 +89,56 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         for (const auto& name : kernels) {
             KernelArgs kk = k;
             kk.kernel = name;
-            const auto ks = sizes.empty() ? default_calibration_sizes(name) : sizes;
-            const auto res = calibrate_and_store(c, kk, ks, min_repeats, max_repeats);
+            const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats);
             total += res.seconds;
-            nlohmann::json kj = {{"kernel", name}, {"seconds", res.seconds}, {"runs", res.runs},
-                                 {"sizes", ks},    {"key", model_key(kk)},   {"devices", nlohmann::json::array()}};
-            Table t({"device", "rank", "samples", "send", "h2d", "compute", "d2h", "recv", "fit rms %",
+            nlohmann::json kj = {{"kernel", name},
+                                 {"seconds", res.seconds},
+                                 {"runs", res.runs},
+                                 {"adaptive", sizes.empty()},
+                                 {"sizes", sizes},
+                                 {"key", model_key(kk)},
+                                 {"devices", nlohmann::json::array()}};
+            Table t({"device", "rank", "samples", "send", "h2d", "kernel", "d2h", "recv", "host", "fit rms %",
                      "max err %"});
             for (const auto& dc : res.devices) {
                 const auto& d = c.devices().at(std::size_t(dc.device));
                 const auto& m = dc.model;
                 const double rms = std::max({m.send.rms_rel, m.h2d.rms_rel, m.kernel.rms_rel, m.d2h.rms_rel,
-                                             m.recv.rms_rel});
+                                             m.recv.rms_rel, m.host.rms_rel});
+                nlohmann::json ladder = nlohmann::json::array();
+                for (const auto& ls : dc.ladder)
+                    ladder.push_back({{"size", {ls.size.x, ls.size.y}},
+                                      {"work_items", ls.work_items},
+                                      {"ops", ls.ops},
+                                      {"kernel_s", ls.kernel_s},
+                                      {"done_s", ls.done_s},
+                                      {"overhead_s", ls.overhead_s},
+                                      {"saturated", ls.saturated},
+                                      {"fitted", ls.fitted}});
                 kj["devices"].push_back({{"device", dc.device},
                                          {"rank", d.rank},
                                          {"name", d.name},
                                          {"samples", dc.samples.size()},
                                          {"seconds", dc.seconds},
                                          {"max_rel_error", dc.max_rel_error},
+                                         {"saturated", dc.saturated},
+                                         {"ladder", ladder},
                                          {"model", to_json(m)}});
                 t.add({std::to_string(dc.device) + ": " + d.name, std::to_string(d.rank),
                        std::to_string(dc.samples.size()), phase_text(m.send, "ns/B", 1e9),
                        phase_text(m.h2d, "ns/B", 1e9), phase_text(m.kernel, "ns/kop", 1e12),
-                       phase_text(m.d2h, "ns/B", 1e9), phase_text(m.recv, "ns/B", 1e9), fmt(rms * 100, 1),
-                       fmt(dc.max_rel_error * 100, 1)});
+                       phase_text(m.d2h, "ns/B", 1e9), phase_text(m.recv, "ns/B", 1e9),
+                       phase_text(m.host, "ns/B", 1e9), fmt(rms * 100, 1), fmt(dc.max_rel_error * 100, 1)});
             }
             out["kernels"].push_back(kj);
             if (!json) {
                 std::cout << "calibrated " << name << " on " << res.devices.size() << " device(s) in "
-                          << fmt(res.seconds, 2) << " s (" << res.runs << " runs at sizes";
-                for (const auto& s : ks) std::cout << ' ' << s;
-                std::cout << ")\n" << t.str() << '\n';
+                          << fmt(res.seconds, 2) << " s (" << res.runs << " runs, "
+                          << (sizes.empty() ? "adaptive sizes" : "explicit sizes") << ")\n";
+                for (const auto& dc : res.devices)
+                    std::cout << "  device " << dc.device << ": " << ladder_text(dc) << " in " << fmt(dc.seconds, 2)
+                              << " s\n";
+                std::cout << t.str() << '\n';
             }
         }
         out["seconds"] = total;

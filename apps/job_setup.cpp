@@ -153,11 +153,34 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
     return plan;
 }
 
+std::string ladder_text(const DeviceCalibration& dc) {
+    std::string t = "sizes";
+    bool open = false;
+    for (const auto& ls : dc.ladder) {
+        t += ' ';
+        if (ls.fitted && !open) {
+            t += '[';
+            open = true;
+        }
+        t += std::to_string(ls.size.x);
+        if (ls.size.y > 1) t += "x" + std::to_string(ls.size.y);
+        if (!ls.fitted && open) {
+            t.insert(t.rfind(' '), "]");
+            open = false;
+        }
+    }
+    if (open) t += ']';
+    t += dc.saturated ? " (fitted sizes saturated)" : " (NOT saturated: capped by run time, memory or steps)";
+    return t;
+}
+
 CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
                                       int min_repeats, int max_repeats) {
     CalibrationOptions o;
     const int dims = kernel_dims(k.kernel);
     for (const auto& s : sizes) o.sizes.push_back(parse_size(s, dims));
+    // No explicit sizes: the adaptive ladder, from the kernel's smallest default size.
+    if (o.sizes.empty()) o.adaptive.start = parse_size(default_calibration_sizes(k.kernel).front(), dims);
     o.iterations = k.iterations;
     o.local = parse_local_policy(k.local);
     if (!k.priority.empty()) {

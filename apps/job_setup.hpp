@@ -62,6 +62,9 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
 
 /// Calibrate `kernel` (with k's params, iterations and local policy) on every device and store
 /// the models in k's database; progress on stderr. Used by `calibrate` and by `bench`.
+/// "sizes 64 128 [256 512 1024] (saturated)": the sizes a device ran, the fitted ones in brackets.
+std::string ladder_text(const DeviceCalibration& dc);
+
 CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
                                       int min_repeats, int max_repeats);
 

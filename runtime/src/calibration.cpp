@@ -60,8 +60,8 @@ Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t itera
     s.h2d_s = run.times.h2d;
     s.d2h_s = run.times.d2h;
     s.recv_s = run.recv_s;
-    const double rest = run.done_s - s.send_s - s.h2d_s - s.d2h_s - s.recv_s;
-    s.kernel_s = std::max(run.times.kernel, rest);
+    s.kernel_s = std::max(0.0, run.times.kernel);
+    s.host_s = std::max(0.0, run.done_s - s.send_s - s.h2d_s - s.kernel_s - s.d2h_s - s.recv_s);
     return s;
 }
 
@@ -105,12 +105,15 @@ JobResult checked_run(Cluster& cluster, KernelJob& job, const std::vector<Assign
 }  // namespace
 
 std::size_t calibration_steps(std::size_t devices, const CalibrationOptions& options) {
+    if (options.sizes.empty()) return devices * std::size_t(std::max(1, options.adaptive.max_steps));
     return devices * options.sizes.size();
 }
 
 CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const JobMaker& make,
                             const CalibrationOptions& o, const StepFn& step) {
-    if (o.sizes.empty()) throw InvalidArgument("calibrate: no sizes");
+    const bool adaptive = o.sizes.empty();
+    if (adaptive && (o.adaptive.start.x == 0 || o.adaptive.start.y == 0))
+        throw InvalidArgument("calibrate: no sizes and no start size for the adaptive ladder");
     if (o.min_repeats < 1 || o.max_repeats < o.min_repeats)
         throw InvalidArgument("calibrate: repeats must satisfy 1 <= min <= max");
     const auto& devices = cluster.devices();
@@ -122,20 +125,28 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
         DeviceCalibration dc;
         dc.device = int(di);
         const double t_dev = now_s();
-        std::vector<std::pair<Sample, double>> medians;  // per size: a sample and the median done_s
-        for (const auto& size : o.sizes) {
+        std::vector<std::vector<Sample>> per_step;   // samples of each ladder step
+        std::vector<Sample> last_of;                 // one sample per step (for max_rel_error)
+        int dims = 1;
+
+        // Run one size on device di alone: warm-up, then repeats until the median is stable.
+        auto measure = [&](GlobalSize size) {
             auto probe = make(size, o.iterations);
             std::vector<double> weights(devices.size(), 0.0);
             weights[di] = 1.0;
             const Plan plan = plan_with_weights(
                 devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), weights, *probe,
                 o.db_path);
-            // Warm-up: builds the program and touches the buffers outside the timing.
+            dims = plan.dims;
+            LadderStep ls;
+            ls.size = size;
+            for (const auto& a : plan.assignments)
+                if (a.device == int(di)) ls.work_items = double(a.global.x) * double(std::max<std::uint64_t>(1, a.global.y));
             probe->generate();
             checked_run(cluster, *probe, plan.assignments, kernel);
             ++res.runs;
-            std::vector<double> done;
-            Sample last;
+            std::vector<double> done, kern, over;
+            std::vector<Sample> samples;
             double prev_median = -1;
             for (int r = 0; r < o.max_repeats; ++r) {
                 auto job = make(size, o.iterations);
@@ -144,9 +155,12 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
                 ++res.runs;
                 for (const auto& d : jr.devices) {
                     if (d.assignment.device != int(di) || d.assignment.units == 0) continue;
-                    last = sample_of(d, *job, o.iterations);
-                    dc.samples.push_back(last);
+                    const Sample s = sample_of(d, *job, o.iterations);
+                    samples.push_back(s);
+                    ls.ops = s.items;
                     done.push_back(d.done_s);
+                    kern.push_back(s.kernel_s);
+                    over.push_back(std::max(0.0, d.done_s - s.kernel_s));
                 }
                 if (int(done.size()) >= o.min_repeats) {
                     const double m = median_of(done);
@@ -154,15 +168,52 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
                     prev_median = m;
                 }
             }
-            medians.emplace_back(last, median_of(done));
-            if (step)
-                step(kernel + " device " + std::to_string(di) + " size " + size_text(size, plan.dims));
+            ls.done_s = median_of(done);
+            ls.kernel_s = median_of(kern);
+            ls.overhead_s = median_of(over);
+            dc.ladder.push_back(ls);
+            last_of.push_back(samples.empty() ? Sample{} : samples.back());
+            per_step.push_back(std::move(samples));
+            if (step) step(kernel + " device " + std::to_string(di) + " size " + size_text(size, plan.dims));
+        };
+
+        if (!adaptive) {
+            for (const auto& size : o.sizes) measure(size);
+            for (auto& ls : dc.ladder) ls.fitted = true;
+        } else {
+            const auto& a = o.adaptive;
+            const double sat = saturation_items(devices[di], a);
+            double mem_limit = a.max_bytes;
+            if (devices[di].global_mem_bytes > 0) mem_limit = std::min(mem_limit, 0.25 * double(devices[di].global_mem_bytes));
+            GlobalSize size = a.start;
+            for (int k = 0; k < std::max(1, a.max_steps); ++k) {
+                measure(size);
+                if (judge_ladder(dc.ladder, sat, a)) break;
+                const GlobalSize next = next_ladder_size(size, dims);
+                auto nj = make(next, o.iterations);
+                const SplitJob sj = split_job_for(*nj, o.iterations);
+                const double bytes = double(sj.total_units) * (sj.bytes_in_per_unit + sj.bytes_out_per_unit) +
+                                     sj.bytes_in_fixed;
+                if (bytes > mem_limit) break;
+                const auto& cur = dc.ladder.back();
+                const double next_ops = double(sj.total_units) * sj.items_per_unit;
+                const double predicted = cur.ops > 0 ? cur.done_s * next_ops / cur.ops : 0.0;
+                if (predicted > a.max_run_s) break;
+                size = next;
+            }
+            judge_ladder(dc.ladder, sat, a);
+            for (const auto& ls : dc.ladder)
+                if (ls.fitted && !ls.saturated) dc.saturated = false;
         }
+        for (std::size_t i = 0; i < dc.ladder.size(); ++i)
+            if (dc.ladder[i].fitted) dc.samples.insert(dc.samples.end(), per_step[i].begin(), per_step[i].end());
         dc.model = fit_cost_model(dc.samples);
-        for (const auto& [s, m] : medians) {
-            if (!(m > 0)) continue;
+        for (std::size_t i = 0; i < dc.ladder.size(); ++i) {
+            const auto& ls = dc.ladder[i];
+            if (!ls.fitted || !(ls.done_s > 0)) continue;
+            const Sample& s = last_of[i];
             const double p = predict(dc.model, s.units, s.items, s.bytes_in, s.bytes_out).total_s;
-            dc.max_rel_error = std::max(dc.max_rel_error, std::abs(p / m - 1.0));
+            dc.max_rel_error = std::max(dc.max_rel_error, std::abs(p / ls.done_s - 1.0));
         }
         dc.seconds = now_s() - t_dev;
         res.devices.push_back(std::move(dc));

@@ -172,10 +172,11 @@ PhaseModel robust_fit(const std::vector<Point>& all, double wave, double outlier
     return model;
 }
 
-PhaseModel fit_phase(const std::vector<Sample>& samples, double Sample::*xf, double Sample::*yf,
-                     const FitOptions& opt, bool allow_wave) {
+template <class X>
+PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*yf, const FitOptions& opt,
+                     bool allow_wave) {
     std::map<double, std::vector<double>> by_x;
-    for (const auto& s : samples) by_x[s.*xf].push_back(s.*yf);
+    for (const auto& s : samples) by_x[xf(s)].push_back(s.*yf);
     std::vector<Point> pts;
     bool any = false;
     for (auto& [x, ys] : by_x) {
@@ -202,7 +203,7 @@ PhaseModel fit_phase(const std::vector<Sample>& samples, double Sample::*xf, dou
 
 void check_sample(const Sample& s, std::size_t i) {
     const double v[] = {s.units, s.items, s.bytes_in, s.bytes_out, s.send_s,
-                        s.h2d_s, s.kernel_s, s.d2h_s, s.recv_s};
+                        s.h2d_s, s.kernel_s, s.d2h_s, s.recv_s, s.host_s};
     for (double x : v)
         if (!std::isfinite(x) || x < 0)
             throw InvalidArgument("cost model sample " + std::to_string(i) +
@@ -221,11 +222,16 @@ CostModel fit_cost_model(const std::vector<Sample>& samples, const FitOptions& o
     if (samples.empty()) throw InvalidArgument("cannot fit a cost model without samples");
     for (std::size_t i = 0; i < samples.size(); ++i) check_sample(samples[i], i);
     CostModel m;
-    m.send = fit_phase(samples, &Sample::bytes_in, &Sample::send_s, options, false);
-    m.h2d = fit_phase(samples, &Sample::bytes_in, &Sample::h2d_s, options, false);
-    m.kernel = fit_phase(samples, &Sample::items, &Sample::kernel_s, options, true);
-    m.d2h = fit_phase(samples, &Sample::bytes_out, &Sample::d2h_s, options, false);
-    m.recv = fit_phase(samples, &Sample::bytes_out, &Sample::recv_s, options, false);
+    const auto in = [](const Sample& s) { return s.bytes_in; };
+    const auto out = [](const Sample& s) { return s.bytes_out; };
+    const auto items = [](const Sample& s) { return s.items; };
+    const auto moved = [](const Sample& s) { return s.bytes_in + s.bytes_out; };
+    m.send = fit_phase(samples, in, &Sample::send_s, options, false);
+    m.h2d = fit_phase(samples, in, &Sample::h2d_s, options, false);
+    m.kernel = fit_phase(samples, items, &Sample::kernel_s, options, true);
+    m.d2h = fit_phase(samples, out, &Sample::d2h_s, options, false);
+    m.recv = fit_phase(samples, out, &Sample::recv_s, options, false);
+    m.host = fit_phase(samples, moved, &Sample::host_s, options, false);
     m.samples = samples.size();
     return m;
 }
@@ -244,7 +250,8 @@ Prediction predict(const CostModel& model, double units, double items, double by
     p.kernel_s = model.kernel.eval(items);
     p.d2h_s = model.d2h.eval(bytes_out);
     p.recv_s = model.recv.eval(bytes_out);
-    p.total_s = p.send_s + p.h2d_s + p.kernel_s + p.d2h_s + p.recv_s;
+    p.host_s = model.host.eval(bytes_in + bytes_out);
+    p.total_s = p.send_s + p.h2d_s + p.kernel_s + p.d2h_s + p.recv_s + p.host_s;
     return p;
 }
 
@@ -539,6 +546,42 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
 }
 
 // ---------------------------------------------------------------------------------------------
+// Calibration ladder
+
+double saturation_items(const DeviceInfo& device, const AdaptiveCalibration& a) {
+    return a.waves * double(std::max<std::uint32_t>(1, device.compute_units)) *
+           double(std::max<std::uint64_t>(1, device.max_work_group_size));
+}
+
+GlobalSize next_ladder_size(GlobalSize g, int dims) {
+    if (dims == 2) return GlobalSize{g.x * 2, g.y * 2};
+    return GlobalSize{g.x * 2, g.y};
+}
+
+bool judge_ladder(std::vector<LadderStep>& steps, double sat_items, const AdaptiveCalibration& a) {
+    if (steps.empty()) return false;
+    const double fixed0 = steps.front().overhead_s;
+    const double min_kernel = std::max(a.min_kernel_s, a.overhead_factor * fixed0);
+    std::vector<std::size_t> sat;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        auto& s = steps[i];
+        s.saturated = s.work_items >= sat_items && s.kernel_s >= min_kernel;
+        s.fitted = s.saturated;
+        if (s.saturated) sat.push_back(i);
+    }
+    const bool enough = int(sat.size()) >= a.fit_sizes &&
+                        steps[sat.back()].ops >= a.min_span * steps[sat.front()].ops;
+    // Top up with the largest unsaturated sizes (the best the ladder could reach).
+    int fitted = int(sat.size());
+    for (std::size_t i = steps.size(); i-- > 0 && fitted < a.fit_sizes;) {
+        if (steps[i].fitted) continue;
+        steps[i].fitted = true;
+        ++fitted;
+    }
+    return enough;
+}
+
+// ---------------------------------------------------------------------------------------------
 // JSON
 
 namespace {
@@ -561,8 +604,9 @@ nlohmann::json to_json(const PhaseModel& p) {
 }
 
 nlohmann::json to_json(const CostModel& m) {
-    return {{"send", to_json(m.send)}, {"h2d", to_json(m.h2d)},   {"kernel", to_json(m.kernel)},
-            {"d2h", to_json(m.d2h)},   {"recv", to_json(m.recv)}, {"samples", m.samples}};
+    return {{"format", kCostModelFormat}, {"send", to_json(m.send)}, {"h2d", to_json(m.h2d)},
+            {"kernel", to_json(m.kernel)},    {"d2h", to_json(m.d2h)},   {"recv", to_json(m.recv)},
+            {"host", to_json(m.host)},        {"samples", m.samples}};
 }
 
 PhaseModel phase_model_from_json(const nlohmann::json& j) {
@@ -579,6 +623,11 @@ PhaseModel phase_model_from_json(const nlohmann::json& j) {
 
 CostModel cost_model_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw InvalidArgument("cost model: not a JSON object");
+    const double format = j.contains("format") ? get_num(j, "format", "cost model") : 1.0;
+    if (format != double(kCostModelFormat))
+        throw InvalidArgument("cost model: stale format " + std::to_string(int(format)) + " (this version reads " +
+                              std::to_string(kCostModelFormat) +
+                              ": kernel and host phases separate, adaptive calibration sizes); recalibrate");
     CostModel m;
     auto phase = [&](const char* key) {
         if (!j.contains(key)) throw InvalidArgument(std::string("cost model: missing phase '") + key + "'");
@@ -593,6 +642,7 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     m.kernel = phase("kernel");
     m.d2h = phase("d2h");
     m.recv = phase("recv");
+    m.host = phase("host");
     m.samples = j.contains("samples") ? std::size_t(get_num(j, "samples", "cost model")) : 0;
     return m;
 }

@@ -261,3 +261,186 @@ TEST_P(SplitBruteForce, MatchesBruteForce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SplitBruteForce, ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8));
+
+// ---------------------------------------------------------------------------------------------
+// Host phase, stale formats, the adaptive calibration ladder (issue 4: H200 diagnosis)
+
+namespace {
+
+/// A synthetic GPU whose kernel is latency-bound until the NDRange fills `sat_items`: below it
+/// a launch costs as if it were full (throughput proportional to occupancy), plus a latency.
+struct SyntheticGpu {
+    double latency_s = 4e-4;       // launch/latency floor of the kernel event
+    double per_op_s = 3e-13;       // saturated slope
+    double host_s = 5e-4;          // host overhead per run (packing, allocation, setup)
+    double host_per_byte = 2e-11;
+    double ops_per_item = 100;
+    double sat_items = 0;
+
+    double kernel(double items, double iterations) const {
+        const double eff = std::max(items, sat_items);
+        return latency_s + eff * ops_per_item * iterations * per_op_s;
+    }
+    Sample sample(double items, double iterations) const {
+        Sample s;
+        s.units = items;
+        s.items = items * ops_per_item * iterations;
+        s.bytes_in = items * 8;
+        s.bytes_out = items * 4;
+        s.kernel_s = kernel(items, iterations);
+        s.h2d_s = 1e-5 + 4e-11 * s.bytes_in;
+        s.d2h_s = 1e-5 + 4e-11 * s.bytes_out;
+        s.host_s = host_s + host_per_byte * (s.bytes_in + s.bytes_out);
+        return s;
+    }
+};
+
+DeviceInfo h200_like() {
+    DeviceInfo d;
+    d.compute_units = 132;
+    d.max_work_group_size = 1024;
+    return d;
+}
+
+}  // namespace
+
+TEST(ModelHost, HostPhaseDoesNotScaleWithIterations) {
+    SyntheticGpu g;
+    g.sat_items = 0;
+    std::vector<Sample> samples;
+    for (double items : {1e5, 2e5, 4e5, 8e5})
+        for (int r = 0; r < 3; ++r) samples.push_back(g.sample(items, 1));
+    const CostModel m = fit_cost_model(samples);
+    EXPECT_NEAR(m.host.fixed_s, g.host_s, 0.02 * g.host_s);
+    EXPECT_NEAR(m.host.per_x_s, g.host_per_byte, 0.02 * g.host_per_byte);
+    EXPECT_NEAR(m.kernel.per_x_s, g.per_op_s, 0.02 * g.per_op_s);
+    // The same slice with 10 iterations: only the kernel phase grows.
+    const Sample s1 = g.sample(4e5, 1), s10 = g.sample(4e5, 10);
+    const Prediction p1 = predict(m, s1.units, s1.items, s1.bytes_in, s1.bytes_out);
+    const Prediction p10 = predict(m, s10.units, s10.items, s10.bytes_in, s10.bytes_out);
+    EXPECT_DOUBLE_EQ(p10.host_s, p1.host_s);
+    EXPECT_NEAR(p10.kernel_s, s10.kernel_s, 0.05 * s10.kernel_s);
+    EXPECT_NEAR(p10.total_s, s10.kernel_s + s10.h2d_s + s10.d2h_s + s10.host_s, 0.05 * p10.total_s);
+    EXPECT_DOUBLE_EQ(p10.total_s, p10.send_s + p10.h2d_s + p10.kernel_s + p10.d2h_s + p10.recv_s + p10.host_s);
+}
+
+TEST(ModelJson, HostPhaseRoundTripsAndOldFormatIsStale) {
+    CostModel m;
+    m.kernel.per_x_s = 1e-12;
+    m.host.fixed_s = 3e-4;
+    m.host.per_x_s = 1e-11;
+    const nlohmann::json j = to_json(m);
+    EXPECT_EQ(j.at("format"), kCostModelFormat);
+    const CostModel back = cost_model_from_json(j);
+    EXPECT_DOUBLE_EQ(back.host.fixed_s, 3e-4);
+    EXPECT_DOUBLE_EQ(back.host.per_x_s, 1e-11);
+    nlohmann::json old = j;
+    old.erase("format");
+    old.erase("host");
+    try {
+        cost_model_from_json(old);
+        FAIL() << "a format-1 model must be refused";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("stale"), std::string::npos) << e.what();
+    }
+}
+
+TEST(CalibrationLadder, SaturationRuleUsesDeviceInfo) {
+    AdaptiveCalibration a;
+    EXPECT_DOUBLE_EQ(saturation_items(h200_like(), a), 4.0 * 132 * 1024);
+    EXPECT_EQ(next_ladder_size(GlobalSize{64, 64}, 2).x, 128u);
+    EXPECT_EQ(next_ladder_size(GlobalSize{64, 64}, 2).y, 128u);
+    EXPECT_EQ(next_ladder_size(GlobalSize{4096, 1}, 1).x, 8192u);
+    EXPECT_EQ(next_ladder_size(GlobalSize{4096, 1}, 1).y, 1u);
+}
+
+TEST(CalibrationLadder, LatencyFloorDeviceIsFittedOnSaturatedSizes) {
+    const AdaptiveCalibration a;
+    SyntheticGpu g;
+    g.sat_items = saturation_items(h200_like(), a);
+    std::vector<LadderStep> steps;
+    std::vector<std::vector<Sample>> per_step;
+    bool done = false;
+    for (double items = 16384; items < 1e10 && !done; items *= 2) {
+        LadderStep s;
+        s.size = GlobalSize{std::uint64_t(items), 1};
+        s.work_items = items;
+        const Sample smp = g.sample(items, 1);
+        s.ops = smp.items;
+        s.kernel_s = smp.kernel_s;
+        s.done_s = smp.kernel_s + smp.h2d_s + smp.d2h_s + smp.host_s;
+        s.overhead_s = s.done_s - s.kernel_s;
+        steps.push_back(s);
+        per_step.push_back({smp, smp, smp});
+        done = judge_ladder(steps, g.sat_items, a);
+    }
+    ASSERT_TRUE(done);
+    std::vector<Sample> fitted, small;
+    int nfit = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (i < 3) small.insert(small.end(), per_step[i].begin(), per_step[i].end());
+        if (!steps[i].fitted) continue;
+        ++nfit;
+        EXPECT_TRUE(steps[i].saturated);
+        EXPECT_GE(steps[i].work_items, g.sat_items);
+        EXPECT_GE(steps[i].kernel_s, a.min_kernel_s);
+        fitted.insert(fitted.end(), per_step[i].begin(), per_step[i].end());
+    }
+    EXPECT_GE(nfit, a.fit_sizes);
+    const CostModel good = fit_cost_model(fitted);
+    const CostModel bad = fit_cost_model(small);
+    EXPECT_NEAR(good.kernel.per_x_s, g.per_op_s, 0.05 * g.per_op_s);
+    // A job 16x the largest fitted size, with 10 iterations, is predicted within 15 %.
+    const double items = 16 * steps.back().work_items;
+    const Sample big = g.sample(items, 10);
+    const double measured = big.kernel_s + big.h2d_s + big.d2h_s + big.host_s;
+    const double p = predict(good, big.units, big.items, big.bytes_in, big.bytes_out).total_s;
+    EXPECT_NEAR(p / measured, 1.0, 0.15);
+    // The three smallest sizes (the old fixed calibration) see only the latency floor.
+    const double pb = predict(bad, big.units, big.items, big.bytes_in, big.bytes_out).total_s;
+    EXPECT_GT(std::abs(pb / measured - 1.0), 0.25);
+}
+
+TEST(CalibrationLadder, TopsUpWithLargestUnsaturatedSizes) {
+    const AdaptiveCalibration a;
+    std::vector<LadderStep> steps;
+    for (int i = 0; i < 5; ++i) {
+        LadderStep s;
+        s.work_items = 1000.0 * (1 << i);
+        s.ops = s.work_items;
+        s.kernel_s = 1e-4 * (1 << i);
+        s.overhead_s = 1e-4;
+        steps.push_back(s);
+    }
+    EXPECT_FALSE(judge_ladder(steps, 1e9, a));
+    int fitted = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        EXPECT_FALSE(steps[i].saturated);
+        fitted += steps[i].fitted;
+        EXPECT_EQ(steps[i].fitted, i >= 2);
+    }
+    EXPECT_EQ(fitted, 3);
+}
+
+TEST(ModelSplit, LeavesOutADevice300TimesSlower) {
+    // Matmul 8192x8192 (K = 8192), 10 iterations: a GPU and a CPU 300x slower per operation.
+    CostModel gpu = device(3e-5, 1e-10, 4e-4, 3e-13, 1e-10);
+    CostModel cpu = device(3e-5, 1e-10, 6e-4, 9e-11, 1e-10);
+    gpu.host = line(5e-4, 2e-11);
+    cpu.host = line(5e-4, 2e-11);
+    SplitJob job;
+    job.total_units = 8192;
+    job.items_per_unit = 8192.0 * 3 * 8192 * 10;
+    job.bytes_in_per_unit = 8192 * 4;
+    job.bytes_out_per_unit = 8192 * 4;
+    job.bytes_in_fixed = 8192.0 * 8192 * 4;
+    job.granule = 16;
+    const SplitResult r = optimise_split({gpu, cpu}, job);
+    // Compute alone would give it 1/301 = 0.33 %; its send of B and fixed costs allow no more.
+    EXPECT_LE(double(r.units[1]) / double(job.total_units), 0.0034);
+    // With the old, 22x-too-small ratio (GPU slope 4.6e-12) it would take about 4 %.
+    CostModel gpu_small = gpu;
+    gpu_small.kernel.per_x_s = 4.6e-12;
+    const SplitResult old = optimise_split({gpu_small, cpu}, job);
+    EXPECT_GT(double(old.units[1]) / double(job.total_units), 0.03);
+}

@@ -35,16 +35,19 @@ SplitJob split_job_for(const KernelJob& job, std::uint64_t iterations);
 /// (a model measured with one local-size rule does not predict another).
 nlohmann::json model_params_key(const nlohmann::json& kernel_params, LocalPolicy local);
 
-/// The Sample of one device's run. The `kernel_s` phase absorbs what the five phases do not
-/// account for (worker-side setup, slice packing on the master): done_s minus the other phases,
-/// so that the model predicts when the device's result is back.
+/// The Sample of one device's run. `kernel_s` is the OpenCL kernel event time (all iterations);
+/// `host_s` is what the five timed phases do not account for (worker-side setup, slice packing
+/// and allocation on the master): done_s minus the other phases, so that the model predicts
+/// when the device's result is back without making that overhead scale with the operations.
 Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations);
 
-/// Default calibration sizes of a sample kernel (small: the job they tune is much larger).
+/// Explicit calibration sizes of a sample kernel for `--sizes`-style use (small and fixed; the
+/// default calibration is adaptive and starts from the first of them).
 std::vector<std::string> default_calibration_sizes(const std::string& kernel);
 
 struct CalibrationOptions {
-    std::vector<GlobalSize> sizes;   ///< problem sizes, each run by each device alone
+    std::vector<GlobalSize> sizes;   ///< explicit problem sizes (all fitted); empty: adaptive
+    AdaptiveCalibration adaptive;    ///< used when `sizes` is empty
     std::uint64_t iterations = 1;
     LocalPolicy local = LocalPolicy::paper;
     Priority priority = Priority::x;
@@ -60,7 +63,9 @@ struct DeviceCalibration {
     CostModel model;
     std::vector<Sample> samples;
     double seconds = 0;              ///< wall time of this device's runs
-    double max_rel_error = 0;        ///< worst |predicted/measured - 1| of done_s over sizes
+    double max_rel_error = 0;        ///< worst |predicted/measured - 1| of done_s over fitted sizes
+    std::vector<LadderStep> ladder;  ///< every size run, smallest first
+    bool saturated = true;           ///< adaptive: every fitted size met the saturation rule
 };
 
 struct CalibrationResult {
@@ -70,7 +75,7 @@ struct CalibrationResult {
     int runs = 0;
 };
 
-/// Number of progress steps calibrate() reports (one per (device, size)).
+/// Number of progress steps calibrate() reports (one per (device, size); adaptive: an upper bound).
 std::size_t calibration_steps(std::size_t devices, const CalibrationOptions& options);
 
 /// Rank 0: calibrate one kernel on every device of the cluster.

@@ -1,8 +1,9 @@
 // Calibrated cost models (METHOD.md 2.1, 2.2) and the model-based split optimiser.
 //
 // The runtime measures; this file fits and decides. A `Sample` is one timed run of a kernel on
-// one device with its five phases timed separately (MPI send, host->device, kernel,
-// device->host, MPI receive). `fit_cost_model` fits each phase with a robust, non-negative
+// one device with its phases timed separately (MPI send, host->device, kernel, device->host,
+// MPI receive, and the host-side rest: slice packing, allocation, worker setup).
+// `fit_cost_model` fits each phase with a robust, non-negative
 // least-squares line (optionally a saw-tooth wave term for the kernel); `predict` evaluates it;
 // `optimise_split` chooses how many units (rows or items) each device gets so that the
 // predicted makespan is minimal, leaving out devices that would only slow the job.
@@ -31,6 +32,9 @@ struct Sample {
     double kernel_s = 0;    ///< kernel execution
     double d2h_s = 0;       ///< device -> host copy
     double recv_s = 0;      ///< MPI send worker -> rank 0
+    /// Host-side rest: the device's done time minus the five phases above (slice packing,
+    /// buffer allocation, memcpy, worker setup). It does not depend on the iteration count.
+    double host_s = 0;
 };
 
 /// T = fixed_s + per_x_s * x for one phase; x is bytes (transfers) or work-items (kernel).
@@ -52,11 +56,17 @@ struct PhaseModel {
 struct CostModel {
     PhaseModel send;    ///< x = bytes_in
     PhaseModel h2d;     ///< x = bytes_in
-    PhaseModel kernel;  ///< x = items
+    PhaseModel kernel;  ///< x = items (operations: OpenCL kernel event time only)
     PhaseModel d2h;     ///< x = bytes_out
     PhaseModel recv;    ///< x = bytes_out
+    PhaseModel host;    ///< x = bytes_in + bytes_out (host-side rest, see Sample::host_s)
     std::size_t samples = 0;
 };
+
+/// Format of a CostModel's JSON ("format" field). 2: the host phase is separate and the kernel
+/// phase is the kernel event time. Entries without the field (format 1: the kernel phase
+/// absorbed the host overhead) are refused by cost_model_from_json as stale.
+inline constexpr int kCostModelFormat = 2;
 
 struct FitOptions {
     /// Candidate wave periods (work-items per full wave, e.g. CUs x resident groups x local
@@ -79,8 +89,8 @@ double wave_items_for(const DeviceInfo& device, std::uint64_t local_items,
                       std::uint64_t resident_groups_per_cu);
 
 struct Prediction {
-    double send_s = 0, h2d_s = 0, kernel_s = 0, d2h_s = 0, recv_s = 0;
-    double total_s = 0;  ///< sum of the five phases (0 when units == 0)
+    double send_s = 0, h2d_s = 0, kernel_s = 0, d2h_s = 0, recv_s = 0, host_s = 0;
+    double total_s = 0;  ///< sum of the six phases (0 when units == 0)
 };
 
 /// Predicted phase times for a slice. A device with 0 units costs nothing (it takes no part).
@@ -126,7 +136,55 @@ SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob&
 /// @throws InvalidArgument if there are no models, total_units == 0 or granule == 0.
 SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob& job);
 
-/// Serialisation. @throws InvalidArgument naming the missing or malformed field.
+// ---------------------------------------------------------------------------------------------
+// Calibration sizes (used by the runtime's calibrate(); pure so that it is unit-tested)
+
+/// The adaptive ladder (docs/models.md, "Calibration sizes"): starting from `start`, each device
+/// runs the problem doubled (1-D: x2 items; 2-D: x2 each side) until it is saturated, then fits
+/// only the upper (saturated) sizes. A size is saturated when
+///   work-items >= waves x compute_units x max_work_group_size   (several full waves) and
+///   kernel time >= max(min_kernel_s, overhead_factor x the smallest run's non-kernel time).
+/// The ladder stops once `fit_sizes` saturated sizes span >= min_span x in operations, or the
+/// next size is predicted to take more than max_run_s per run, or would need more than
+/// max_bytes (or a quarter of the device's global memory), or after max_steps sizes.
+struct AdaptiveCalibration {
+    GlobalSize start{0, 0};          ///< first size of the ladder (0: the caller's default)
+    double waves = 4;
+    double min_kernel_s = 2e-3;
+    double overhead_factor = 5;
+    double max_run_s = 0.25;
+    double max_bytes = 2.0 * 1024 * 1024 * 1024;
+    int max_steps = 14;
+    int fit_sizes = 3;
+    double min_span = 4;
+};
+
+/// Work-items a device needs to count as saturated under `a` (see AdaptiveCalibration).
+double saturation_items(const DeviceInfo& device, const AdaptiveCalibration& a);
+
+/// One size of a device's ladder, as the adaptive rule judged it.
+struct LadderStep {
+    GlobalSize size{0, 0};
+    double work_items = 0;           ///< NDRange of the run
+    double ops = 0;                  ///< operations (Sample::items)
+    double kernel_s = 0;             ///< median kernel event time
+    double done_s = 0;               ///< median time until the result is back
+    double overhead_s = 0;           ///< median done_s - kernel_s
+    bool saturated = false;
+    bool fitted = false;             ///< its samples are in the fit
+};
+
+/// Next size of a ladder (1-D: x2; 2-D: x2 each side).
+GlobalSize next_ladder_size(GlobalSize g, int dims);
+
+/// Apply the saturation rule to a ladder in order (steps[0] is the smallest run): sets
+/// `saturated` on every step and `fitted` on the steps to fit (all saturated ones, topped up
+/// with the largest unsaturated ones to `fit_sizes`). Returns true when the ladder may stop
+/// climbing (enough saturated sizes spanning min_span).
+bool judge_ladder(std::vector<LadderStep>& steps, double saturation_items, const AdaptiveCalibration& a);
+
+/// Serialisation. @throws InvalidArgument naming the missing or malformed field, or for a
+/// model of another format than kCostModelFormat (stale: recalibrate).
 nlohmann::json to_json(const PhaseModel& p);
 nlohmann::json to_json(const CostModel& m);
 PhaseModel phase_model_from_json(const nlohmann::json& j);
