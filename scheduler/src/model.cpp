@@ -549,8 +549,11 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
 // Calibration ladder
 
 double saturation_items(const DeviceInfo& device, const AdaptiveCalibration& a) {
-    return a.waves * double(std::max<std::uint32_t>(1, device.compute_units)) *
-           double(std::max<std::uint64_t>(1, device.max_work_group_size));
+    const double cus = double(std::max<std::uint32_t>(1, device.compute_units));
+    // A CPU core is full with a few SIMD-wide groups; PoCL's max group (4096) says nothing of it.
+    if (device.type == DeviceType::cpu)
+        return a.waves * cus * double(std::max<std::uint64_t>(16, device.preferred_wg_multiple)) * 16;
+    return a.waves * cus * double(std::max<std::uint64_t>(1, device.max_work_group_size));
 }
 
 GlobalSize next_ladder_size(GlobalSize g, int dims) {

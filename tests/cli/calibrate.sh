@@ -20,6 +20,14 @@ expect_rc 0 "calibrate sort"
 expect_out "calibrated sort on 1 device" "calibration summary"
 expect_out "calibration time [0-9.]+ s; models stored in $db" "calibration time and database printed"
 
+# No --sizes: the adaptive ladder doubles the size per device and fits its upper sizes.
+run 200 "$ws" calibrate --kernel sort --db "$tmp/adaptive.json" --json
+expect_rc 0 "adaptive calibrate sort"
+expect_jq '.kernels[0].adaptive == true and (.kernels[0].devices[0].ladder | length) >= 3 and
+  ([.kernels[0].devices[0].ladder[] | select(.fitted)] | length) >= 3 and
+  (.kernels[0].devices[0].model.format == 2) and (.kernels[0].devices[0].model.host | type) == "object"' \
+  "adaptive ladder: >= 3 fitted sizes, format-2 model with a host phase"
+
 WORKSIZE_DB=$db run 60 "$ws" plan --kernel sort --size 8192 --strategy model --json
 expect_rc 0 "plan --strategy model reads WORKSIZE_DB"
 expect_jq '.predicted_makespan_s > 0 and .assignments[0].predicted_s > 0 and .assignments[0].units == 8192' \

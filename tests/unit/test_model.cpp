@@ -348,6 +348,12 @@ TEST(ModelJson, HostPhaseRoundTripsAndOldFormatIsStale) {
 TEST(CalibrationLadder, SaturationRuleUsesDeviceInfo) {
     AdaptiveCalibration a;
     EXPECT_DOUBLE_EQ(saturation_items(h200_like(), a), 4.0 * 132 * 1024);
+    DeviceInfo cpu;
+    cpu.type = DeviceType::cpu;
+    cpu.compute_units = 16;
+    cpu.max_work_group_size = 4096;
+    cpu.preferred_wg_multiple = 8;
+    EXPECT_DOUBLE_EQ(saturation_items(cpu, a), 4.0 * 16 * 16 * 16);
     EXPECT_EQ(next_ladder_size(GlobalSize{64, 64}, 2).x, 128u);
     EXPECT_EQ(next_ladder_size(GlobalSize{64, 64}, 2).y, 128u);
     EXPECT_EQ(next_ladder_size(GlobalSize{4096, 1}, 1).x, 8192u);

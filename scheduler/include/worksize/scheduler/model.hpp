@@ -142,7 +142,8 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
 /// The adaptive ladder (docs/models.md, "Calibration sizes"): starting from `start`, each device
 /// runs the problem doubled (1-D: x2 items; 2-D: x2 each side) until it is saturated, then fits
 /// only the upper (saturated) sizes. A size is saturated when
-///   work-items >= waves x compute_units x max_work_group_size   (several full waves) and
+///   work-items >= waves x compute_units x max_work_group_size   (several full waves; a CPU:
+///                 waves x compute_units x 16 x max(16, preferred_wg_multiple)) and
 ///   kernel time >= max(min_kernel_s, overhead_factor x the smallest run's non-kernel time).
 /// The ladder stops once `fit_sizes` saturated sizes span >= min_span x in operations, or the
 /// next size is predicted to take more than max_run_s per run, or would need more than
