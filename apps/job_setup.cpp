@@ -22,7 +22,10 @@ po::options_description kernel_options(KernelArgs& k, const char* default_size) 
         ("seed", po::value(&k.seed)->default_value(1), "seed of the generated inputs")
         ("param", po::value(&k.params)->composing(),
          "kernel parameter KEY=VALUE, repeatable (matmul: k; interp: scale, in_w, in_h; quad: integrand, a, b)")
-        ("db", po::value(&k.db), "calibration and tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)");
+        ("db", po::value(&k.db), "calibration and tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
+        ("join-margin", po::value(&k.join_margin)->default_value(0.10, "0.10"),
+         "model strategy: a device gets work only if that cuts the predicted makespan by more than "
+         "this fraction (the models' error; 0: the plain optimum)");
     return d;
 }
 
@@ -106,7 +109,8 @@ Plan model_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
                     (k.db.empty() ? "" : " --db " + k.db) + "`");
     if (extras)
         for (const auto& w : store.warnings()) extras->warnings.push_back(w);
-    const SplitJob sj = split_job_for(job, k.iterations);
+    SplitJob sj = split_job_for(job, k.iterations);
+    sj.join_margin = k.join_margin;
     const SplitResult best = optimise_split(models, sj);
     std::vector<double> weights;
     for (auto u : best.units) weights.push_back(double(u) / double(sj.total_units));

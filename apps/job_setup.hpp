@@ -25,6 +25,7 @@ struct KernelArgs {
     std::uint64_t seed = 1;
     std::vector<std::string> params;
     std::string db;  ///< calibration/tuning database path ("": the default)
+    double join_margin = 0.10;  ///< model strategy: a device joins only for a larger predicted gain
 };
 
 /// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param (not --kernel).

@@ -389,7 +389,10 @@ public:
 
     /// Best-improvement local search: move blocks of 2^k granules between any two devices
     /// (a device may drop to 0 or join from 0).
-    void local_search(std::vector<std::uint64_t>& c) const {
+    /// Move blocks of granules between devices while the makespan drops. With `within_subset`
+    /// a device that has none keeps none (the subset was chosen with the join margin).
+    void local_search(std::vector<std::uint64_t>& c, bool within_subset = false) const {
+        const std::vector<std::uint64_t> start = c;
         double cur = makespan(c);
         for (int iter = 0; iter < 10000; ++iter) {
             double best = cur;
@@ -400,7 +403,7 @@ public:
                     if (c[i] == 0) continue;
                     const std::uint64_t d = std::min(s, c[i]);
                     for (std::size_t j = 0; j < n_; ++j) {
-                        if (j == i) continue;
+                        if (j == i || (within_subset && start[j] == 0)) continue;
                         c[i] -= d;
                         c[j] += d;
                         const double m = makespan(c);
@@ -470,36 +473,54 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
     const std::size_t n = sp.n();
     std::vector<std::uint64_t> best;
     double best_ms = kInf;
+    std::size_t best_size = 0;
+    const double keep = 1.0 + std::max(0.0, job.join_margin);
+    auto count = [](const std::vector<char>& v) { return std::size_t(std::count(v.begin(), v.end(), 1)); };
+    // A candidate wins if it is faster by more than the margin, or if it is about as fast
+    // (within the margin) with fewer devices.
+    auto better = [&](double m, std::size_t size) {
+        if (best.empty()) return true;
+        if (size < best_size) return m <= best_ms * keep;
+        if (size > best_size) return m * keep < best_ms;
+        return m < best_ms;
+    };
     auto consider = [&](const std::vector<char>& subset) {
         auto c = sp.solve_subset(subset);
         if (c.empty()) return kInf;
         const double m = sp.makespan(c);
-        if (m < best_ms) {
+        if (better(m, count(subset))) {
             best_ms = m;
             best = c;
+            best_size = count(subset);
         }
         return m;
     };
     if (n <= 8) {
-        for (unsigned mask = 1; mask < (1u << n); ++mask) {
+        // Smaller subsets first, so that the margin compares a larger set with the best smaller.
+        std::vector<unsigned> masks;
+        for (unsigned mask = 1; mask < (1u << n); ++mask) masks.push_back(mask);
+        std::stable_sort(masks.begin(), masks.end(),
+                         [](unsigned a, unsigned b) { return std::popcount(a) < std::popcount(b); });
+        for (unsigned mask : masks) {
             std::vector<char> subset(n);
             for (std::size_t i = 0; i < n; ++i) subset[i] = (mask >> i) & 1u;
             consider(subset);
         }
     } else {
-        // Backward elimination: drop the device whose removal helps most, while one does.
+        // Backward elimination: drop the device whose removal helps most (or costs less than
+        // the margin), while one does.
         std::vector<char> subset(n, 1);
         double cur = consider(subset);
         for (bool improved = true; improved;) {
             improved = false;
             std::size_t drop = n;
-            double drop_ms = cur;
+            double drop_ms = cur * keep;
             for (std::size_t i = 0; i < n; ++i) {
-                if (!subset[i] || std::count(subset.begin(), subset.end(), 1) == 1) continue;
+                if (!subset[i] || count(subset) == 1) continue;
                 subset[i] = 0;
                 const double m = consider(subset);
                 subset[i] = 1;
-                if (m < drop_ms) {
+                if (m <= drop_ms) {
                     drop_ms = m;
                     drop = i;
                 }
@@ -512,7 +533,7 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
         }
     }
     if (best.empty()) throw Error("split: no device can take the job under its model");
-    sp.local_search(best);
+    sp.local_search(best, job.join_margin > 0);
 
     // Granule counts -> units; the partial granule comes off the device with the most.
     std::vector<std::uint64_t> units(n);
@@ -537,9 +558,12 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
             for (std::size_t j = 0; j < n; ++j) with[j] = units[j] > 0 || j == i;
             const auto c = sp.solve_subset(with);
             const double m = c.empty() ? kInf : sp.makespan(c);
-            r.reasons[i] = "left out: with it the predicted makespan is " + fmt_s(m) +
-                           " against " + fmt_s(r.makespan_s) +
-                           " without it (its send and fixed costs delay the job)";
+            r.reasons[i] = m < r.makespan_s
+                               ? "left out: with it the predicted makespan is " + fmt_s(m) + " against " +
+                                     fmt_s(r.makespan_s) + " without it, a gain within the " +
+                                     std::to_string(int(std::lround(job.join_margin * 100))) + " % join margin"
+                               : "left out: with it the predicted makespan is " + fmt_s(m) + " against " +
+                                     fmt_s(r.makespan_s) + " without it (its send and fixed costs delay the job)";
         }
     }
     return r;

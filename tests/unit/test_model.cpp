@@ -450,3 +450,25 @@ TEST(ModelSplit, LeavesOutADevice300TimesSlower) {
     const SplitResult old = optimise_split({gpu_small, cpu}, job);
     EXPECT_GT(double(old.units[1]) / double(job.total_units), 0.03);
 }
+
+// The join margin: a device whose predicted gain is within the margin gets no work, with a
+// reason; with margin 0 it gets its (small) optimal share.
+TEST(SplitOptimiser, JoinMarginLeavesOutMarginalDevices) {
+    CostModel fast, slow;
+    fast.kernel.per_x_s = 1e-9;   // 1 ns per operation
+    slow.kernel.per_x_s = 20e-9;  // 20x slower: optimal share ~4.8 %, gain ~4.8 %
+    SplitJob job;
+    job.total_units = 10000;
+    job.items_per_unit = 1000;
+    const SplitResult plain = optimise_split({fast, slow}, job);
+    EXPECT_GT(plain.units[1], 0u);
+    job.join_margin = 0.10;
+    const SplitResult careful = optimise_split({fast, slow}, job);
+    EXPECT_EQ(careful.units[1], 0u);
+    EXPECT_EQ(careful.units[0], 10000u);
+    EXPECT_NE(careful.reasons[1].find("join margin"), std::string::npos) << careful.reasons[1];
+    // An equal partner saves ~50 %: it joins whatever the margin.
+    job.join_margin = 0.10;
+    const SplitResult equal = optimise_split({fast, fast}, job);
+    EXPECT_GT(equal.units[1], 4000u);
+}

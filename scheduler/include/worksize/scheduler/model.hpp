@@ -112,6 +112,11 @@ struct SplitJob {
     /// Indices of the devices in sending order. Empty: fastest link first (smallest
     /// per-byte send cost, ties by index), the optimal order for linear costs.
     std::vector<int> send_order;
+    /// A larger set of devices is chosen only if its predicted makespan beats the best smaller
+    /// set's by more than this fraction (0: the plain optimum). It stands for the models' own
+    /// error: a device that would save less than that is more likely to cost time (its fixed
+    /// costs, contention with the other ranks) than to save it.
+    double join_margin = 0.0;
 };
 
 struct SplitResult {
