@@ -14,27 +14,12 @@
 #include <limits>
 #include <random>
 
+#include "job_util.hpp"
 #include "jobs.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
 namespace {
-
-std::string size_text(std::uint64_t bytes) {
-    char buf[32];
-    const double b = double(bytes);
-    if (b >= 1024.0 * 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1024.0 * 1024 * 1024));
-    else if (b >= 1024.0 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
-    else
-        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-    return buf;
-}
-
-std::string local_text(const LocalSize& l) {
-    return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
-}
 
 constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 24;  // exact as float, fits int indexing
 
@@ -150,14 +135,7 @@ public:
     }
 
     SliceSpec slice_spec(const Assignment& a) const override {
-        SliceSpec s;
-        s.kernel = "interp";
-        s.problem = problem();
-        s.offset = a.offset;
-        s.units = a.units;
-        s.global = a.global;
-        s.local = a.local;
-        s.iterations = iterations_;
+        SliceSpec s = base_slice_spec("interp", problem(), a, iterations_);
         s.params = {{"in_w", in_w_}, {"in_h", in_h_}, {"out_w", out_w_}, {"out_h", out_h_},
                     {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},   {"src_rows", 0}};
         if (a.units > 0) {

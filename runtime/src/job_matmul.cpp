@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 
+#include "job_util.hpp"
 #include "jobs.hpp"
 #include "worksize/runtime/opencl.hpp"
 
@@ -26,22 +27,6 @@ constexpr std::uint64_t kTileBudget = 16 * 1024;
 /// Verify every row while M·N·K stays below this (about a second of CPU time), else sample.
 constexpr double kWholeCheckLimit = 1 << 30;
 constexpr std::uint64_t kSampledRows = 64;
-
-std::string size_text(std::uint64_t bytes) {
-    char buf[32];
-    const double b = double(bytes);
-    if (b >= 1024.0 * 1024 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1024.0 * 1024 * 1024));
-    else if (b >= 1024.0 * 1024)
-        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
-    else
-        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-    return buf;
-}
-
-std::string local_text(const LocalSize& l) {
-    return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
-}
 
 /// A positive integer parameter given as a number or a string ("--param k=512").
 std::uint64_t param_u64(const nlohmann::json& p, const char* key, std::uint64_t fallback) {
@@ -118,14 +103,7 @@ public:
     }
 
     SliceSpec slice_spec(const Assignment& a) const override {
-        SliceSpec s;
-        s.kernel = "matmul";
-        s.problem = problem();
-        s.offset = a.offset;
-        s.units = a.units;
-        s.global = a.global;
-        s.local = a.local;
-        s.iterations = iterations_;
+        SliceSpec s = base_slice_spec("matmul", problem(), a, iterations_);
         s.params = {{"m", m_}, {"n", n_}, {"k", k_}, {"wpt", kWpt}};
         return s;
     }

@@ -9,6 +9,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "job_util.hpp"
 #include "jobs.hpp"
 #include "worksize/runtime/opencl.hpp"
 
@@ -103,14 +104,7 @@ public:
 
     SliceSpec slice_spec(const Assignment& a) const override {
         check_range(a);
-        SliceSpec s;
-        s.kernel = "quad";
-        s.problem = problem();
-        s.offset = a.offset;
-        s.units = a.units;
-        s.global = a.global;
-        s.local = a.local;
-        s.iterations = iterations_;
+        SliceSpec s = base_slice_spec("quad", problem(), a, iterations_);
         s.params = {{"integrand", name_}, {"a", a_}, {"b", b_}};
         return s;
     }

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <random>
 
+#include "job_util.hpp"
 #include "jobs.hpp"
 #include "worksize/runtime/opencl.hpp"
 
@@ -205,14 +206,7 @@ public:
     }
 
     SliceSpec slice_spec(const Assignment& a) const override {
-        SliceSpec s;
-        s.kernel = "sort";
-        s.problem = problem();
-        s.offset = a.offset;
-        s.units = a.units;
-        s.global = a.global;
-        s.local = a.local;
-        s.iterations = iterations_;
+        SliceSpec s = base_slice_spec("sort", problem(), a, iterations_);
         s.params = {{"distribution", distribution_}};
         return s;
     }

@@ -1,0 +1,44 @@
+// Internal helpers shared by the sample kernel jobs (runtime/src/job_*.cpp).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "worksize/runtime/kernel_job.hpp"
+
+namespace worksize::detail {
+
+/// "1.5 MiB" for error messages about buffer sizes.
+inline std::string size_text(std::uint64_t bytes) {
+    char buf[32];
+    const double b = double(bytes);
+    if (b >= 1024.0 * 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+    else
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+    return buf;
+}
+
+/// "(16,16)" or "NULL", for error contexts.
+inline std::string local_text(const LocalSize& l) {
+    return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
+}
+
+/// The part of a SliceSpec every job fills the same way; the job adds its own params.
+inline SliceSpec base_slice_spec(const char* kernel, GlobalSize problem, const Assignment& a,
+                                 std::uint64_t iterations) {
+    SliceSpec s;
+    s.kernel = kernel;
+    s.problem = problem;
+    s.offset = a.offset;
+    s.units = a.units;
+    s.global = a.global;
+    s.local = a.local;
+    s.iterations = iterations;
+    return s;
+}
+
+}  // namespace worksize::detail
