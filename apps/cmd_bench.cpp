@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "job_setup.hpp"
 #include "plan_output.hpp"
@@ -23,7 +24,25 @@ struct Row {
     double small_share = 0;
     bool verified = true;
     double ratio = -1;
+    int same_as = -1;            ///< index of the first row with an identical plan (samples pooled), -1: none
+    int samples = 0;             ///< timed runs behind the median (pooled over identical plans)
 };
+
+/// Two plans are the same experiment when every device gets the same slice and the same local size.
+bool same_plan(const Plan& a, const Plan& b) {
+    auto key = [](const Plan& p) {
+        std::vector<std::tuple<int, std::uint64_t, std::uint64_t, std::string>> v;
+        for (const auto& x : p.assignments)
+            if (x.units > 0) {
+                std::ostringstream l;
+                l << x.local.x << 'x' << x.local.y << '/' << x.global.x << 'x' << x.global.y;
+                v.emplace_back(x.device, x.offset, x.units, l.str());
+            }
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    return key(a) == key(b);
+}
 
 std::vector<std::string> split_commas(const std::string& s) {
     std::vector<std::string> out;
@@ -67,14 +86,15 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
     DeviceSelection sel;
     bool help = false, sweep = false, append = false, no_calibrate = false;
     std::string strategies_arg = "even,pe-ratio,paper,model,oracle", csv, calib_sizes;
-    int repeats = 3;
+    int repeats = 5;
     po::options_description desc("worksize bench --kernel K --size S [options]");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
         ("kernel", po::value(&k.kernel), "kernel: matmul, interp, sort, quad")
         ("strategies", po::value(&strategies_arg)->default_value(strategies_arg),
          "comma-separated split strategies to compare")
-        ("repeats", po::value(&repeats)->default_value(3), "timed runs per strategy (median), after one warm-up")
+        ("repeats", po::value(&repeats)->default_value(5),
+         "timed runs per strategy (median), after one warm-up; interleaved over the strategies")
         ("csv", po::value(&csv), "write one row per strategy to this CSV file")
         ("append", po::bool_switch(&append), "append to the CSV files (header only when they are new)")
         ("sweep", po::bool_switch(&sweep),
@@ -156,6 +176,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         std::vector<Row> rows;
         std::optional<OracleResult> oracle;
         bool all_ok = true;
+        // 1. Every strategy's plan (the oracle's search runs here) and one warm-up at iterations 1.
         for (const auto& sname : strategies) {
             KernelArgs ks = k;
             ks.strategy = sname;
@@ -165,7 +186,6 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
             row.strategy = sname;
             row.plan = build_plan(devs, ks, *probe, &c, &extras);
             if (extras.oracle) oracle = extras.oracle;
-            // One warm-up at iterations 1 (program builds), then the timed repeats.
             {
                 KernelArgs wk = ks;
                 wk.iterations = 1;
@@ -174,17 +194,35 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 c.run(*warm, row.plan.assignments, k.kernel);
                 progress.step(sname + " warm-up");
             }
-            std::vector<std::pair<double, JobResult>> runs;
-            for (int r = 0; r < repeats; ++r) {
+            rows.push_back(std::move(row));
+        }
+        // 2. Strategies with identical plans (units and local sizes of every device) are one experiment.
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            for (std::size_t j = 0; j < i && rows[i].same_as < 0; ++j)
+                if (rows[j].same_as < 0 && same_plan(rows[i].plan, rows[j].plan)) rows[i].same_as = int(j);
+        // 3. Interleaved repeats: repeat r runs every strategy once, starting at strategy r (rotated), so
+        // that drift of the machine hits all strategies alike. Samples of identical plans are pooled.
+        std::vector<std::vector<std::pair<double, JobResult>>> samples(rows.size());
+        for (int r = 0; r < repeats; ++r) {
+            for (std::size_t j = 0; j < rows.size(); ++j) {
+                const std::size_t i = (j + std::size_t(r)) % rows.size();
+                auto& row = rows[i];
+                KernelArgs ks = k;
+                ks.strategy = row.strategy;
                 auto job = make_job(ks);
                 job->generate();
                 auto res = c.run(*job, row.plan.assignments, k.kernel);
                 row.verified = row.verified && res.verdict.ok;
                 const double m = res.makespan_s;
-                runs.emplace_back(m, std::move(res));
-                progress.step(sname + " run " + std::to_string(r + 1));
+                samples[row.same_as < 0 ? i : std::size_t(row.same_as)].emplace_back(m, std::move(res));
+                progress.step(row.strategy + " run " + std::to_string(r + 1));
             }
+        }
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            auto& row = rows[i];
+            auto& runs = samples[row.same_as < 0 ? i : std::size_t(row.same_as)];
             std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            row.samples = int(runs.size());
             const auto& mid = runs[runs.size() / 2];
             row.makespan_s = runs.size() % 2 ? mid.first : 0.5 * (runs[runs.size() / 2 - 1].first + mid.first);
             double sum = 0, mx = 0;
@@ -197,14 +235,25 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
             }
             row.efficiency = n > 0 && mx > 0 ? sum / double(n) / mx : 0;
             if (models_ok) {
+                KernelArgs ks = k;
+                ks.strategy = row.strategy;
+                auto probe = make_job(ks);
                 std::vector<std::uint64_t> units(devs.size(), 0);
                 for (const auto& a : row.plan.assignments) units.at(std::size_t(a.device)) = a.units;
                 row.predicted_s = evaluate_split(models, split_job_for(*probe, k.iterations), units).makespan_s;
             }
             for (const auto& a : row.plan.assignments)
                 if (a.device == small) row.small_share = a.share;
+        }
+        // A pooled group is verified only if all its runs were.
+        for (auto& row : rows)
+            if (row.same_as >= 0) {
+                auto& first = rows[std::size_t(row.same_as)];
+                first.verified = first.verified && row.verified;
+            }
+        for (auto& row : rows) {
+            if (row.same_as >= 0) row.verified = rows[std::size_t(row.same_as)].verified;
             all_ok = all_ok && row.verified;
-            rows.push_back(std::move(row));
         }
         progress.done();
         double oracle_s = -1;
@@ -215,10 +264,11 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
 
         // Table.
         std::cout << "kernel " << k.kernel << ", size " << k.size << ", " << k.iterations
-                  << " iteration(s), local " << k.local << ", " << repeats << " timed run(s) per strategy (median)\n";
+                  << " iteration(s), local " << k.local << ", " << repeats
+                  << " timed run(s) per strategy, interleaved (median; identical plans pooled)\n";
         std::vector<std::string> head = {"strategy"};
         for (const auto& d : devs) head.push_back("d" + std::to_string(d.index) + "@r" + std::to_string(d.rank) + " %");
-        for (const char* h : {"makespan ms", "/ oracle", "predicted ms", "pred err %", "balance %", "verified"})
+        for (const char* h : {"makespan ms", "/ oracle", "predicted ms", "pred err %", "balance %", "verified", "same plan as"})
             head.push_back(h);
         Table t(head);
         for (const auto& r : rows) {
@@ -236,6 +286,9 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                                                                  : "-");
             line.push_back(fmt(r.efficiency * 100, 1));
             line.push_back(r.verified ? "yes" : "NO");
+            line.push_back(r.same_as >= 0 ? rows[std::size_t(r.same_as)].strategy + " (" + std::to_string(r.samples) +
+                                                " runs pooled)"
+                                          : "-");
             t.add(line);
         }
         std::cout << t.str();
@@ -255,7 +308,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
             if (!f) throw Error("cannot write CSV '" + csv + "'");
             if (header) {
                 f << "kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,efficiency,small_share,"
-                     "verified,calibration,calibration_s";
+                     "verified,calibration,calibration_s,same_plan_as,samples";
                 for (std::size_t i = 0; i < devs.size(); ++i) f << ",share_d" << i;
                 f << '\n';
             }
@@ -263,7 +316,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 f << k.kernel << ',' << k.size << ',' << k.iterations << ',' << r.strategy << ',' << num(r.makespan_s)
                   << ',' << (r.ratio > 0 ? num(r.ratio) : "") << ',' << (r.predicted_s >= 0 ? num(r.predicted_s) : "")
                   << ',' << num(r.efficiency) << ',' << num(r.small_share) << ',' << (r.verified ? 1 : 0) << ','
-                  << calib_source << ',' << num(calib_s);
+                  << calib_source << ',' << num(calib_s) << ','
+                  << (r.same_as >= 0 ? rows[std::size_t(r.same_as)].strategy : std::string()) << ',' << r.samples;
                 for (std::size_t i = 0; i < devs.size(); ++i) {
                     double share = 0;
                     for (const auto& a : r.plan.assignments)

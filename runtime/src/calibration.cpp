@@ -328,23 +328,32 @@ OracleResult oracle_search(Cluster& cluster, const JobMaker& make, GlobalSize si
         std::vector<OraclePoint> top = res.points;
         std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.makespan_s < b.makespan_s; });
         top.resize(std::min(top.size(), std::size_t(o.confirm_top)));
-        double best = -1;
+        // The re-runs are interleaved (round r runs every candidate once, in a rotated order) so that
+        // drift of the machine hits all candidates alike.
+        std::vector<Plan> plans;
+        std::vector<std::vector<double>> ms;
         for (const auto& p : top) {
             std::vector<double> w(p.shares);
-            const Plan plan = plan_with_weights(devices, request, w, *probe, db_path);
-            std::vector<double> ms = {p.makespan_s};
-            for (int r = 0; r < o.confirm_runs; ++r) {
+            plans.push_back(plan_with_weights(devices, request, w, *probe, db_path));
+            ms.push_back({p.makespan_s});
+        }
+        for (int r = 0; r < o.confirm_runs; ++r) {
+            for (std::size_t j = 0; j < top.size(); ++j) {
+                const std::size_t i = (j + std::size_t(r)) % top.size();
                 auto job = make(size, request.iterations);
                 job->generate();
-                ms.push_back(checked_run(cluster, *job, plan.assignments, job_name).makespan_s);
+                ms[i].push_back(checked_run(cluster, *job, plans[i].assignments, job_name).makespan_s);
                 ++res.runs;
                 if (step) step("confirm");
             }
-            const double m = median_of(ms);
+        }
+        double best = -1;
+        for (std::size_t i = 0; i < top.size(); ++i) {
+            const double m = median_of(ms[i]);
             if (best < 0 || m < best) {
                 best = m;
-                res.weights = p.shares;
-                res.units = p.units;
+                res.weights = top[i].shares;
+                res.units = top[i].units;
                 res.makespan_s = m;
             }
         }

@@ -49,10 +49,29 @@ if awk -F, 'NR>1 && !($6 > 0 && $5 > 0 && $7 > 0) {bad=1} END {exit bad}' "$tmp/
 then ok "every row has makespan, ratio_to_oracle and predicted_s > 0"; else bad "CSV values: $(cat "$tmp/b.csv")"; fi
 if awk -F, 'NR>1 && $4=="oracle" && $6 == 1 {f=1} END {exit !f}' "$tmp/b.csv"
 then ok "oracle's ratio is 1"; else bad "oracle ratio: $(cat "$tmp/b.csv")"; fi
+if head -1 "$tmp/b.csv" | grep -q ',calibration_s,same_plan_as,samples,share_d0'
+then ok "CSV has same_plan_as and samples"; else bad "CSV header: $(head -1 "$tmp/b.csv")"; fi
+# Rows whose plan is identical to an earlier row's pool their samples: same makespan, more samples.
+if awk -F, 'NR>1 {ms[$4]=$5; n[$4]=$14; if ($13 != "") same[$4]=$13}
+            END {for (s in same) if (ms[s] != ms[same[s]] || n[s] != n[same[s]] || n[s] < 4) exit 1;
+                 for (s in n) if (n[s] < 2) exit 1}' "$tmp/b.csv"
+then ok "identical plans report the same pooled median"; else bad "pooled rows: $(cat "$tmp/b.csv")"; fi
+expect_out "interleaved" "bench says its repeats are interleaved"
 if [ "$(wc -l < "$tmp/b-sweep.csv")" -ge 6 ] && head -1 "$tmp/b-sweep.csv" | grep -q '^kernel,size,iterations,small_share,makespan_s'
 then ok "sweep CSV with the oracle's scan points"; else bad "sweep CSV: $(cat "$tmp/b-sweep.csv" 2>&1)"; fi
 if awk -F, 'NR>1 && $4 == 0 {f=1} END {exit !f}' "$tmp/b-sweep.csv"
 then ok "the scan includes a zero share"; else bad "no zero share in the sweep"; fi
+
+# Two strategies with the same plan are one experiment: the samples are pooled, both rows report
+# the same median, the second says which row it shares the plan with.
+mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel matmul --size 128 --strategies even,paper,even --repeats 3 \
+  --db "$db" --csv "$tmp/p.csv"
+run 300 "${MPMD[@]}"
+expect_rc 0 "bench with two identical plans"
+expect_out "even .6 runs pooled" "the table marks the pooled row"
+if awk -F, 'NR==2 {ms=$5; e=$13; n=$14} NR==3 {pn=$14} NR==4 {ok = $5 == ms && $13 == "even" && e == "" && $14 == 6 && n == 6 && pn == 3}
+            END {exit !ok}' "$tmp/p.csv"
+then ok "identical plans: same_plan_as, pooled samples, same median"; else bad "pooled rows: $(cat "$tmp/p.csv")"; fi
 
 # No calibration for quad yet: bench calibrates first and says so.
 mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel quad --size 16384 --strategies even,model --repeats 1 \
