@@ -99,7 +99,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
                                  {"key", model_key(kk)},
                                  {"devices", nlohmann::json::array()}};
             Table t({"device", "rank", "samples", "send", "h2d", "kernel", "d2h", "recv", "host", "fit rms %",
-                     "max err %"});
+                     "max err %", "contention"});
             for (const auto& dc : res.devices) {
                 const auto& d = c.devices().at(std::size_t(dc.device));
                 const auto& m = dc.model;
@@ -123,12 +123,17 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
                                          {"max_rel_error", dc.max_rel_error},
                                          {"saturated", dc.saturated},
                                          {"ladder", ladder},
+                                         {"corun",
+                                          {{"units", dc.corun_units},
+                                           {"measured_s", dc.corun_measured_s},
+                                           {"predicted_s", dc.corun_predicted_s}}},
                                          {"model", to_json(m)}});
                 t.add({std::to_string(dc.device) + ": " + d.name, std::to_string(d.rank),
                        std::to_string(dc.samples.size()), phase_text(m.send, "ns/B", 1e9),
                        phase_text(m.h2d, "ns/B", 1e9), phase_text(m.kernel, "ns/kop", 1e12),
                        phase_text(m.d2h, "ns/B", 1e9), phase_text(m.recv, "ns/B", 1e9),
-                       phase_text(m.host, "ns/B", 1e9), fmt(rms * 100, 1), fmt(dc.max_rel_error * 100, 1)});
+                       phase_text(m.host, "ns/B", 1e9), fmt(rms * 100, 1), fmt(dc.max_rel_error * 100, 1),
+                       dc.corun_units > 0 ? fmt(m.contention, 2) : "-"});
             }
             out["kernels"].push_back(kj);
             if (!json) {
@@ -138,6 +143,12 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
                 for (const auto& dc : res.devices)
                     std::cout << "  device " << dc.device << ": " << ladder_text(dc) << " in " << fmt(dc.seconds, 2)
                               << " s\n";
+                for (const auto& dc : res.devices)
+                    if (dc.corun_units > 0)
+                        std::cout << "  device " << dc.device << ": co-run with the others, " << dc.corun_units
+                                  << " units: " << fmt_ms(dc.corun_measured_s) << " ms measured, "
+                                  << fmt_ms(dc.corun_predicted_s) << " ms predicted alone: contention "
+                                  << fmt(dc.model.contention, 2) << '\n';
                 std::cout << t.str() << '\n';
             }
         }

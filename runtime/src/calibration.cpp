@@ -102,11 +102,87 @@ JobResult checked_run(Cluster& cluster, KernelJob& job, const std::vector<Assign
     return r;
 }
 
+/// The co-run calibration (METHOD.md 2.1, paper 003): all devices together at the largest size
+/// every device fitted, each with the share its solo model gives it for equal finish times
+/// (at least `corun_min_share`). The device's median done time against its solo prediction
+/// gives its contention factor f, applied to the kernel and host phases:
+/// measured = predicted + (f - 1) x (kernel + host), f clamped to [1, kMaxContention].
+void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, const CalibrationOptions& o,
+           CalibrationResult& res, const StepFn& step) {
+    const auto& devices = cluster.devices();
+    // The largest common fitted size: the smallest of the devices' largest fitted sizes.
+    GlobalSize size{0, 0};
+    double size_ops = -1;
+    for (const auto& dc : res.devices) {
+        const LadderStep* top = nullptr;
+        for (const auto& ls : dc.ladder)
+            if (ls.fitted && (!top || ls.ops > top->ops)) top = &ls;
+        if (!top) return;
+        if (size_ops < 0 || top->ops < size_ops) {
+            size_ops = top->ops;
+            size = top->size;
+        }
+    }
+    auto probe = make(size, o.iterations);
+    const SplitJob sj = split_job_for(*probe, o.iterations);
+    std::vector<CostModel> models(devices.size());
+    for (const auto& dc : res.devices) models.at(std::size_t(dc.device)) = dc.model;
+    // Shares proportional to the solo speed on the whole problem, with a floor.
+    std::vector<double> w(devices.size(), 0.0);
+    double sum = 0;
+    for (const auto& dc : res.devices) {
+        std::vector<std::uint64_t> all(devices.size(), 0);
+        all.at(std::size_t(dc.device)) = sj.total_units;
+        const double t = evaluate_split(models, sj, all).makespan_s;
+        w.at(std::size_t(dc.device)) = t > 0 ? 1.0 / t : 1.0;
+        sum += w.at(std::size_t(dc.device));
+    }
+    double wsum = 0;
+    for (auto& x : w) {
+        if (x > 0) x = std::max(o.corun_min_share, x / sum);
+        wsum += x;
+    }
+    for (auto& x : w) x /= wsum;
+    const Plan plan = plan_with_weights(devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given),
+                                        w, *probe, o.db_path);
+    std::vector<std::uint64_t> units(devices.size(), 0);
+    for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
+    if (std::count_if(units.begin(), units.end(), [](std::uint64_t u) { return u > 0; }) < 2) return;
+    // Solo predictions of this split (contention 1).
+    std::vector<CostModel> solo = models;
+    for (auto& m : solo) m.contention = 1.0;
+    const SplitResult pred = evaluate_split(solo, sj, units);
+    probe->generate();
+    checked_run(cluster, *probe, plan.assignments, kernel);  // warm-up
+    ++res.runs;
+    std::vector<std::vector<double>> done(devices.size());
+    for (int r = 0; r < std::max(3, o.min_repeats); ++r) {
+        auto job = make(size, o.iterations);
+        job->generate();
+        const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
+        ++res.runs;
+        for (const auto& d : jr.devices)
+            if (d.assignment.units > 0) done.at(std::size_t(d.assignment.device)).push_back(d.done_s);
+    }
+    for (auto& dc : res.devices) {
+        const std::size_t i = std::size_t(dc.device);
+        if (units[i] == 0 || done[i].empty()) continue;
+        dc.corun_units = units[i];
+        dc.corun_measured_s = median_of(done[i]);
+        dc.corun_predicted_s = pred.finish_s[i];
+        const double scaled = pred.predicted[i].kernel_s + pred.predicted[i].host_s;
+        const double f = scaled > 0 ? 1.0 + (dc.corun_measured_s - dc.corun_predicted_s) / scaled : 1.0;
+        dc.model.contention = std::clamp(std::isfinite(f) ? f : 1.0, 1.0, kMaxContention);
+    }
+    if (step) step(kernel + " co-run size " + size_text(size, plan.dims));
+}
+
 }  // namespace
 
 std::size_t calibration_steps(std::size_t devices, const CalibrationOptions& options) {
-    if (options.sizes.empty()) return devices * std::size_t(std::max(1, options.adaptive.max_steps));
-    return devices * options.sizes.size();
+    const std::size_t co = options.corun && devices >= 2 ? 1 : 0;
+    if (options.sizes.empty()) return devices * std::size_t(std::max(1, options.adaptive.max_steps)) + co;
+    return devices * options.sizes.size() + co;
 }
 
 CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const JobMaker& make,
@@ -218,6 +294,7 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
         dc.seconds = now_s() - t_dev;
         res.devices.push_back(std::move(dc));
     }
+    if (o.corun && res.devices.size() >= 2) corun(cluster, kernel, make, o, res, step);
     res.seconds = now_s() - t_all;
     return res;
 }

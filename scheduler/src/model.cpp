@@ -242,7 +242,7 @@ double wave_items_for(const DeviceInfo& device, std::uint64_t local_items,
 }
 
 Prediction predict(const CostModel& model, double units, double items, double bytes_in,
-                   double bytes_out) {
+                   double bytes_out, bool with_others) {
     Prediction p;
     if (units <= 0) return p;
     p.send_s = model.send.eval(bytes_in);
@@ -251,6 +251,11 @@ Prediction predict(const CostModel& model, double units, double items, double by
     p.d2h_s = model.d2h.eval(bytes_out);
     p.recv_s = model.recv.eval(bytes_out);
     p.host_s = model.host.eval(bytes_in + bytes_out);
+    if (with_others) {
+        const double f = std::clamp(model.contention, 1.0, kMaxContention);
+        p.kernel_s *= f;
+        p.host_s *= f;
+    }
     p.total_s = p.send_s + p.h2d_s + p.kernel_s + p.d2h_s + p.recv_s + p.host_s;
     return p;
 }
@@ -289,21 +294,29 @@ public:
     std::uint64_t granules() const { return granules_; }
     const std::vector<int>& order() const { return order_; }
 
-    Prediction device_time(std::size_t i, double units) const {
+    /// `shared`: the device runs with at least one other (its contention factor applies).
+    Prediction device_time(std::size_t i, double units, bool shared) const {
         return predict(models_[i], units, units * job_.items_per_unit,
                        units * job_.bytes_in_per_unit + job_.bytes_in_fixed,
-                       units * job_.bytes_out_per_unit);
+                       units * job_.bytes_out_per_unit, shared);
     }
-    Prediction granule_time(std::size_t i, std::uint64_t c) const {
-        return device_time(i, double(c) * double(job_.granule));
+    Prediction granule_time(std::size_t i, std::uint64_t c, bool shared) const {
+        return device_time(i, double(c) * double(job_.granule), shared);
+    }
+    static bool shared_counts(const std::vector<std::uint64_t>& c) {
+        return std::count_if(c.begin(), c.end(), [](std::uint64_t x) { return x > 0; }) >= 2;
+    }
+    static bool shared_subset(const std::vector<char>& subset) {
+        return std::count(subset.begin(), subset.end(), char(1)) >= 2;
     }
 
     /// Makespan of granule counts (the one partial granule is ignored here).
     double makespan(const std::vector<std::uint64_t>& c) const {
         double link = 0, ms = 0;
+        const bool shared = shared_counts(c);
         for (int i : order_) {
             if (c[i] == 0) continue;
-            const Prediction p = granule_time(i, c[i]);
+            const Prediction p = granule_time(i, c[i], shared);
             const double start = job_.serial_sends ? link : 0.0;
             if (job_.serial_sends) link = start + p.send_s;
             ms = std::max(ms, start + p.total_s);
@@ -317,10 +330,11 @@ public:
         std::vector<std::uint64_t> c(n_, 0);
         double link = 0;
         total = 0;
+        const bool shared = shared_subset(subset);
         for (int i : order_) {
             if (!subset[i]) continue;
             const double start = job_.serial_sends ? link : 0.0;
-            auto fits = [&](std::uint64_t k) { return start + granule_time(i, k).total_s <= T; };
+            auto fits = [&](std::uint64_t k) { return start + granule_time(i, k, shared).total_s <= T; };
             if (!fits(1)) continue;
             std::uint64_t lo = 1, hi = granules_;
             if (fits(hi)) lo = hi;
@@ -330,7 +344,7 @@ public:
             }
             c[i] = lo;
             total += lo;
-            if (job_.serial_sends) link = start + granule_time(i, lo).send_s;
+            if (job_.serial_sends) link = start + granule_time(i, lo, shared).send_s;
             if (total >= granules_) break;
         }
         return c;
@@ -340,7 +354,7 @@ public:
     std::vector<std::uint64_t> solve_subset(const std::vector<char>& subset) const {
         double hi = kInf;
         for (std::size_t i = 0; i < n_; ++i)
-            if (subset[i]) hi = std::min(hi, granule_time(i, granules_).total_s);
+            if (subset[i]) hi = std::min(hi, granule_time(i, granules_, shared_subset(subset)).total_s);
         if (!std::isfinite(hi)) return {};
         hi = std::max(hi, 1e-300);
         std::uint64_t total = 0;
@@ -377,9 +391,10 @@ public:
     std::vector<double> finishes(const std::vector<std::uint64_t>& c) const {
         std::vector<double> f(n_, 0.0);
         double link = 0;
+        const bool shared = shared_counts(c);
         for (int i : order_) {
             if (c[i] == 0) continue;
-            const Prediction p = granule_time(i, c[i]);
+            const Prediction p = granule_time(i, c[i], shared);
             const double start = job_.serial_sends ? link : 0.0;
             if (job_.serial_sends) link = start + p.send_s;
             f[i] = start + p.total_s;
@@ -455,9 +470,10 @@ SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob&
     r.finish_s.assign(sp.n(), 0.0);
     r.reasons.assign(sp.n(), "");
     double link = 0;
+    const bool shared = Splitter::shared_counts(units);
     for (int i : sp.order()) {
         if (units[i] == 0) continue;
-        const Prediction p = sp.device_time(i, double(units[i]));
+        const Prediction p = sp.device_time(i, double(units[i]), shared);
         const double start = job.serial_sends ? link : 0.0;
         if (job.serial_sends) link = start + p.send_s;
         r.predicted[i] = p;
@@ -548,7 +564,7 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
     // Why each left-out device is left out.
     for (std::size_t i = 0; i < n; ++i) {
         if (units[i] != 0) continue;
-        const double one = sp.granule_time(i, 1).total_s;
+        const double one = sp.granule_time(i, 1, true).total_s;  // it would run with the others
         const std::string g = job.granule == 1 ? "1 unit" : "1 granule (" + std::to_string(job.granule) + " units)";
         if (one >= r.makespan_s) {
             r.reasons[i] = "left out: even " + g + " would take " + fmt_s(one) +
@@ -633,7 +649,7 @@ nlohmann::json to_json(const PhaseModel& p) {
 nlohmann::json to_json(const CostModel& m) {
     return {{"format", kCostModelFormat}, {"send", to_json(m.send)}, {"h2d", to_json(m.h2d)},
             {"kernel", to_json(m.kernel)},    {"d2h", to_json(m.d2h)},   {"recv", to_json(m.recv)},
-            {"host", to_json(m.host)},        {"samples", m.samples}};
+            {"host", to_json(m.host)},        {"samples", m.samples},    {"contention", m.contention}};
 }
 
 PhaseModel phase_model_from_json(const nlohmann::json& j) {
@@ -671,6 +687,10 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     m.recv = phase("recv");
     m.host = phase("host");
     m.samples = j.contains("samples") ? std::size_t(get_num(j, "samples", "cost model")) : 0;
+    m.contention = j.contains("contention") ? get_num(j, "contention", "cost model") : 1.0;
+    if (!(m.contention >= 1.0 && m.contention <= kMaxContention))
+        throw InvalidArgument("cost model: contention " + std::to_string(m.contention) + " outside [1, " +
+                              std::to_string(kMaxContention) + "]");
     return m;
 }
 

@@ -13,6 +13,9 @@ expect_jq '.kernels[0].kernel == "matmul" and (.kernels[0].devices | length) == 
 expect_jq '[.kernels[0].devices[].samples] | all(. >= 6)' "at least 3 timed runs per device and size"
 expect_jq '[.kernels[0].devices[].model.kernel | .fixed_s + .per_x_s] | all(. > 0)' "compute phase fitted"
 expect_jq '.seconds > 0' "calibration time reported"
+expect_jq '[.kernels[0].devices[] | .corun.units > 0 and .corun.measured_s > 0 and .corun.predicted_s > 0] | all' \
+  "co-run: every device had work with the others"
+expect_jq '[.kernels[0].devices[].model.contention] | all(. >= 1 and . <= 4)' "contention factors in [1, 4]"
 if jq -e '.entries | length == 2' "$db" >/dev/null; then ok "two model entries in the database"; else bad "database entries"; fi
 
 mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel matmul --size 256 --strategy model --db "$db" --json

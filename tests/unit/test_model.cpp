@@ -472,3 +472,71 @@ TEST(SplitOptimiser, JoinMarginLeavesOutMarginalDevices) {
     const SplitResult equal = optimise_split({fast, fast}, job);
     EXPECT_GT(equal.units[1], 4000u);
 }
+
+// The contention factor (METHOD.md 2.1): the kernel and host phases of a device that runs with
+// others take `contention` times longer; alone it runs at its solo speed.
+TEST(ModelContention, PredictAppliesTheFactorOnlyWithOthers) {
+    CostModel m;
+    m.send = line(1e-3, 0);
+    m.kernel = line(0, 1e-9);
+    m.host = line(2e-3, 0);
+    m.contention = 2.0;
+    const Prediction alone = predict(m, 10, 1e6, 0, 0);
+    const Prediction shared = predict(m, 10, 1e6, 0, 0, true);
+    EXPECT_DOUBLE_EQ(shared.kernel_s, 2 * alone.kernel_s);
+    EXPECT_DOUBLE_EQ(shared.host_s, 2 * alone.host_s);
+    EXPECT_DOUBLE_EQ(shared.send_s, alone.send_s);
+    SplitJob job;
+    job.total_units = 100;
+    job.items_per_unit = 1e4;
+    // One device with work: no contention; two: both run with the other.
+    EXPECT_DOUBLE_EQ(evaluate_split({m, m}, job, {100, 0}).makespan_s, predict(m, 100, 1e6, 0, 0).total_s);
+    job.serial_sends = false;
+    EXPECT_DOUBLE_EQ(evaluate_split({m, m}, job, {50, 50}).makespan_s, predict(m, 50, 5e5, 0, 0, true).total_s);
+}
+
+TEST(ModelContention, FactorTwoOnTheSlowDeviceShrinksItsShare) {
+    CostModel fast, slow;
+    fast.kernel.per_x_s = 1e-9;
+    slow.kernel.per_x_s = 4e-9;  // solo: optimal share 20 %
+    SplitJob job;
+    job.total_units = 10000;
+    job.items_per_unit = 1000;
+    const SplitResult solo = optimise_split({fast, slow}, job);
+    EXPECT_NEAR(double(solo.units[1]) / 10000, 0.20, 0.01);
+    slow.contention = 2.0;  // with the fast one running it is 8 ns/op: share ~11 %
+    const SplitResult shared = optimise_split({fast, slow}, job);
+    EXPECT_NEAR(double(shared.units[1]) / 10000, 1.0 / 9.0, 0.01);
+    EXPECT_GT(shared.makespan_s, solo.makespan_s);
+}
+
+TEST(ModelContention, DeviceLeftOutWhenTheCoRunSlowsTheFastOne) {
+    CostModel fast, slow;
+    fast.kernel.per_x_s = 1e-9;
+    slow.kernel.per_x_s = 20e-9;
+    SplitJob job;
+    job.total_units = 10000;
+    job.items_per_unit = 1000;
+    EXPECT_GT(optimise_split({fast, slow}, job).units[1], 0u);  // solo models: it joins (~4.8 %)
+    fast.contention = 2.0;  // running together halves the fast device's speed
+    slow.contention = 2.0;
+    const SplitResult r = optimise_split({fast, slow}, job);
+    EXPECT_EQ(r.units[1], 0u);
+    EXPECT_EQ(r.units[0], 10000u);
+    EXPECT_DOUBLE_EQ(r.makespan_s, 1e-9 * 1e7);  // alone: its solo speed
+    EXPECT_FALSE(r.reasons[1].empty());
+}
+
+TEST(ModelContention, JsonRoundTripAndRange) {
+    CostModel m = device(1e-3, 1e-9, 1e-4, 1e-8, 2e-9);
+    m.contention = 1.75;
+    const CostModel back = cost_model_from_json(nlohmann::json::parse(to_json(m).dump()));
+    EXPECT_DOUBLE_EQ(back.contention, 1.75);
+    nlohmann::json j = to_json(m);
+    j.erase("contention");
+    EXPECT_DOUBLE_EQ(cost_model_from_json(j).contention, 1.0);  // entries before the field: none
+    j["contention"] = 0.5;
+    EXPECT_THROW(cost_model_from_json(j), InvalidArgument);
+    j["contention"] = 5.0;
+    EXPECT_THROW(cost_model_from_json(j), InvalidArgument);
+}

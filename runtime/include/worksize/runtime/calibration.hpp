@@ -56,6 +56,10 @@ struct CalibrationOptions {
     int min_repeats = 3;             ///< timed runs per (device, size), after one warm-up
     int max_repeats = 15;
     double stable_rel = 0.02;        ///< stop when the median moves less than this
+    /// After the solo runs, one co-run of all devices together (>= 2 devices) measures each
+    /// device's contention factor (CostModel::contention); false: factors stay 1.
+    bool corun = true;
+    double corun_min_share = 0.05;   ///< every device gets at least this share in the co-run
 };
 
 struct DeviceCalibration {
@@ -66,6 +70,11 @@ struct DeviceCalibration {
     double max_rel_error = 0;        ///< worst |predicted/measured - 1| of done_s over fitted sizes
     std::vector<LadderStep> ladder;  ///< every size run, smallest first
     bool saturated = true;           ///< adaptive: every fitted size met the saturation rule
+    /// The co-run (CalibrationOptions::corun): the device's units, its median measured done time
+    /// and its solo prediction for that split; the model's contention factor comes from them.
+    std::uint64_t corun_units = 0;
+    double corun_measured_s = 0;
+    double corun_predicted_s = 0;
 };
 
 struct CalibrationResult {

@@ -61,7 +61,14 @@ struct CostModel {
     PhaseModel recv;    ///< x = bytes_out
     PhaseModel host;    ///< x = bytes_in + bytes_out (host-side rest, see Sample::host_s)
     std::size_t samples = 0;
+    /// Contention factor (METHOD.md 2.1, paper 003): how much slower the device's kernel and host
+    /// phases run when other devices of the job run at the same time (shared cores, memory bus,
+    /// the master's CPU). Measured by one co-run after the solo calibration, clamped to
+    /// [1, kMaxContention]; 1: none measured (a single device, or an entry without the field).
+    double contention = 1.0;
 };
+
+inline constexpr double kMaxContention = 4.0;
 
 /// Format of a CostModel's JSON ("format" field). 2: the host phase is separate and the kernel
 /// phase is the kernel event time. Entries without the field (format 1: the kernel phase
@@ -94,8 +101,10 @@ struct Prediction {
 };
 
 /// Predicted phase times for a slice. A device with 0 units costs nothing (it takes no part).
+/// `with_others`: other devices run at the same time; the kernel and host phases are multiplied
+/// by the model's contention factor.
 Prediction predict(const CostModel& model, double units, double items, double bytes_in,
-                   double bytes_out);
+                   double bytes_out, bool with_others = false);
 
 /// The job the split optimiser divides.
 struct SplitJob {
@@ -130,6 +139,7 @@ struct SplitResult {
 };
 
 /// Predicted timeline of a given split (no optimisation). `units.size()` == models.size().
+/// When two or more devices have work, each runs with others (its contention factor applies).
 /// @throws InvalidArgument on size mismatch or an invalid send order.
 SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob& job,
                            const std::vector<std::uint64_t>& units);
