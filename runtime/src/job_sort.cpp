@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -281,8 +282,9 @@ public:
 
     std::string summary() const override {
         if (n_ == 0 || output_.empty()) return {};
-        return "sorted " + std::to_string(n_) + " floats (" + distribution_ + "), min " +
-               std::to_string(output_.front()) + ", max " + std::to_string(output_.back());
+        char range[96];
+        std::snprintf(range, sizeof range, "min %.7g, max %.7g", double(output_.front()), double(output_.back()));
+        return "sorted " + std::to_string(n_) + " floats (" + distribution_ + "), " + range;
     }
 
 private:
