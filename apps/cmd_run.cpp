@@ -75,8 +75,8 @@ int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bo
                                   {"change_percent", change}});
         if (!json) {
             std::cout << "== " << pc.kernel << " " << pc.size << " x" << k.iterations << ": pe-ratio + NULL\n"
-                      << result_table(ra.plan, ra.result, c.devices()) << "== " << pc.kernel << ": paper split + paper local\n"
-                      << result_table(rb.plan, rb.result, c.devices()) << '\n';
+                      << result_table(ra.plan, ra.result) << "== " << pc.kernel << ": paper split + paper local\n"
+                      << result_table(rb.plan, rb.result) << '\n';
         }
     }
     progress.done();
@@ -136,7 +136,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
             std::cout << "kernel " << k.kernel << ", size " << global_text(o.plan.global, o.plan.dims) << ", "
                       << k.iterations << " iteration(s), strategy " << to_string(o.plan.strategy) << ", local "
                       << to_string(o.plan.local_policy) << '\n'
-                      << result_table(o.plan, o.result, c.devices());
+                      << result_table(o.plan, o.result);
         }
         return o.result.verdict.ok ? kOk : kWrong;
     });

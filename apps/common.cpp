@@ -43,7 +43,6 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
 }
 
 int with_cluster(mpi::Environment& env, const DeviceSelection& sel, const std::function<int(Cluster&)>& master) {
-    (void)env;
     Cluster cluster(env, sel);
     if (!cluster.is_master()) return cluster.serve();
     int code = kFailure;

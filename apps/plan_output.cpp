@@ -117,8 +117,7 @@ nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const
     return j;
 }
 
-std::string result_table(const Plan& p, const JobResult& r, const std::vector<DeviceInfo>& devices) {
-    (void)devices;
+std::string result_table(const Plan& p, const JobResult& r) {
     Table t({"device", "rank", "share %", "global", "local", "send ms", "h2d ms", "kernel ms", "d2h ms", "recv ms",
              "done ms"});
     for (const auto& d : r.devices) {

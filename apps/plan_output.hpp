@@ -15,6 +15,6 @@ std::string plan_table(const Plan& plan);
 std::string local_text(const LocalSize& l, int dims);
 std::string global_text(const GlobalSize& g, int dims);
 nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const JobResult& r);
-std::string result_table(const Plan& plan, const JobResult& r, const std::vector<DeviceInfo>& devices);
+std::string result_table(const Plan& plan, const JobResult& r);
 
 }  // namespace worksize::cli
