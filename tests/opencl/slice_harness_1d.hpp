@@ -1,0 +1,59 @@
+// Test harness shared by the 1-D kernel tests (sort, quad): local sizes of every kind the
+// planner may choose and uneven planned slices.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize::test {
+
+enum class LocalChoice { null, div8, non_pow2, one };
+
+inline const char* name(LocalChoice c) {
+    switch (c) {
+        case LocalChoice::null: return "null";
+        case LocalChoice::div8: return "div8";
+        case LocalChoice::non_pow2: return "nonpow2";
+        default: return "one";
+    }
+}
+
+/// A local size of kind `c` for a slice of `units` items (a divisor of it, within `max_wg`).
+inline std::uint64_t pick_local(LocalChoice c, std::uint64_t units, std::uint64_t max_wg) {
+    if (units == 0 || c == LocalChoice::null) return 0;
+    if (c == LocalChoice::one) return 1;
+    std::uint64_t best = 1;
+    for (std::uint64_t d = 1; d <= std::min(units, max_wg); ++d) {
+        if (units % d) continue;
+        if (c == LocalChoice::div8 && d >= 8) return d;
+        if (c == LocalChoice::non_pow2 && !std::has_single_bit(d)) best = d;
+        if (c == LocalChoice::div8) best = d;
+    }
+    return best;
+}
+
+/// Uneven planned slices: 1 -> 100 %, 2 -> 30/70 %, 3 -> 15/35/50 %.
+inline std::vector<Assignment> plan(std::uint64_t n, int slices, LocalChoice c, std::uint64_t max_wg) {
+    static const std::vector<std::vector<double>> shares = {{1.0}, {0.3, 0.7}, {0.15, 0.35, 0.5}};
+    std::vector<Assignment> as;
+    std::uint64_t off = 0;
+    for (int i = 0; i < slices; ++i) {
+        Assignment a;
+        a.device = i;
+        a.offset = off;
+        a.units = i + 1 == slices ? n - off : std::uint64_t(shares[slices - 1][i] * double(n));
+        a.share = double(a.units) / double(n);
+        a.global = {a.units, 1};
+        const std::uint64_t lx = pick_local(c, a.units, max_wg);
+        a.local = {lx, lx ? 1u : 0u};
+        off += a.units;
+        as.push_back(a);
+    }
+    return as;
+}
+
+}  // namespace worksize::test
