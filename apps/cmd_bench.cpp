@@ -105,13 +105,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
          "fail instead of calibrating when the model strategy has no calibration");
     desc.add(kernel_options(k, "512"));
     desc.add(selection_options(sel));
-    po::positional_options_description pos;
-    pos.add("kernel", 1);
-    const auto vm = parse(args, desc, &pos);
-    if (help) {
-        if (env.rank() == 0) std::cout << desc << '\n';
-        return kOk;
-    }
+    const auto vm = parse(args, desc, true);
+    if (show_help(env, desc, help)) return kOk;
     if (k.kernel.empty()) throw InvalidArgument("bench needs --kernel (matmul, interp, sort or quad)");
     if (!vm["strategy"].defaulted()) throw InvalidArgument("bench takes --strategies (a list), not --strategy");
     if (vm.count("ops")) throw InvalidArgument("bench does not take --ops");

@@ -53,13 +53,8 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("db", po::value(&k.db), "database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
         ("json", po::bool_switch(&json), "print one JSON document");
     desc.add(selection_options(sel));
-    po::positional_options_description pos;
-    pos.add("kernel", 1);
-    parse(args, desc, &pos);
-    if (help) {
-        if (env.rank() == 0) std::cout << desc << '\n';
-        return kOk;
-    }
+    parse(args, desc, true);
+    if (show_help(env, desc, help)) return kOk;
     if (min_repeats < 1 || max_repeats < min_repeats)
         throw InvalidArgument("--min-repeats must be >= 1 and --max-repeats >= --min-repeats");
     std::vector<std::string> kernels;

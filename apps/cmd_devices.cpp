@@ -38,10 +38,7 @@ int cmd_devices(mpi::Environment& env, const std::vector<std::string>& args) {
         ("devices", po::value(&profile), "list the devices of a profile file instead of the live ones");
     desc.add(selection_options(sel, "all"));
     parse(args, desc);
-    if (help) {
-        if (env.rank() == 0) std::cout << desc << '\n';
-        return kOk;
-    }
+    if (show_help(env, desc, help)) return kOk;
     if (!profile.empty()) {
         if (env.rank() == 0) print_devices(load_profile(profile), json, profile);
         return kOk;

@@ -20,13 +20,8 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
         ("json", po::bool_switch(&json), "print one JSON document");
     desc.add(kernel_options(k, "1024"));
     desc.add(selection_options(sel));
-    po::positional_options_description pos;
-    pos.add("kernel", 1);
-    const auto vm = parse(args, desc, &pos);
-    if (help) {
-        if (env.rank() == 0) std::cout << desc << '\n';
-        return kOk;
-    }
+    const auto vm = parse(args, desc, true);
+    if (show_help(env, desc, help)) return kOk;
     if (k.kernel.empty()) throw InvalidArgument("plan needs --kernel (matmul, interp, sort or quad)");
     if (vm.count("ops")) {
         k.ops = vm["ops"].as<double>();

@@ -109,13 +109,8 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
          "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)");
     desc.add(kernel_options(k, "512"));
     desc.add(selection_options(sel));
-    po::positional_options_description pos;
-    pos.add("kernel", 1);
-    const auto vm = parse(args, desc, &pos);
-    if (help) {
-        if (env.rank() == 0) std::cout << desc << '\n';
-        return kOk;
-    }
+    const auto vm = parse(args, desc, true);
+    if (show_help(env, desc, help)) return kOk;
     if (vm.count("ops")) k.ops = vm["ops"].as<double>();
     if (warmup < 0) throw InvalidArgument("--warmup must be >= 0");
     if (paper) {

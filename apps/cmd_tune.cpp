@@ -95,13 +95,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         ("json", po::bool_switch(&json), "report: print one JSON document")
         ("heatmap-csv", po::value(&heatmap_csv), "report: write the (x, y) -> time heat maps to this CSV (docs/plot_heatmap.sh)");
     desc.add(selection_options(sel));
-    po::positional_options_description pos;
-    pos.add("kernel", 1);
-    parse(args, desc, &pos);
-    if (help) {
-        if (env.rank() == 0) std::cout << desc << '\n';
-        return kOk;
-    }
+    parse(args, desc, true);
+    if (show_help(env, desc, help)) return kOk;
     // Validate everything on every rank before any collective.
     if (search != "guided" && search != "exhaustive")
         throw InvalidArgument("--search must be guided or exhaustive, not '" + search + "'");

@@ -12,20 +12,22 @@
 namespace worksize::cli {
 
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
-                        const po::positional_options_description* pos) {
+                        bool kernel_positional) {
+    po::positional_options_description pos;
+    if (kernel_positional) pos.add("kernel", 1);
     po::variables_map vm;
     try {
-        auto parser = po::command_line_parser(args).options(desc);
-        if (pos)
-            parser.positional(*pos);
-        else
-            parser.positional(po::positional_options_description{});
-        po::store(parser.run(), vm);
+        po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
         throw InvalidArgument(e.what());
     }
     return vm;
+}
+
+bool show_help(const mpi::Environment& env, const po::options_description& desc, bool help) {
+    if (help && env.rank() == 0) std::cout << desc << '\n';
+    return help;
 }
 
 po::options_description selection_options(DeviceSelection& sel, const char* default_select) {

@@ -17,10 +17,13 @@ namespace po = boost::program_options;
 /// Exit codes: 0 success, 1 failure (device, MPI, I/O), 2 bad usage, 3 verification failed.
 enum Exit { kOk = 0, kFailure = 1, kUsage = 2, kWrong = 3 };
 
-/// Parse `args` against `desc` (and positionals); unknown options are errors. Throws
-/// InvalidArgument with a one-line message.
+/// Parse `args` against `desc`; with `kernel_positional` a bare first argument is --kernel.
+/// Unknown options are errors. Throws InvalidArgument with a one-line message.
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
-                        const po::positional_options_description* pos = nullptr);
+                        bool kernel_positional = false);
+
+/// When `help` was asked for, print `desc` on rank 0 and return true.
+bool show_help(const mpi::Environment& env, const po::options_description& desc, bool help);
 
 /// Options selecting devices (--select, --filter, --master-works).
 po::options_description selection_options(DeviceSelection& sel, const char* default_select = "auto");
