@@ -177,6 +177,22 @@ std::size_t guided_budget(std::size_t n, const TuneOptions& o) {
 
 namespace {
 
+/// One call of a measuring function: true and `seconds` on a positive finite time, else false
+/// and `error` (an exception, NaN, inf or <= 0 all mean the configuration failed).
+bool time_once(const MeasureFn& measure, const LocalSize& local, double& seconds, std::string& error) {
+    try {
+        seconds = measure(local);
+        if (std::isfinite(seconds) && seconds > 0) return true;
+        error = "no valid time (" + std::to_string(seconds) + ")";
+    } catch (const std::exception& e) {
+        error = e.what();
+    } catch (...) {
+        error = "unknown exception";
+    }
+    seconds = std::numeric_limits<double>::quiet_NaN();
+    return false;
+}
+
 class Search {
 public:
     Search(const std::vector<CandidateScore>& ranked, const MeasureFn& measure)
@@ -197,17 +213,8 @@ public:
         Measurement m;
         m.local = ranked_[i].candidate.local;
         m.predicted_rel = ranked_[i].predicted_rel;
-        try {
-            m.seconds = measure_(m.local);
-            m.ok = std::isfinite(m.seconds) && m.seconds > 0;
-            if (!m.ok) m.error = "no valid time (" + std::to_string(m.seconds) + ")";
-        } catch (const std::exception& e) {
-            m.error = e.what();
-        } catch (...) {
-            m.error = "unknown exception";
-        }
+        m.ok = time_once(measure_, m.local, m.seconds, m.error);
         if (!m.ok) {
-            m.seconds = std::numeric_limits<double>::quiet_NaN();
             ++result_.failed;
         } else if (!result_.found || m.seconds < result_.best_s) {
             came_from_ = result_.found ? best_index_ : ranked_.size();
@@ -267,10 +274,108 @@ private:
     TuneResult result_;
 };
 
+/// The confirmation phase of tune(): re-time the fastest few successful measurements afresh
+/// and choose the lowest median of all their timings. A finalist that fails on re-timing is
+/// marked failed in `r.measurements` (it is unreliable: never chosen, never stored); if every
+/// finalist drops, the next fastest are taken. With fewer than two successful measurements
+/// there is nothing to decide and nothing is re-timed.
+void confirm(TuneResult& r, const MeasureFn& fresh, const TuneOptions& o) {
+    if (o.confirm_top < 2 || o.confirm_runs == 0) return;
+    for (;;) {
+        const auto idx = confirm_finalists(r.measurements, o.confirm_top);
+        if (idx.size() < 2) break;
+        std::vector<Retimed> configs;
+        for (std::size_t i : idx) configs.push_back({r.measurements[i].local, {r.measurements[i].seconds}, false, {}, 0});
+        const RetimeResult c = retime(std::move(configs), fresh, o.confirm_runs);
+        r.confirm_runs += c.runs;
+        for (std::size_t k = 0; k < idx.size(); ++k) {
+            const Retimed& f = c.configs[k];
+            r.finalists.push_back(f.local);
+            if (!f.dropped) continue;
+            Measurement& m = r.measurements[idx[k]];
+            m.ok = false;
+            m.seconds = std::numeric_limits<double>::quiet_NaN();
+            m.error = "failed on re-timing: " + f.error;
+            ++r.failed;
+        }
+        if (c.chosen != RetimeResult{}.chosen) {
+            r.found = true;
+            r.best = c.configs[c.chosen].local;
+            r.best_s = c.configs[c.chosen].median_s;
+            return;
+        }
+    }
+    // No confirmed choice: the fastest successful measurement left (if any).
+    r.found = false;
+    r.best = {};
+    for (const auto& m : r.measurements)
+        if (m.ok && (!r.found || m.seconds < r.best_s)) {
+            r.found = true;
+            r.best = m.local;
+            r.best_s = m.seconds;
+        }
+}
+
 }  // namespace
 
+std::size_t planned_confirm_runs(std::size_t ok, const TuneOptions& o) {
+    const std::size_t k = std::min(ok, o.confirm_top);
+    return k >= 2 ? k * o.confirm_runs : 0;
+}
+
+double median_time(std::vector<double> v) {
+    if (v.empty()) throw InvalidArgument("median_time: no values");
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::size_t> confirm_finalists(const std::vector<Measurement>& measurements, std::size_t top) {
+    std::vector<std::size_t> ok;
+    for (std::size_t i = 0; i < measurements.size(); ++i)
+        if (measurements[i].ok) ok.push_back(i);
+    std::stable_sort(ok.begin(), ok.end(),
+                     [&](std::size_t a, std::size_t b) { return measurements[a].seconds < measurements[b].seconds; });
+    if (ok.size() > top) ok.resize(top);
+    return ok;
+}
+
+std::vector<std::size_t> rotated_order(std::size_t n, std::size_t round) {
+    std::vector<std::size_t> out;
+    for (std::size_t j = 0; j < n; ++j) out.push_back((round + j) % n);
+    return out;
+}
+
+RetimeResult retime(std::vector<Retimed> configs, const MeasureFn& fresh, std::size_t runs) {
+    if (!fresh) throw InvalidArgument("retime: no measuring function");
+    RetimeResult r;
+    r.configs = std::move(configs);
+    for (std::size_t round = 0; round < runs; ++round) {
+        for (std::size_t i : rotated_order(r.configs.size(), round)) {
+            Retimed& c = r.configs[i];
+            if (c.dropped) continue;
+            double s = 0;
+            std::string error;
+            ++r.runs;
+            if (time_once(fresh, c.local, s, error)) {
+                c.samples.push_back(s);
+            } else {
+                c.dropped = true;
+                c.error = error;
+            }
+        }
+    }
+    for (std::size_t i = 0; i < r.configs.size(); ++i) {
+        Retimed& c = r.configs[i];
+        c.median_s = c.dropped || c.samples.empty() ? std::numeric_limits<double>::quiet_NaN() : median_time(c.samples);
+        if (std::isnan(c.median_s)) continue;
+        if (r.chosen == RetimeResult{}.chosen || c.median_s < r.configs[r.chosen].median_s) r.chosen = i;
+    }
+    return r;
+}
+
 TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& measure,
-                const TuneOptions& options) {
+                const TuneOptions& options, const MeasureFn& remeasure) {
     if (ranked.empty()) throw InvalidArgument("tune: no candidate local sizes");
     if (!measure) throw InvalidArgument("tune: no measuring function");
     Search s(ranked, measure);
@@ -321,6 +426,7 @@ TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& meas
         }
     }
     TuneResult r = std::move(s.result());
+    confirm(r, remeasure ? remeasure : measure, options);
     r.candidates = n;
     r.strategy = to_string(options.strategy);
     if (!r.found) r.best_s = std::numeric_limits<double>::quiet_NaN();

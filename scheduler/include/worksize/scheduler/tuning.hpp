@@ -85,6 +85,13 @@ struct TuneOptions {
     double top_fraction = 0.10;     ///< guided: share of the ranking measured first
     double budget_fraction = 0.20;  ///< guided: at most this share of the candidates ...
     std::size_t min_budget = 8;     ///< ... but at least this many (or all, if fewer)
+    /// Confirmation (both strategies): after the search, its `confirm_top` fastest measured
+    /// candidates are re-timed `confirm_runs` more times each with fresh measurements,
+    /// interleaved in rotated rounds, and the one with the lowest median of all its timings
+    /// (search + confirmation) is chosen. Off when either is 0 or fewer than two candidates
+    /// succeeded. The re-timings are not counted in `measured` (TuneResult::confirm_runs).
+    std::size_t confirm_top = 3;
+    std::size_t confirm_runs = 3;
 };
 
 struct Measurement {
@@ -98,19 +105,71 @@ struct Measurement {
 struct TuneResult {
     bool found = false;        ///< false: every measured config failed
     LocalSize best;            ///< {0,0} when !found
-    double best_s = 0;         ///< NaN when !found
+    /// NaN when !found. The median of all the best's timings (its search time and its
+    /// confirmation re-timings) when it was confirmed, else its search time.
+    double best_s = 0;
     std::size_t measured = 0;  ///< configurations launched (failed ones included)
+    /// Failed configurations, including finalists that failed on re-timing (their entry in
+    /// `measurements` is then marked failed too).
     std::size_t failed = 0;
     std::size_t candidates = 0;
     std::string strategy;
-    std::vector<Measurement> measurements;  ///< in measuring order
+    std::vector<Measurement> measurements;  ///< in measuring order (search only)
+    std::size_t confirm_runs = 0;           ///< re-timings of finalists (failed ones included)
+    std::vector<LocalSize> finalists;       ///< the re-timed candidates, fastest search time first
 };
 
-/// Search the ranked candidates. Failed configurations are recorded in `measurements` with
-/// ok == false and never become `best`.
+/// Search the ranked candidates, then confirm the finalists (TuneOptions::confirm_top).
+/// `measure` times a candidate for the search (the runtime may answer from a cache);
+/// `remeasure` times a finalist afresh for the confirmation (never from a cache; empty: use
+/// `measure`, which is right for a measuring function that always measures). Failed
+/// configurations are recorded in `measurements` with ok == false and never become `best`; a
+/// finalist that fails on re-timing is dropped and marked failed.
 /// @throws InvalidArgument if `ranked` is empty.
 TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& measure,
-                const TuneOptions& options = {});
+                const TuneOptions& options = {}, const MeasureFn& remeasure = {});
+
+// --- Confirmation: the pure parts (the runtime supplies the measuring function) -----------------
+
+/// Re-timings the confirmation launches after a search with `ok` successful measurements when
+/// no finalist fails: min(ok, confirm_top) · confirm_runs, or 0 when that is fewer than two
+/// finalists or confirmation is off. (For progress counts; failures make it fewer, or more when
+/// every finalist fails and the next ones are taken.)
+std::size_t planned_confirm_runs(std::size_t ok, const TuneOptions& options);
+
+/// Median of `v` (the mean of the middle two for an even count). @throws InvalidArgument if empty.
+double median_time(std::vector<double> v);
+
+/// Indices into `measurements` of the `top` fastest successful ones, fastest first (ties: the
+/// earlier measured).
+std::vector<std::size_t> confirm_finalists(const std::vector<Measurement>& measurements, std::size_t top);
+
+/// Round `round` of an interleaved re-timing of n configurations: every index once, starting at
+/// round mod n (0, 1, 2; 1, 2, 0; 2, 0, 1; ...), so that drift of the machine hits all alike.
+std::vector<std::size_t> rotated_order(std::size_t n, std::size_t round);
+
+/// One configuration in a re-timing (confirmation of finalists, or a head-to-head).
+struct Retimed {
+    LocalSize local;
+    std::vector<double> samples;  ///< its timings: any given before, then the fresh ones
+    bool dropped = false;         ///< a fresh timing failed: no further runs, never chosen
+    std::string error;            ///< why it was dropped
+    double median_s = 0;          ///< median of `samples`; NaN when dropped or without samples
+};
+
+struct RetimeResult {
+    std::vector<Retimed> configs;  ///< in the order given
+    std::size_t runs = 0;          ///< fresh timings launched (failed ones included)
+    /// Index of the lowest median among those not dropped (ties: the earlier given); npos
+    /// when every one was dropped or none has a sample.
+    std::size_t chosen = static_cast<std::size_t>(-1);
+};
+
+/// Time each configuration `runs` more times with `fresh`, in rounds (rotated_order): round r
+/// times every configuration still in once, starting at configuration r. A timing that throws
+/// or is not a positive finite number drops its configuration. `configs` carry any earlier
+/// timings in `samples` (a search's time, or none for a head-to-head).
+RetimeResult retime(std::vector<Retimed> configs, const MeasureFn& fresh, std::size_t runs);
 
 /// The budget of the guided strategy for n candidates: min(n, max(min_budget,
 /// floor(budget_fraction * n))).
