@@ -1,6 +1,7 @@
 // `worksize tune`: tune the local work size of kernels on every device of every rank and keep
 // the results in the tuning database; `--report` compares the tuned choice with the exhaustive
 // best, the paper's rule and NULL and prints the (x, y) -> time heat maps (docs/tuning.md).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -70,6 +71,11 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     std::vector<std::string> sizes;
     double budget = 0.20;
     std::size_t min_budget = 1;
+    const TuneOptions defaults;
+    TuneReportOptions ropts;
+    // int, not size_t: a negative value is refused rather than wrapped around.
+    int confirm_top = int(defaults.confirm_top), confirm_runs = int(defaults.confirm_runs),
+        head_to_head = int(ropts.head_to_head_runs);
     MeasureOptions mo;
     po::options_description desc(
         "worksize tune --kernel K|all [--size S] [--search guided|exhaustive] [--budget F] [--db F]\n"
@@ -84,6 +90,14 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         ("budget", po::value(&budget)->default_value(0.20), "guided search: at most this fraction of the candidates")
         ("min-budget", po::value(&min_budget)->default_value(1),
          "guided search: measure at least this many candidates (or all, if fewer)")
+        ("confirm-top", po::value(&confirm_top)->default_value(confirm_top),
+         "after either search, re-time its this many fastest candidates ... (0 or 1: off)")
+        ("confirm-runs", po::value(&confirm_runs)->default_value(confirm_runs),
+         "... this many more times each (fresh measurements, interleaved); the lowest median of all "
+         "their timings wins (0: off)")
+        ("head-to-head", po::value(&head_to_head)->default_value(head_to_head),
+         "report: when the tuned choice and the exhaustive best differ, measure both afresh this many "
+         "times each, interleaved, and compare those medians (0: compare the searches' own times)")
         ("iterations", po::value(&base.iterations)->default_value(3), "kernel iterations per timed run")
         ("repeats", po::value(&mo.repeats)->default_value(3), "timed runs per configuration (the median counts)")
         ("warmup", po::value(&mo.warmup)->default_value(1), "untimed runs per configuration first")
@@ -103,6 +117,9 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     if (!(budget > 0 && budget <= 1)) throw InvalidArgument("--budget must be in (0, 1]");
     if (mo.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
     if (mo.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
+    if (confirm_top < 0 || confirm_runs < 0 || head_to_head < 0)
+        throw InvalidArgument("--confirm-top, --confirm-runs and --head-to-head must be >= 0");
+    ropts.head_to_head_runs = std::size_t(head_to_head);
     if ((json || !heatmap_csv.empty()) && !report) throw InvalidArgument("--json and --heatmap-csv go with --report");
     std::vector<std::string> kernels;
     if (base.kernel == "all")
@@ -144,6 +161,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     topts.strategy = search == "exhaustive" ? SearchStrategy::exhaustive : SearchStrategy::guided;
     topts.budget_fraction = budget;
     topts.min_budget = std::max<std::size_t>(1, min_budget);
+    topts.confirm_top = std::size_t(confirm_top);
+    topts.confirm_runs = std::size_t(confirm_runs);
     const std::string db = base.db;
 
     Cluster cluster(env, sel);
@@ -160,48 +179,96 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         const auto& devs = c.devices();
         if (devs.empty()) throw Error("no device to tune (see worksize devices)");
 
+        // Progress steps: one per configuration measurement launched (cache hits are none). The
+        // plan per (kernel, device) assumes no failure and, in a report, a head-to-head; it is
+        // an upper bound except when every finalist fails on re-timing, and the total is set to
+        // what was actually launched once each (kernel, device) is done.
         std::vector<std::unique_ptr<LocalTuner>> tuners;
+        std::vector<std::vector<std::size_t>> planned;
         std::size_t total = 0;
         for (const auto& a : jobs) {
             tuners.push_back(std::make_unique<LocalTuner>(c, a.kernel, [a] { return make_job(a); }, mo));
+            planned.emplace_back();
             for (std::size_t d = 0; d < devs.size(); ++d) {
-                const std::size_t n = tuners.back()->ranked(int(d)).size();
-                total += report ? n + 2 : topts.strategy == SearchStrategy::exhaustive ? n : guided_budget(n, topts);
+                const auto ranked = tuners.back()->ranked(int(d));
+                const std::size_t n = ranked.size(), b = guided_budget(n, topts);
+                std::size_t steps = 0;
+                if (report) {
+                    const LocalSize paper = tuners.back()->paper_local(int(d));
+                    const bool paper_cached = std::any_of(ranked.begin(), ranked.end(),
+                                                          [&](const CandidateScore& s) { return s.candidate.local == paper; });
+                    steps = n + planned_confirm_runs(n, topts) + planned_confirm_runs(b, topts) +
+                            2 * ropts.head_to_head_runs + (paper_cached ? 0 : 1) + 1;  // + NULL
+                } else if (topts.strategy == SearchStrategy::exhaustive) {
+                    steps = n + planned_confirm_runs(n, topts);
+                } else {
+                    steps = b + planned_confirm_runs(b, topts);
+                }
+                planned.back().push_back(steps);
+                total += steps;
             }
         }
         Progress progress("tune", total);
+        // Only known after both searches of a report: whether the choices are timed head to head.
+        std::size_t unit_plan = 0;  // the current (kernel, device)'s planned steps
+        ropts.on_head_to_head = [&](std::size_t runs) {
+            unit_plan = unit_plan - 2 * ropts.head_to_head_runs + runs;
+            progress.set_total(progress.total() - 2 * ropts.head_to_head_runs + runs);
+        };
         for (auto& t : tuners)
             t->on_measured([&, kernel = t->kernel()](int d, LocalSize l, const ConfigTime& ct) {
                 progress.step(kernel + " dev " + std::to_string(d) + " " + local_str(l) + (ct.ok ? "" : " failed"));
             });
 
         int code = kOk;
-        Table summary({"kernel", "device", "rank", "size", "best local", "best ms", "measured", "candidates", "failed", "stored"});
-        Table rep({"kernel", "device", "size", "tuned", "tuned ms", "exh. best", "best ms", "paper", "paper ms", "NULL ms",
-                   "measured/cands", "vs NULL", "vs paper"});
+        Table summary({"kernel", "device", "rank", "size", "best local", "best ms", "measured", "confirm runs", "candidates",
+                       "failed", "stored"});
+        Table rep({"kernel", "device", "size", "tuned", "tuned ms", "exh. best", "best ms", "tuned/best", "compared",
+                   "paper", "paper ms", "NULL ms", "measured/cands", "confirm runs", "vs NULL", "vs paper"});
         std::vector<TuneReportRow> rows;
         nlohmann::json results = nlohmann::json::array();
-        for (auto& t : tuners) {
+        for (std::size_t ti = 0; ti < tuners.size(); ++ti) {
+            auto& t = tuners[ti];
             for (std::size_t d = 0; d < devs.size(); ++d) {
                 const DeviceInfo& dev = devs[d];
+                const std::size_t steps_before = progress.count();
+                unit_plan = planned[ti][d];
                 const std::string size_txt = std::to_string(t->size().x) + (t->dims() == 2 ? "x" + std::to_string(t->size().y) : "");
                 TuneResult chosen;
+                bool failed_h2h = false;  // the choice failed when timed head to head: not stored
                 if (report) {
                     TuneResult ex, gd;
-                    rows.push_back(tune_report_row(*t, int(d), topts, &ex, &gd));
-                    chosen = topts.strategy == SearchStrategy::exhaustive ? ex : gd;
+                    rows.push_back(tune_report_row(*t, int(d), topts, ropts, &ex, &gd));
                     const auto& r = rows.back();
+                    const bool exhaustive = topts.strategy == SearchStrategy::exhaustive;
+                    chosen = exhaustive ? ex : gd;
+                    failed_h2h = exhaustive ? r.best_failed : r.tuned_failed;
                     results.push_back(to_json(r));
+                    const std::string compared = r.head_to_head                ? "h2h " + std::to_string(r.head_to_head_runs)
+                                                 : !std::isfinite(r.tuned_s) ||
+                                                         !std::isfinite(r.exhaustive_best_s) ? "-"
+                                                 : r.tuned_local == r.best_local ? "same"
+                                                                                 : "search";
                     rep.add({r.kernel, std::to_string(d) + " " + r.device_name, size_txt, local_str(r.tuned_local),
                              ms_or_dash(r.tuned_s), local_str(r.best_local), ms_or_dash(r.exhaustive_best_s),
-                             local_str(r.paper_local), ms_or_dash(r.paper_s), ms_or_dash(r.null_s),
+                             ratio_str(r.tuned_s, r.exhaustive_best_s), compared, local_str(r.paper_local),
+                             ms_or_dash(r.paper_s), ms_or_dash(r.null_s),
                              std::to_string(r.measured) + "/" + std::to_string(r.candidates),
+                             std::to_string(r.confirm_runs) + "+" + std::to_string(r.exhaustive_confirm_runs),
                              ratio_str(r.null_s, r.tuned_s), ratio_str(r.paper_s, r.tuned_s)});
+                    if (!r.head_to_head_error.empty())
+                        std::cerr << "worksize: warning: " << r.kernel << " on device " << d
+                                  << " failed in the head-to-head: " << r.head_to_head_error << '\n';
                 } else {
                     chosen = t->tune(int(d), topts);
                 }
                 bool stored = false;
-                if (chosen.found) {
+                if (chosen.found && failed_h2h) {
+                    std::cerr << "worksize: warning: the chosen local size " << local_str(chosen.best) << " of '"
+                              << t->kernel() << "' failed on re-timing on device " << d << " (" << dev.name
+                              << "); nothing stored\n";
+                    code = kFailure;
+                } else if (chosen.found) {
                     store_tuning(store, *t, dev, to_record(chosen));
                     store.save();
                     stored = true;
@@ -217,8 +284,10 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                 }
                 summary.add({t->kernel(), std::to_string(d) + " " + dev.name, std::to_string(dev.rank), size_txt,
                              chosen.found ? local_str(chosen.best) : "-", chosen.found ? fmt(chosen.best_s * 1e3, 4) : "-",
-                             std::to_string(chosen.measured), std::to_string(chosen.candidates),
-                             std::to_string(chosen.failed), stored ? "yes" : "no"});
+                             std::to_string(chosen.measured), std::to_string(chosen.confirm_runs),
+                             std::to_string(chosen.candidates), std::to_string(chosen.failed), stored ? "yes" : "no"});
+                // The plan assumed no failures: count what this (kernel, device) launched instead.
+                progress.set_total(progress.total() - unit_plan + (progress.count() - steps_before));
             }
         }
         progress.done();
@@ -256,6 +325,10 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                                         {"budget", budget},
                                         {"iterations", base.iterations},
                                         {"repeats", mo.repeats},
+                                        {"warmup", mo.warmup},
+                                        {"confirm_top", topts.confirm_top},
+                                        {"confirm_runs_each", topts.confirm_runs},
+                                        {"head_to_head_runs_each", ropts.head_to_head_runs},
                                         {"merged_from_ranks", merged},
                                         {"results", results}}
                              .dump(2)
@@ -265,7 +338,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         std::cout << summary.str();
         if (report) {
             std::cout << "\nReport (times: median OpenCL kernel time of " << base.iterations
-                      << " iteration(s); tuned = " << search << " search; vs = speed-up of the tuned choice):\n"
+                      << " iteration(s) per run, median of " << mo.repeats << " run(s) per measurement; tuned = guided "
+                      << "search; vs = speed-up of the tuned choice).\n"
+                      << "tuned ms and best ms: where 'compared' is 'h2h N', the medians of a head-to-head of the two "
+                         "choices (N fresh measurements of both together, interleaved);\n'same': one configuration, the exhaustive "
+                         "search's confirmed time; 'search': each search's own confirmed time. confirm runs: the "
+                         "guided + exhaustive\nsearches' re-timings of their finalists. paper ms, NULL ms and the heat "
+                         "maps are search-phase measurements.\n"
                       << rep.str();
             for (const auto& r : rows)
                 std::cout << "\nHeat map, " << r.kernel << " on device " << r.device << " (" << r.device_name

@@ -109,6 +109,11 @@ Progress::Progress(std::string label, std::size_t total)
 
 void Progress::step(const std::string& what) {
     ++n_;
+    draw(what);
+}
+
+void Progress::draw(const std::string& what) {
+    shown_total_ = total_;
     // One write per line: under mpiexec stderr and stdout share a terminal, and a line written
     // in pieces gets spliced into the other stream's output.
     std::ostringstream line;
@@ -127,6 +132,8 @@ void Progress::step(const std::string& what) {
 }
 
 void Progress::done() {
+    // The total was corrected (set_total) after the last step was shown: show the final count.
+    if (n_ > 0 && shown_total_ != total_) draw("done");
     if (tty_) std::cerr << '\n';
 }
 

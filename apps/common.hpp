@@ -54,10 +54,15 @@ public:
     Progress(std::string label, std::size_t total);
     void step(const std::string& what = "");
     void done();
+    std::size_t count() const { return n_; }
+    std::size_t total() const { return total_; }
+    /// Replace the total, e.g. when a planned upper bound turned out to be more than was run.
+    void set_total(std::size_t total) { total_ = total; }
 
 private:
+    void draw(const std::string& what);
     std::string label_;
-    std::size_t total_, n_ = 0;
+    std::size_t total_, n_ = 0, shown_total_ = 0;
     bool tty_;
 };
 

@@ -204,6 +204,20 @@ LocalSize LocalTuner::paper_local(int device, std::string* rule) const {
 ConfigTime LocalTuner::measure(int device, LocalSize local) {
     const auto key = std::make_tuple(device, local.x, local.y);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    const ConfigTime t = time_config(device, local);
+    cache_[key] = t;
+    if (hook_) hook_(device, local, t);
+    return t;
+}
+
+ConfigTime LocalTuner::measure_fresh(int device, LocalSize local) {
+    const ConfigTime t = time_config(device, local);
+    if (!t.ok) cache_[std::make_tuple(device, local.x, local.y)] = t;
+    if (hook_) hook_(device, local, t);
+    return t;
+}
+
+ConfigTime LocalTuner::time_config(int device, LocalSize local) {
     ConfigTime t;
     try {
         Plan plan = single_device_plan(cluster_.devices(), device, *proto_);
@@ -219,9 +233,7 @@ ConfigTime LocalTuner::measure(int device, LocalSize local) {
                 if (d.assignment.device == device) times.push_back(d.times.kernel);
         }
         if (times.size() != std::size_t(mopts_.repeats)) throw Error("no kernel time reported for the device");
-        std::sort(times.begin(), times.end());
-        const std::size_t n = times.size();
-        t.seconds = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+        t.seconds = median_time(times);
         t.ok = std::isfinite(t.seconds) && t.seconds > 0;
         if (!t.ok) t.error = "kernel time " + std::to_string(t.seconds) + " s is not a valid time";
     } catch (const JobAborted&) {
@@ -231,23 +243,30 @@ ConfigTime LocalTuner::measure(int device, LocalSize local) {
         t.error = e.what();
     }
     if (!t.ok) t.seconds = kNaN;
-    cache_[key] = t;
-    if (hook_) hook_(device, local, t);
     return t;
 }
+
+namespace {
+
+/// A MeasureFn over one of the tuner's measuring functions: the time, or the failure thrown.
+MeasureFn measuring(LocalTuner& tuner, int device, bool fresh) {
+    return [&tuner, device, fresh](const LocalSize& l) {
+        const ConfigTime t = fresh ? tuner.measure_fresh(device, l) : tuner.measure(device, l);
+        if (!t.ok) throw Error(t.error);
+        return t.seconds;
+    };
+}
+
+}  // namespace
 
 TuneResult LocalTuner::tune(int device, const TuneOptions& options) {
     const auto r = ranked(device);
     if (r.empty()) throw InvalidArgument("tune: no valid local size for '" + kernel_ + "' on device " + std::to_string(device));
-    return worksize::tune(r, [&](const LocalSize& l) {
-        const ConfigTime t = measure(device, l);
-        if (!t.ok) throw Error(t.error);
-        return t.seconds;
-    }, options);
+    return worksize::tune(r, measuring(*this, device, false), options, measuring(*this, device, true));
 }
 
-TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& guided, TuneResult* exhaustive_out,
-                              TuneResult* guided_out) {
+TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& guided, const TuneReportOptions& report,
+                              TuneResult* exhaustive_out, TuneResult* guided_out) {
     TuneReportRow row;
     row.kernel = tuner.kernel();
     row.device = device;
@@ -260,17 +279,49 @@ TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& 
     const TuneResult e = tuner.tune(device, ex);
     TuneOptions gd = guided;
     gd.strategy = SearchStrategy::guided;
-    const TuneResult g = tuner.tune(device, gd);  // replays on the cached exhaustive times
+    // Replays on the cached exhaustive times; its confirmation re-times afresh.
+    const TuneResult g = tuner.tune(device, gd);
     row.candidates = e.candidates;
     row.failed = e.failed;
     row.measured = g.measured;
+    row.confirm_runs = g.confirm_runs;
+    row.exhaustive_confirm_runs = e.confirm_runs;
     row.best_local = e.best;
-    row.exhaustive_best_s = e.found ? e.best_s : kNaN;
+    row.exhaustive_scan_s = e.found ? e.best_s : kNaN;
     row.tuned_local = g.best;
-    row.tuned_s = g.found ? g.best_s : kNaN;
+    row.tuned_scan_s = g.found ? g.best_s : kNaN;
+    row.exhaustive_best_s = row.exhaustive_scan_s;
+    row.tuned_s = row.tuned_scan_s;
+    const bool h2h = e.found && g.found && !(e.best == g.best) && report.head_to_head_runs > 0;
+    if (report.on_head_to_head) report.on_head_to_head(h2h ? 2 * report.head_to_head_runs : 0);
+    if (e.found && g.found && e.best == g.best) {
+        // One configuration: the same time on both sides, exactly 1.
+        row.tuned_s = row.exhaustive_best_s;
+    } else if (h2h) {
+        // Two different choices, each the winner of its own noisy comparison (the exhaustive
+        // one among all candidates, so biased low): time them against each other afresh,
+        // interleaved, and compare the medians of those runs only.
+        const RetimeResult h = retime({{g.best, {}, false, {}, 0}, {e.best, {}, false, {}, 0}},
+                                      measuring(tuner, device, true), report.head_to_head_runs);
+        row.head_to_head = true;
+        row.head_to_head_runs = h.runs;
+        row.tuned_s = h.configs[0].median_s;
+        row.exhaustive_best_s = h.configs[1].median_s;
+        row.tuned_failed = h.configs[0].dropped;
+        row.best_failed = h.configs[1].dropped;
+        for (const auto& c : h.configs)
+            if (c.dropped && row.head_to_head_error.empty())
+                row.head_to_head_error = local_text(c.local) + ": " + c.error;
+    }
     row.paper_local = tuner.paper_local(device, &row.paper_rule);
     const ConfigTime p = tuner.measure(device, row.paper_local);
     row.paper_s = p.ok ? p.seconds : kNaN;
+    // One configuration, one number: the paper's local size chosen by a search gets that
+    // search's compared time, so that gain_over_paper is exactly 1 for the same configuration.
+    if (p.ok && g.found && row.paper_local == row.tuned_local && std::isfinite(row.tuned_s))
+        row.paper_s = row.tuned_s;
+    else if (p.ok && e.found && row.paper_local == row.best_local && std::isfinite(row.exhaustive_best_s))
+        row.paper_s = row.exhaustive_best_s;
     const ConfigTime n = tuner.measure(device, LocalSize{});
     row.null_s = n.ok ? n.seconds : kNaN;
     for (const auto& m : e.measurements) row.heatmap.push_back({m.local, m.ok ? m.seconds : kNaN});
@@ -297,6 +348,15 @@ nlohmann::json to_json(const TuneReportRow& r) {
             {"tuned_local", loc(r.tuned_local)},
             {"exhaustive_best_s", num(r.exhaustive_best_s)},
             {"exhaustive_best_local", loc(r.best_local)},
+            // Each search's own (confirmed) time for its choice, before any head-to-head.
+            {"tuned_scan_s", num(r.tuned_scan_s)},
+            {"exhaustive_scan_s", num(r.exhaustive_scan_s)},
+            // true: tuned_s and exhaustive_best_s are the medians of an interleaved head-to-head.
+            {"head_to_head", r.head_to_head},
+            {"head_to_head_runs", r.head_to_head_runs},
+            {"head_to_head_error", r.head_to_head_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.head_to_head_error)},
+            {"confirm_runs", r.confirm_runs},
+            {"exhaustive_confirm_runs", r.exhaustive_confirm_runs},
             {"paper_s", num(r.paper_s)},
             {"paper_local", loc(r.paper_local)},
             {"paper_rule", r.paper_rule},

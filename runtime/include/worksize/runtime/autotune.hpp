@@ -57,8 +57,9 @@ struct ConfigTime {
 /// Tunes one kernel at one size on the devices of a cluster (rank 0). Every configuration runs
 /// the whole problem on one device (the others get no work) through Cluster::run; a launch or
 /// build failure (worksize::Error) or a wrong result makes the configuration fail, never the
-/// tuner. Times are cached per (device, local size), so that a report's exhaustive table, its
-/// guided replay and the paper/NULL baselines measure each configuration once.
+/// tuner. Search times are cached per (device, local size), so that a report's exhaustive
+/// table, its guided replay and the paper/NULL baselines measure each configuration once;
+/// confirmation and head-to-head re-timings (measure_fresh) bypass the cache.
 class LocalTuner {
 public:
     /// `make_job` makes a fresh job of the kernel at the tuning size (inputs not generated);
@@ -83,13 +84,20 @@ public:
 
     /// Time one configuration ({0,0}: NULL), cached.
     ConfigTime measure(int device, LocalSize local);
-    /// Called after every configuration actually launched (not on cache hits).
+    /// Time one configuration afresh (warm-up and repeats as measure), never from the cache.
+    /// A success leaves the cache alone (it keeps the search's time); a failure replaces the
+    /// cached entry, so that a configuration that failed once is failed from then on.
+    ConfigTime measure_fresh(int device, LocalSize local);
+    /// Called after every configuration actually launched (not on cache hits), fresh ones too.
     void on_measured(std::function<void(int device, LocalSize, const ConfigTime&)> f) { hook_ = std::move(f); }
 
-    /// Run the search on one device with live (or cached) measurements.
+    /// Run the search on one device with live (or cached) measurements; its confirmation
+    /// (TuneOptions::confirm_top) re-times the finalists with measure_fresh.
     TuneResult tune(int device, const TuneOptions& options);
 
 private:
+    ConfigTime time_config(int device, LocalSize local);
+
     Cluster& cluster_;
     std::string kernel_;
     JobMaker make_;
@@ -109,17 +117,44 @@ struct TuneReportRow {
     int dims = 1;
     LocalSize tuned_local, best_local, paper_local;
     std::string paper_rule;
-    double tuned_s = 0, exhaustive_best_s = 0, paper_s = 0, null_s = 0;  ///< NaN when failed
+    /// The compared times (NaN when failed): the head-to-head medians when the guided choice
+    /// and the exhaustive best differ (head_to_head), else both the exhaustive search's
+    /// confirmed time of the one configuration (the ratio is exactly 1).
+    double tuned_s = 0, exhaustive_best_s = 0;
+    /// Each search's own time for its choice (the median of its search and confirmation timings).
+    double tuned_scan_s = 0, exhaustive_scan_s = 0;
+    /// Search-phase times (cached, median of the repeats); NaN when failed. When the paper's
+    /// local size is the tuned choice (or the exhaustive best), paper_s is tuned_s (or
+    /// exhaustive_best_s): the same configuration gets the same number.
+    double paper_s = 0, null_s = 0;
     std::size_t measured = 0;    ///< configurations the guided search launched
     std::size_t candidates = 0;  ///< all valid candidates
-    std::size_t failed = 0;      ///< candidates that failed in the exhaustive sweep
+    std::size_t failed = 0;      ///< candidates that failed in the exhaustive sweep or its confirmation
+    std::size_t confirm_runs = 0;             ///< the guided search's re-timings of its finalists
+    std::size_t exhaustive_confirm_runs = 0;  ///< the exhaustive search's re-timings
+    bool head_to_head = false;                ///< the choices differed and were timed against each other
+    std::size_t head_to_head_runs = 0;        ///< fresh timings launched in the head-to-head (both sides)
+    /// A configuration that failed in the head-to-head (its time is NaN; it must not be stored).
+    bool tuned_failed = false, best_failed = false;
+    std::string head_to_head_error;
     /// The exhaustive sweep: (x, y) -> seconds (NaN: failed).
     std::vector<std::pair<LocalSize, double>> heatmap;
 };
 
-/// Measure every candidate (exhaustive), replay the guided search on those times, and time the
-/// paper's rule and NULL. `guided` sets the guided search's budget.
-TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& guided, TuneResult* exhaustive = nullptr,
+struct TuneReportOptions {
+    /// Fresh timings of each side when the guided choice differs from the exhaustive best
+    /// (interleaved, rotated); 0: compare the searches' own times.
+    std::size_t head_to_head_runs = 5;
+    /// Called once both searches are done with the number of head-to-head timings about to be
+    /// launched (0 when there is none), e.g. to correct a progress count.
+    std::function<void(std::size_t runs)> on_head_to_head;
+};
+
+/// Measure every candidate (exhaustive, confirmed), replay the guided search on those times
+/// (its confirmation re-times afresh), time the two choices head to head if they differ, and
+/// time the paper's rule and NULL. `guided` sets the guided search's budget and confirmation.
+TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& guided,
+                              const TuneReportOptions& report = {}, TuneResult* exhaustive = nullptr,
                               TuneResult* guided_result = nullptr);
 
 nlohmann::json to_json(const TuneReportRow& r);
