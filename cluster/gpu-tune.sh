@@ -3,6 +3,9 @@
 # devices (every candidate measured, the guided search replayed on the same times).
 #   cluster/gpu-tune.sh OUTDIR   (worksize on PATH)
 # PoCL gets all cores but two: the process's GPU thread and the OS keep theirs.
+# Time: the confirmation (3 finalists x 3 re-timings, both searches) and the head-to-head (5 + 5
+# when the choices differ) add up to 28 measurements per kernel and device to the sweep; the
+# issue-5 H200 run took 109 s and 214 s without them (344 and more steps), hence the limits.
 set -uo pipefail
 out=${1:?usage: gpu-tune.sh OUTDIR}
 mkdir -p "$out"
@@ -20,5 +23,5 @@ pass() { # name limit sizes...
     --json --heatmap-csv "$out/tune-$name-heatmap.csv" >"$out/tune-$name.json" 2>>"$log"
   echo "exit $? after $((SECONDS-t0)) s" >>"$log"
 }
-pass a "${LIMIT_A:-250}" matmul=512 interp=1024 sort=262144 quad=1048576
-pass b "${LIMIT_B:-280}" matmul=384 interp=1536 sort=524288 quad=2097152
+pass a "${LIMIT_A:-350}" matmul=512 interp=1024 sort=262144 quad=1048576
+pass b "${LIMIT_B:-450}" matmul=384 interp=1536 sort=524288 quad=2097152
