@@ -244,11 +244,14 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                     chosen = exhaustive ? ex : gd;
                     failed_h2h = exhaustive ? r.best_failed : r.tuned_failed;
                     results.push_back(to_json(r));
-                    const std::string compared = r.head_to_head                ? "h2h " + std::to_string(r.head_to_head_runs)
-                                                 : !std::isfinite(r.tuned_s) ||
-                                                         !std::isfinite(r.exhaustive_best_s) ? "-"
-                                                 : r.tuned_local == r.best_local ? "same"
-                                                                                 : "search";
+                    // Which numbers "tuned ms" and "best ms" are (the legend is printed above the table).
+                    std::string compared = "search";
+                    if (r.head_to_head)
+                        compared = "h2h " + std::to_string(r.head_to_head_runs);
+                    else if (!std::isfinite(r.tuned_s) || !std::isfinite(r.exhaustive_best_s))
+                        compared = "-";
+                    else if (r.tuned_local == r.best_local)
+                        compared = "same";
                     rep.add({r.kernel, std::to_string(d) + " " + r.device_name, size_txt, local_str(r.tuned_local),
                              ms_or_dash(r.tuned_s), local_str(r.best_local), ms_or_dash(r.exhaustive_best_s),
                              ratio_str(r.tuned_s, r.exhaustive_best_s), compared, local_str(r.paper_local),
