@@ -152,6 +152,9 @@ struct Cluster::Impl {
     std::map<int, std::unique_ptr<DeviceContext>> contexts;  // by local device index
     bool finished = false;
     std::function<std::string(const std::string&)> collect_handler;
+    /// A worker's payload buffers, kept from job to job (by task position in a command): memory
+    /// that is already mapped is not zeroed or page-faulted again (docs/models.md, "Data path").
+    std::vector<Bytes> in_pool, out_pool;
 
     DeviceContext& context(int index) {
         auto it = contexts.find(index);
@@ -303,6 +306,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
     JobResult result;
     const double t0 = now_s();
     job.partition(assignments);
+    result.prepare_s = now_s() - t0;
 
     struct Task {
         Assignment a;
@@ -311,6 +315,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         int local_index = 0;
         DeviceRun run;
         Bytes out;
+        std::span<std::byte> target;  // the job's own output rows (received in place), or empty
         std::string error;
     };
     std::vector<Task> tasks;
@@ -334,8 +339,22 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         local.push_back(std::async(std::launch::async, [this, &job, &tasks, i, t0] {
             auto& t = tasks[i];
             try {
-                const Bytes in = job.slice_input(t.a);
+                const double p = now_s();
+                const auto parts = job.input_parts(t.a);
+                Bytes packed;
+                if (parts.size() != 1) {
+                    if (parts.empty()) {
+                        packed = job.slice_input(t.a);
+                    } else {
+                        for (const auto& part : parts) packed.insert(packed.end(), part.begin(), part.end());
+                    }
+                }
+                const std::span<const std::byte> in =
+                    parts.size() == 1 ? parts.front() : std::span<const std::byte>(packed);
+                const double e = now_s();
+                t.run.pack_s = e - p;
                 t.run.times = impl_->execute(t.local_index, t.spec, in, t.out);
+                t.run.exec_s = now_s() - e;
             } catch (const std::exception& e) {
                 t.error = e.what();
             }
@@ -355,9 +374,17 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             cmd["tasks"].push_back({{"task", i}, {"device", tasks[i].local_index}, {"spec", to_json(tasks[i].spec)}});
         mpi::send_json(cmd, r, kCmd);
         for (auto i : ids) {
-            const Bytes in = job.slice_input(tasks[i].a);
+            // The job's own data is sent in place when it can say where it is; else packed.
+            const double p = now_s();
+            const auto parts = job.input_parts(tasks[i].a);
+            Bytes packed;
+            if (parts.empty()) packed = job.slice_input(tasks[i].a);
             const double s = now_s();
-            mpi::send_bytes(in, r, kPayload);
+            tasks[i].run.pack_s = s - p;
+            if (parts.empty())
+                mpi::send_bytes(packed, r, kPayload);
+            else
+                mpi::send_parts(parts, r, kPayload);
             tasks[i].run.send_s = now_s() - s;
             ++expected;
         }
@@ -375,8 +402,18 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         }
         const auto& tm = hdr.at("times");
         t.run.times = {tm.at("h2d").get<double>(), tm.at("kernel").get<double>(), tm.at("d2h").get<double>()};
+        t.run.exec_s = tm.value("exec", 0.0);
         const double s = now_s();
-        t.out = mpi::recv_bytes(from, kResult);
+        t.target = job.output_target(t.a);
+        if (t.target.empty()) {
+            t.out = mpi::recv_bytes(from, kResult);
+        } else {
+            try {
+                mpi::recv_bytes_into(t.target, from, kResult);
+            } catch (const mpi::MpiError& e) {
+                t.error = e.what();
+            }
+        }
         t.run.recv_s = now_s() - s;
         t.run.done_s = now_s() - t0;
     }
@@ -388,13 +425,15 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             throw Error("rank " + std::to_string(t.rank) + ", device '" + d.name + "': " + t.error);
         }
     }
-    for (auto& t : tasks) job.accept_output(t.a, t.out);
+    const double c0 = now_s();
+    for (auto& t : tasks) job.accept_output(t.a, t.target.empty() ? std::span<const std::byte>(t.out) : t.target);
     job.finish();
     result.makespan_s = now_s() - t0;
+    result.combine_s = result.makespan_s - (c0 - t0);
     for (auto& t : tasks) result.devices.push_back(t.run);
     // Devices that got no work are listed too, with zero times.
     for (const auto& a : assignments)
-        if (a.units == 0) result.devices.push_back(DeviceRun{a, {}, 0, 0, 0});
+        if (a.units == 0) result.devices.push_back(DeviceRun{a, {}, 0, 0, 0, 0, 0});
     std::sort(result.devices.begin(), result.devices.end(),
               [](const DeviceRun& x, const DeviceRun& y) { return x.assignment.device < y.assignment.device; });
     result.verdict = job.verify();
@@ -428,6 +467,7 @@ int Cluster::serve() {
             SliceSpec spec;
             Bytes in, out;
             SliceTimes times;
+            double exec_s = 0;
             std::string error;
         };
         std::vector<Work> work;
@@ -442,7 +482,13 @@ int Cluster::serve() {
             }
             work.push_back(std::move(w));
         }
-        for (auto& w : work) w.in = mpi::recv_bytes(0, kPayload);
+        if (impl_->in_pool.size() < work.size()) impl_->in_pool.resize(work.size());
+        if (impl_->out_pool.size() < work.size()) impl_->out_pool.resize(work.size());
+        for (std::size_t k = 0; k < work.size(); ++k) {
+            work[k].in = std::move(impl_->in_pool[k]);
+            work[k].out = std::move(impl_->out_pool[k]);
+            mpi::recv_bytes_into(work[k].in, 0, kPayload);
+        }
         // One thread per device; tasks of one device run in order.
         std::map<int, std::vector<Work*>> per_device;
         for (auto& w : work) per_device[w.device].push_back(&w);
@@ -452,7 +498,9 @@ int Cluster::serve() {
                 for (auto* w : ws) {
                     if (!w->error.empty()) continue;
                     try {
+                        const double e = now_s();
                         w->times = impl_->execute(w->device, w->spec, w->in, w->out);
+                        w->exec_s = now_s() - e;
                     } catch (const std::exception& e) {
                         w->error = e.what();
                     }
@@ -467,9 +515,14 @@ int Cluster::serve() {
             }
             mpi::send_json({{"task", w.task},
                             {"ok", true},
-                            {"times", {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}}}},
+                            {"times",
+                             {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}}}},
                            0, kResult);
             mpi::send_bytes(w.out, 0, kResult);
+        }
+        for (std::size_t k = 0; k < work.size(); ++k) {
+            impl_->in_pool[k] = std::move(work[k].in);
+            impl_->out_pool[k] = std::move(work[k].out);
         }
     }
 }

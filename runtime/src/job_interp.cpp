@@ -155,12 +155,26 @@ public:
         return in;
     }
 
+    /// The source rows, sent from where they are (the same bytes slice_input packs).
+    std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
+        if (a.units == 0) return {};
+        const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
+        return {std::as_bytes(std::span(in_.data() + first * in_w_, (last - first + 1) * in_w_))};
+    }
+
+    std::span<std::byte> output_target(const Assignment& a) override {
+        if (a.units == 0 || a.offset + a.units > out_h_) return {};
+        return std::as_writable_bytes(std::span(out_.data() + a.offset * out_w_, a.units * out_w_));
+    }
+
     void accept_output(const Assignment& a, std::span<const std::byte> out) override {
         if (a.offset + a.units > out_h_ || out.size() != a.units * out_w_ * sizeof(float))
             throw Error("interp: slice at row " + std::to_string(a.offset) + " returned " +
                         std::to_string(out.size()) + " bytes, expected " +
                         std::to_string(a.units * out_w_ * sizeof(float)));
-        if (!out.empty()) std::memcpy(out_.data() + a.offset * out_w_, out.data(), out.size());
+        float* dest = out_.data() + a.offset * out_w_;
+        if (!out.empty() && out.data() != reinterpret_cast<const std::byte*>(dest))
+            std::memcpy(dest, out.data(), out.size());
     }
 
     Verdict verify() const override {

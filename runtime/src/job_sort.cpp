@@ -107,7 +107,12 @@ public:
         if (planned != n_)
             throw InvalidArgument("sort: the assignments cover " + std::to_string(planned) + " of " +
                                   std::to_string(n_) + " items");
-        const std::size_t k = as.size();
+        // Only devices with work get a bucket: a device planned to get nothing keeps nothing.
+        std::erase_if(order, [&](std::size_t i) { return as[i].units == 0; });
+        partitioned_.clear();
+        // One device sorts the whole input: no splitters, no scatter (rank 0's O(n) pass).
+        if (order.size() <= 1) return;
+        const std::size_t k = order.size();
         const std::size_t nb = k - 1;  // bucket boundaries
 
         // Planned end of each bucket but the last.
@@ -220,13 +225,29 @@ public:
         return b;
     }
 
+    /// The bucket (or the raw slice), sent from where it is.
+    std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
+        check_range(a);
+        if (a.units == 0) return {};
+        const auto& src = partitioned_.empty() ? input_ : partitioned_;
+        return {std::as_bytes(std::span(src.data() + a.offset, a.units))};
+    }
+
+    std::span<std::byte> output_target(const Assignment& a) override {
+        check_range(a);
+        if (a.units == 0) return {};
+        return std::as_writable_bytes(std::span(output_.data() + a.offset, a.units));
+    }
+
     void accept_output(const Assignment& a, std::span<const std::byte> out) override {
         check_range(a);
         if (out.size() != a.units * sizeof(float))
             throw Error("sort: device " + std::to_string(a.device) + " returned " +
                         std::to_string(out.size()) + " bytes for " + std::to_string(a.units) +
                         " items");
-        if (a.units) std::memcpy(output_.data() + a.offset, out.data(), out.size());
+        float* dest = output_.data() + a.offset;
+        if (a.units && out.data() != reinterpret_cast<const std::byte*>(dest))
+            std::memcpy(dest, out.data(), out.size());
         runs_.push_back({a.offset, a.units});
     }
 

@@ -51,29 +51,73 @@ void Environment::abort(int code) const { MPI_Abort(MPI_COMM_WORLD, code); std::
 int any_source() { return MPI_ANY_SOURCE; }
 
 void send_bytes(const std::byte* data, std::size_t size, int dest, int tag) {
-    std::uint64_t n = size;
-    check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD), "MPI_Send");
-    for (std::size_t off = 0; off < size; off += kChunk) {
-        const int count = static_cast<int>(std::min(kChunk, size - off));
-        check(MPI_Send(data + off, count, MPI_BYTE, dest, tag, MPI_COMM_WORLD), "MPI_Send");
-    }
+    const std::span<const std::byte> part(data, size);
+    send_parts({&part, 1}, dest, tag);
 }
 
 void send_bytes(const Bytes& data, int dest, int tag) { send_bytes(data.data(), data.size(), dest, tag); }
 
-Bytes recv_bytes(int source, int tag, int* from) {
+void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
+    std::uint64_t n = 0;
+    for (const auto& p : parts) n += p.size();
+    check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD), "MPI_Send");
+    for (const auto& p : parts)
+        for (std::size_t off = 0; off < p.size(); off += kChunk) {
+            const int count = static_cast<int>(std::min(kChunk, p.size() - off));
+            check(MPI_Send(p.data() + off, count, MPI_BYTE, dest, tag, MPI_COMM_WORLD), "MPI_Send");
+        }
+}
+
+namespace {
+
+/// The announced size of the payload that `source` sends next with `tag`.
+std::uint64_t recv_header(int source, int tag, int* from) {
     std::uint64_t n = 0;
     MPI_Status st;
     check(MPI_Recv(&n, 1, MPI_UINT64_T, source, tag, MPI_COMM_WORLD, &st), "MPI_Recv");
-    const int src = st.MPI_SOURCE;
-    if (from) *from = src;
-    Bytes out(n);
-    for (std::size_t off = 0; off < n; off += kChunk) {
-        const int count = static_cast<int>(std::min<std::size_t>(kChunk, n - off));
-        check(MPI_Recv(out.data() + off, count, MPI_BYTE, src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-              "MPI_Recv");
+    if (from) *from = st.MPI_SOURCE;
+    return n;
+}
+
+/// The payload's pieces, whatever their sizes (the sender's parts), into dest[0, n).
+void recv_pieces(std::byte* dest, std::uint64_t n, int source, int tag) {
+    for (std::uint64_t off = 0; off < n;) {
+        MPI_Status st;
+        check(MPI_Probe(source, tag, MPI_COMM_WORLD, &st), "MPI_Probe");
+        int count = 0;
+        check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+        if (count <= 0 || off + std::uint64_t(count) > n)
+            throw MpiError("rank " + std::to_string(source) + " sent more bytes than it announced");
+        check(MPI_Recv(dest + off, count, MPI_BYTE, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+        off += std::uint64_t(count);
     }
+}
+
+}  // namespace
+
+Bytes recv_bytes(int source, int tag, int* from) {
+    Bytes out;
+    recv_bytes_into(out, source, tag, from);
     return out;
+}
+
+void recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {
+    int src = source;
+    const std::uint64_t n = recv_header(source, tag, &src);
+    if (from) *from = src;
+    buffer.resize(n);
+    recv_pieces(buffer.data(), n, src, tag);
+}
+
+void recv_bytes_into(std::span<std::byte> dest, int source, int tag) {
+    const std::uint64_t n = recv_header(source, tag, nullptr);
+    if (n != dest.size()) {
+        Bytes drained(n);  // keep the message stream in step before refusing it
+        recv_pieces(drained.data(), n, source, tag);
+        throw MpiError("rank " + std::to_string(source) + " sent " + std::to_string(n) + " bytes where " +
+                       std::to_string(dest.size()) + " were expected");
+    }
+    recv_pieces(dest.data(), n, source, tag);
 }
 
 void send_json(const nlohmann::json& j, int dest, int tag) {

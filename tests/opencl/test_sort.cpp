@@ -298,5 +298,52 @@ TEST(Sort, RejectedLocalSizeNamesKernelDeviceAndLocal) {
     }
 }
 
+
+// A device planned to get nothing keeps nothing, and one device with all the work gets the raw
+// input (no partition pass on rank 0); the in-place views equal the packed payload.
+TEST(Sort, ZeroShareDevicesStayEmptyAndOneDeviceSkipsThePartition) {
+    const std::uint64_t n = 100000;
+    auto job = make_job(n);
+    job->generate();
+    auto as = plan(n, 3, LocalChoice::null, 1);
+    as[0].units = 0;
+    as[1].offset = 0;
+    as[1].units = n;
+    as[2].units = 0;
+    as[2].offset = n;
+    job->partition(as);
+    EXPECT_EQ(as[0].units, 0u);
+    EXPECT_EQ(as[2].units, 0u);
+    EXPECT_EQ(as[1].units, n);
+    const Bytes packed = job->slice_input(as[1]);
+    const auto parts = job->input_parts(as[1]);
+    ASSERT_EQ(parts.size(), 1u);
+    ASSERT_EQ(parts[0].size(), packed.size());
+    EXPECT_TRUE(std::equal(parts[0].begin(), parts[0].end(), packed.begin()));
+    EXPECT_TRUE(job->input_parts(as[0]).empty());
+    EXPECT_EQ(job->output_target(as[1]).size(), n * sizeof(float));
+    run_slices(*job, {as[1]});
+    EXPECT_TRUE(job->verify().ok);
+
+    // Two working devices out of three: two buckets, the zero-share device still empty.
+    auto job2 = make_job(n);
+    job2->generate();
+    auto bs = plan(n, 3, LocalChoice::null, 1);
+    bs[1].units += bs[2].units;
+    bs[2].units = 0;
+    bs[2].offset = n;
+    job2->partition(bs);
+    EXPECT_EQ(bs[2].units, 0u);
+    EXPECT_EQ(bs[0].units + bs[1].units, n);
+    for (const auto& a : {bs[0], bs[1]}) {
+        const Bytes p = job2->slice_input(a);
+        const auto v = job2->input_parts(a);
+        ASSERT_EQ(v.size(), 1u);
+        EXPECT_TRUE(std::equal(v[0].begin(), v[0].end(), p.begin(), p.end()));
+    }
+    run_slices(*job2, {bs[0], bs[1]});
+    EXPECT_TRUE(job2->verify().ok) << job2->verify().detail;
+}
+
 }  // namespace
 }  // namespace worksize

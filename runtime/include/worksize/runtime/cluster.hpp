@@ -49,11 +49,15 @@ struct DeviceRun {
     double send_s = 0.0;   ///< rank 0's MPI send of the slice's input (0 for rank 0's devices)
     double recv_s = 0.0;   ///< rank 0's MPI receive of the slice's output
     double done_s = 0.0;   ///< from the job's start until its output was taken
+    double pack_s = 0.0;   ///< rank 0's packing of the slice's input (slice_input)
+    double exec_s = 0.0;   ///< the executing rank's wall time for the slice (buffers, copies, kernel)
 };
 
 struct JobResult {
     std::vector<DeviceRun> devices;
     double makespan_s = 0.0;  ///< from the first send to the combined result (finish() included)
+    double prepare_s = 0.0;   ///< rank 0's partition() before any slice is packed
+    double combine_s = 0.0;   ///< rank 0's accept_output() of every slice and finish(), after the last one
     Verdict verdict;
     std::string summary;
 };

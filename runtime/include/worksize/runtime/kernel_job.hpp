@@ -13,13 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "worksize/runtime/bytes.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
 
 class DeviceContext;
-
-using Bytes = std::vector<std::byte>;
 
 /// What a worker needs, besides the input payload, to run its slice. Travels as JSON.
 struct SliceSpec {
@@ -74,6 +73,21 @@ public:
     /// Master: spec and input payload of one assignment.
     virtual SliceSpec slice_spec(const Assignment& a) const = 0;
     virtual Bytes slice_input(const Assignment& a) const = 0;
+    /// Master, optional: the slice's input as views of the job's own data, sent one after the
+    /// other as one payload without packing (the worker sees their concatenation, exactly what
+    /// slice_input would return). Empty (the default): slice_input() is used. The views must
+    /// stay valid until the run's end.
+    virtual std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const {
+        (void)a;
+        return {};
+    }
+    /// Master, optional: where the slice's output belongs in the job's own result, so that it
+    /// is received there directly. accept_output() is then called with this very span and must
+    /// not copy it onto itself. Empty (the default): the output arrives in a buffer.
+    virtual std::span<std::byte> output_target(const Assignment& a) {
+        (void)a;
+        return {};
+    }
     /// Master: take one slice's output.
     virtual void accept_output(const Assignment& a, std::span<const std::byte> out) = 0;
     /// Master: combine the parts (sort merge, quadrature sum); counted in the makespan.

@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "worksize/runtime/bytes.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize::mpi {
@@ -42,13 +44,23 @@ private:
     bool master_on_node_ = true;
 };
 
-using Bytes = std::vector<std::byte>;
+using worksize::Bytes;
 
 /// Blocking send of any number of bytes (split into chunks below 2^31) to `dest` with `tag`.
 void send_bytes(const Bytes& data, int dest, int tag);
 void send_bytes(const std::byte* data, std::size_t size, int dest, int tag);
-/// Receive what send_bytes sent; `source` may be any_source(); returns the sender in *from.
+/// One payload made of several pieces sent in order, without packing them first (the receiver
+/// sees one payload of their total size).
+void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag);
+/// Receive what send_bytes or send_parts sent; `source` may be any_source(); returns the sender
+/// in *from.
 Bytes recv_bytes(int source, int tag, int* from = nullptr);
+/// The same into `buffer`, whose capacity is reused (no reallocation, no zeroing, when it is
+/// large enough).
+void recv_bytes_into(Bytes& buffer, int source, int tag, int* from = nullptr);
+/// The same straight into `dest` (e.g. the job's output rows); `source` must be a rank. A payload
+/// of another size is received and refused (MpiError), keeping the message stream in step.
+void recv_bytes_into(std::span<std::byte> dest, int source, int tag);
 void send_json(const nlohmann::json& j, int dest, int tag);
 nlohmann::json recv_json(int source, int tag, int* from = nullptr);
 int any_source();
