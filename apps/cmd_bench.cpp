@@ -26,6 +26,8 @@ struct Row {
     double ratio = -1;
     int same_as = -1;            ///< index of the first row with an identical plan (samples pooled), -1: none
     int samples = 0;             ///< timed runs behind the median (pooled over identical plans)
+    JobResult median_run;        ///< the run whose makespan is the median (the upper one of two)
+    SplitResult prediction;      ///< the model's timeline of this split (when models_ok)
 };
 
 /// Two plans are the same experiment when every device gets the same slice and the same local size.
@@ -85,7 +87,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
     KernelArgs k;
     DeviceSelection sel;
     bool help = false, sweep = false, append = false, no_calibrate = false;
-    std::string strategies_arg = "even,pe-ratio,paper,model,oracle", csv, calib_sizes;
+    std::string strategies_arg = "even,pe-ratio,paper,model,oracle", csv, calib_sizes, phases_csv;
     int repeats = 5;
     po::options_description desc("worksize bench --kernel K --size S [options]");
     desc.add_options()
@@ -97,6 +99,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
          "timed runs per strategy (median), after one warm-up; interleaved over the strategies")
         ("csv", po::value(&csv), "write one row per strategy to this CSV file")
         ("append", po::bool_switch(&append), "append to the CSV files (header only when they are new)")
+        ("phases-csv", po::value(&phases_csv),
+         "write each strategy's median run phase by phase and device by device, measured and predicted")
         ("sweep", po::bool_switch(&sweep),
          "also write the oracle's scan (makespan against the shares) to the CSV name with -sweep")
         ("calibration-sizes", po::value(&calib_sizes),
@@ -219,6 +223,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
             std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
             row.samples = int(runs.size());
             const auto& mid = runs[runs.size() / 2];
+            row.median_run = mid.second;
             row.makespan_s = runs.size() % 2 ? mid.first : 0.5 * (runs[runs.size() / 2 - 1].first + mid.first);
             double sum = 0, mx = 0;
             int n = 0;
@@ -235,7 +240,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 auto probe = make_job(ks);
                 std::vector<std::uint64_t> units(devs.size(), 0);
                 for (const auto& a : row.plan.assignments) units.at(std::size_t(a.device)) = a.units;
-                row.predicted_s = evaluate_split(models, split_job_for(*probe, k.iterations), units).makespan_s;
+                row.prediction = evaluate_split(models, split_job_for(*probe, k.iterations), units);
+                row.predicted_s = row.prediction.makespan_s;
             }
             for (const auto& a : row.plan.assignments)
                 if (a.device == small) row.small_share = a.share;
@@ -344,6 +350,39 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 }
                 if (!g) throw Error("cannot write CSV '" + sp + "'");
             }
+        }
+        if (!phases_csv.empty()) {
+            const bool header = !append || starts_empty(phases_csv);
+            std::ofstream f(phases_csv, append ? std::ios::app : std::ios::trunc);
+            if (!f) throw Error("cannot write CSV '" + phases_csv + "'");
+            if (header)
+                f << "kernel,size,iterations,strategy,device,units,pack_s,send_s,h2d_s,kernel_s,d2h_s,recv_s,exec_s,"
+                     "host_s,done_s,prepare_s,combine_s,makespan_s,pred_send_s,pred_h2d_s,pred_kernel_s,pred_d2h_s,"
+                     "pred_recv_s,pred_host_s,pred_finish_s,pred_makespan_s\n";
+            for (const auto& r : rows) {
+                const auto& jr = r.median_run;
+                for (const auto& d : jr.devices) {
+                    if (d.assignment.units == 0) continue;
+                    const std::size_t i = std::size_t(d.assignment.device);
+                    const double phases = d.send_s + d.times.h2d + d.times.kernel + d.times.d2h + d.recv_s;
+                    f << k.kernel << ',' << k.size << ',' << k.iterations << ',' << r.strategy << ',' << i << ','
+                      << d.assignment.units << ',' << num(d.pack_s) << ',' << num(d.send_s) << ','
+                      << num(d.times.h2d) << ',' << num(d.times.kernel) << ',' << num(d.times.d2h) << ','
+                      << num(d.recv_s) << ',' << num(d.exec_s) << ',' << num(std::max(0.0, d.done_s - phases)) << ','
+                      << num(d.done_s) << ',' << num(jr.prepare_s) << ',' << num(jr.combine_s) << ','
+                      << num(jr.makespan_s);
+                    if (models_ok && i < r.prediction.predicted.size()) {
+                        const auto& p = r.prediction.predicted[i];
+                        f << ',' << num(p.send_s) << ',' << num(p.h2d_s) << ',' << num(p.kernel_s) << ','
+                          << num(p.d2h_s) << ',' << num(p.recv_s) << ',' << num(p.host_s) << ','
+                          << num(r.prediction.finish_s[i]) << ',' << num(r.prediction.makespan_s);
+                    } else {
+                        f << ",,,,,,,,";
+                    }
+                    f << '\n';
+                }
+            }
+            if (!f) throw Error("cannot write CSV '" + phases_csv + "'");
         }
         return all_ok ? kOk : kWrong;
     });

@@ -1,4 +1,5 @@
 // `worksize calibrate`: fit each device's cost model of a kernel from short runs and store it.
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -26,13 +27,46 @@ std::string phase_text(const PhaseModel& p, const char* unit, double scale) {
     return fmt(p.fixed_s * 1e3, 3) + " ms + " + fmt(p.per_x_s * scale, 3) + " " + unit;
 }
 
+std::string num(double v) {
+    std::ostringstream os;
+    os.precision(9);
+    os << v;
+    return os.str();
+}
+
+/// Every timed run of a calibration, one row each (docs/models.md, "Checking a calibration").
+void write_runs_csv(std::ostream& f, bool header, const std::string& kernel, const std::vector<DeviceInfo>& devs,
+                    const CalibrationResult& res) {
+    if (header)
+        f << "kernel,device,rank,step,size,fitted,units,ops,bytes_in,bytes_out,send_s,h2d_s,kernel_s,d2h_s,recv_s,"
+             "host_s,pack_s,exec_s,done_s,prepare_s,combine_s,makespan_s,predicted_done_s\n";
+    for (const auto& dc : res.devices) {
+        const auto& d = devs.at(std::size_t(dc.device));
+        for (const auto& r : dc.runs) {
+            const bool corun = r.step == kCorunStep;
+            const LadderStep* ls = corun || r.step >= dc.ladder.size() ? nullptr : &dc.ladder[r.step];
+            const auto& s = r.sample;
+            const Prediction p = predict(dc.model, s.units, s.items, s.bytes_in, s.bytes_out, corun);
+            f << kernel << ',' << dc.device << ',' << d.rank << ',' << (corun ? std::string("corun") : std::to_string(r.step))
+              << ',' << (ls ? (ls->size.y > 1 ? std::to_string(ls->size.x) + "x" + std::to_string(ls->size.y)
+                                              : std::to_string(ls->size.x))
+                            : std::string())
+              << ',' << (ls && ls->fitted ? 1 : 0) << ',' << num(s.units) << ',' << num(s.items) << ','
+              << num(s.bytes_in) << ',' << num(s.bytes_out) << ',' << num(s.send_s) << ',' << num(s.h2d_s) << ','
+              << num(s.kernel_s) << ',' << num(s.d2h_s) << ',' << num(s.recv_s) << ',' << num(s.host_s) << ','
+              << num(r.pack_s) << ',' << num(r.exec_s) << ',' << num(r.done_s) << ',' << num(r.prepare_s) << ','
+              << num(r.combine_s) << ',' << num(r.makespan_s) << ',' << num(p.total_s) << '\n';
+        }
+    }
+}
+
 }  // namespace
 
 int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     KernelArgs k;
     DeviceSelection sel;
     bool json = false, help = false;
-    std::string kernel = "all";
+    std::string kernel = "all", runs_csv;
     std::vector<std::string> sizes_arg;
     int min_repeats = 3, max_repeats = 15;
     po::options_description desc("worksize calibrate [--kernel K|all] [options]");
@@ -51,7 +85,9 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("max-repeats", po::value(&max_repeats)->default_value(15),
          "timed runs per device and size at most (stops earlier once the median moves < 2 %)")
         ("db", po::value(&k.db), "database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
-        ("json", po::bool_switch(&json), "print one JSON document");
+        ("json", po::bool_switch(&json), "print one JSON document")
+        ("runs-csv", po::value(&runs_csv),
+         "write every timed run (phases, rank 0's times, the fitted model's prediction) to this CSV");
     desc.add(selection_options(sel));
     parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
@@ -79,6 +115,11 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     const std::string path = db_path(k);
 
     return with_cluster(env, sel, [&](Cluster& c) {
+        std::ofstream runs_file;
+        if (!runs_csv.empty()) {
+            runs_file.open(runs_csv, std::ios::trunc);
+            if (!runs_file) throw Error("cannot write CSV '" + runs_csv + "'");
+        }
         nlohmann::json out = {{"db", path}, {"kernels", nlohmann::json::array()}};
         double total = 0;
         for (const auto& name : kernels) {
@@ -86,6 +127,10 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
             kk.kernel = name;
             const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats);
             total += res.seconds;
+            if (runs_file.is_open()) {
+                write_runs_csv(runs_file, &name == &kernels.front(), name, c.devices(), res);
+                if (!runs_file) throw Error("cannot write CSV '" + runs_csv + "'");
+            }
             nlohmann::json kj = {{"kernel", name},
                                  {"seconds", res.seconds},
                                  {"runs", res.runs},

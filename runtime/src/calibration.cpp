@@ -48,7 +48,7 @@ nlohmann::json model_params_key(const nlohmann::json& kernel_params, LocalPolicy
     return {{"params", kernel_params.is_null() ? nlohmann::json::object() : kernel_params}, {"local", to_string(local)}};
 }
 
-Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations) {
+Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations, const JobResult* result) {
     const SplitJob sj = split_job_for(job, iterations);
     Sample s;
     const double u = double(run.assignment.units);
@@ -61,7 +61,19 @@ Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t itera
     s.d2h_s = run.times.d2h;
     s.recv_s = run.recv_s;
     s.kernel_s = std::max(0.0, run.times.kernel);
-    s.host_s = std::max(0.0, run.done_s - s.send_s - s.h2d_s - s.kernel_s - s.d2h_s - s.recv_s);
+    s.job_bytes_in = double(sj.total_units) * sj.bytes_in_per_unit;
+    s.job_bytes_out = double(sj.total_units) * sj.bytes_out_per_unit;
+    bool shared = false;
+    if (result) {
+        s.prepare_s = std::max(0.0, result->prepare_s);
+        s.combine_s = std::max(0.0, result->combine_s);
+        shared = std::count_if(result->devices.begin(), result->devices.end(),
+                               [](const DeviceRun& d) { return d.assignment.units > 0; }) >= 2;
+    }
+    // With others, rank 0's prepare phase is modelled on its own (CostModel::prepare); alone it is
+    // part of the device's host-side rest.
+    s.host_s = std::max(0.0, run.done_s - (shared ? s.prepare_s : 0.0) - s.send_s - s.h2d_s - s.kernel_s - s.d2h_s -
+                                 s.recv_s);
     return s;
 }
 
@@ -102,11 +114,15 @@ JobResult checked_run(Cluster& cluster, KernelJob& job, const std::vector<Assign
     return r;
 }
 
-/// The co-run calibration (METHOD.md 2.1, paper 003): all devices together at the largest size
-/// every device fitted, each with the share its solo model gives it for equal finish times
-/// (at least `corun_min_share`). The device's median done time against its solo prediction
-/// gives its contention factor f, applied to the kernel and host phases:
-/// measured = predicted + (f - 1) x (kernel + host), f clamped to [1, kMaxContention].
+/// The co-run calibration (METHOD.md 2.1, paper 003; docs/models.md "Contention"): all devices
+/// together at the largest size every device fitted. Round 1 runs the split the solo models
+/// choose (every device at least `corun_min_share`); each device's median done time against its
+/// solo prediction gives its contention factor f, applied to every phase after its send:
+/// measured - start - send = f x (predicted - send), f clamped to [1, kMaxContention]. Rank 0's
+/// extra prepare time with several devices (sort's partition) is measured there too. Round 2
+/// repeats this at the split the models choose with those factors, when it differs by more than
+/// 5 % of the units and still uses two devices or more: the factors then come from the split the
+/// model will actually run.
 void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, const CalibrationOptions& o,
            CalibrationResult& res, const StepFn& step) {
     const auto& devices = cluster.devices();
@@ -125,62 +141,96 @@ void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, co
     }
     auto probe = make(size, o.iterations);
     const SplitJob sj = split_job_for(*probe, o.iterations);
-    std::vector<CostModel> models(devices.size());
-    for (const auto& dc : res.devices) models.at(std::size_t(dc.device)) = dc.model;
-    // Shares proportional to the solo speed on the whole problem, with a floor.
-    std::vector<double> w(devices.size(), 0.0);
-    double sum = 0;
-    for (const auto& dc : res.devices) {
-        std::vector<std::uint64_t> all(devices.size(), 0);
-        all.at(std::size_t(dc.device)) = sj.total_units;
-        const double t = evaluate_split(models, sj, all).makespan_s;
-        w.at(std::size_t(dc.device)) = t > 0 ? 1.0 / t : 1.0;
-        sum += w.at(std::size_t(dc.device));
-    }
-    double wsum = 0;
-    for (auto& x : w) {
-        if (x > 0) x = std::max(o.corun_min_share, x / sum);
-        wsum += x;
-    }
-    for (auto& x : w) x /= wsum;
-    const Plan plan = plan_with_weights(devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given),
-                                        w, *probe, o.db_path);
-    std::vector<std::uint64_t> units(devices.size(), 0);
-    for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
-    if (std::count_if(units.begin(), units.end(), [](std::uint64_t u) { return u > 0; }) < 2) return;
-    // Solo predictions of this split (contention 1).
-    std::vector<CostModel> solo = models;
-    for (auto& m : solo) m.contention = 1.0;
-    const SplitResult pred = evaluate_split(solo, sj, units);
-    probe->generate();
-    checked_run(cluster, *probe, plan.assignments, kernel);  // warm-up
-    ++res.runs;
-    std::vector<std::vector<double>> done(devices.size());
-    for (int r = 0; r < std::max(3, o.min_repeats); ++r) {
-        auto job = make(size, o.iterations);
-        job->generate();
-        const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
+    const std::size_t n = devices.size();
+    auto current_models = [&] {
+        std::vector<CostModel> models(n);
+        for (const auto& dc : res.devices) models.at(std::size_t(dc.device)) = dc.model;
+        return models;
+    };
+    // Units per device of the split the models choose; with `floor`, every device gets at least
+    // corun_min_share (renormalised).
+    auto model_units = [&](bool floor) {
+        const SplitResult r = optimise_split(current_models(), sj);
+        std::vector<double> w(n, 0.0);
+        double sum = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            w[i] = double(r.units[i]) / double(sj.total_units);
+            if (floor) w[i] = std::max(w[i], o.corun_min_share);
+            sum += w[i];
+        }
+        for (auto& x : w) x /= sum;
+        const Plan plan = plan_with_weights(
+            devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), w, *probe, o.db_path);
+        std::vector<std::uint64_t> units(n, 0);
+        for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
+        return std::pair{plan, units};
+    };
+    auto working = [](const std::vector<std::uint64_t>& u) {
+        return std::count_if(u.begin(), u.end(), [](std::uint64_t x) { return x > 0; });
+    };
+
+    auto round = [&](const Plan& plan, const std::vector<std::uint64_t>& units) {
+        probe->generate();
+        checked_run(cluster, *probe, plan.assignments, kernel);  // warm-up
         ++res.runs;
-        for (const auto& d : jr.devices)
-            if (d.assignment.units > 0) done.at(std::size_t(d.assignment.device)).push_back(d.done_s);
-    }
-    for (auto& dc : res.devices) {
-        const std::size_t i = std::size_t(dc.device);
-        if (units[i] == 0 || done[i].empty()) continue;
-        dc.corun_units = units[i];
-        dc.corun_measured_s = median_of(done[i]);
-        dc.corun_predicted_s = pred.finish_s[i];
-        const double scaled = pred.predicted[i].kernel_s + pred.predicted[i].host_s;
-        const double f = scaled > 0 ? 1.0 + (dc.corun_measured_s - dc.corun_predicted_s) / scaled : 1.0;
-        dc.model.contention = std::clamp(std::isfinite(f) ? f : 1.0, 1.0, kMaxContention);
-    }
-    if (step) step(kernel + " co-run size " + size_text(size, plan.dims));
+        std::vector<std::vector<double>> done(n);
+        std::vector<double> prepare;
+        for (int r = 0; r < std::max(3, o.min_repeats); ++r) {
+            auto job = make(size, o.iterations);
+            job->generate();
+            const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
+            ++res.runs;
+            prepare.push_back(jr.prepare_s);
+            for (const auto& d : jr.devices) {
+                if (d.assignment.units == 0) continue;
+                done.at(std::size_t(d.assignment.device)).push_back(d.done_s);
+                for (auto& dc : res.devices)
+                    if (dc.device == d.assignment.device)
+                        dc.runs.push_back({kCorunStep, sample_of(d, *job, o.iterations, &jr), d.pack_s, d.exec_s,
+                                           d.done_s, jr.prepare_s, jr.combine_s, jr.makespan_s});
+            }
+        }
+        // Rank 0's prepare phase with several devices, per input byte of the job.
+        const double job_in = double(sj.total_units) * sj.bytes_in_per_unit;
+        const double prep = median_of(prepare);
+        for (auto& dc : res.devices) {
+            dc.model.prepare = PhaseModel{};
+            if (job_in > 0) dc.model.prepare.per_x_s = prep / job_in;
+            dc.model.prepare.points = 1;
+        }
+        // Solo predictions of this split (contention 1, the prepare phase included).
+        std::vector<CostModel> solo = current_models();
+        for (auto& m : solo) m.contention = 1.0;
+        const SplitResult pred = evaluate_split(solo, sj, units);
+        for (auto& dc : res.devices) {
+            const std::size_t i = std::size_t(dc.device);
+            if (units[i] == 0 || done[i].empty()) continue;
+            dc.corun_units = units[i];
+            dc.corun_measured_s = median_of(done[i]);
+            dc.corun_predicted_s = pred.finish_s[i];
+            const double send = pred.predicted[i].send_s;
+            const double after_send = pred.predicted[i].total_s - send;
+            const double f = after_send > 0 ? (dc.corun_measured_s - pred.start_s[i] - send) / after_send : 1.0;
+            dc.model.contention = std::clamp(std::isfinite(f) ? f : 1.0, 1.0, kMaxContention);
+        }
+        if (step) step(kernel + " co-run size " + size_text(size, plan.dims));
+    };
+
+    auto [plan1, units1] = model_units(true);
+    if (working(units1) < 2) return;
+    round(plan1, units1);
+    auto [plan2, units2] = model_units(false);
+    if (working(units2) < 2) return;
+    std::uint64_t moved = 0;
+    for (std::size_t i = 0; i < n; ++i) moved += units1[i] > units2[i] ? units1[i] - units2[i] : 0;
+    if (double(moved) <= 0.05 * double(sj.total_units)) return;
+    round(plan2, units2);
 }
 
 }  // namespace
 
 std::size_t calibration_steps(std::size_t devices, const CalibrationOptions& options) {
-    const std::size_t co = options.corun && devices >= 2 ? 1 : 0;
+    const std::size_t co = options.corun && devices >= 2 ? 2 : 0;
     if (options.sizes.empty()) return devices * std::size_t(std::max(1, options.adaptive.max_steps)) + co;
     return devices * options.sizes.size() + co;
 }
@@ -231,8 +281,10 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
                 ++res.runs;
                 for (const auto& d : jr.devices) {
                     if (d.assignment.device != int(di) || d.assignment.units == 0) continue;
-                    const Sample s = sample_of(d, *job, o.iterations);
+                    const Sample s = sample_of(d, *job, o.iterations, &jr);
                     samples.push_back(s);
+                    dc.runs.push_back({dc.ladder.size(), s, d.pack_s, d.exec_s, d.done_s, jr.prepare_s, jr.combine_s,
+                                       jr.makespan_s});
                     ls.ops = s.items;
                     done.push_back(d.done_s);
                     kern.push_back(s.kernel_s);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -202,8 +203,8 @@ PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*y
 }
 
 void check_sample(const Sample& s, std::size_t i) {
-    const double v[] = {s.units, s.items, s.bytes_in, s.bytes_out, s.send_s,
-                        s.h2d_s, s.kernel_s, s.d2h_s, s.recv_s, s.host_s};
+    const double v[] = {s.units,  s.items,  s.bytes_in, s.bytes_out,    s.send_s,        s.h2d_s,     s.kernel_s,
+                        s.d2h_s,  s.recv_s, s.host_s,   s.job_bytes_in, s.job_bytes_out, s.prepare_s, s.combine_s};
     for (double x : v)
         if (!std::isfinite(x) || x < 0)
             throw InvalidArgument("cost model sample " + std::to_string(i) +
@@ -232,6 +233,9 @@ CostModel fit_cost_model(const std::vector<Sample>& samples, const FitOptions& o
     m.d2h = fit_phase(samples, out, &Sample::d2h_s, options, false);
     m.recv = fit_phase(samples, out, &Sample::recv_s, options, false);
     m.host = fit_phase(samples, moved, &Sample::host_s, options, false);
+    // Alone, a device's run has no prepare phase of its own to model: whatever rank 0 does before
+    // the send is in host_s. `prepare` is the co-run's extra (calibration.cpp).
+    m.combine = fit_phase(samples, [](const Sample& s) { return s.job_bytes_out; }, &Sample::combine_s, options, false);
     m.samples = samples.size();
     return m;
 }
@@ -252,8 +256,12 @@ Prediction predict(const CostModel& model, double units, double items, double by
     p.recv_s = model.recv.eval(bytes_out);
     p.host_s = model.host.eval(bytes_in + bytes_out);
     if (with_others) {
+        // Everything after the device's send slows down beside the others (docs/models.md).
         const double f = std::clamp(model.contention, 1.0, kMaxContention);
+        p.h2d_s *= f;
         p.kernel_s *= f;
+        p.d2h_s *= f;
+        p.recv_s *= f;
         p.host_s *= f;
     }
     p.total_s = p.send_s + p.h2d_s + p.kernel_s + p.d2h_s + p.recv_s + p.host_s;
@@ -310,6 +318,21 @@ public:
         return std::count(subset.begin(), subset.end(), char(1)) >= 2;
     }
 
+    /// Rank 0's job-level phases for the devices with work: prepare (only when two or more take
+    /// part) and combine, each the largest of those devices' models.
+    std::pair<double, double> job_phases(const std::vector<std::uint64_t>& c) const {
+        double prep = 0, comb = 0;
+        const bool shared = shared_counts(c);
+        const double in = double(job_.total_units) * job_.bytes_in_per_unit;
+        const double out = double(job_.total_units) * job_.bytes_out_per_unit;
+        for (std::size_t i = 0; i < n_; ++i) {
+            if (c[i] == 0) continue;
+            if (shared) prep = std::max(prep, models_[i].prepare.eval(in));
+            comb = std::max(comb, models_[i].combine.eval(out));
+        }
+        return {prep, comb};
+    }
+
     /// Makespan of granule counts (the one partial granule is ignored here).
     double makespan(const std::vector<std::uint64_t>& c) const {
         double link = 0, ms = 0;
@@ -321,7 +344,8 @@ public:
             if (job_.serial_sends) link = start + p.send_s;
             ms = std::max(ms, start + p.total_s);
         }
-        return ms;
+        const auto [prep, comb] = job_phases(c);
+        return ms + prep + comb;
     }
 
     /// Each device of `subset` in send order takes the most granules it can finish by T.
@@ -469,18 +493,20 @@ SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob&
     r.start_s.assign(sp.n(), 0.0);
     r.finish_s.assign(sp.n(), 0.0);
     r.reasons.assign(sp.n(), "");
-    double link = 0;
     const bool shared = Splitter::shared_counts(units);
+    std::tie(r.prepare_s, r.combine_s) = sp.job_phases(units);
+    double link = r.prepare_s;
     for (int i : sp.order()) {
         if (units[i] == 0) continue;
         const Prediction p = sp.device_time(i, double(units[i]), shared);
-        const double start = job.serial_sends ? link : 0.0;
+        const double start = job.serial_sends ? link : r.prepare_s;
         if (job.serial_sends) link = start + p.send_s;
         r.predicted[i] = p;
         r.start_s[i] = start;
         r.finish_s[i] = start + p.total_s;
         r.makespan_s = std::max(r.makespan_s, r.finish_s[i]);
     }
+    if (r.makespan_s > 0) r.makespan_s += r.combine_s;
     return r;
 }
 
@@ -649,7 +675,8 @@ nlohmann::json to_json(const PhaseModel& p) {
 nlohmann::json to_json(const CostModel& m) {
     return {{"format", kCostModelFormat}, {"send", to_json(m.send)}, {"h2d", to_json(m.h2d)},
             {"kernel", to_json(m.kernel)},    {"d2h", to_json(m.d2h)},   {"recv", to_json(m.recv)},
-            {"host", to_json(m.host)},        {"samples", m.samples},    {"contention", m.contention}};
+            {"host", to_json(m.host)},        {"prepare", to_json(m.prepare)}, {"combine", to_json(m.combine)},
+            {"samples", m.samples},    {"contention", m.contention}};
 }
 
 PhaseModel phase_model_from_json(const nlohmann::json& j) {
@@ -670,7 +697,7 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     if (format != double(kCostModelFormat))
         throw InvalidArgument("cost model: stale format " + std::to_string(int(format)) + " (this version reads " +
                               std::to_string(kCostModelFormat) +
-                              ": kernel and host phases separate, adaptive calibration sizes); recalibrate");
+                              ": job-level prepare and combine phases, in-place data path); recalibrate");
     CostModel m;
     auto phase = [&](const char* key) {
         if (!j.contains(key)) throw InvalidArgument(std::string("cost model: missing phase '") + key + "'");
@@ -686,6 +713,8 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     m.d2h = phase("d2h");
     m.recv = phase("recv");
     m.host = phase("host");
+    m.prepare = phase("prepare");
+    m.combine = phase("combine");
     m.samples = j.contains("samples") ? std::size_t(get_num(j, "samples", "cost model")) : 0;
     m.contention = j.contains("contention") ? get_num(j, "contention", "cost model") : 1.0;
     if (!(m.contention >= 1.0 && m.contention <= kMaxContention))

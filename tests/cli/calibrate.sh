@@ -25,8 +25,23 @@ run 200 "$ws" calibrate --kernel sort --db "$tmp/adaptive.json" --json
 expect_rc 0 "adaptive calibrate sort"
 expect_jq '.kernels[0].adaptive == true and (.kernels[0].devices[0].ladder | length) >= 3 and
   ([.kernels[0].devices[0].ladder[] | select(.fitted)] | length) >= 3 and
-  (.kernels[0].devices[0].model.format == 2) and (.kernels[0].devices[0].model.host | type) == "object"' \
-  "adaptive ladder: >= 3 fitted sizes, format-2 model with a host phase"
+  (.kernels[0].devices[0].model.format == 3) and (.kernels[0].devices[0].model.host | type) == "object" and
+  (.kernels[0].devices[0].model.combine | type) == "object" and (.kernels[0].devices[0].model.prepare | type) == "object"' \
+  "adaptive ladder: >= 3 fitted sizes, format-3 model with host, prepare and combine phases"
+
+# --runs-csv: one row per timed run with its phases, rank 0's times and the model's prediction.
+run 200 "$ws" calibrate --kernel quad --sizes 16384,65536 --min-repeats 3 --max-repeats 3 --db "$tmp/runs.json" \
+  --runs-csv "$tmp/runs.csv"
+expect_rc 0 "calibrate --runs-csv"
+if [ "$(head -1 "$tmp/runs.csv")" = "kernel,device,rank,step,size,fitted,units,ops,bytes_in,bytes_out,send_s,h2d_s,kernel_s,d2h_s,recv_s,host_s,pack_s,exec_s,done_s,prepare_s,combine_s,makespan_s,predicted_done_s" ] &&
+   [ "$(tail -n +2 "$tmp/runs.csv" | wc -l)" -eq 6 ] &&
+   awk -F, 'NR > 1 && !($1 == "quad" && $6 == 1 && $19 > 0 && $22 >= $19 && $23 > 0) { bad = 1 } END { exit bad }' "$tmp/runs.csv"; then
+  ok "runs CSV: header, 2 sizes x 3 runs, done <= makespan, a prediction per run"
+else
+  bad "runs CSV: $(cat "$tmp/runs.csv")"
+fi
+run 60 "$ws" calibrate --kernel quad --sizes 16384 --db "$tmp/runs.json" --runs-csv "$tmp/no/such/dir/runs.csv"
+expect_fail_line 1 "cannot write CSV" "calibrate --runs-csv into a missing directory"
 
 WORKSIZE_DB=$db run 60 "$ws" plan --kernel sort --size 8192 --strategy model --json
 expect_rc 0 "plan --strategy model reads WORKSIZE_DB"

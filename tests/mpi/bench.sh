@@ -39,9 +39,15 @@ mpmd_cmd "$mpx" "$ws" "2 1 2" run --kernel matmul --size 128 --strategy oracle -
 run 300 "${MPMD[@]}"
 expect_rc 0 "run --strategy oracle verifies"
 
-mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel matmul --size 128 --repeats 2 --db "$db" --csv "$tmp/b.csv" --sweep
+mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel matmul --size 128 --repeats 2 --db "$db" --csv "$tmp/b.csv" --sweep \
+  --phases-csv "$tmp/p.csv"
 run 300 "${MPMD[@]}"
 expect_rc 0 "bench matmul, five strategies"
+# --phases-csv: every working device of every strategy's median run, measured and predicted.
+if head -1 "$tmp/p.csv" | grep -q '^kernel,size,iterations,strategy,device,units,pack_s,send_s,h2d_s,kernel_s,d2h_s,recv_s,exec_s,host_s,done_s,prepare_s,combine_s,makespan_s,pred_send_s,.*,pred_finish_s,pred_makespan_s$' &&
+   awk -F, 'NR > 1 { rows++; if (!($6 > 0 && $15 > 0 && $18 >= $15 && $25 > 0 && $26 >= $25)) bad = 1; s[$4] = 1 }
+            END { n = 0; for (k in s) n++; exit bad || n != 5 || rows < 5 }' "$tmp/p.csv"
+then ok "phases CSV: each strategy's working devices, done <= makespan, predictions"; else bad "phases CSV: $(cat "$tmp/p.csv")"; fi
 expect_out "reused from the database" "bench reuses the calibration"
 cp "$out" "$tmp/bench.out"
 if head -1 "$tmp/b.csv" | grep -q '^kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,.*share_d0,share_d1$'

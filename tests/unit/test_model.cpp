@@ -540,3 +540,60 @@ TEST(ModelContention, JsonRoundTripAndRange) {
     j["contention"] = 5.0;
     EXPECT_THROW(cost_model_from_json(j), InvalidArgument);
 }
+
+// Rank 0's job-level phases: prepare only when two or more devices work, combine always; both
+// are the largest of the working devices' models, at the job's own bytes.
+TEST(ModelJobPhases, PrepareWithSeveralDevicesCombineAlways) {
+    CostModel a, b;
+    a.kernel.per_x_s = 1e-9;
+    b.kernel.per_x_s = 1e-9;
+    a.prepare.per_x_s = 1e-9;  // 1 ns per input byte of the job
+    b.prepare.per_x_s = 2e-9;
+    a.combine.fixed_s = 1e-3;
+    b.combine.fixed_s = 3e-3;
+    SplitJob job;
+    job.total_units = 1000;
+    job.items_per_unit = 1000;
+    job.bytes_in_per_unit = 1000;  // the job's input: 1e6 bytes
+    job.serial_sends = false;
+    const SplitResult alone = evaluate_split({a, b}, job, {1000, 0});
+    EXPECT_DOUBLE_EQ(alone.prepare_s, 0.0);
+    EXPECT_DOUBLE_EQ(alone.combine_s, 1e-3);
+    EXPECT_DOUBLE_EQ(alone.makespan_s, 1e-3 + 1e-3);
+    const SplitResult both = evaluate_split({a, b}, job, {500, 500});
+    EXPECT_DOUBLE_EQ(both.prepare_s, 2e-3);
+    EXPECT_DOUBLE_EQ(both.combine_s, 3e-3);
+    EXPECT_DOUBLE_EQ(both.start_s[0], 2e-3);
+    EXPECT_DOUBLE_EQ(both.finish_s[1], 2e-3 + 0.5e-3);
+    EXPECT_DOUBLE_EQ(both.makespan_s, 2e-3 + 0.5e-3 + 3e-3);
+    // Splitting saves 0.5 ms of compute but costs 2 ms of prepare and 2 ms more combine: alone wins.
+    const SplitResult best = optimise_split({a, b}, job);
+    EXPECT_EQ(std::count_if(best.units.begin(), best.units.end(), [](std::uint64_t u) { return u > 0; }), 1);
+    EXPECT_DOUBLE_EQ(best.makespan_s, 2e-3);
+    // A cheap prepare and combine: both devices take part again.
+    a.prepare = b.prepare = PhaseModel{};
+    a.combine = b.combine = PhaseModel{};
+    EXPECT_EQ(optimise_split({a, b}, job).units[1], 500u);
+}
+
+TEST(ModelJobPhases, CombineFittedFromTheJobsOutputBytes) {
+    std::vector<Sample> samples;
+    for (double n : {1e3, 2e3, 4e3, 8e3}) {
+        Sample s;
+        s.units = n;
+        s.items = n;
+        s.bytes_out = n;  // the device's own share
+        s.job_bytes_out = 4 * n;
+        s.kernel_s = 1e-9 * n;
+        s.combine_s = 1e-4 + 2e-9 * s.job_bytes_out;
+        samples.push_back(s);
+    }
+    const CostModel m = fit_cost_model(samples);
+    EXPECT_NEAR(m.combine.fixed_s, 1e-4, 1e-9);
+    EXPECT_NEAR(m.combine.per_x_s, 2e-9, 1e-13);
+    const CostModel back = cost_model_from_json(nlohmann::json::parse(to_json(m).dump()));
+    EXPECT_DOUBLE_EQ(back.combine.per_x_s, m.combine.per_x_s);
+    nlohmann::json old = to_json(m);
+    old["format"] = 2;
+    EXPECT_THROW(cost_model_from_json(old), InvalidArgument);
+}

@@ -39,7 +39,10 @@ nlohmann::json model_params_key(const nlohmann::json& kernel_params, LocalPolicy
 /// `host_s` is what the five timed phases do not account for (worker-side setup, slice packing
 /// and allocation on the master): done_s minus the other phases, so that the model predicts
 /// when the device's result is back without making that overhead scale with the operations.
-Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations);
+/// With `result` (the run's JobResult) the job-level fields too: the job's bytes, rank 0's
+/// prepare and combine times; in a run of several devices the prepare time is not host_s.
+Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations,
+                 const JobResult* result = nullptr);
 
 /// Explicit calibration sizes of a sample kernel for `--sizes`-style use (small and fixed; the
 /// default calibration is adaptive and starts from the first of them).
@@ -62,6 +65,16 @@ struct CalibrationOptions {
     double corun_min_share = 0.05;   ///< every device gets at least this share in the co-run
 };
 
+inline constexpr std::size_t kCorunStep = static_cast<std::size_t>(-1);
+
+/// One timed calibration run of a device, with rank 0's job-level times (for `--samples-csv`).
+struct CalibrationRun {
+    std::size_t step = 0;            ///< index into DeviceCalibration::ladder (kCorunStep: the co-run)
+    Sample sample;
+    double pack_s = 0, exec_s = 0, done_s = 0;      ///< DeviceRun's
+    double prepare_s = 0, combine_s = 0, makespan_s = 0;  ///< JobResult's
+};
+
 struct DeviceCalibration {
     int device = 0;                  ///< index into Cluster::devices()
     CostModel model;
@@ -69,6 +82,7 @@ struct DeviceCalibration {
     double seconds = 0;              ///< wall time of this device's runs
     double max_rel_error = 0;        ///< worst |predicted/measured - 1| of done_s over fitted sizes
     std::vector<LadderStep> ladder;  ///< every size run, smallest first
+    std::vector<CalibrationRun> runs;  ///< every timed run, fitted or not
     bool saturated = true;           ///< adaptive: every fitted size met the saturation rule
     /// The co-run (CalibrationOptions::corun): the device's units, its median measured done time
     /// and its solo prediction for that split; the model's contention factor comes from them.

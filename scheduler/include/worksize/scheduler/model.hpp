@@ -35,6 +35,11 @@ struct Sample {
     /// Host-side rest: the device's done time minus the five phases above (slice packing,
     /// buffer allocation, memcpy, worker setup). It does not depend on the iteration count.
     double host_s = 0;
+    // Job-level times of the run the sample comes from (rank 0's, the same for every device).
+    double job_bytes_in = 0;   ///< the whole problem's input (units x bytes per unit, no fixed part)
+    double job_bytes_out = 0;  ///< the whole problem's output
+    double prepare_s = 0;      ///< rank 0 before the first slice (KernelJob::partition)
+    double combine_s = 0;      ///< rank 0 after the last result (accept_output, finish)
 };
 
 /// T = fixed_s + per_x_s * x for one phase; x is bytes (transfers) or work-items (kernel).
@@ -60,20 +65,26 @@ struct CostModel {
     PhaseModel d2h;     ///< x = bytes_out
     PhaseModel recv;    ///< x = bytes_out
     PhaseModel host;    ///< x = bytes_in + bytes_out (host-side rest, see Sample::host_s)
+    /// Job-level phases on rank 0 (the same for every device of a job; a split uses the largest
+    /// of its devices' models): `prepare` runs before any slice is sent when two or more devices
+    /// take part (x = the job's input bytes; e.g. sort's bucket partition, measured in the co-run),
+    /// `combine` after the last result is back (x = the job's output bytes).
+    PhaseModel prepare;
+    PhaseModel combine;
     std::size_t samples = 0;
-    /// Contention factor (METHOD.md 2.1, paper 003): how much slower the device's kernel and host
-    /// phases run when other devices of the job run at the same time (shared cores, memory bus,
-    /// the master's CPU). Measured by one co-run after the solo calibration, clamped to
-    /// [1, kMaxContention]; 1: none measured (a single device, or an entry without the field).
+    /// Contention factor (METHOD.md 2.1, paper 003): how much slower every phase of the device
+    /// after its send (copies, kernel, receive, host rest) runs when other devices of the job run
+    /// at the same time (shared cores, memory bus, the master's CPU). Measured by co-runs after
+    /// the solo calibration, clamped to [1, kMaxContention]; 1: none measured.
     double contention = 1.0;
 };
 
 inline constexpr double kMaxContention = 4.0;
 
-/// Format of a CostModel's JSON ("format" field). 2: the host phase is separate and the kernel
-/// phase is the kernel event time. Entries without the field (format 1: the kernel phase
-/// absorbed the host overhead) are refused by cost_model_from_json as stale.
-inline constexpr int kCostModelFormat = 2;
+/// Format of a CostModel's JSON ("format" field). 3: job-level prepare and combine phases, and
+/// the in-place data path (docs/models.md). Older entries (2: no job-level phases; 1: the kernel
+/// phase absorbed the host overhead) are refused by cost_model_from_json as stale.
+inline constexpr int kCostModelFormat = 3;
 
 struct FitOptions {
     /// Candidate wave periods (work-items per full wave, e.g. CUs x resident groups x local
@@ -101,8 +112,8 @@ struct Prediction {
 };
 
 /// Predicted phase times for a slice. A device with 0 units costs nothing (it takes no part).
-/// `with_others`: other devices run at the same time; the kernel and host phases are multiplied
-/// by the model's contention factor.
+/// `with_others`: other devices run at the same time; every phase but the send is multiplied by
+/// the model's contention factor.
 Prediction predict(const CostModel& model, double units, double items, double bytes_in,
                    double bytes_out, bool with_others = false);
 
@@ -132,10 +143,12 @@ struct SplitResult {
     std::vector<std::uint64_t> units;       ///< per device (0: left out)
     std::vector<Prediction> predicted;      ///< per device phase times (zeros if left out)
     std::vector<double> start_s;            ///< when its send starts
-    std::vector<double> finish_s;           ///< when its result is back (0 if left out)
-    double makespan_s = 0;                  ///< latest finish
+    std::vector<double> finish_s;           ///< when its result is back (0 if left out; prepare included)
+    double makespan_s = 0;                  ///< latest finish + combine
     std::vector<std::string> reasons;       ///< per device: empty, or why it was left out
     std::vector<int> send_order;            ///< order used
+    double prepare_s = 0;                   ///< job-level phase before the sends (0 with one device)
+    double combine_s = 0;                   ///< job-level phase after the last result
 };
 
 /// Predicted timeline of a given split (no optimisation). `units.size()` == models.size().
