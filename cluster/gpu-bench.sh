@@ -2,26 +2,11 @@
 # Issue 4 on a GPU+CPU node: three ranks (rank 0 master, rank 1 the GPU, rank 2 the CPU through
 # PoCL with all cores but three, left to the three MPI ranks), calibrate every kernel, then bench
 # every strategy at two sizes per kernel, and a 16x check of the model's prediction.
-#   cluster/gpu-bench.sh OUTDIR   (worksize and mpiexec on PATH)
+#   cluster/gpu-bench.sh OUTDIR   (worksize and mpiexec on PATH; gpu-ranks.sh beside this script)
 set -uo pipefail
 out=${1:?usage: gpu-bench.sh OUTDIR}
 mkdir -p "$out"
-cpus=$(( $(nproc) > 6 ? $(nproc) - 3 : $(nproc) ))
-export WORKSIZE_DB="$out/db.json"
-sel=${WORKSIZE_SELECT:-1=gpu,2=cpu}
-log="$out/bench-log.txt"
-echo "# machine: $(hostname), $(nproc) CPU cores (PoCL on rank 2 limited to $cpus), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); date: $(date -u +%Y-%m-%dT%H:%MZ)" >"$log"
-ws3() { # worksize ARGS on 3 ranks
-  mpiexec -n 2 worksize "$@" --select "$sel" : \
-          -n 1 env POCL_MAX_PTHREAD_COUNT="$cpus" POCL_CPU_MAX_CU_NUM="$cpus" worksize "$@" --select "$sel"
-}
-step() { # limit ARGS...
-  local limit=$1; shift
-  echo "\$ mpiexec -n 3 worksize $* --select $sel" >>"$log"
-  local t0=$SECONDS
-  timeout "$limit" bash -c "$(declare -f ws3); cpus=$cpus; sel=$sel; ws3 \"\$@\"" _ "$@" >>"$log" 2>&1
-  echo "exit $? after $((SECONDS-t0)) s" >>"$log"
-}
+source "$(dirname "$0")/gpu-ranks.sh"
 step 150 calibrate --kernel all --runs-csv "$out/calibration-runs.csv"
 csv="$out/bench.csv"
 for spec in "quad 4194304 10" "matmul 1024 3" "sort 1048576 1" "interp 2048 10" \

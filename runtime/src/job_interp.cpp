@@ -172,9 +172,7 @@ public:
             throw Error("interp: slice at row " + std::to_string(a.offset) + " returned " +
                         std::to_string(out.size()) + " bytes, expected " +
                         std::to_string(a.units * out_w_ * sizeof(float)));
-        float* dest = out_.data() + a.offset * out_w_;
-        if (!out.empty() && out.data() != reinterpret_cast<const std::byte*>(dest))
-            std::memcpy(dest, out.data(), out.size());
+        store_output(out_.data() + a.offset * out_w_, out);
     }
 
     Verdict verify() const override {

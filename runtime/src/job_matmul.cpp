@@ -138,8 +138,7 @@ public:
             throw Error("matmul: slice at row unit " + std::to_string(a.offset) + " returned " +
                         std::to_string(out.size()) + " bytes, expected " +
                         std::to_string(rows * n_ * sizeof(float)));
-        float* dest = c_.data() + a.offset * kWpt * n_;
-        if (rows && out.data() != reinterpret_cast<const std::byte*>(dest)) std::memcpy(dest, out.data(), out.size());
+        store_output(c_.data() + a.offset * kWpt * n_, out);
     }
 
     Verdict verify() const override {

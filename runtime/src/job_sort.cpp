@@ -245,9 +245,7 @@ public:
             throw Error("sort: device " + std::to_string(a.device) + " returned " +
                         std::to_string(out.size()) + " bytes for " + std::to_string(a.units) +
                         " items");
-        float* dest = output_.data() + a.offset;
-        if (a.units && out.data() != reinterpret_cast<const std::byte*>(dest))
-            std::memcpy(dest, out.data(), out.size());
+        store_output(output_.data() + a.offset, out);
         runs_.push_back({a.offset, a.units});
     }
 

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <span>
 #include <string>
 
 #include "worksize/runtime/kernel_job.hpp"
@@ -20,6 +22,12 @@ inline std::string size_text(std::uint64_t bytes) {
     else
         std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
     return buf;
+}
+
+/// Put a slice's output at `dest` in the job's result, unless rank 0 received it there already
+/// (KernelJob::output_target): then it is that very memory and there is nothing to copy.
+inline void store_output(void* dest, std::span<const std::byte> out) {
+    if (!out.empty() && out.data() != static_cast<const std::byte*>(dest)) std::memcpy(dest, out.data(), out.size());
 }
 
 /// "(16,16)" or "NULL", for error contexts.

@@ -11,37 +11,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "synthetic_devices.hpp"
 #include "worksize/scheduler/tuning.hpp"
 
 using namespace worksize;
 
 namespace {
 
-DeviceInfo gpu() {
-    DeviceInfo d;
-    d.name = "SynthGPU";
-    d.type = DeviceType::gpu;
-    d.compute_units = 8;
-    d.pes_per_cu = 64;
-    d.max_work_group_size = 256;
-    d.max_work_item_sizes = {256, 128, 64};
-    d.local_mem_bytes = 48 * 1024;
-    d.preferred_wg_multiple = 32;
-    return d;
-}
-
-DeviceInfo cpu() {
-    DeviceInfo d;
-    d.name = "SynthCPU";
-    d.type = DeviceType::cpu;
-    d.compute_units = 4;
-    d.pes_per_cu = 8;
-    d.max_work_group_size = 4096;
-    d.max_work_item_sizes = {4096, 4096, 4096};
-    d.local_mem_bytes = 512 * 1024;
-    d.preferred_wg_multiple = 8;
-    return d;
-}
+using unit::cpu;
+using unit::gpu;
 
 /// A synthetic GPU timing landscape: wave quantisation on `cus` CUs with at most 2048
 /// threads / 16 groups resident, warp padding, and a penalty for shapes away from (ox, oy).

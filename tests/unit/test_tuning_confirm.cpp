@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "synthetic_devices.hpp"
 #include "worksize/scheduler/tuning.hpp"
 
 using namespace worksize;
@@ -206,14 +207,7 @@ TEST(TuningConfirm, WithoutRemeasureTheSearchFunctionIsCalledAgain) {
 TEST(TuningConfirm, AFinalistFailingOnRetimingIsDroppedNeverBestAndMarkedFailed) {
     // The guided search on a synthetic GPU; the candidate its search found fastest gives a wrong
     // result when it is run again.
-    DeviceInfo d;
-    d.type = DeviceType::gpu;
-    d.compute_units = 8;
-    d.pes_per_cu = 64;
-    d.max_work_group_size = 256;
-    d.max_work_item_sizes = {256, 128, 64};
-    d.local_mem_bytes = 48 * 1024;
-    d.preferred_wg_multiple = 32;
+    const DeviceInfo d = unit::gpu();
     const GlobalSize g{1024, 768};
     const auto ranked = rank_candidates(d, {}, local_candidates(d, {}, g, 2), Priority::x);
     auto f = [](const LocalSize& l) {
