@@ -152,9 +152,30 @@ struct Cluster::Impl {
     std::map<int, std::unique_ptr<DeviceContext>> contexts;  // by local device index
     bool finished = false;
     std::function<std::string(const std::string&)> collect_handler;
-    /// A worker's payload buffers, kept from job to job (by task position in a command): memory
-    /// that is already mapped is not zeroed or page-faulted again (docs/models.md, "Data path").
-    std::vector<Bytes> in_pool, out_pool;
+    /// The payload buffers of this rank's devices, kept from job to job: memory that is already
+    /// mapped is not zeroed or page-faulted again (docs/models.md, "Data path"). Keyed by
+    /// (local device index, slot), slot k holding the device's k-th task of a command; their
+    /// memory is the device's pinned host memory (DeviceContext::host_memory), so that the
+    /// executor's copies between them and the device run at DMA speed. Declared after
+    /// `contexts`, so destroyed before them (the resources are shared, so either order is safe).
+    using Pool = std::map<std::pair<int, std::size_t>, Bytes>;
+    Pool in_pool, out_pool;
+
+    /// The pooled buffer of (device, slot), or a new empty one with the device's host memory.
+    Bytes take(Pool& pool, int device, std::size_t slot) {
+        std::shared_ptr<HostMemoryResource> want;
+        if (auto c = contexts.find(device); c != contexts.end()) want = c->second->host_memory();
+        if (auto it = pool.find({device, slot}); it != pool.end()) {
+            Bytes b = std::move(it->second);
+            pool.erase(it);
+            // An executor may have swapped in a buffer of its own: keep only the device's memory.
+            if (b.get_allocator().resource() == want) return b;
+        }
+        return bytes_with(std::move(want));
+    }
+    void put(Pool& pool, int device, std::size_t slot, Bytes&& b) {
+        pool.insert_or_assign(std::pair{device, slot}, std::move(b));
+    }
 
     DeviceContext& context(int index) {
         auto it = contexts.find(index);
@@ -315,6 +336,8 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         int local_index = 0;
         DeviceRun run;
         Bytes out;
+        Bytes packed;  // rank 0's own devices: the slice input when it must be packed
+        std::size_t slot = 0;  // rank 0's own devices: the task's buffers in the pools
         std::span<std::byte> target;  // the job's own output rows (received in place), or empty
         std::string error;
     };
@@ -332,7 +355,16 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         tasks.push_back(std::move(t));
     }
 
-    // Rank 0's own devices run in threads while the main thread talks MPI.
+    // Rank 0's own devices run in threads while the main thread talks MPI. Their output (and
+    // a packed input) go to pooled buffers in the device's pinned memory, like a worker's; a
+    // single input part is read by the device where it is.
+    std::map<int, std::size_t> next_slot;
+    for (auto& t : tasks) {
+        if (t.rank != 0) continue;
+        t.slot = next_slot[t.local_index]++;
+        t.out = impl_->take(impl_->out_pool, t.local_index, t.slot);
+        t.packed = impl_->take(impl_->in_pool, t.local_index, t.slot);
+    }
     std::vector<std::future<void>> local;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].rank != 0) continue;
@@ -341,16 +373,21 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             try {
                 const double p = now_s();
                 const auto parts = job.input_parts(t.a);
-                Bytes packed;
-                if (parts.size() != 1) {
-                    if (parts.empty()) {
-                        packed = job.slice_input(t.a);
-                    } else {
-                        for (const auto& part : parts) packed.insert(packed.end(), part.begin(), part.end());
-                    }
+                Bytes own;  // slice_input()'s buffer
+                std::span<const std::byte> in;
+                if (parts.size() == 1) {
+                    in = parts.front();
+                } else if (parts.empty()) {
+                    own = job.slice_input(t.a);
+                    in = own;
+                } else {
+                    std::size_t n = 0;
+                    for (const auto& part : parts) n += part.size();
+                    t.packed.clear();
+                    t.packed.reserve(n);
+                    for (const auto& part : parts) t.packed.insert(t.packed.end(), part.begin(), part.end());
+                    in = t.packed;
                 }
-                const std::span<const std::byte> in =
-                    parts.size() == 1 ? parts.front() : std::span<const std::byte>(packed);
                 const double e = now_s();
                 t.run.pack_s = e - p;
                 t.run.times = impl_->execute(t.local_index, t.spec, in, t.out);
@@ -436,6 +473,11 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         if (a.units == 0) result.devices.push_back(DeviceRun{a, {}, 0, 0, 0, 0, 0});
     std::sort(result.devices.begin(), result.devices.end(),
               [](const DeviceRun& x, const DeviceRun& y) { return x.assignment.device < y.assignment.device; });
+    for (auto& t : tasks) {
+        if (t.rank != 0) continue;
+        impl_->put(impl_->out_pool, t.local_index, t.slot, std::move(t.out));
+        impl_->put(impl_->in_pool, t.local_index, t.slot, std::move(t.packed));
+    }
     result.verdict = job.verify();
     result.summary = job.summary();
     return result;
@@ -464,6 +506,7 @@ int Cluster::serve() {
         struct Work {
             std::size_t task;
             int device;
+            std::size_t slot = 0;  // the device's k-th task: its buffers in the pools
             SliceSpec spec;
             Bytes in, out;
             SliceTimes times;
@@ -482,12 +525,12 @@ int Cluster::serve() {
             }
             work.push_back(std::move(w));
         }
-        if (impl_->in_pool.size() < work.size()) impl_->in_pool.resize(work.size());
-        if (impl_->out_pool.size() < work.size()) impl_->out_pool.resize(work.size());
-        for (std::size_t k = 0; k < work.size(); ++k) {
-            work[k].in = std::move(impl_->in_pool[k]);
-            work[k].out = std::move(impl_->out_pool[k]);
-            mpi::recv_bytes_into(work[k].in, 0, kPayload);
+        std::map<int, std::size_t> next_slot;
+        for (auto& w : work) {
+            w.slot = next_slot[w.device]++;
+            w.in = impl_->take(impl_->in_pool, w.device, w.slot);
+            w.out = impl_->take(impl_->out_pool, w.device, w.slot);
+            mpi::recv_bytes_into(w.in, 0, kPayload);
         }
         // One thread per device; tasks of one device run in order.
         std::map<int, std::vector<Work*>> per_device;
@@ -520,9 +563,9 @@ int Cluster::serve() {
                            0, kResult);
             mpi::send_bytes(w.out, 0, kResult);
         }
-        for (std::size_t k = 0; k < work.size(); ++k) {
-            impl_->in_pool[k] = std::move(work[k].in);
-            impl_->out_pool[k] = std::move(work[k].out);
+        for (auto& w : work) {
+            impl_->put(impl_->in_pool, w.device, w.slot, std::move(w.in));
+            impl_->put(impl_->out_pool, w.device, w.slot, std::move(w.out));
         }
     }
 }

@@ -105,6 +105,8 @@ void recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {
     int src = source;
     const std::uint64_t n = recv_header(source, tag, &src);
     if (from) *from = src;
+    // Cleared first: a buffer that must grow does not copy its old contents to the new memory.
+    buffer.clear();
     buffer.resize(n);
     recv_pieces(buffer.data(), n, src, tag);
 }

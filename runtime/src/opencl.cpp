@@ -1,7 +1,11 @@
 // OpenCL error naming, the error types, and DeviceContext with its program cache.
 #include "worksize/runtime/opencl.hpp"
 
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "worksize/embedded_kernels.hpp"
@@ -104,6 +108,112 @@ double event_seconds(const cl::Event& ev) {
     return end > start ? double(end - start) * 1e-9 : 0.0;
 }
 
+PinnedHostMemory::PinnedHostMemory(const cl::Context& context, const cl::Device& device,
+                                   bool enabled, std::size_t threshold)
+    : context_(context), enabled_(enabled), threshold_(threshold) {
+    if (!enabled_) return;
+    try {
+        queue_ = cl::CommandQueue(context_, device, 0);
+    } catch (const cl::Error&) {
+        enabled_ = false;  // ordinary memory then, as with WORKSIZE_PINNED=0
+    }
+}
+
+PinnedHostMemory::~PinnedHostMemory() {
+    // Buffers still allocated now belong to containers that outlive every allocator, which
+    // cannot happen (each allocator shares this resource); this is for completeness.
+    for (auto& [p, b] : blocks_) release(p, b);
+}
+
+bool PinnedHostMemory::enabled_by_environment() {
+    const char* v = std::getenv("WORKSIZE_PINNED");
+    if (!v) return true;
+    std::string s(v);
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return !(s == "0" || s == "off" || s == "no" || s == "false");
+}
+
+void* PinnedHostMemory::allocate(std::size_t bytes, std::size_t alignment) {
+    if (enabled_ && bytes > 0 && bytes >= threshold_) {
+        std::optional<cl::Buffer> buffer;
+        void* p = nullptr;
+        try {
+            buffer.emplace(context_, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes);
+            p = queue_.enqueueMapBuffer(*buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes);
+        } catch (const cl::Error&) {
+            p = nullptr;  // too large, out of pinned memory, or no map: ordinary memory below
+        }
+        if (p && reinterpret_cast<std::uintptr_t>(p) % alignment == 0) {
+            std::lock_guard lock(mutex_);
+            try {
+                blocks_.emplace(p, Block{*buffer, bytes});
+            } catch (...) {
+                Block b{*buffer, bytes};
+                release(p, b);
+                throw;
+            }
+            pinned_bytes_ += bytes;
+            return p;
+        }
+        if (p) {
+            Block b{*buffer, bytes};
+            release(p, b);
+        }
+        std::lock_guard lock(mutex_);
+        ++fallbacks_;
+    }
+    return ::operator new(bytes, std::align_val_t(alignment));
+}
+
+void PinnedHostMemory::deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+    (void)bytes;
+    if (!p) return;
+    std::optional<Block> block;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = blocks_.find(p); it != blocks_.end()) {
+            block.emplace(std::move(it->second));
+            pinned_bytes_ -= block->bytes;
+            blocks_.erase(it);
+        }
+    }
+    if (block)
+        release(p, *block);
+    else
+        ::operator delete(p, std::align_val_t(alignment));
+}
+
+void PinnedHostMemory::release(void* p, Block& b) noexcept {
+    try {
+        cl::Event done;
+        queue_.enqueueUnmapMemObject(b.buffer, p, nullptr, &done);
+        done.wait();
+    } catch (...) {
+        // Nothing to do: the buffer is released below all the same.
+    }
+    b.buffer = cl::Buffer();
+}
+
+bool PinnedHostMemory::is_pinned(const void* p) const {
+    std::lock_guard lock(mutex_);
+    return blocks_.count(const_cast<void*>(p)) != 0;
+}
+
+std::size_t PinnedHostMemory::pinned_count() const {
+    std::lock_guard lock(mutex_);
+    return blocks_.size();
+}
+
+std::size_t PinnedHostMemory::pinned_bytes() const {
+    std::lock_guard lock(mutex_);
+    return pinned_bytes_;
+}
+
+std::size_t PinnedHostMemory::fallbacks() const {
+    std::lock_guard lock(mutex_);
+    return fallbacks_;
+}
+
 DeviceContext::DeviceContext(cl::Device device, DeviceInfo info)
     : device_(std::move(device)), info_(std::move(info)) {
     try {
@@ -112,6 +222,8 @@ DeviceContext::DeviceContext(cl::Device device, DeviceInfo info)
     } catch (const cl::Error& e) {
         rethrow_cl(e, info_.name);
     }
+    host_memory_ = std::make_shared<PinnedHostMemory>(context_, device_,
+                                                      PinnedHostMemory::enabled_by_environment());
 }
 
 cl::Program DeviceContext::program(std::string_view file, const std::string& options) {

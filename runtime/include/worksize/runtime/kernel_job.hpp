@@ -100,6 +100,10 @@ public:
 
 /// Worker side: run one slice on a device. Must work for any slice and any local size the
 /// planner may choose ({0,0} = NULL). @throws Error (ClError, BuildError, InvalidArgument).
+/// When the runtime calls it, `out` (and `in`, where it was received or packed) lies in the
+/// device's pinned host memory (PinnedHostMemory), kept from job to job: `out.resize(n)` then
+/// enqueueReadBuffer(..., out.data()) copies at DMA speed. Resize `out` in place; assigning it
+/// another Bytes gives that buffer's memory instead (correct, but not pinned).
 using SliceExecutor = std::function<SliceTimes(DeviceContext&, const SliceSpec&,
                                                std::span<const std::byte> in, Bytes& out)>;
 

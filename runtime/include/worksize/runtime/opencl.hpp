@@ -19,12 +19,16 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
+#include "worksize/runtime/bytes.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
@@ -59,6 +63,63 @@ private:
 /// Seconds between an event's CL_PROFILING_COMMAND_START and _END.
 double event_seconds(const cl::Event& ev);
 
+/// Pinned (page-locked) host memory of one device's context, for the runtime's payload buffers:
+/// an allocation of at least threshold() bytes is a cl::Buffer made with CL_MEM_ALLOC_HOST_PTR
+/// and mapped once (for reading and writing) on the resource's own queue; its mapped pointer is
+/// what the Bytes holds. OpenCL copies between that memory and the device's buffers
+/// (enqueueWriteBuffer / enqueueReadBuffer with the pointer as host memory) then run as DMA at
+/// the link's full speed, where pageable memory is staged by the driver (NVIDIA: 6-10 instead
+/// of ~50 GB/s on an H200). Smaller allocations, and any allocation the device refuses (size
+/// above CL_DEVICE_MAX_MEM_ALLOC_SIZE, out of pinned memory, a failed map), get ordinary memory;
+/// deallocate() tells them apart. Disabled (ordinary memory only) when constructed so, which
+/// DeviceContext does when the environment has WORKSIZE_PINNED=0. Thread-safe.
+///
+/// The resource holds its cl::Context and queue, so buffers that outlive the DeviceContext stay
+/// valid; whatever is still allocated when the resource goes is unmapped and released then.
+class PinnedHostMemory final : public HostMemoryResource {
+public:
+    static constexpr std::size_t kDefaultThreshold = std::size_t(256) << 10;  // 256 KiB
+
+    /// Never throws for OpenCL reasons: without a queue for its maps it is disabled.
+    PinnedHostMemory(const cl::Context& context, const cl::Device& device, bool enabled = true,
+                     std::size_t threshold = kDefaultThreshold);
+    ~PinnedHostMemory() override;
+    PinnedHostMemory(const PinnedHostMemory&) = delete;
+    PinnedHostMemory& operator=(const PinnedHostMemory&) = delete;
+
+    void* allocate(std::size_t bytes, std::size_t alignment) override;
+    void deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept override;
+
+    bool enabled() const { return enabled_; }
+    std::size_t threshold() const { return threshold_; }
+    /// Whether `p` is the start of a live pinned allocation (false for the ordinary ones).
+    bool is_pinned(const void* p) const;
+    /// Live pinned allocations and their bytes; allocations that fell back to ordinary memory
+    /// because the device refused them (since construction).
+    std::size_t pinned_count() const;
+    std::size_t pinned_bytes() const;
+    std::size_t fallbacks() const;
+
+    /// False when the environment has WORKSIZE_PINNED=0 (or "off", "no", "false").
+    static bool enabled_by_environment();
+
+private:
+    struct Block {
+        cl::Buffer buffer;
+        std::size_t bytes;
+    };
+    void release(void* p, Block& b) noexcept;
+
+    cl::Context context_;
+    cl::CommandQueue queue_;  // maps and unmaps only; never the device queue
+    bool enabled_;
+    std::size_t threshold_;
+    mutable std::mutex mutex_;
+    std::unordered_map<void*, Block> blocks_;
+    std::size_t pinned_bytes_ = 0;
+    std::size_t fallbacks_ = 0;
+};
+
 /// A device with its own context, an in-order profiling queue and a program cache keyed by
 /// (kernel file, build options), like CLBlast's ProgramCache. Not copyable; thread-compatible
 /// (one thread per DeviceContext), except program() which is guarded.
@@ -72,6 +133,9 @@ public:
     const cl::Context& context() const { return context_; }
     cl::CommandQueue& queue() { return queue_; }
     const DeviceInfo& info() const { return info_; }
+    /// The device's pinned host memory: a Bytes made with bytes_with(ctx.host_memory()) copies
+    /// to and from this device at DMA speed (the runtime's payload buffers are such Bytes).
+    const std::shared_ptr<PinnedHostMemory>& host_memory() const { return host_memory_; }
 
     /// Build (or fetch from the cache) the embedded kernel file `file` ("matmul" for
     /// kernels/matmul.cl) with `options` (e.g. "-DTILE=16"). Also accepts a full source via
@@ -85,6 +149,7 @@ private:
     cl::Context context_;
     cl::CommandQueue queue_;
     DeviceInfo info_;
+    std::shared_ptr<PinnedHostMemory> host_memory_;
     std::mutex mutex_;
     std::map<std::pair<std::size_t, std::string>, cl::Program> cache_;
 };
