@@ -90,7 +90,7 @@ public:
         d.default_priority = Priority::x;
         // Two x (mul + add each), two evaluations, add, two muls, one reduction add.
         d.ops_per_item = 4.0 + 2.0 * f_.ops + 4.0;
-        d.bytes_out_per_item = 0.0;  // one float per work-group
+        d.bytes_out_per_item = 0.0;  // at most kMaxPartials floats per slice (execute_quad)
         return d;
     }
     GlobalSize problem() const override { return {n_, 1}; }
@@ -214,6 +214,9 @@ private:
     std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;
 };
 
+/// A slice returns at most this many partial sums (more are tree-summed on the device first).
+constexpr std::uint64_t kMaxPartials = 1024;
+
 void check_alloc(const DeviceInfo& info, std::uint64_t bytes, const char* what, std::uint64_t units) {
     if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
         throw Error("quad: a slice of " + std::to_string(units) + " intervals needs " +
@@ -264,7 +267,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             count = G / L;
             check_alloc(info, count * sizeof(float), "partials", units);
             cl::Kernel kern(prog, "trapezoid");
-            partials = cl::Buffer(ctx.context(), CL_MEM_WRITE_ONLY, count * sizeof(float));
+            partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
             kern.setArg(0, partials);
             kern.setArg(1, cl_ulong(s.offset));
             kern.setArg(2, cl_ulong(units));
@@ -285,7 +288,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
                  std::max<std::uint64_t>(info.max_work_item_sizes[0], 1)}));
             count = (units + R - 1) / R;
             cl::Buffer terms(ctx.context(), CL_MEM_READ_WRITE, units * sizeof(float));
-            partials = cl::Buffer(ctx.context(), CL_MEM_WRITE_ONLY, count * sizeof(float));
+            partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
             terms_k.setArg(0, terms);
             terms_k.setArg(1, cl_ulong(s.offset));
             terms_k.setArg(2, cl_ulong(units));
@@ -302,6 +305,30 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
                 q.enqueueNDRangeKernel(reduce_k, cl::NullRange, cl::NDRange(count * R), cl::NDRange(R),
                                        nullptr, &ev.back());
             });
+        }
+        // The partials of a large slice (millions) are tree-summed on the device down to at most
+        // kMaxPartials, once after the iterations: rank 0's Kahan sum of 2M partials took 10.7 ms
+        // of a 36.5 ms job on the H200 (docs/models.md "Quad's output"). A tree keeps the error
+        // bound's depth log2(items per partial), which accept_output() derives from the count.
+        if (count > kMaxPartials) {
+            cl::Kernel red(prog, "reduce_terms");
+            const std::uint64_t R = std::bit_floor(std::min<std::uint64_t>(
+                {256, red.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device()),
+                 std::max<std::uint64_t>(info.max_work_item_sizes[0], 1)}));
+            while (count > kMaxPartials && R >= 2) {
+                const std::uint64_t next = (count + R - 1) / R;
+                cl::Buffer summed(ctx.context(), CL_MEM_READ_WRITE, next * sizeof(float));
+                red.setArg(0, summed);
+                red.setArg(1, partials);
+                red.setArg(2, cl_ulong(count));
+                red.setArg(3, cl::Local(R * sizeof(float)));
+                cl::Event ev;
+                q.enqueueNDRangeKernel(red, cl::NullRange, cl::NDRange(next * R), cl::NDRange(R), nullptr, &ev);
+                ev.wait();
+                t.kernel += event_seconds(ev);
+                partials = summed;
+                count = next;
+            }
         }
         out.resize(count * sizeof(float));
         cl::Event rd;

@@ -112,7 +112,9 @@ KernelDescriptor describe_kernel(KernelKind kind, GlobalSize global) {
             d.dims = 1;
             d.ops_per_item = 12.0;
             d.bytes_in_per_item = 0.0;
-            d.bytes_out_per_item = 0.0;  // per-group partial sums are negligible
+            // At most 1024 partial sums per slice: the device tree-sums the per-group partials
+            // of a large slice (runtime/src/job_quad.cpp), so the output is a few KiB.
+            d.bytes_out_per_item = 0.0;
             return d;
         case KernelKind::custom:
             break;
