@@ -27,9 +27,14 @@ struct Point {
     double x = 0, y = 0;
 };
 
-/// Columns of the design matrix for one point: 1, x and optionally ceil(x / wave).
+/// A negative `wave` -x0 asks for the ln form 1, ln(x / x0) (x >= x0 > 0) in place of the line.
+bool is_log(double wave) { return wave < 0; }
+
+/// Columns of the design matrix for one point: 1, x and optionally ceil(x / wave) (wave > 0);
+/// or 1, ln(x / x0) in place of the line (wave == -x0).
 std::vector<double> basis(double x, double wave) {
     if (wave > 0) return {1.0, x, std::ceil(x / wave)};
+    if (is_log(wave)) return {1.0, std::log(std::max(x, -wave) / -wave)};
     return {1.0, x};
 }
 
@@ -124,6 +129,11 @@ std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<
 PhaseModel make_phase(const std::vector<double>& coef, double wave) {
     PhaseModel p;
     p.fixed_s = coef[0];
+    if (is_log(wave)) {
+        p.per_log_s = coef[1];
+        p.log_x0 = -wave;
+        return p;
+    }
     p.per_x_s = coef[1];
     if (wave > 0 && coef.size() > 2 && coef[2] > 0) {
         p.wave_items = wave;
@@ -173,9 +183,11 @@ PhaseModel robust_fit(const std::vector<Point>& all, double wave, double outlier
     return model;
 }
 
+/// `log_form`: also fit fixed + per_log ln(1 + x) and keep it when it fits the points better
+/// than the line (concave points: docs/models.md "Host rest").
 template <class X>
 PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*yf, const FitOptions& opt,
-                     bool allow_wave) {
+                     bool allow_wave, bool log_form = false) {
     std::map<double, std::vector<double>> by_x;
     for (const auto& s : samples) by_x[xf(s)].push_back(s.*yf);
     std::vector<Point> pts;
@@ -190,6 +202,10 @@ PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*y
         return zero;
     }
     PhaseModel best = robust_fit(pts, 0.0, opt.outlier_k);
+    if (log_form && pts.size() >= 3 && pts.front().x > 0) {
+        PhaseModel l = robust_fit(pts, -pts.front().x, opt.outlier_k);
+        if (l.per_log_s > 0 && l.rejected <= best.rejected && l.rms_rel < best.rms_rel) best = l;
+    }
     if (allow_wave && pts.size() >= 4) {
         for (double wave : opt.wave_items) {
             if (!(wave > 0)) continue;
@@ -215,6 +231,7 @@ void check_sample(const Sample& s, std::size_t i) {
 
 double PhaseModel::eval(double x) const {
     double t = fixed_s + per_x_s * x;
+    if (per_log_s > 0 && log_x0 > 0) t += per_log_s * std::log(std::max(x, log_x0) / log_x0);
     if (wave_items > 0) t += per_wave_s * std::ceil(x / wave_items);
     return t;
 }
@@ -232,7 +249,7 @@ CostModel fit_cost_model(const std::vector<Sample>& samples, const FitOptions& o
     m.kernel = fit_phase(samples, items, &Sample::kernel_s, options, true);
     m.d2h = fit_phase(samples, out, &Sample::d2h_s, options, false);
     m.recv = fit_phase(samples, out, &Sample::recv_s, options, false);
-    m.host = fit_phase(samples, moved, &Sample::host_s, options, false);
+    m.host = fit_phase(samples, moved, &Sample::host_s, options, false, true);
     // Alone, a device's run has no prepare phase of its own to model: whatever rank 0 does before
     // the send is in host_s. `prepare` is the co-run's extra (calibration.cpp).
     m.combine = fit_phase(samples, [](const Sample& s) { return s.job_bytes_out; }, &Sample::combine_s, options, false);
@@ -668,8 +685,8 @@ double get_num(const nlohmann::json& j, const char* key, const char* what) {
 
 nlohmann::json to_json(const PhaseModel& p) {
     return {{"fixed_s", p.fixed_s},       {"per_x_s", p.per_x_s}, {"wave_items", p.wave_items},
-            {"per_wave_s", p.per_wave_s}, {"rms_rel", p.rms_rel}, {"points", p.points},
-            {"rejected", p.rejected}};
+            {"per_wave_s", p.per_wave_s}, {"per_log_s", p.per_log_s}, {"log_x0", p.log_x0}, {"rms_rel", p.rms_rel},
+            {"points", p.points},         {"rejected", p.rejected}};
 }
 
 nlohmann::json to_json(const CostModel& m) {
@@ -685,6 +702,8 @@ PhaseModel phase_model_from_json(const nlohmann::json& j) {
     p.per_x_s = get_num(j, "per_x_s", "phase model");
     p.wave_items = j.contains("wave_items") ? get_num(j, "wave_items", "phase model") : 0.0;
     p.per_wave_s = j.contains("per_wave_s") ? get_num(j, "per_wave_s", "phase model") : 0.0;
+    p.per_log_s = j.contains("per_log_s") ? get_num(j, "per_log_s", "phase model") : 0.0;
+    p.log_x0 = j.contains("log_x0") ? get_num(j, "log_x0", "phase model") : 0.0;
     p.rms_rel = j.contains("rms_rel") ? get_num(j, "rms_rel", "phase model") : 0.0;
     p.points = j.contains("points") ? std::size_t(get_num(j, "points", "phase model")) : 0;
     p.rejected = j.contains("rejected") ? std::size_t(get_num(j, "rejected", "phase model")) : 0;
@@ -697,7 +716,7 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     if (format != double(kCostModelFormat))
         throw InvalidArgument("cost model: stale format " + std::to_string(int(format)) + " (this version reads " +
                               std::to_string(kCostModelFormat) +
-                              ": job-level prepare and combine phases, in-place data path); recalibrate");
+                              ": host ln term, pinned staging, quad partial sums); recalibrate");
     CostModel m;
     auto phase = [&](const char* key) {
         if (!j.contains(key)) throw InvalidArgument(std::string("cost model: missing phase '") + key + "'");

@@ -4,7 +4,7 @@
 // one device with its phases timed separately (MPI send, host->device, kernel, device->host,
 // MPI receive, and the host-side rest: slice packing, allocation, worker setup).
 // `fit_cost_model` fits each phase with a robust, non-negative
-// least-squares line (optionally a saw-tooth wave term for the kernel); `predict` evaluates it;
+// least-squares line (optionally a saw-tooth wave term for the kernel, a ln form for the host rest); `predict` evaluates it;
 // `optimise_split` chooses how many units (rows or items) each device gets so that the
 // predicted makespan is minimal, leaving out devices that would only slow the job.
 // Pure C++: no OpenCL, no MPI.
@@ -44,12 +44,18 @@ struct Sample {
 
 /// T = fixed_s + per_x_s * x for one phase; x is bytes (transfers) or work-items (kernel).
 /// The kernel phase may add a saw-tooth wave term: + per_wave_s * ceil(items / wave_items)
-/// (METHOD.md 2.2 with one period; wave_items == 0 means no wave term).
+/// (METHOD.md 2.2 with one period; wave_items == 0 means no wave term). The host phase may use
+/// fixed_s + per_log_s * ln(max(x, log_x0) / log_x0) instead of the line (log_x0: the smallest
+/// calibrated x) when that fits its points better
+/// (allocator and driver bookkeeping grow with the slice, but far less than linearly;
+/// docs/models.md "Host rest"); then per_x_s is 0.
 struct PhaseModel {
     double fixed_s = 0;
     double per_x_s = 0;
     double wave_items = 0;
     double per_wave_s = 0;
+    double per_log_s = 0;
+    double log_x0 = 0;
     double rms_rel = 0;          ///< fit quality: RMS of relative residuals on the kept points
     std::size_t points = 0;      ///< distinct x values used (after taking medians)
     std::size_t rejected = 0;    ///< points rejected as outliers
@@ -64,7 +70,7 @@ struct CostModel {
     PhaseModel kernel;  ///< x = items (operations: OpenCL kernel event time only)
     PhaseModel d2h;     ///< x = bytes_out
     PhaseModel recv;    ///< x = bytes_out
-    PhaseModel host;    ///< x = bytes_in + bytes_out (host-side rest, see Sample::host_s)
+    PhaseModel host;    ///< x = bytes_in + bytes_out (host-side rest, see Sample::host_s; line or ln)
     /// Job-level phases on rank 0 (the same for every device of a job; a split uses the largest
     /// of its devices' models): `prepare` runs before any slice is sent when two or more devices
     /// take part (x = the job's input bytes; e.g. sort's bucket partition, measured in the co-run),
@@ -81,10 +87,11 @@ struct CostModel {
 
 inline constexpr double kMaxContention = 4.0;
 
-/// Format of a CostModel's JSON ("format" field). 3: job-level prepare and combine phases, and
-/// the in-place data path (docs/models.md). Older entries (2: no job-level phases; 1: the kernel
-/// phase absorbed the host overhead) are refused by cost_model_from_json as stale.
-inline constexpr int kCostModelFormat = 3;
+/// Format of a CostModel's JSON ("format" field). 4: the host phase's ln form, pinned staging
+/// buffers on the workers, quad's partial sums counted as output (docs/models.md). Older entries
+/// (3: linear host phase, pageable staging; 2: no job-level phases; 1: the kernel phase absorbed
+/// the host overhead) are refused by cost_model_from_json as stale.
+inline constexpr int kCostModelFormat = 4;
 
 struct FitOptions {
     /// Candidate wave periods (work-items per full wave, e.g. CUs x resident groups x local
@@ -178,6 +185,9 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
 /// max_bytes (or a quarter of the device's global memory), or after max_steps sizes.
 struct AdaptiveCalibration {
     GlobalSize start{0, 0};          ///< first size of the ladder (0: the caller's default)
+    /// Largest size the ladder may run (0: no cap): it stops before a size with a larger side
+    /// (2-D) or more items (1-D). For calibrating well below a job's size (the 16x check).
+    GlobalSize max_size{0, 0};
     double waves = 4;
     double min_kernel_s = 2e-3;
     double overhead_factor = 5;
