@@ -66,7 +66,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     KernelArgs k;
     DeviceSelection sel;
     bool json = false, help = false;
-    std::string kernel = "all", runs_csv;
+    std::string kernel = "all", runs_csv, max_size;
     std::vector<std::string> sizes_arg;
     int min_repeats = 3, max_repeats = 15;
     po::options_description desc("worksize calibrate [--kernel K|all] [options]");
@@ -76,6 +76,9 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("sizes", po::value(&sizes_arg)->multitoken()->composing(),
          "explicit calibration sizes, comma- or space-separated, all fitted (default: adaptive per device, "
          "doubling from the kernel's smallest size, e.g. matmul 64, until the device is saturated)")
+        ("max-size", po::value(&max_size),
+         "adaptive ladder: never run a larger size than this (N or WxH; e.g. 1/16 of a job's work-items "
+         "to check the model's extrapolation)")
         ("iterations", po::value(&k.iterations)->default_value(1), "kernel repetitions per run")
         ("local", po::value(&k.local)->default_value("paper"), "local size policy the model is for: null, paper, tuned")
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
@@ -103,6 +106,15 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     const auto sizes = split_list(sizes_arg);
     if (kernels.size() > 1 && !sizes.empty()) throw InvalidArgument("--sizes needs a single --kernel");
     if (kernels.size() > 1 && !k.params.empty()) throw InvalidArgument("--param needs a single --kernel");
+    if (!max_size.empty()) {
+        if (kernels.size() > 1) throw InvalidArgument("--max-size needs a single --kernel");
+        if (!sizes.empty()) throw InvalidArgument("--max-size caps the adaptive ladder; it does not go with --sizes");
+        const GlobalSize cap = parse_size(max_size, kernel_dims(kernels.front()));
+        const GlobalSize start = parse_size(default_calibration_sizes(kernels.front()).front(), kernel_dims(kernels.front()));
+        if (cap.x < start.x || cap.y < start.y)
+            throw InvalidArgument("--max-size " + max_size + " is below the ladder's first size " +
+                                  default_calibration_sizes(kernels.front()).front());
+    }
     // Validate every kernel's options on every rank before any collective.
     for (const auto& name : kernels) {
         KernelArgs kk = k;
@@ -125,7 +137,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         for (const auto& name : kernels) {
             KernelArgs kk = k;
             kk.kernel = name;
-            const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats);
+            const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats, max_size);
             total += res.seconds;
             if (runs_file.is_open()) {
                 write_runs_csv(runs_file, &name == &kernels.front(), name, c.devices(), res);

@@ -179,10 +179,11 @@ std::string ladder_text(const DeviceCalibration& dc) {
 }
 
 CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
-                                      int min_repeats, int max_repeats) {
+                                      int min_repeats, int max_repeats, const std::string& max_size) {
     CalibrationOptions o;
     const int dims = kernel_dims(k.kernel);
     for (const auto& s : sizes) o.sizes.push_back(parse_size(s, dims));
+    if (!max_size.empty()) o.adaptive.max_size = parse_size(max_size, dims);
     // No explicit sizes: the adaptive ladder, from the kernel's smallest default size.
     if (o.sizes.empty()) o.adaptive.start = parse_size(default_calibration_sizes(k.kernel).front(), dims);
     o.iterations = k.iterations;

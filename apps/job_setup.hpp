@@ -66,7 +66,8 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
 /// "sizes 64 128 [256 512 1024] (saturated)": the sizes a device ran, the fitted ones in brackets.
 std::string ladder_text(const DeviceCalibration& dc);
 
+/// `max_size`: cap of the adaptive ladder ("" : none; see AdaptiveCalibration::max_size).
 CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
-                                      int min_repeats, int max_repeats);
+                                      int min_repeats, int max_repeats, const std::string& max_size = "");
 
 }  // namespace worksize::cli

@@ -318,6 +318,7 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
                 measure(size);
                 if (judge_ladder(dc.ladder, sat, a)) break;
                 const GlobalSize next = next_ladder_size(size, dims);
+                if (a.max_size.x > 0 && (next.x > a.max_size.x || (dims == 2 && next.y > a.max_size.y))) break;
                 auto nj = make(next, o.iterations);
                 const SplitJob sj = split_job_for(*nj, o.iterations);
                 const double bytes = double(sj.total_units) * (sj.bytes_in_per_unit + sj.bytes_out_per_unit) +

@@ -25,9 +25,18 @@ run 200 "$ws" calibrate --kernel sort --db "$tmp/adaptive.json" --json
 expect_rc 0 "adaptive calibrate sort"
 expect_jq '.kernels[0].adaptive == true and (.kernels[0].devices[0].ladder | length) >= 3 and
   ([.kernels[0].devices[0].ladder[] | select(.fitted)] | length) >= 3 and
-  (.kernels[0].devices[0].model.format == 3) and (.kernels[0].devices[0].model.host | type) == "object" and
+  (.kernels[0].devices[0].model.format == 4) and (.kernels[0].devices[0].model.host | type) == "object" and
   (.kernels[0].devices[0].model.combine | type) == "object" and (.kernels[0].devices[0].model.prepare | type) == "object"' \
-  "adaptive ladder: >= 3 fitted sizes, format-3 model with host, prepare and combine phases"
+  "adaptive ladder: >= 3 fitted sizes, format-4 model with host, prepare and combine phases"
+
+# --max-size caps the adaptive ladder (quad starts at 16384 and doubles).
+run 60 "$ws" calibrate --kernel quad --max-size 8192 --db "$db";  expect_fail_line 2 "below the ladder's first size" "--max-size below the start"
+run 60 "$ws" calibrate --kernel quad --sizes 16384 --max-size 65536 --db "$db"; expect_fail_line 2 "does not go with --sizes" "--max-size with --sizes"
+run 60 "$ws" calibrate --max-size 65536 --db "$db";  expect_fail_line 2 "max-size needs a single --kernel" "--max-size with all kernels"
+run 200 "$ws" calibrate --kernel quad --max-size 65536 --db "$tmp/capped.json" --json
+expect_rc 0 "calibrate --max-size"
+expect_jq '([.kernels[0].devices[0].ladder[].size[0]] | max) == 65536 and
+  (.kernels[0].devices[0].ladder | length) == 3' "the ladder stops at --max-size (16384, 32768, 65536)"
 
 # --runs-csv: one row per timed run with its phases, rank 0's times and the model's prediction.
 run 200 "$ws" calibrate --kernel quad --sizes 16384,65536 --min-repeats 3 --max-repeats 3 --db "$tmp/runs.json" \
