@@ -3,8 +3,8 @@
 # devices (every candidate measured, the guided search replayed on the same times).
 #   cluster/gpu-tune.sh OUTDIR   (worksize on PATH)
 # PoCL gets all cores but two: the process's GPU thread and the OS keep theirs.
-# Time: the confirmation (3 finalists x 3 re-timings, both searches) and the head-to-head (5 + 5
-# when the choices differ) add up to 28 measurements per kernel and device to the sweep; the
+# Time: the confirmation (3 finalists x 3 re-timings, both searches) and the head-to-head (9 + 9
+# when the choices differ) add up to 36 measurements per kernel and device to the sweep; the
 # issue-5 H200 run took 109 s and 214 s without them (344 and more steps), hence the limits.
 set -uo pipefail
 out=${1:?usage: gpu-tune.sh OUTDIR}

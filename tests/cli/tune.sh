@@ -35,7 +35,7 @@ cp "$out" "$tmp/report.json"
 expect_jq '.results | length == 4' "one result per kernel and device"
 expect_jq '[.results[] | has("kernel","device","size","tuned_s","exhaustive_best_s","paper_s","null_s","measured","candidates","gain_over_null","gain_over_paper")] | all' "every report field"
 expect_jq '[.results[] | has("tuned_scan_s","exhaustive_scan_s","head_to_head","head_to_head_runs","head_to_head_error","confirm_runs","exhaustive_confirm_runs")] | all' "confirmation and head-to-head fields"
-expect_jq '.confirm_top == 3 and .confirm_runs_each == 3 and .head_to_head_runs_each == 5' "defaults: confirm the top 3 three times each, head-to-head 5 each"
+expect_jq '.confirm_top == 3 and .confirm_runs_each == 3 and .head_to_head_runs_each == 9' "defaults: confirm the top 3 three times each, head-to-head 9 each"
 expect_jq '[.results[] | .measured <= .candidates] | all' "measured <= candidates"
 expect_jq '[.results[] | select(.candidates >= 10) | .measured <= 0.2 * .candidates] | all' "guided measures <= 20 % of >= 10 candidates"
 # Confirmation: the finalists are min(3, successful) candidates, re-timed 3 times each (no
@@ -43,9 +43,9 @@ expect_jq '[.results[] | select(.candidates >= 10) | .measured <= 0.2 * .candida
 expect_jq '[.results[] | select(.failed == 0) | .exhaustive_confirm_runs == (if .candidates >= 2 then 3 * ([.candidates, 3] | min) else 0 end)] | all' "exhaustive confirmation: 3 runs per finalist"
 expect_jq '[.results[] | select(.failed == 0) | .confirm_runs == (if .measured >= 2 then 3 * ([.measured, 3] | min) else 0 end)] | all' "guided confirmation: 3 runs per finalist"
 # The comparison: the same configuration is exactly 1 with no extra runs; different ones are
-# compared head to head (5 fresh runs each) and the scan values are kept beside.
+# compared head to head (9 fresh runs each) and the scan values are kept beside.
 expect_jq '[.results[] | select(.tuned_local == .exhaustive_best_local) | .tuned_over_exhaustive == 1 and .tuned_s == .exhaustive_best_s and (.head_to_head | not) and .head_to_head_runs == 0] | all' "same choice: ratio exactly 1, no head-to-head"
-expect_jq '[.results[] | select(.tuned_local != .exhaustive_best_local) | .head_to_head and .head_to_head_runs == 10 and .head_to_head_error == null] | all' "different choices: a head-to-head of 5 + 5 runs"
+expect_jq '[.results[] | select(.tuned_local != .exhaustive_best_local) | .head_to_head and .head_to_head_runs == 18 and .head_to_head_error == null] | all' "different choices: a head-to-head of 9 + 9 runs"
 expect_jq '[.results[] | select(.paper_local == .tuned_local) | .gain_over_paper == 1] | all' "the paper's local size, when tuned, gets the same number"
 expect_jq '[.results[] | (.tuned_scan_s > 0) and (.exhaustive_scan_s > 0) and (.tuned_s > 0) and (.exhaustive_best_s > 0)] | all' "all compared and scan times present"
 # The progress count ends at its total, and the total is the number of steps shown.
@@ -65,7 +65,7 @@ run 400 "$ws" tune --report --kernel matmul --size 16 --db "$tmp/report-db.json"
 expect_out "^Heat map, matmul" "text report has a heat map"
 expect_out "^y.x +1 +2 +4 +8 +16 *$" "heat map columns are the x divisors"
 expect_out "tuned/best +compared" "text report has the ratio and what was compared"
-expect_out "^matmul .* (same|h2h 10) " "text report says whether the times are head-to-head"
+expect_out "^matmul .* (same|h2h 18) " "text report says whether the times are head-to-head"
 expect_out "the medians of a head-to-head" "text report explains the head-to-head numbers"
 
 # Confirmation and head-to-head off: the compared times are the searches' own.
