@@ -324,6 +324,22 @@ TEST(ModelHost, HostPhaseDoesNotScaleWithIterations) {
     EXPECT_DOUBLE_EQ(p10.total_s, p10.send_s + p10.h2d_s + p10.kernel_s + p10.d2h_s + p10.recv_s + p10.host_s);
 }
 
+namespace {
+
+/// A sample moving `bytes` (half in, half out) whose host rest took `host_s`.
+Sample host_sample(double bytes, double host_s) {
+    Sample s;
+    s.units = bytes / 8;
+    s.items = s.units;
+    s.bytes_in = bytes / 2;
+    s.bytes_out = bytes / 2;
+    s.kernel_s = 1e-9 * s.items;
+    s.host_s = host_s;
+    return s;
+}
+
+}  // namespace
+
 /// Host rest measured on the H200 (sort, issue4-h200-datapath): 1.19, 1.52, 1.66 ms for 0.5,
 /// 1 and 2 MiB moved, then 1.98 ms at 32 MiB. A line through the small sizes predicted 10.9 ms
 /// at 32 MiB; the ln term follows the flattening.
@@ -332,16 +348,7 @@ TEST(ModelHost, ConcaveHostRestExtrapolatesWithTheLnTerm) {
     const double mib = 1024.0 * 1024.0;
     const std::pair<double, double> pts[] = {{0.5 * mib, 1.19e-3}, {1 * mib, 1.52e-3}, {2 * mib, 1.66e-3}};
     for (const auto& [bytes, host] : pts)
-        for (int r = 0; r < 3; ++r) {
-            Sample s;
-            s.units = bytes / 8;
-            s.items = s.units;
-            s.bytes_in = bytes / 2;
-            s.bytes_out = bytes / 2;
-            s.kernel_s = 1e-9 * s.items;
-            s.host_s = host;
-            samples.push_back(s);
-        }
+        for (int r = 0; r < 3; ++r) samples.push_back(host_sample(bytes, host));
     const CostModel m = fit_cost_model(samples);
     EXPECT_GT(m.host.per_log_s, 0.0);
     const double at32 = m.host.eval(32 * mib);
@@ -351,16 +358,8 @@ TEST(ModelHost, ConcaveHostRestExtrapolatesWithTheLnTerm) {
 
 TEST(ModelHost, LinearHostRestKeepsTheLine) {
     std::vector<Sample> samples;
-    for (double bytes : {1e6, 2e6, 4e6, 8e6}) {
-        Sample s;
-        s.units = bytes / 8;
-        s.items = s.units;
-        s.bytes_in = bytes / 2;
-        s.bytes_out = bytes / 2;
-        s.kernel_s = 1e-9 * s.items;
-        s.host_s = 2e-4 + 1e-9 * bytes;  // e.g. page faults of a fresh buffer: linear in bytes
-        samples.push_back(s);
-    }
+    for (double bytes : {1e6, 2e6, 4e6, 8e6})  // e.g. page faults of a fresh buffer: linear in bytes
+        samples.push_back(host_sample(bytes, 2e-4 + 1e-9 * bytes));
     const CostModel m = fit_cost_model(samples);
     EXPECT_NEAR(m.host.eval(64e6), 2e-4 + 1e-9 * 64e6, 0.03 * (2e-4 + 1e-9 * 64e6));
     EXPECT_EQ(m.host.per_log_s, 0.0);
