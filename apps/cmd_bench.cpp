@@ -26,6 +26,8 @@ struct Row {
     double ratio = -1;
     int same_as = -1;            ///< index of the first row with an identical plan (samples pooled), -1: none
     int samples = 0;             ///< timed runs behind the median (pooled over identical plans)
+    double q1_s = 0, q3_s = 0;   ///< quartiles of those runs (the spread behind the median)
+    std::vector<double> rounds;  ///< this strategy's own makespan in each interleaved repeat
     JobResult median_run;        ///< the run whose makespan is the median (the upper one of two)
     SplitResult prediction;      ///< the model's timeline of this split (when models_ok)
 };
@@ -44,6 +46,29 @@ bool same_plan(const Plan& a, const Plan& b) {
         return v;
     };
     return key(a) == key(b);
+}
+
+/// Quantile q in [0, 1] of sorted values (linear interpolation).
+double quantile(const std::vector<double>& sorted, double q) {
+    if (sorted.empty()) return 0;
+    const double pos = q * double(sorted.size() - 1);
+    const auto lo = std::size_t(pos);
+    const auto hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+/// Two-sided sign test: the probability of a split at least as uneven as `wins` against `losses`
+/// (ties left out) if either side were equally likely to be faster in each round.
+double sign_test_p(int wins, int losses) {
+    const int n = wins + losses;
+    if (n == 0) return 1.0;
+    const int k = std::min(wins, losses);
+    double tail = 0, c = 1;  // c = C(n, i)
+    for (int i = 0; i <= k; ++i) {
+        tail += c;
+        c = c * double(n - i) / double(i + 1);
+    }
+    return std::min(1.0, 2.0 * tail / std::pow(2.0, n));
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -213,6 +238,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 auto res = c.run(*job, row.plan.assignments, k.kernel);
                 row.verified = row.verified && res.verdict.ok;
                 const double m = res.makespan_s;
+                row.rounds.push_back(m);
                 samples[row.same_as < 0 ? i : std::size_t(row.same_as)].emplace_back(m, std::move(res));
                 progress.step(row.strategy + " run " + std::to_string(r + 1));
             }
@@ -222,6 +248,12 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
             auto& runs = samples[row.same_as < 0 ? i : std::size_t(row.same_as)];
             std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
             row.samples = int(runs.size());
+            {
+                std::vector<double> v;
+                for (const auto& x : runs) v.push_back(x.first);
+                row.q1_s = quantile(v, 0.25);
+                row.q3_s = quantile(v, 0.75);
+            }
             const auto& mid = runs[runs.size() / 2];
             row.median_run = mid.second;
             row.makespan_s = runs.size() % 2 ? mid.first : 0.5 * (runs[runs.size() / 2 - 1].first + mid.first);
@@ -269,7 +301,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                   << " timed run(s) per strategy, interleaved (median; identical plans pooled)\n";
         std::vector<std::string> head = {"strategy"};
         for (const auto& d : devs) head.push_back("d" + std::to_string(d.index) + "@r" + std::to_string(d.rank) + " %");
-        for (const char* h : {"makespan ms", "/ oracle", "predicted ms", "pred err %", "balance %", "verified", "same plan as"})
+        for (const char* h : {"makespan ms", "q1-q3 ms", "/ oracle", "predicted ms", "pred err %", "balance %", "verified",
+                              "same plan as"})
             head.push_back(h);
         Table t(head);
         for (const auto& r : rows) {
@@ -281,6 +314,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 line.push_back(fmt(share * 100, 1));
             }
             line.push_back(fmt_ms(r.makespan_s));
+            line.push_back(fmt_ms(r.q1_s) + "-" + fmt_ms(r.q3_s));
             line.push_back(r.ratio > 0 ? fmt(r.ratio, 3) : "-");
             line.push_back(r.predicted_s >= 0 ? fmt_ms(r.predicted_s) : "-");
             line.push_back(r.predicted_s >= 0 && r.makespan_s > 0 ? fmt((r.predicted_s / r.makespan_s - 1) * 100, 1)
@@ -294,6 +328,31 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         }
         std::cout << t.str();
         if (oracle) std::cout << "oracle: " << oracle->points.size() << " splits measured in " << oracle->runs << " runs\n";
+        // Paired comparison of model with each baseline, round by round: the same repeat ran both
+        // within seconds, so the machine's drift cancels. Differences inside run-to-run noise show
+        // up as a split of wins and losses and a large sign-test p.
+        if (const auto m = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.plan.strategy == Strategy::model; });
+            m != rows.end() && repeats >= 2) {
+            for (const auto& b : rows) {
+                const auto s = b.plan.strategy;
+                if (s != Strategy::even && s != Strategy::pe_ratio && s != Strategy::paper) continue;
+                if (same_plan(m->plan, b.plan)) {
+                    std::cout << "model vs " << b.strategy << ": the same plan\n";
+                    continue;
+                }
+                std::vector<double> ratio;
+                int wins = 0, losses = 0;
+                for (std::size_t r = 0; r < std::min(m->rounds.size(), b.rounds.size()); ++r) {
+                    ratio.push_back(m->rounds[r] / b.rounds[r]);
+                    if (m->rounds[r] < b.rounds[r]) ++wins;
+                    else if (m->rounds[r] > b.rounds[r]) ++losses;
+                }
+                std::sort(ratio.begin(), ratio.end());
+                std::cout << "model vs " << b.strategy << ", paired by repeat: median ratio " << fmt(quantile(ratio, 0.5), 3)
+                          << ", model faster in " << wins << " of " << ratio.size() << " (sign test p = "
+                          << fmt(sign_test_p(wins, losses), 2) << ")\n";
+            }
+        }
         double model_job = -1;
         for (const auto& r : rows)
             if (r.plan.strategy == Strategy::model) model_job = r.makespan_s;
@@ -309,7 +368,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
             if (!f) throw Error("cannot write CSV '" + csv + "'");
             if (header) {
                 f << "kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,efficiency,small_share,"
-                     "verified,calibration,calibration_s,same_plan_as,samples";
+                     "verified,calibration,calibration_s,same_plan_as,samples,makespan_q1_s,makespan_q3_s";
                 for (std::size_t i = 0; i < devs.size(); ++i) f << ",share_d" << i;
                 f << '\n';
             }
@@ -318,7 +377,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                   << ',' << (r.ratio > 0 ? num(r.ratio) : "") << ',' << (r.predicted_s >= 0 ? num(r.predicted_s) : "")
                   << ',' << num(r.efficiency) << ',' << num(r.small_share) << ',' << (r.verified ? 1 : 0) << ','
                   << calib_source << ',' << num(calib_s) << ','
-                  << (r.same_as >= 0 ? rows[std::size_t(r.same_as)].strategy : std::string()) << ',' << r.samples;
+                  << (r.same_as >= 0 ? rows[std::size_t(r.same_as)].strategy : std::string()) << ',' << r.samples
+                  << ',' << num(r.q1_s) << ',' << num(r.q3_s);
                 for (std::size_t i = 0; i < devs.size(); ++i) {
                     double share = 0;
                     for (const auto& a : r.plan.assignments)

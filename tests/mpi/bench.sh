@@ -56,10 +56,16 @@ if [ "$(tail -n +2 "$tmp/b.csv" | cut -d, -f4 | tr '\n' ' ')" = "even pe-ratio p
 then ok "one CSV row per strategy"; else bad "CSV rows: $(cat "$tmp/b.csv")"; fi
 if awk -F, 'NR>1 && !($6 > 0 && $5 > 0 && $7 > 0) {bad=1} END {exit bad}' "$tmp/b.csv"
 then ok "every row has makespan, ratio_to_oracle and predicted_s > 0"; else bad "CSV values: $(cat "$tmp/b.csv")"; fi
+if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+           !($c["makespan_q1_s"] > 0 && $c["makespan_q1_s"] <= $c["makespan_s"] && $c["makespan_s"] <= $c["makespan_q3_s"]) { bad = 1 }
+           END { exit bad || !c["makespan_q3_s"] }' "$tmp/b.csv"
+then ok "CSV: quartiles around the median"; else bad "CSV quartiles: $(cat "$tmp/b.csv")"; fi
+if grep -Eq "^model vs (paper, paired by repeat: median ratio [0-9.]+, model faster in [0-9] of 2 \(sign test p = [0-9.]+\)|paper: the same plan)$" "$tmp/bench.out"
+then ok "model paired with each baseline by repeat"; else bad "paired line: $(cat "$tmp/bench.out")"; fi
 if awk -F, 'NR>1 && $4=="oracle" && $6 == 1 {f=1} END {exit !f}' "$tmp/b.csv"
 then ok "oracle's ratio is 1"; else bad "oracle ratio: $(cat "$tmp/b.csv")"; fi
-if head -1 "$tmp/b.csv" | grep -q ',calibration_s,same_plan_as,samples,share_d0'
-then ok "CSV has same_plan_as and samples"; else bad "CSV header: $(head -1 "$tmp/b.csv")"; fi
+if head -1 "$tmp/b.csv" | grep -q ',calibration_s,same_plan_as,samples,makespan_q1_s,makespan_q3_s,share_d0'
+then ok "CSV has same_plan_as, samples and the quartiles"; else bad "CSV header: $(head -1 "$tmp/b.csv")"; fi
 # Rows whose plan is identical to an earlier row's pool their samples: same makespan, more samples.
 if awk -F, 'NR>1 {ms[$4]=$5; n[$4]=$14; if ($13 != "") same[$4]=$13}
             END {for (s in same) if (ms[s] != ms[same[s]] || n[s] != n[same[s]] || n[s] < 4) exit 1;
