@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <random>
 
@@ -64,6 +66,46 @@ std::vector<float> make_input(std::uint64_t n, std::uint64_t seed, const std::st
     return v;
 }
 
+/// The last input and its sorted reference, shared by the jobs of one (n, seed, distribution).
+/// Rank 0 makes a new job for every timed run of a calibration or bench; generating 2^25 floats
+/// and sorting a copy for the check took seconds per run, most of the sort calibration's time.
+/// The check is unchanged: the output must equal the sorted input, item by item.
+struct InputCache {
+    std::uint64_t n = 0, seed = 0;
+    std::string dist;
+    std::shared_ptr<const std::vector<float>> input, sorted;
+};
+
+std::mutex g_cache_mutex;
+InputCache g_cache;
+
+InputCache& cache_for(std::uint64_t n, std::uint64_t seed, const std::string& dist) {
+    if (!g_cache.input || g_cache.n != n || g_cache.seed != seed || g_cache.dist != dist) {
+        g_cache = {};  // free the old pair first
+        g_cache.input = std::make_shared<const std::vector<float>>(make_input(n, seed, dist));
+        g_cache.n = n;
+        g_cache.seed = seed;
+        g_cache.dist = dist;
+    }
+    return g_cache;
+}
+
+std::shared_ptr<const std::vector<float>> cached_input(std::uint64_t n, std::uint64_t seed, const std::string& dist) {
+    std::lock_guard lock(g_cache_mutex);
+    return cache_for(n, seed, dist).input;
+}
+
+std::shared_ptr<const std::vector<float>> cached_sorted(std::uint64_t n, std::uint64_t seed, const std::string& dist) {
+    std::lock_guard lock(g_cache_mutex);
+    auto& c = cache_for(n, seed, dist);
+    if (!c.sorted) {
+        auto ref = std::make_shared<std::vector<float>>(*c.input);
+        std::sort(ref->begin(), ref->end());
+        c.sorted = std::move(ref);
+    }
+    return c.sorted;
+}
+
 class SortJob : public KernelJob {
 public:
     explicit SortJob(const JobOptions& o)
@@ -90,7 +132,7 @@ public:
     GlobalSize problem() const override { return {n_, 1}; }
 
     void generate() override {
-        input_ = make_input(n_, seed_, distribution_);
+        input_ = *cached_input(n_, seed_, distribution_);
         output_.assign(n_, 0.0f);
         partitioned_.clear();
         runs_.clear();
@@ -283,8 +325,10 @@ public:
             if (output_[i] < output_[i - 1])
                 return {false, "not sorted at " + std::to_string(i) + ": " +
                                    std::to_string(output_[i - 1]) + " > " + std::to_string(output_[i])};
-        auto ref = input_;
-        std::sort(ref.begin(), ref.end());
+        // The sorted input, shared with the earlier jobs of this input (generate() took input_
+        // from the same cache, and nothing changes it afterwards).
+        const auto ref_ptr = cached_sorted(n_, seed_, distribution_);
+        const std::vector<float>& ref = *ref_ptr;
         for (std::uint64_t i = 0; i < n_; ++i)
             if (!(output_[i] == ref[i]))
                 return {false, "not a permutation of the input: item " + std::to_string(i) + " is " +
