@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -130,7 +132,15 @@ bool PinnedHostMemory::enabled_by_environment() {
     if (!v) return true;
     std::string s(v);
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return !(s == "0" || s == "off" || s == "no" || s == "false");
+    if (s == "0" || s == "off" || s == "no" || s == "false") return false;
+    if (!(s == "1" || s == "on" || s == "yes" || s == "true")) {
+        static std::once_flag warned;
+        std::call_once(warned, [&] {
+            std::cerr << "worksize: warning: WORKSIZE_PINNED='" << v
+                      << "' is none of 0, off, no, false, 1, on, yes, true; pinned memory stays on\n";
+        });
+    }
+    return true;
 }
 
 void* PinnedHostMemory::allocate(std::size_t bytes, std::size_t alignment) {
