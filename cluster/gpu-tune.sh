@@ -13,7 +13,7 @@ cpus=$(( $(nproc) > 4 ? $(nproc) - 2 : $(nproc) ))
 export POCL_MAX_PTHREAD_COUNT=$cpus POCL_CPU_MAX_CU_NUM=$cpus
 export WORKSIZE_DB="$out/tune-db.json"
 log="$out/tune-log.txt"
-echo "# machine: $(hostname), $(nproc) CPU cores (PoCL limited to $cpus), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); date: $(date -u +%Y-%m-%dT%H:%MZ)" >"$log"
+echo "# machine: $(hostname), $(nproc) CPU cores (PoCL limited to $cpus, POCL_AFFINITY=${POCL_AFFINITY:-unset}), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); date: $(date -u +%Y-%m-%dT%H:%MZ)" >"$log"
 pass() { # name limit sizes...
   local name=$1 limit=$2; shift 2
   local args=(); for s in "$@"; do args+=(--size "$s"); done
