@@ -9,6 +9,7 @@
 #include "job_setup.hpp"
 #include "plan_output.hpp"
 #include "worksize/scheduler/kernels.hpp"
+#include "worksize/scheduler/stats.hpp"
 #include "worksize/scheduler/store.hpp"
 
 namespace worksize::cli {
@@ -46,29 +47,6 @@ bool same_plan(const Plan& a, const Plan& b) {
         return v;
     };
     return key(a) == key(b);
-}
-
-/// Quantile q in [0, 1] of sorted values (linear interpolation).
-double quantile(const std::vector<double>& sorted, double q) {
-    if (sorted.empty()) return 0;
-    const double pos = q * double(sorted.size() - 1);
-    const auto lo = std::size_t(pos);
-    const auto hi = std::min(lo + 1, sorted.size() - 1);
-    return sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
-}
-
-/// Two-sided sign test: the probability of a split at least as uneven as `wins` against `losses`
-/// (ties left out) if either side were equally likely to be faster in each round.
-double sign_test_p(int wins, int losses) {
-    const int n = wins + losses;
-    if (n == 0) return 1.0;
-    const int k = std::min(wins, losses);
-    double tail = 0, c = 1;  // c = C(n, i)
-    for (int i = 0; i <= k; ++i) {
-        tail += c;
-        c = c * double(n - i) / double(i + 1);
-    }
-    return std::min(1.0, 2.0 * tail / std::pow(2.0, n));
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
