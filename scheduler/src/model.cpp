@@ -27,14 +27,17 @@ struct Point {
     double x = 0, y = 0;
 };
 
-/// A negative `wave` -x0 asks for the ln form 1, ln(x / x0) (x >= x0 > 0) in place of the line.
-bool is_log(double wave) { return wave < 0; }
+/// The form fitted to one phase: the line (both 0), the line plus a wave term ceil(x / wave),
+/// or fixed + c ln(max(x, log_x0) / log_x0) in place of the line (log_x0 > 0).
+struct Form {
+    double wave = 0;
+    double log_x0 = 0;
+};
 
-/// Columns of the design matrix for one point: 1, x and optionally ceil(x / wave) (wave > 0);
-/// or 1, ln(x / x0) in place of the line (wave == -x0).
-std::vector<double> basis(double x, double wave) {
-    if (wave > 0) return {1.0, x, std::ceil(x / wave)};
-    if (is_log(wave)) return {1.0, std::log(std::max(x, -wave) / -wave)};
+/// Columns of the design matrix for one point under `form`.
+std::vector<double> basis(double x, const Form& form) {
+    if (form.wave > 0) return {1.0, x, std::ceil(x / form.wave)};
+    if (form.log_x0 > 0) return {1.0, std::log(std::max(x, form.log_x0) / form.log_x0)};
     return {1.0, x};
 }
 
@@ -82,8 +85,8 @@ std::vector<double> weights_of(const std::vector<Point>& pts) {
 /// Exact non-negative weighted least squares for <= 3 columns: try every active set, keep the
 /// feasible one with the smallest residual.
 std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<double>& w,
-                               double wave) {
-    const std::size_t k = wave > 0 ? 3 : 2;
+                               const Form& form) {
+    const std::size_t k = form.wave > 0 ? 3 : 2;
     std::vector<double> best(k, 0.0);
     double best_rss = kInf;
     for (unsigned mask = 0; mask < (1u << k); ++mask) {
@@ -96,7 +99,7 @@ std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<
             std::vector<std::vector<double>> a(m, std::vector<double>(m, 0.0));
             std::vector<double> b(m, 0.0);
             for (std::size_t i = 0; i < pts.size(); ++i) {
-                const auto phi = basis(pts[i].x, wave);
+                const auto phi = basis(pts[i].x, form);
                 for (std::size_t r = 0; r < m; ++r) {
                     b[r] += w[i] * phi[cols[r]] * pts[i].y;
                     for (std::size_t c = 0; c < m; ++c) a[r][c] += w[i] * phi[cols[r]] * phi[cols[c]];
@@ -113,7 +116,7 @@ std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<
         }
         double rss = 0;
         for (std::size_t i = 0; i < pts.size(); ++i) {
-            const auto phi = basis(pts[i].x, wave);
+            const auto phi = basis(pts[i].x, form);
             double pred = 0;
             for (std::size_t j = 0; j < k; ++j) pred += coef[j] * phi[j];
             rss += w[i] * (pred - pts[i].y) * (pred - pts[i].y);
@@ -126,17 +129,17 @@ std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<
     return best;
 }
 
-PhaseModel make_phase(const std::vector<double>& coef, double wave) {
+PhaseModel make_phase(const std::vector<double>& coef, const Form& form) {
     PhaseModel p;
     p.fixed_s = coef[0];
-    if (is_log(wave)) {
+    if (form.log_x0 > 0) {
         p.per_log_s = coef[1];
-        p.log_x0 = -wave;
+        p.log_x0 = form.log_x0;
         return p;
     }
     p.per_x_s = coef[1];
-    if (wave > 0 && coef.size() > 2 && coef[2] > 0) {
-        p.wave_items = wave;
+    if (form.wave > 0 && coef.size() > 2 && coef[2] > 0) {
+        p.wave_items = form.wave;
         p.per_wave_s = coef[2];
     }
     return p;
@@ -146,15 +149,15 @@ double rel_residual(const PhaseModel& p, const Point& pt, double floor_y) {
     return (p.eval(pt.x) - pt.y) / std::max(pt.y, floor_y);
 }
 
-/// Robust fit of one phase with a given wave period (0: none): fit, reject MAD outliers, refit.
-PhaseModel robust_fit(const std::vector<Point>& all, double wave, double outlier_k) {
+/// Robust fit of one phase in a given form: fit, reject MAD outliers, refit.
+PhaseModel robust_fit(const std::vector<Point>& all, const Form& form, double outlier_k) {
     double max_y = 0;
     for (const auto& p : all) max_y = std::max(max_y, p.y);
     const double floor_y = std::max(max_y * 1e-6, 1e-12);
     std::vector<Point> kept = all;
     PhaseModel model;
     for (int round = 0; round < 4; ++round) {
-        model = make_phase(nnls_small(kept, weights_of(kept), wave), wave);
+        model = make_phase(nnls_small(kept, weights_of(kept), form), form);
         if (all.size() < 4) break;
         std::vector<double> r;
         for (const auto& p : all) r.push_back(rel_residual(model, p, floor_y));
@@ -201,15 +204,15 @@ PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*y
         zero.points = pts.size();
         return zero;
     }
-    PhaseModel best = robust_fit(pts, 0.0, opt.outlier_k);
+    PhaseModel best = robust_fit(pts, Form{}, opt.outlier_k);
     if (log_form && pts.size() >= 3 && pts.front().x > 0) {
-        PhaseModel l = robust_fit(pts, -pts.front().x, opt.outlier_k);
+        PhaseModel l = robust_fit(pts, Form{0.0, pts.front().x}, opt.outlier_k);
         if (l.per_log_s > 0 && l.rejected <= best.rejected && l.rms_rel < best.rms_rel) best = l;
     }
     if (allow_wave && pts.size() >= 4) {
         for (double wave : opt.wave_items) {
             if (!(wave > 0)) continue;
-            PhaseModel w = robust_fit(pts, wave, opt.outlier_k);
+            PhaseModel w = robust_fit(pts, Form{wave, 0.0}, opt.outlier_k);
             if (w.per_wave_s > 0 && w.rejected <= best.rejected &&
                 w.rms_rel < (1.0 - opt.wave_min_gain) * best.rms_rel)
                 best = w;

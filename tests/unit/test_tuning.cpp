@@ -268,29 +268,13 @@ std::filesystem::path source_dir() {
 }
 
 DeviceInfo h200() {
-    DeviceInfo d;
-    d.name = "NVIDIA H200";
-    d.type = DeviceType::gpu;
-    d.compute_units = 132;
-    d.pes_per_cu = 128;
-    d.max_work_group_size = 1024;
-    d.max_work_item_sizes = {1024, 1024, 64};
-    d.local_mem_bytes = 48 * 1024;
-    d.preferred_wg_multiple = 32;
-    return d;
+    return unit::synthetic_device("NVIDIA H200", DeviceType::gpu, 132, 128, 1024, {1024, 1024, 64}, 48 * 1024, 32);
 }
 
+/// PEs per CU: cpu-vector-width, AVX-512 floats; the preferred multiple is not used on CPUs.
 DeviceInfo xeon_pocl() {
-    DeviceInfo d;
-    d.name = "cpu-skylake-avx512-Intel(R) Xeon(R) Processor";
-    d.type = DeviceType::cpu;
-    d.compute_units = 16;
-    d.pes_per_cu = 16;  // cpu-vector-width: AVX-512 floats
-    d.max_work_group_size = 4096;
-    d.max_work_item_sizes = {4096, 4096, 4096};
-    d.local_mem_bytes = 2 * 1024 * 1024;
-    d.preferred_wg_multiple = 1;  // not used on CPUs
-    return d;
+    return unit::synthetic_device("cpu-skylake-avx512-Intel(R) Xeon(R) Processor", DeviceType::cpu, 16, 16, 4096,
+                                  {4096, 4096, 4096}, 2 * 1024 * 1024, 1);
 }
 
 /// (kernel, device_index) -> {(x, y) -> seconds}
