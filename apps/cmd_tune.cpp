@@ -77,6 +77,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     int confirm_top = int(defaults.confirm_top), confirm_runs = int(defaults.confirm_runs),
         head_to_head = int(ropts.head_to_head_runs);
     MeasureOptions mo;
+    double min_run_ms = mo.min_run_s * 1e3;
     po::options_description desc(
         "worksize tune --kernel K|all [--size S] [--search guided|exhaustive] [--budget F] [--db F]\n"
         "worksize tune --report [--json] [--heatmap-csv F] ...");
@@ -101,6 +102,9 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         ("iterations", po::value(&base.iterations)->default_value(3), "kernel iterations per timed run")
         ("repeats", po::value(&mo.repeats)->default_value(3), "timed runs per configuration (the median counts)")
         ("warmup", po::value(&mo.warmup)->default_value(1), "untimed runs per configuration first")
+        ("min-run-ms", po::value(&min_run_ms)->default_value(min_run_ms),
+         "where one run of --iterations has less kernel time than this on a device (a GPU's tens of "
+         "microseconds), time runs of more iterations there and scale the times back (0: off)")
         ("seed", po::value(&base.seed)->default_value(1), "seed of the generated inputs")
         ("param", po::value(&base.params)->composing(), "kernel parameter KEY=VALUE, repeatable")
         ("db", po::value(&base.db), "tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
@@ -117,6 +121,9 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     if (!(budget > 0 && budget <= 1)) throw InvalidArgument("--budget must be in (0, 1]");
     if (mo.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
     if (mo.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
+    if (!(min_run_ms >= 0) || !std::isfinite(min_run_ms) || min_run_ms > 60e3)
+        throw InvalidArgument("--min-run-ms must be a time in [0, 60000] ms");
+    mo.min_run_s = min_run_ms * 1e-3;
     if (confirm_top < 0 || confirm_runs < 0 || head_to_head < 0)
         throw InvalidArgument("--confirm-top, --confirm-runs and --head-to-head must be >= 0");
     ropts.head_to_head_runs = std::size_t(head_to_head);
@@ -187,7 +194,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         std::vector<std::vector<std::size_t>> planned;
         std::size_t total = 0;
         for (const auto& a : jobs) {
-            tuners.push_back(std::make_unique<LocalTuner>(c, a.kernel, [a] { return make_job(a); }, mo));
+            tuners.push_back(std::make_unique<LocalTuner>(c, a.kernel, a.iterations,
+                                                          [a](std::uint64_t n) {
+                                                              KernelArgs k = a;
+                                                              k.iterations = n;
+                                                              return make_job(k);
+                                                          },
+                                                          mo));
             planned.emplace_back();
             for (std::size_t d = 0; d < devs.size(); ++d) {
                 const auto ranked = tuners.back()->ranked(int(d));
@@ -226,6 +239,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         Table rep({"kernel", "device", "size", "tuned", "tuned ms", "exh. best", "best ms", "tuned/best", "compared",
                    "paper", "paper ms", "NULL ms", "measured/cands", "confirm runs", "vs NULL", "vs paper"});
         std::vector<TuneReportRow> rows;
+        std::vector<std::string> raised;  // (kernel, device)s timed over more iterations (--min-run-ms)
         nlohmann::json results = nlohmann::json::array();
         for (std::size_t ti = 0; ti < tuners.size(); ++ti) {
             auto& t = tuners[ti];
@@ -289,6 +303,10 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                              chosen.found ? local_str(chosen.best) : "-", chosen.found ? fmt(chosen.best_s * 1e3, 4) : "-",
                              std::to_string(chosen.measured), std::to_string(chosen.confirm_runs),
                              std::to_string(chosen.candidates), std::to_string(chosen.failed), stored ? "yes" : "no"});
+                if (const std::uint64_t n = t->timed_iterations(int(d)); n > t->iterations())
+                    raised.push_back(t->kernel() + " on device " + std::to_string(d) + " (" + dev.name + "): runs of " +
+                                     std::to_string(n) + " iterations timed, scaled to " +
+                                     std::to_string(t->iterations()));
                 // The plan assumed no failures: count what this (kernel, device) launched instead.
                 progress.set_total(progress.total() - unit_plan + (progress.count() - steps_before));
             }
@@ -329,6 +347,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                                         {"iterations", base.iterations},
                                         {"repeats", mo.repeats},
                                         {"warmup", mo.warmup},
+                                        {"min_run_s", mo.min_run_s},
                                         {"confirm_top", topts.confirm_top},
                                         {"confirm_runs_each", topts.confirm_runs},
                                         {"head_to_head_runs_each", ropts.head_to_head_runs},
@@ -339,9 +358,14 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
             return code;
         }
         std::cout << summary.str();
+        if (!raised.empty()) {
+            std::cout << "Shorter than --min-run-ms " << fmt(mo.min_run_s * 1e3, 3)
+                      << " of kernel time per run of " << base.iterations << " iteration(s), hence timed longer:\n";
+            for (const auto& r : raised) std::cout << "  " << r << '\n';
+        }
         if (report) {
             std::cout << "\nReport (times: median OpenCL kernel time of " << base.iterations
-                      << " iteration(s) per run, median of " << mo.repeats << " run(s) per measurement; tuned = guided "
+                      << " iteration(s) per run (scaled where timed longer, see above), median of " << mo.repeats << " run(s) per measurement; tuned = guided "
                       << "search; vs = speed-up of the tuned choice).\n"
                       << "tuned ms and best ms: where 'compared' is 'h2h N', the medians of a head-to-head of the two "
                          "choices (N fresh measurements of both together, interleaved);\n'same': one configuration, the exhaustive "

@@ -171,16 +171,27 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
 
 // --- LocalTuner -------------------------------------------------------------------------------
 
-LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobMaker make_job, MeasureOptions measure)
-    : cluster_(cluster), kernel_(std::move(kernel)), make_(std::move(make_job)), mopts_(measure) {
+LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, std::uint64_t iterations, JobMaker make_job,
+                       MeasureOptions measure)
+    : cluster_(cluster), kernel_(std::move(kernel)), iterations_(iterations), make_(std::move(make_job)), mopts_(measure) {
     if (mopts_.repeats < 1) throw InvalidArgument("tune: repeats must be at least 1");
     if (mopts_.warmup < 0) throw InvalidArgument("tune: warm-up runs must be >= 0");
+    if (iterations_ < 1) throw InvalidArgument("tune: iterations must be at least 1");
+    if (!(mopts_.min_run_s >= 0) || !std::isfinite(mopts_.min_run_s))
+        throw InvalidArgument("tune: the minimum run time must be a finite time >= 0");
+    if (mopts_.max_iterations < iterations_) mopts_.max_iterations = iterations_;
     if (!make_) throw InvalidArgument("tune: no job maker");
-    proto_ = make_();
+    proto_ = make_(iterations_);
 }
 
 LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobOptions options, MeasureOptions measure)
-    : LocalTuner(cluster, kernel, [kernel, options] { return kernel_job(kernel).make(options); }, measure) {}
+    : LocalTuner(cluster, kernel, options.iterations,
+                 [kernel, options](std::uint64_t n) {
+                     JobOptions o = options;
+                     o.iterations = n;
+                     return kernel_job(kernel).make(o);
+                 },
+                 measure) {}
 
 std::vector<CandidateScore> LocalTuner::ranked(int device) const {
     const DeviceInfo& dev = this->device(device);
@@ -217,22 +228,55 @@ ConfigTime LocalTuner::measure_fresh(int device, LocalSize local) {
     return t;
 }
 
+double LocalTuner::run_once(int device, LocalSize local, std::uint64_t iterations) {
+    Plan plan = single_device_plan(cluster_.devices(), device, *proto_);
+    plan.assignments.at(static_cast<std::size_t>(device)).local = local;
+    auto job = make_(iterations);
+    job->generate();
+    const JobResult res = cluster_.run(*job, plan.assignments, kernel_);
+    if (!res.verdict.ok) throw Error("wrong result with local " + local_text(local) + ": " + res.verdict.detail);
+    for (const auto& d : res.devices)
+        if (d.assignment.device == device) return d.times.kernel;
+    throw Error("no kernel time reported for the device");
+}
+
+std::uint64_t LocalTuner::timed_iterations(int device) {
+    if (auto it = timed_iterations_.find(device); it != timed_iterations_.end()) return it->second;
+    std::uint64_t n = iterations_;
+    if (mopts_.min_run_s > 0) {
+        // Probe with a configuration that is likely valid: the paper's local size, else NULL.
+        // The first run warms up (compilation, clocks); the second is the probe.
+        for (const LocalSize local : {paper_local(device), LocalSize{}}) {
+            try {
+                run_once(device, local, iterations_);
+                const double t = run_once(device, local, iterations_);
+                if (std::isfinite(t) && t > 0 && t < mopts_.min_run_s)
+                    n = std::clamp<std::uint64_t>(
+                        std::uint64_t(std::ceil(double(iterations_) * mopts_.min_run_s / t)), iterations_,
+                        mopts_.max_iterations);
+                break;
+            } catch (const JobAborted&) {
+                throw;  // a rank is gone: the cluster cannot go on
+            } catch (const Error&) {
+                // this configuration fails here: try the next, or keep the job's own iterations
+            }
+        }
+    }
+    timed_iterations_[device] = n;
+    return n;
+}
+
 ConfigTime LocalTuner::time_config(int device, LocalSize local) {
     ConfigTime t;
     try {
-        Plan plan = single_device_plan(cluster_.devices(), device, *proto_);
-        plan.assignments.at(static_cast<std::size_t>(device)).local = local;
+        const std::uint64_t n = timed_iterations(device);
+        // Each time in the unit of a run of the job's own iterations.
+        const double scale = double(iterations_) / double(n);
         std::vector<double> times;
         for (int r = 0; r < mopts_.warmup + mopts_.repeats; ++r) {
-            auto job = make_();
-            job->generate();
-            const JobResult res = cluster_.run(*job, plan.assignments, kernel_);
-            if (!res.verdict.ok) throw Error("wrong result with local " + local_text(local) + ": " + res.verdict.detail);
-            if (r < mopts_.warmup) continue;
-            for (const auto& d : res.devices)
-                if (d.assignment.device == device) times.push_back(d.times.kernel);
+            const double s = run_once(device, local, n);
+            if (r >= mopts_.warmup) times.push_back(s * scale);
         }
-        if (times.size() != std::size_t(mopts_.repeats)) throw Error("no kernel time reported for the device");
         t.seconds = median_time(times);
         t.ok = std::isfinite(t.seconds) && t.seconds > 0;
         if (!t.ok) t.error = "kernel time " + std::to_string(t.seconds) + " s is not a valid time";
@@ -274,6 +318,8 @@ TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& 
     row.device_name = tuner.device(device).name;
     row.size = tuner.size();
     row.dims = tuner.dims();
+    row.iterations = tuner.iterations();
+    row.timed_iterations = tuner.timed_iterations(device);
     TuneOptions ex = guided;
     ex.strategy = SearchStrategy::exhaustive;
     const TuneResult e = tuner.tune(device, ex);
@@ -364,6 +410,9 @@ nlohmann::json to_json(const TuneReportRow& r) {
             {"measured", r.measured},
             {"candidates", r.candidates},
             {"failed", r.failed},
+            // Times are per run of `iterations`; each run timed had `timed_iterations`.
+            {"iterations", r.iterations},
+            {"timed_iterations", r.timed_iterations},
             // > 1: the tuned choice is faster by this factor.
             {"gain_over_null", ratio(r.null_s, r.tuned_s)},
             {"gain_over_paper", ratio(r.paper_s, r.tuned_s)},

@@ -37,6 +37,9 @@ expect_jq '[.results[] | has("kernel","device","size","tuned_s","exhaustive_best
 expect_jq '[.results[] | has("tuned_scan_s","exhaustive_scan_s","head_to_head","head_to_head_runs","head_to_head_error","confirm_runs","exhaustive_confirm_runs")] | all' "confirmation and head-to-head fields"
 expect_jq '.confirm_top == 3 and .confirm_runs_each == 3 and .head_to_head_runs_each == 9' "defaults: confirm the top 3 three times each, head-to-head 9 each"
 expect_jq '[.results[] | .measured <= .candidates] | all' "measured <= candidates"
+# --min-run-ms (default 5): these kernels take microseconds per iteration, so every one is timed
+# over more iterations than the job's one, and the times are scaled back to one.
+expect_jq '.min_run_s == 0.005 and ([.results[] | .iterations == 1 and .timed_iterations > 1 and .timed_iterations <= 1000] | all)' "tiny kernels timed over more iterations (at most 1000)"
 expect_jq '[.results[] | select(.candidates >= 10) | .measured <= 0.2 * .candidates] | all' "guided measures <= 20 % of >= 10 candidates"
 # Confirmation: the finalists are min(3, successful) candidates, re-timed 3 times each (no
 # failures on PoCL at these sizes); not counted in measured.
@@ -76,6 +79,14 @@ expect_jq '.results[0] | .confirm_runs == 0 and .exhaustive_confirm_runs == 0 an
 expect_jq '.results[0] | .tuned_s == .tuned_scan_s and .exhaustive_best_s == .exhaustive_scan_s' "compared times are the scan times"
 run 60 "$ws" tune --kernel sort --size 256 --confirm-top -1 --db "$tmp/report-db.json" "${fast[@]}"
 expect_rc 2 "a negative --confirm-top is a usage error"
+run 60 "$ws" tune --kernel sort --size 256 --min-run-ms -1 --db "$tmp/report-db.json" "${fast[@]}"
+expect_fail_line 2 "min-run-ms" "a negative --min-run-ms: one line naming it, exit 2"
+# Off: every run has the job's own iterations; on: the summary says which were timed longer.
+run 400 "$ws" tune --report --json --kernel quad --size 1024 --min-run-ms 0 --db "$tmp/report-db.json" "${fast[@]}"
+expect_jq '.min_run_s == 0 and .results[0].timed_iterations == 1' "--min-run-ms 0: runs of the job's own iterations"
+run 400 "$ws" tune --kernel quad --size 1024 --iterations 2 --repeats 1 --warmup 0 --min-run-ms 20 --db "$tmp/report-db.json"
+expect_rc 0 "tune with --min-run-ms 20"
+expect_out "^  quad on device 0 .*: runs of [0-9]+ iterations timed, scaled to 2$" "the summary names the device timed longer"
 
 # plan --local tuned: the tuned entry, the paper rule without one, a damaged entry ignored.
 run 60 "$ws" plan --kernel matmul --size 16 --local tuned --db "$db" --json

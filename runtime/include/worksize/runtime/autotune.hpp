@@ -45,12 +45,21 @@ std::string resolve_db_path(const std::string& db_path);
 struct MeasureOptions {
     int warmup = 1;   ///< untimed runs first (PoCL compiles a kernel per local size)
     int repeats = 3;  ///< timed runs; the median kernel time counts
+    /// A timed run should hold at least this much kernel time (seconds; 0: off). On a device
+    /// where one run of the job's own iterations is shorter (quad 2^20 on an H200: 50 us), the
+    /// tuner times runs of more iterations there and scales each time back to the job's
+    /// iterations: launch jitter and a run's fixed cost (quad's final reduction launch) are then
+    /// averaged out instead of deciding between candidates a few per cent apart.
+    double min_run_s = 0.005;
+    std::uint64_t max_iterations = 1000;  ///< cap of the raised iterations
 };
 
 /// One configuration's time on one device.
 struct ConfigTime {
     bool ok = false;
-    double seconds = 0;  ///< median OpenCL kernel time of all iterations of one run; NaN if !ok
+    /// Median over the repeats of one run's OpenCL kernel time (all its iterations), for a run
+    /// of the job's own iterations (scaled when the tuner timed more, timed_iterations); NaN if !ok.
+    double seconds = 0;
     std::string error;   ///< why it failed (launch/build error, wrong result)
 };
 
@@ -62,10 +71,12 @@ struct ConfigTime {
 /// confirmation and head-to-head re-timings (measure_fresh) bypass the cache.
 class LocalTuner {
 public:
-    /// `make_job` makes a fresh job of the kernel at the tuning size (inputs not generated);
-    /// every run gets its own, so that no state carries over between runs.
-    using JobMaker = std::function<std::unique_ptr<KernelJob>()>;
-    LocalTuner(Cluster& cluster, std::string kernel, JobMaker make_job, MeasureOptions measure = {});
+    /// `make_job(n)` makes a fresh job of the kernel at the tuning size with n iterations
+    /// (inputs not generated); every run gets its own, so that no state carries over between
+    /// runs. `iterations` is the job's own count, the unit of every time the tuner reports.
+    using JobMaker = std::function<std::unique_ptr<KernelJob>(std::uint64_t iterations)>;
+    LocalTuner(Cluster& cluster, std::string kernel, std::uint64_t iterations, JobMaker make_job,
+               MeasureOptions measure = {});
     /// The registered job `kernel` with these options.
     LocalTuner(Cluster& cluster, std::string kernel, JobOptions options, MeasureOptions measure = {});
 
@@ -75,6 +86,13 @@ public:
     int dims() const { return proto_->descriptor().dims; }
     Priority priority() const { return proto_->descriptor().default_priority; }
     const DeviceInfo& device(int index) const;  ///< the cluster's device (rank 0's numbering)
+    std::uint64_t iterations() const { return iterations_; }  ///< the job's own iterations
+
+    /// Iterations of each timed run on the device: the job's own, or more when a probe (two runs
+    /// with the paper's local size, else NULL; the second counts) took less kernel time than
+    /// MeasureOptions::min_run_s: ceil(iterations * min_run_s / probe), at most max_iterations.
+    /// Probed once per device, on first use; a failed probe keeps the job's own.
+    std::uint64_t timed_iterations(int device);
 
     /// Valid candidates for the device (device limits; kernel-specific limits show up as
     /// launch failures), ranked by the analytic model, best first.
@@ -97,10 +115,15 @@ public:
 
 private:
     ConfigTime time_config(int device, LocalSize local);
+    /// One run of the whole problem on `device`: its kernel time (seconds, `iterations`
+    /// iterations). @throws Error on a failed launch or a wrong result.
+    double run_once(int device, LocalSize local, std::uint64_t iterations);
 
     Cluster& cluster_;
     std::string kernel_;
+    std::uint64_t iterations_;
     JobMaker make_;
+    std::map<int, std::uint64_t> timed_iterations_;
     MeasureOptions mopts_;
     std::unique_ptr<KernelJob> proto_;
     std::map<std::tuple<int, std::uint64_t, std::uint64_t>, ConfigTime> cache_;
@@ -130,6 +153,8 @@ struct TuneReportRow {
     std::size_t measured = 0;    ///< configurations the guided search launched
     std::size_t candidates = 0;  ///< all valid candidates
     std::size_t failed = 0;      ///< candidates that failed in the exhaustive sweep or its confirmation
+    std::uint64_t iterations = 1;        ///< the job's own iterations (the unit of every time)
+    std::uint64_t timed_iterations = 1;  ///< iterations per timed run (LocalTuner::timed_iterations)
     std::size_t confirm_runs = 0;             ///< the guided search's re-timings of its finalists
     std::size_t exhaustive_confirm_runs = 0;  ///< the exhaustive search's re-timings
     bool head_to_head = false;                ///< the choices differed and were timed against each other
