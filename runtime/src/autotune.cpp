@@ -26,6 +26,13 @@ std::string seconds_text(double s) {
     return buf;
 }
 
+/// A stored record's time: "0.0356 ms per run of 3 iterations" (older entries: no unit given).
+std::string record_time_text(const TuningRecord& r) {
+    std::string t = seconds_text(r.best_s);
+    if (r.iterations) t += " per run of " + std::to_string(r.iterations) + (r.iterations == 1 ? " iteration" : " iterations");
+    return t;
+}
+
 /// The whole problem on device `device`, nothing on the others.
 Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, const KernelJob& job) {
     PlanRequest r;
@@ -118,7 +125,7 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
                 a.local = rec->best;
                 a.local_rule = "tuned (db entry " + cls + ", " + rec->strategy + " search, " +
                                std::to_string(rec->measured) + "/" + std::to_string(rec->candidates) +
-                               " measured, " + seconds_text(rec->best_s) + ")";
+                               " measured, " + record_time_text(*rec) + ")";
                 done = true;
             } else {
                 if (rec) reason = "entry for " + cls + " unusable: " + why;
@@ -151,7 +158,7 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
                 if (best) {
                     a.local = best->best;
                     a.local_rule = "tuned (nearest db entry " + best_cls + " for slice class " + cls + ", " +
-                                   best->strategy + " search, " + seconds_text(best->best_s) + ")";
+                                   best->strategy + " search, " + record_time_text(*best) + ")";
                     done = true;
                 } else if (!rec) {
                     reason = "none for " + cls + " in " + store->path();

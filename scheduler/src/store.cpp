@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fcntl.h>
@@ -71,10 +72,14 @@ StoreKey key_from_json(const nlohmann::json& j) {
 }
 
 bool tuning_better(const StoreEntry& a, const StoreEntry& b) {
-    // true when a should replace b
-    double ta = INFINITY, tb = INFINITY;
-    try { ta = tuning_record_from_json(a.payload).best_s; } catch (const InvalidArgument&) {}
-    try { tb = tuning_record_from_json(b.payload).best_s; } catch (const InvalidArgument&) {}
+    // true when a should replace b. Times of runs of different iterations compare per
+    // iteration; where either side has no iterations recorded, as they stand.
+    std::optional<TuningRecord> ra, rb;
+    try { ra = tuning_record_from_json(a.payload); } catch (const InvalidArgument&) {}
+    try { rb = tuning_record_from_json(b.payload); } catch (const InvalidArgument&) {}
+    const bool per_it = ra && rb && ra->iterations && rb->iterations;
+    const double ta = !ra ? INFINITY : per_it ? per_iteration_s(*ra) : ra->best_s;
+    const double tb = !rb ? INFINITY : per_it ? per_iteration_s(*rb) : rb->best_s;
     if (ta != tb) return ta < tb;
     return a.timestamp > b.timestamp;
 }

@@ -433,14 +433,27 @@ TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& meas
     return r;
 }
 
-TuningRecord to_record(const TuneResult& r) {
+TuningRecord to_record(const TuneResult& r, std::uint64_t iterations) {
     if (!r.found) throw InvalidArgument("tuning result has no successful measurement to store");
-    return {r.best, r.best_s, r.measured, r.candidates, r.strategy};
+    TuningRecord rec;
+    rec.best = r.best;
+    rec.best_s = r.best_s;
+    rec.iterations = iterations;
+    rec.measured = r.measured;
+    rec.candidates = r.candidates;
+    rec.strategy = r.strategy;
+    return rec;
+}
+
+double per_iteration_s(const TuningRecord& r) {
+    return r.iterations ? r.best_s / double(r.iterations) : r.best_s;
 }
 
 nlohmann::json to_json(const TuningRecord& r) {
-    return {{"local", {r.best.x, r.best.y}}, {"best_s", r.best_s},   {"measured", r.measured},
-            {"candidates", r.candidates},   {"strategy", r.strategy}};
+    nlohmann::json j = {{"local", {r.best.x, r.best.y}}, {"best_s", r.best_s},   {"measured", r.measured},
+                        {"candidates", r.candidates},   {"strategy", r.strategy}};
+    if (r.iterations) j["iterations"] = r.iterations;
+    return j;
 }
 
 TuningRecord tuning_record_from_json(const nlohmann::json& j) {
@@ -460,6 +473,11 @@ TuningRecord tuning_record_from_json(const nlohmann::json& j) {
     r.measured = j["measured"].get<std::size_t>();
     r.candidates = j["candidates"].get<std::size_t>();
     r.strategy = j.value("strategy", "");
+    if (j.contains("iterations")) {
+        if (!j["iterations"].is_number_unsigned() || j["iterations"].get<std::uint64_t>() == 0)
+            fail("'iterations' must be a positive integer");
+        r.iterations = j["iterations"].get<std::uint64_t>();
+    }
     return r;
 }
 

@@ -16,6 +16,8 @@ if jq -e '[.entries[] | select(.kind == "tuning" and .kernel == "matmul")] | len
 mm_local=$(jq -c '[.entries[] | select(.kernel == "matmul")][0].payload.local' "$db")
 mm_meas=$(jq '[.entries[] | select(.kernel == "matmul")][0].payload | .measured == .candidates' "$db")
 [ "$mm_meas" = true ] && ok "exhaustive measured every candidate" || bad "exhaustive entry: measured != candidates"
+if jq -e '[.entries[] | select(.kernel == "matmul")][0].payload.iterations == 1' "$db" >/dev/null; then
+  ok "the entry records the iterations its time is for"; else bad "no iterations in the matmul entry"; fi
 
 run 300 "$ws" tune --kernel quad --size 1024 --size sort=256 --db "$db" "${fast[@]}"
 expect_rc 2 "--size KERNEL=S for a kernel not tuned is a usage error"
@@ -93,6 +95,7 @@ run 60 "$ws" plan --kernel matmul --size 16 --local tuned --db "$db" --json
 expect_rc 0 "plan --local tuned"
 expect_jq ".assignments[0].local == $mm_local" "plan takes the tuned local size $mm_local"
 expect_jq '.assignments[0].local_rule | startswith("tuned (db entry")' "local_rule names the tuned entry"
+expect_jq '.assignments[0].local_rule | test("ms per run of 1 iteration\\)$")' "local_rule gives the entry's time per run of its iterations"
 run 60 "$ws" plan --kernel matmul --size 16 --local tuned --db "$tmp/none.json" --json
 expect_jq '.assignments[0].local_rule | startswith("paper (no tuned entry")' "no database: paper rule"
 run 60 "$ws" plan --kernel interp --size 16 --local tuned --db "$db" --json

@@ -206,6 +206,25 @@ TEST_F(StoreTest, MergeSemantics) {
     EXPECT_EQ(a.merge(bt), 0u);
 }
 
+TEST_F(StoreTest, MergeComparesTuningTimesPerIteration) {
+    // Rank 1 tuned with 10 iterations per run (8 ms: 0.8 ms each), rank 0 with 1 (1 ms): the
+    // faster per iteration wins, not the lower run time.
+    Store a(db()), b;
+    a.put_tuning(h200(), "matmul", kParams, {512, 512}, {{16, 16}, 1e-3, 10, 40, "guided", 1}, 100.0);
+    b.put_tuning(h200(), "matmul", kParams, {512, 512}, {{32, 8}, 8e-3, 10, 40, "guided", 10}, 50.0);
+    // Where one side has no iterations recorded (an older entry), the run times compare as they are.
+    a.put_tuning(h200(), "interp", kParams, {512, 512}, {{8, 32}, 1e-3, 10, 40, "guided", 1}, 10.0);
+    b.put_tuning(h200(), "interp", kParams, {512, 512}, {{8, 8}, 8e-3, 10, 40, "guided", 0}, 500.0);
+    const Store bt = Store::from_text(b.dump(), "rank 1", CorruptPolicy::refuse);
+    EXPECT_EQ(a.merge(bt), 1u);
+    const auto mm = a.find_tuning(h200(), "matmul", kParams, {512, 512});
+    ASSERT_TRUE(mm.has_value());
+    EXPECT_EQ(mm->best, (LocalSize{32, 8}));
+    EXPECT_EQ(mm->iterations, 10u);
+    EXPECT_DOUBLE_EQ(per_iteration_s(*mm), 8e-4);
+    EXPECT_EQ(a.find_tuning(h200(), "interp", kParams, {512, 512})->best, (LocalSize{8, 32}));
+}
+
 TEST_F(StoreTest, AtomicSaveLeavesNoTempFileAndReplacesContent) {
     Store s(db());
     s.put_model(h200(), "matmul", kParams, some_model(1e-12));

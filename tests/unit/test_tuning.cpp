@@ -219,7 +219,20 @@ TEST(TuningRecordJson, RoundTripAndValidation) {
     EXPECT_EQ(b.measured, 40u);
     EXPECT_EQ(b.candidates, 200u);
     EXPECT_EQ(b.strategy, "guided");
-    nlohmann::json bad = to_json(r);
+    EXPECT_EQ(b.iterations, 0u);  // not recorded: not written, read back as unknown
+    EXPECT_FALSE(to_json(r).contains("iterations"));
+    TuningRecord ri = r;
+    ri.iterations = 3;
+    const TuningRecord bi = tuning_record_from_json(nlohmann::json::parse(to_json(ri).dump()));
+    EXPECT_EQ(bi.iterations, 3u);
+    EXPECT_DOUBLE_EQ(per_iteration_s(bi), 1.25e-3 / 3);
+    EXPECT_DOUBLE_EQ(per_iteration_s(r), 1.25e-3);
+    nlohmann::json bad = to_json(ri);
+    bad["iterations"] = 0;
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+    bad["iterations"] = "3";
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+    bad = to_json(r);
     bad["best_s"] = -1;
     EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
     bad = to_json(r);

@@ -178,14 +178,21 @@ std::size_t guided_budget(std::size_t n, const TuneOptions& options);
 /// What is stored for a tuning result (no failed configs; best only).
 struct TuningRecord {
     LocalSize best;
-    double best_s = 0;
+    double best_s = 0;            ///< one run's kernel time, of `iterations` iterations
     std::size_t measured = 0;
     std::size_t candidates = 0;
     std::string strategy;
+    /// The kernel iterations per run that best_s is for; 0: not recorded (entries written
+    /// before it was). The merge compares per-iteration times where both sides have it.
+    std::uint64_t iterations = 0;
 };
 
+/// `iterations`: the kernel iterations per run that the result's times are for (0: unknown).
 /// @throws InvalidArgument if the result has no successful measurement.
-TuningRecord to_record(const TuneResult& r);
+TuningRecord to_record(const TuneResult& r, std::uint64_t iterations = 0);
+
+/// best_s per iteration where `iterations` is known, else best_s itself.
+double per_iteration_s(const TuningRecord& r);
 nlohmann::json to_json(const TuningRecord& r);
 /// @throws InvalidArgument naming the missing or malformed field.
 TuningRecord tuning_record_from_json(const nlohmann::json& j);
