@@ -11,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <map>
 #include <set>
@@ -60,6 +61,18 @@ void maybe_inject_fault(const DeviceInfo& dev) {
         throw ClError("clEnqueueNDRangeKernel", CL_OUT_OF_RESOURCES,
                       dev.name + " (injected by WORKSIZE_FAULT=execute)");
     if (fault == "crash") std::_Exit(134);
+}
+
+/// Test-only: WORKSIZE_FAULT=wrong-local:N makes every slice run with local size x == N return
+/// a wrong result (its first float becomes 1e30), so that the verification fails.
+void maybe_corrupt_output(const SliceSpec& spec, Bytes& out) {
+    const char* f = std::getenv("WORKSIZE_FAULT");
+    if (!f) return;
+    const std::string fault = f, prefix = "wrong-local:";
+    if (fault.rfind(prefix, 0) != 0 || out.size() < sizeof(float)) return;
+    if (std::to_string(spec.local.x) != fault.substr(prefix.size())) return;
+    const float wrong = 1e30f;
+    std::memcpy(out.data(), &wrong, sizeof wrong);
 }
 
 /// Parse "R=SEL[+SEL..],R=..." into rank -> selectors; a selector is a device index or a word
@@ -189,7 +202,9 @@ struct Cluster::Impl {
         auto& ctx = context(device_index);
         maybe_inject_fault(ctx.info());
         const auto& factory = kernel_job(spec.kernel);
-        return factory.execute(ctx, spec, in, out);
+        const SliceTimes t = factory.execute(ctx, spec, in, out);
+        maybe_corrupt_output(spec, out);
+        return t;
     }
 };
 

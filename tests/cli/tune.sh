@@ -115,4 +115,17 @@ WORKSIZE_FAULT=execute run 120 "$ws" tune --kernel quad --size 1024 --search gui
 expect_rc 1 "every configuration failing is a failure"
 if grep -q "nothing stored" "$err"; then ok "says nothing was stored"; else bad "no 'nothing stored' message"; fi
 [ "$(jq -c '.entries | length' "$db")" = "$before" ] && ok "database unchanged" || bad "database changed"
+# A configuration that gives wrong results is skipped and never stored: the local size that an
+# exhaustive search stores first is then made to return a wrong result (test-only fault).
+wdb="$tmp/wrong-db.json"
+run 300 "$ws" tune --kernel quad --size 1024 --search exhaustive --db "$wdb" "${fast[@]}"
+expect_rc 0 "exhaustive quad 1024"
+wx=$(jq '[.entries[] | select(.kernel == "quad")][0].payload.local[0]' "$wdb")
+WORKSIZE_FAULT="wrong-local:$wx" run 400 "$ws" tune --report --json --kernel quad --size 1024 --search exhaustive \
+  --db "$wdb" "${fast[@]}"
+expect_rc 0 "the report goes on past a configuration with wrong results"
+expect_jq ".results[0] | .failed >= 1 and ([.heatmap[] | select(.x == $wx) | .seconds] == [null])" "local $wx: failed, no time in the heat map"
+expect_jq ".results[0] | .exhaustive_best_local[0] != $wx and .tuned_local[0] != $wx" "local $wx chosen by neither search"
+if jq -e "[.entries[] | select(.kernel == \"quad\")][0].payload.local[0] != $wx" "$wdb" >/dev/null; then
+  ok "the wrong-result local size $wx is not stored"; else bad "local $wx with wrong results is still the stored entry"; fi
 finish
