@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -112,8 +113,31 @@ void Progress::step(const std::string& what) {
     draw(what);
 }
 
+namespace {
+
+/// "42 s", "3 min 05 s", "1 h 02 min".
+std::string duration_text(double s) {
+    const long t = std::lround(std::max(0.0, s));
+    char buf[32];
+    if (t < 60)
+        std::snprintf(buf, sizeof buf, "%ld s", t);
+    else if (t < 3600)
+        std::snprintf(buf, sizeof buf, "%ld min %02ld s", t / 60, t % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ld h %02ld min", t / 3600, (t % 3600) / 60);
+    return buf;
+}
+
+}  // namespace
+
 void Progress::draw(const std::string& what) {
     shown_total_ = total_;
+    // Elapsed time, and from the third step on a linear estimate of what is left (steps differ
+    // in cost, e.g. a CPU's and a GPU's measurements: an estimate, hence the "~").
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::string when = " [" + duration_text(elapsed);
+    if (n_ >= 3 && n_ < total_) when += ", ~" + duration_text(elapsed / double(n_) * double(total_ - n_)) + " left";
+    when += "]";
     // One write per line: under mpiexec stderr and stdout share a terminal, and a line written
     // in pieces gets spliced into the other stream's output.
     std::ostringstream line;
@@ -122,9 +146,9 @@ void Progress::draw(const std::string& what) {
         const int fill = total_ ? static_cast<int>(width * std::min(n_, total_) / total_) : width;
         line << '\r' << label_ << " [" << std::string(static_cast<std::size_t>(fill), '=')
              << std::string(static_cast<std::size_t>(width - fill), ' ') << "] " << n_ << '/' << total_
-             << (what.empty() ? "" : " " + what) << "\033[K";
+             << (what.empty() ? "" : " " + what) << when << "\033[K";
     } else {
-        line << label_ << ": " << n_ << '/' << total_ << (what.empty() ? "" : " " + what) << '\n';
+        line << label_ << ": " << n_ << '/' << total_ << (what.empty() ? "" : " " + what) << when << '\n';
     }
     const std::string text = line.str();
     std::fwrite(text.data(), 1, text.size(), stderr);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ public:
 private:
     void draw(const std::string& what);
     std::string label_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::size_t total_, n_ = 0, shown_total_ = 0;
     bool tty_;
 };

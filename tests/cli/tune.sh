@@ -59,6 +59,10 @@ steps=$(grep -cE '^tune: [0-9]+/[0-9]+ [a-z]+ dev ' "$err")
 set -- $last
 if [ "${1:-x}" = "${2:-y}" ] && [ "$1" -eq "$steps" ]; then ok "progress ends at $1/$2 after $steps steps"
 else bad "progress: last line '$last', $steps steps"; fi
+if grep -E '^tune: [0-9]+/[0-9]+ ' "$err" | tail -1 | grep -Eq ' \[[0-9]+ (s|min [0-9]{2} s)\]$'; then
+  ok "the last progress line gives the elapsed time"; else bad "no elapsed time on the last progress line"; fi
+if grep -Eq '^tune: [0-9]+/[0-9]+ .* \[[0-9]+ (s|min [0-9]{2} s), ~[0-9]+ (s|min [0-9]{2} s) left\]$' "$err"; then
+  ok "progress lines estimate the time left"; else bad "no time-left estimate in the progress lines"; fi
 expect_jq '[.results[] | (.heatmap | length) == .candidates] | all' "heat map covers every candidate"
 if [ "$(grep -c '^matmul,0,' "$tmp/heat.csv")" -eq "$(jq '.results[] | select(.kernel == "matmul") | .candidates' "$tmp/report.json")" ]; then
   ok "heat-map CSV has a row per matmul candidate"; else bad "heat-map CSV rows"; fi
