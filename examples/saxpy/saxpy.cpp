@@ -1,12 +1,15 @@
-// Porting example: a user's own OpenCL kernel (SAXPY, y = a·x + y) run through worksize: the
+// Porting example: a user's own OpenCL kernel (SAXPY, z = a·x + y) run through worksize: the
 // cluster finds every rank's devices, the paper's planner splits the work, rank 0 ships each
-// device its slice, and the result is verified. Build: target `worksize_example_saxpy`.
-//   mpiexec -n 3 worksize_example_saxpy [n]
+// device its slice, and the result is verified. With --tune DB, the kernel's local size is first
+// tuned on every device (the guided search of `worksize tune`) into the database DB, and the
+// plan takes each device's tuned local size from it. Build: target `worksize_example_saxpy`.
+//   mpiexec -n 3 worksize_example_saxpy [n] [--tune DB]
 #include <cmath>
 #include <iostream>
 #include <cstring>
 #include <random>
 
+#include "worksize/runtime/autotune.hpp"
 #include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/planner.hpp"
@@ -15,9 +18,10 @@ namespace {
 
 const char* kSource = R"CL(
 #pragma OPENCL FP_CONTRACT OFF
-__kernel void saxpy(const float a, __global const float* x, __global float* y, const uint n) {
+__kernel void saxpy(const float a, __global const float* x, __global const float* y,
+                    __global float* z, const uint n) {
     const uint i = get_global_id(0);
-    if (i < n) y[i] = a * x[i] + y[i];
+    if (i < n) z[i] = a * x[i] + y[i];
 }
 )CL";
 
@@ -26,7 +30,7 @@ using namespace worksize;
 /// Master side: inputs, slices, gathering, verification.
 class SaxpyJob : public KernelJob {
 public:
-    explicit SaxpyJob(const JobOptions& o) : n_(o.size.x), seed_(o.seed) {}
+    explicit SaxpyJob(const JobOptions& o) : n_(o.size.x), iterations_(o.iterations), seed_(o.seed) {}
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "saxpy";
@@ -37,6 +41,10 @@ public:
         return d;
     }
     GlobalSize problem() const override { return {n_, 1}; }
+    /// Slices in whole multiples of 4096 items (one device also gets the rest of n): every local
+    /// size a device allows (at most 4096 on PoCL, 1024 on NVIDIA) then divides its slice, so a
+    /// tuned local size can be used for any split.
+    std::uint64_t granule() const override { return 4096; }
     void generate() override {
         std::mt19937_64 rng(seed_);
         std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -47,7 +55,9 @@ public:
         out_.assign(n_, NAN);
     }
     SliceSpec slice_spec(const Assignment& a) const override {
-        return {"saxpy", problem(), a.offset, a.units, a.global, a.local, 1, {{"a", kA}}};
+        // The iterations travel with the slice: the tuner and the calibration time runs of more
+        // iterations than a job's own, and scale by them.
+        return {"saxpy", problem(), a.offset, a.units, a.global, a.local, iterations_, {{"a", kA}}};
     }
     Bytes slice_input(const Assignment& a) const override {
         Bytes b(a.units * 8);
@@ -80,17 +90,18 @@ public:
     static constexpr float kA = 2.5f;
 
 private:
-    std::uint64_t n_, seed_;
+    std::uint64_t n_, iterations_, seed_;
     std::vector<float> x_, y_, out_;
 };
 
-/// Worker side: run one slice on a device.
+/// Worker side: run one slice on a device, the kernel `iterations` times (each writes z afresh).
 SliceTimes execute(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out) {
     SliceTimes t;
     if (s.units == 0) return t;
     const std::size_t bytes = s.units * 4;
-    cl::Buffer x(ctx.context(), CL_MEM_READ_ONLY, bytes), y(ctx.context(), CL_MEM_READ_WRITE, bytes);
-    cl::Event ex, ey, ek, er;
+    cl::Buffer x(ctx.context(), CL_MEM_READ_ONLY, bytes), y(ctx.context(), CL_MEM_READ_ONLY, bytes),
+        z(ctx.context(), CL_MEM_WRITE_ONLY, bytes);
+    cl::Event ex, ey, er;
     auto& q = ctx.queue();
     q.enqueueWriteBuffer(x, CL_FALSE, 0, bytes, in.data(), nullptr, &ex);
     q.enqueueWriteBuffer(y, CL_FALSE, 0, bytes, in.data() + bytes, nullptr, &ey);
@@ -98,15 +109,35 @@ SliceTimes execute(DeviceContext& ctx, const SliceSpec& s, std::span<const std::
     k.setArg(0, s.params.at("a").get<float>());
     k.setArg(1, x);
     k.setArg(2, y);
-    k.setArg(3, static_cast<cl_uint>(s.units));
-    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(s.global.x),
-                           s.local.is_null() ? cl::NullRange : cl::NDRange(s.local.x), nullptr, &ek);
+    k.setArg(3, z);
+    k.setArg(4, static_cast<cl_uint>(s.units));
+    std::vector<cl::Event> ek(std::max<std::uint64_t>(s.iterations, 1));
+    for (auto& e : ek)
+        q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(s.global.x),
+                               s.local.is_null() ? cl::NullRange : cl::NDRange(s.local.x), nullptr, &e);
     out.resize(bytes);
-    q.enqueueReadBuffer(y, CL_TRUE, 0, bytes, out.data(), nullptr, &er);
+    q.enqueueReadBuffer(z, CL_TRUE, 0, bytes, out.data(), nullptr, &er);
     t.h2d = event_seconds(ex) + event_seconds(ey);
-    t.kernel = event_seconds(ek);
+    for (const auto& e : ek) t.kernel += event_seconds(e);
     t.d2h = event_seconds(er);
     return t;
+}
+
+/// Tune saxpy's local size on every device with the guided search and store the choices in
+/// `db` (what `worksize tune` does for the sample kernels).
+void tune_all(Cluster& cluster, const JobOptions& o, const std::string& db) {
+    Store store = Store::open(db);
+    LocalTuner tuner(cluster, "saxpy", o);
+    for (std::size_t d = 0; d < cluster.devices().size(); ++d) {
+        const DeviceInfo& dev = cluster.devices()[d];
+        const TuneResult r = tuner.tune(int(d), TuneOptions{});
+        if (!r.found) throw Error("every local size of saxpy failed on device " + std::to_string(d));
+        store_tuning(store, tuner, dev, to_record(r, tuner.iterations()));
+        std::cout << "tuned device " << d << " (" << dev.name << "): local " << r.best.x << ", measured "
+                  << r.measured << " of " << r.candidates << " candidates, runs of "
+                  << tuner.timed_iterations(int(d)) << " iterations timed\n";
+    }
+    store.save();
 }
 
 }  // namespace
@@ -121,19 +152,33 @@ int main(int argc, char** argv) {
         if (!cluster.is_master()) return cluster.serve();
         try {
             JobOptions o;
-            o.size = {argc > 1 ? std::stoull(argv[1]) : 1000003ull, 1};
+            o.size = {1000003, 1};
+            std::string db;
+            for (int i = 1; i < argc; ++i) {
+                const std::string a = argv[i];
+                if (a == "--tune" && i + 1 < argc)
+                    db = argv[++i];
+                else if (a.find_first_not_of("0123456789") == std::string::npos && a != "0")
+                    o.size.x = std::stoull(a);
+                else
+                    throw InvalidArgument("usage: worksize_example_saxpy [n > 0] [--tune DB]; not '" + a + "'");
+            }
+            if (!db.empty()) tune_all(cluster, o, db);
             SaxpyJob job(o);
             job.generate();
             PlanRequest req;
             req.kernel = job.descriptor();
             req.global = job.problem();
-            const Plan plan = make_plan(cluster.devices(), req);
+            req.granule = job.granule();
+            Plan plan = make_plan(cluster.devices(), req);
+            if (!db.empty()) apply_tuned_locals(plan, cluster.devices(), job, db);
             cluster.run(job, plan.assignments, "saxpy");  // warm-up: builds the programs
             job.generate();
             const JobResult r = cluster.run(job, plan.assignments, "saxpy");
             for (const auto& d : r.devices)
                 std::cout << "rank " << d.assignment.rank << " " << d.assignment.device_name << ": "
-                          << d.assignment.units << " items, local " << d.assignment.local.x << ", kernel "
+                          << d.assignment.units << " items, local " << d.assignment.local.x
+                          << (d.assignment.local_rule.rfind("tuned", 0) == 0 ? " (tuned)" : "") << ", kernel "
                           << d.times.kernel * 1e3 << " ms\n";
             std::cout << "makespan " << r.makespan_s * 1e3 << " ms; " << (r.verdict.ok ? "verified: " : "FAILED: ")
                       << r.verdict.detail << '\n';
