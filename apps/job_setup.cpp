@@ -152,9 +152,8 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
         if (extras) extras->oracle = std::move(res);
         return plan;
     }
-    Plan plan = make_plan(devices, request);
-    if (plan.local_policy == LocalPolicy::tuned) apply_tuned_locals(plan, devices, job, k.db);
-    return plan;
+    if (request.local_policy == LocalPolicy::tuned) return plan_tuned(devices, request, job, k.db);
+    return make_plan(devices, request);
 }
 
 std::string ladder_text(const DeviceCalibration& dc) {

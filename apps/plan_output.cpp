@@ -77,7 +77,9 @@ std::string plan_table(const Plan& p) {
                                         to_string(p.compute_class),
                                         fmt(p.k, 2)};
         if (predicted) row.push_back(a.predicted_s >= 0 ? fmt_ms(a.predicted_s) : "-");
-        row.push_back(a.note.empty() ? a.local_rule : a.note);
+        // An idle device: why it has no work; else the local-size rule, and a note beside it.
+        row.push_back(a.units == 0 || a.note.empty() ? (a.note.empty() ? a.local_rule : a.note)
+                                                     : a.local_rule + "; " + a.note);
         t.add(row);
     }
     os << t.str();

@@ -72,6 +72,41 @@ bool parse_class(const std::string& c, int& lx, int& ly) {
     return std::sscanf(c.c_str(), "x2^%d.y2^%d", &lx, &ly) == 2;
 }
 
+
+/// The tuning entry of the size class nearest to `cls` (sum of |delta log2| per dimension; not
+/// `cls` itself) of the same device, kernel and parameters that `accept` takes; its class in
+/// `found_cls`. Unusable entries are reported through `warn` and skipped.
+std::optional<TuningRecord> nearest_entry(const Store& store, const DeviceFingerprint& fp, const std::string& kernel,
+                                          const nlohmann::json& params, const std::string& cls,
+                                          const std::function<bool(const TuningRecord&)>& accept,
+                                          std::string& found_cls,
+                                          const std::function<void(const std::string&)>& warn) {
+    int lx = 0, ly = 0;
+    parse_class(cls, lx, ly);
+    int best_dist = std::numeric_limits<int>::max();
+    std::optional<TuningRecord> best;
+    for (const auto& e : store.entries()) {
+        if (e.key.kind != EntryKind::tuning || !(e.key.device == fp) || e.key.kernel != kernel ||
+            e.key.params != params || e.key.size_class == cls)
+            continue;
+        int ex = 0, ey = 0;
+        if (!parse_class(e.key.size_class, ex, ey)) continue;
+        try {
+            const auto r = tuning_record_from_json(e.payload);
+            if (!accept(r)) continue;
+            const int d = std::abs(ex - lx) + std::abs(ey - ly);
+            if (d < best_dist) {
+                best_dist = d;
+                best = r;
+                found_cls = e.key.size_class;
+            }
+        } catch (const InvalidArgument& ex2) {
+            warn("ignoring unusable tuning entry for '" + kernel + "' " + e.key.size_class + ": " + ex2.what());
+        }
+    }
+    return best;
+}
+
 }  // namespace
 
 std::string resolve_db_path(const std::string& db_path) { return db_path.empty() ? default_db_path() : db_path; }
@@ -129,32 +164,11 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
                 done = true;
             } else {
                 if (rec) reason = "entry for " + cls + " unusable: " + why;
-                // Nearest size class of the same device, kernel and parameters that fits.
-                int lx = 0, ly = 0;
-                parse_class(cls, lx, ly);
-                int best_dist = std::numeric_limits<int>::max();
-                std::optional<TuningRecord> best;
                 std::string best_cls;
-                for (const auto& e : store->entries()) {
-                    if (e.key.kind != EntryKind::tuning || !(e.key.device == fp) || e.key.kernel != plan.kernel ||
-                        e.key.params != params || e.key.size_class == cls)
-                        continue;
-                    int ex = 0, ey = 0;
-                    if (!parse_class(e.key.size_class, ex, ey)) continue;
-                    try {
-                        const auto r = tuning_record_from_json(e.payload);
-                        if (!fits(r.best, a.global, dev, plan.dims, nullptr)) continue;
-                        const int d = std::abs(ex - lx) + std::abs(ey - ly);
-                        if (d < best_dist) {
-                            best_dist = d;
-                            best = r;
-                            best_cls = e.key.size_class;
-                        }
-                    } catch (const InvalidArgument& ex2) {
-                        warn("ignoring unusable tuning entry for '" + plan.kernel + "' " + e.key.size_class + ": " +
-                             ex2.what());
-                    }
-                }
+                const auto best = nearest_entry(
+                    *store, fp, plan.kernel, params, cls,
+                    [&](const TuningRecord& r) { return fits(r.best, a.global, dev, plan.dims, nullptr); }, best_cls,
+                    warn);
                 if (best) {
                     a.local = best->best;
                     a.local_rule = "tuned (nearest db entry " + best_cls + " for slice class " + cls + ", " +
@@ -174,6 +188,63 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
         else
             std::cerr << "worksize: warning: " << n << '\n';
     }
+}
+
+Plan plan_tuned(const std::vector<DeviceInfo>& devices, PlanRequest request, const KernelJob& job,
+                const std::string& db_path, std::vector<std::string>* warnings) {
+    if (request.local_policy != LocalPolicy::tuned) throw InvalidArgument("plan_tuned: the local policy is not tuned");
+    std::vector<std::string> first_warnings;
+    Plan plan = make_plan(devices, request);
+    apply_tuned_locals(plan, devices, job, db_path, &first_warnings);
+    auto emit = [&](const std::vector<std::string>& ws) {
+        for (const auto& w : ws) {
+            if (warnings)
+                warnings->push_back(w);
+            else
+                std::cerr << "worksize: warning: " << w << '\n';
+        }
+    };
+    // Which devices' tuned shapes do not divide their slices, and by what they would.
+    std::vector<std::uint64_t> multiples(devices.size(), 1);
+    bool any = false;
+    try {
+        const Store store = Store::open(resolve_db_path(db_path), CorruptPolicy::report_and_ignore);
+        const nlohmann::json params = tuning_params(job);
+        for (const auto& a : plan.assignments) {
+            if (a.units == 0 || a.local_rule.rfind("tuned", 0) == 0) continue;
+            const DeviceFingerprint fp = fingerprint_of(devices.at(std::size_t(a.device)));
+            std::optional<TuningRecord> rec = store.find_tuning(fp, plan.kernel, params, a.global);
+            if (!rec) {
+                std::string cls;
+                rec = nearest_entry(store, fp, plan.kernel, params, size_class(a.global),
+                                    [](const TuningRecord&) { return true; }, cls, [](const std::string&) {});
+            }
+            if (!rec) continue;
+            const std::uint64_t m = plan.dims == 2 ? rec->best.y : rec->best.x;
+            if (m > 1 && a.units % m != 0 && m * 8 <= a.units) {
+                multiples.at(std::size_t(a.device)) = m;
+                any = true;
+            }
+        }
+    } catch (const Error&) {
+        // The database cannot be read: apply_tuned_locals has said so; keep the first plan.
+    }
+    if (!any) {
+        emit(first_warnings);
+        return plan;
+    }
+    request.unit_multiples = multiples;
+    std::vector<std::string> second_warnings;
+    Plan aligned = make_plan(devices, request);
+    apply_tuned_locals(aligned, devices, job, db_path, &second_warnings);
+    for (auto& a : aligned.assignments) {
+        const std::uint64_t m = multiples.at(std::size_t(a.device));
+        if (m > 1 && a.units > 0)
+            a.note = std::string(plan.dims == 2 ? "rows" : "items") + " rounded to a multiple of " +
+                     std::to_string(m) + " for the tuned local size";
+    }
+    emit(second_warnings);
+    return aligned;
 }
 
 // --- LocalTuner -------------------------------------------------------------------------------

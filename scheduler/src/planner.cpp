@@ -133,10 +133,11 @@ std::vector<double> split_weights(const std::vector<DeviceInfo>& devices, Strate
     return w;
 }
 
-std::vector<std::uint64_t> round_to_units(const std::vector<double>& weights,
-                                          std::uint64_t total_units, std::uint64_t granule) {
+namespace {
+
+/// The sum of `weights`. @throws InvalidArgument if empty, negative, not finite or all zero.
+double checked_weight_sum(const std::vector<double>& weights) {
     if (weights.empty()) throw InvalidArgument("rounding: no weights");
-    if (granule == 0) throw InvalidArgument("rounding: granule must be at least 1");
     double sum = 0.0;
     for (double w : weights) {
         if (!std::isfinite(w) || w < 0.0)
@@ -144,6 +145,54 @@ std::vector<std::uint64_t> round_to_units(const std::vector<double>& weights,
         sum += w;
     }
     if (!(sum > 0.0)) throw InvalidArgument("rounding: weights sum to zero");
+    return sum;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> round_to_unit_multiples(const std::vector<double>& weights, std::uint64_t total_units,
+                                                   const std::vector<std::uint64_t>& multiples) {
+    const double sum = checked_weight_sum(weights);
+    const std::size_t n = weights.size();
+    if (multiples.size() != n)
+        throw InvalidArgument("rounding: " + std::to_string(multiples.size()) + " unit multiples for " +
+                              std::to_string(n) + " weights");
+    for (auto m : multiples)
+        if (m == 0) throw InvalidArgument("rounding: unit multiples must be at least 1");
+    std::vector<double> quota(n);
+    std::vector<std::uint64_t> units(n, 0);
+    std::uint64_t given = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        quota[i] = weights[i] / sum * double(total_units);
+        const auto whole = std::uint64_t(std::floor(quota[i] / double(multiples[i])));
+        units[i] = std::min(whole * multiples[i], total_units - given);
+        units[i] -= units[i] % multiples[i];
+        given += units[i];
+    }
+    std::uint64_t rest = total_units - given;
+    for (;;) {
+        std::size_t best = n;
+        double owed_best = -std::numeric_limits<double>::infinity();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (weights[i] <= 0.0 || multiples[i] > rest) continue;
+            const double owed = (quota[i] - double(units[i])) / double(multiples[i]);
+            if (owed > owed_best) {
+                owed_best = owed;
+                best = i;
+            }
+        }
+        if (best == n) break;
+        units[best] += multiples[best];
+        rest -= multiples[best];
+    }
+    if (rest > 0) units[std::size_t(std::max_element(weights.begin(), weights.end()) - weights.begin())] += rest;
+    return units;
+}
+
+std::vector<std::uint64_t> round_to_units(const std::vector<double>& weights,
+                                          std::uint64_t total_units, std::uint64_t granule) {
+    if (granule == 0) throw InvalidArgument("rounding: granule must be at least 1");
+    const double sum = checked_weight_sum(weights);
 
     const std::size_t n = weights.size();
     const std::uint64_t granules = total_units / granule;
@@ -367,7 +416,18 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
     }
 
     const std::uint64_t total_units = kd.dims == 2 ? g.y : g.x;
-    const auto units = round_to_units(weights, total_units, split_granule(devices, request));
+    const std::uint64_t granule = split_granule(devices, request);
+    std::vector<std::uint64_t> units;
+    if (request.unit_multiples.empty()) {
+        units = round_to_units(weights, total_units, granule);
+    } else {
+        if (request.unit_multiples.size() != devices.size())
+            throw InvalidArgument("plan: " + std::to_string(request.unit_multiples.size()) + " unit multiples for " +
+                                  std::to_string(devices.size()) + " devices");
+        std::vector<std::uint64_t> multiples;
+        for (auto m : request.unit_multiples) multiples.push_back(std::lcm(granule, std::max<std::uint64_t>(m, 1)));
+        units = round_to_unit_multiples(weights, total_units, multiples);
+    }
 
     std::uint64_t offset = 0;
     for (std::size_t i = 0; i < devices.size(); ++i) {

@@ -218,6 +218,45 @@ TEST(RoundToUnits, GranulesAndThePartialGranule) {
     EXPECT_EQ(round_to_units({0.6, 0.4}, 5, 16), (std::vector<std::uint64_t>{5, 0}));
 }
 
+TEST(RoundToUnitMultiples, EachDeviceItsOwnMultiple) {
+    // The H200 matmul 512 case: 128 rows, 127 and 1 by the paper split. With the GPU's tuned
+    // y = 8 its rows become a multiple of 8; the CPU (no constraint) keeps the rest.
+    EXPECT_EQ(round_to_unit_multiples({127.0 / 128, 1.0 / 128}, 128, {8, 1}), (std::vector<std::uint64_t>{120, 8}));
+    // Both constrained: 1000 rows at 30/70 with multiples 16 and 8: 288 + 704 = 992, and the
+    // last 8 go where a multiple still fits and most is owed (the 8-multiple device).
+    const auto u = round_to_unit_multiples({0.3, 0.7}, 1000, {16, 8});
+    EXPECT_EQ(sum(u), 1000u);
+    EXPECT_EQ(u[0] % 16, 0u);
+    EXPECT_EQ(u[1] % 8, 0u);
+    EXPECT_NEAR(double(u[0]), 300.0, 16.0);
+    // A rest smaller than every multiple goes to the largest weight, which alone is unaligned.
+    const auto r = round_to_unit_multiples({0.5, 0.5}, 1001, {8, 8});
+    EXPECT_EQ(sum(r), 1001u);
+    EXPECT_EQ((r[0] % 8) + (r[1] % 8), 1u);
+    // A share under half its multiple may get nothing; a zero weight gets nothing.
+    EXPECT_EQ(round_to_unit_multiples({0.01, 0.99}, 100, {64, 1}), (std::vector<std::uint64_t>{0, 100}));
+    EXPECT_EQ(round_to_unit_multiples({0.0, 1.0}, 64, {1, 1}), (std::vector<std::uint64_t>{0, 64}));
+    // All multiples 1: plain largest remainder.
+    EXPECT_EQ(round_to_unit_multiples({1, 1, 1}, 10, {1, 1, 1}), round_to_units({1, 1, 1}, 10));
+    EXPECT_THROW(round_to_unit_multiples({1.0, 1.0}, 10, {1}), InvalidArgument);
+    EXPECT_THROW(round_to_unit_multiples({1.0, 1.0}, 10, {1, 0}), InvalidArgument);
+    EXPECT_THROW(round_to_unit_multiples({0.0, 0.0}, 10, {1, 1}), InvalidArgument);
+}
+
+TEST(MakePlan, UnitMultiplesAlignEachDevicesRows) {
+    PlanRequest req;
+    req.kernel = kernel2d();
+    req.global = {512, 128};
+    req.weights = std::vector<double>{0.9, 0.1};
+    req.unit_multiples = {16, 4};
+    const Plan plan = make_plan({k20(), gts()}, req);
+    EXPECT_EQ(plan.assignments[0].units, 112u);
+    EXPECT_EQ(plan.assignments[1].units, 16u);
+    EXPECT_EQ(plan.assignments[1].offset, 112u);
+    req.unit_multiples = {16};
+    EXPECT_THROW(make_plan({k20(), gts()}, req), InvalidArgument);
+}
+
 class RoundSums : public ::testing::TestWithParam<std::uint64_t> {};
 TEST_P(RoundSums, AnyWeightsAnyTotal) {
     const std::uint64_t total = GetParam();

@@ -16,6 +16,7 @@
 
 #include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/kernel_job.hpp"
+#include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/store.hpp"
 #include "worksize/scheduler/tuning.hpp"
 #include "worksize/scheduler/types.hpp"
@@ -32,6 +33,16 @@ namespace worksize {
 /// `db_path` "" means the default database.
 void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job,
                         const std::string& db_path, std::vector<std::string>* warnings = nullptr);
+
+/// make_plan for `--local tuned`, then apply_tuned_locals. Where a device's tuned local size (the
+/// entry of its slice's size class, else of the nearest class) does not divide its slice, and
+/// its y (2-D; x for 1-D) is at most 1/8 of the slice's rows (items), the split is made again
+/// with that device's rows rounded to a multiple of it (PlanRequest::unit_multiples), so that the
+/// tuned local size fits; such an assignment's note says so. Devices with a small share keep
+/// theirs unaligned (rounding would move too much of it) and fall back as apply_tuned_locals says.
+/// `request.local_policy` must be tuned. Warnings as apply_tuned_locals.
+Plan plan_tuned(const std::vector<DeviceInfo>& devices, PlanRequest request, const KernelJob& job,
+                const std::string& db_path, std::vector<std::string>* warnings = nullptr);
 
 /// The kernel parameters a tuning entry is keyed by: the job's slice parameters for the whole
 /// problem without the ones that only describe the geometry (m, n, in_w, in_h, out_w, out_h,

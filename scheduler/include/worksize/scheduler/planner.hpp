@@ -30,6 +30,15 @@ double paper_pair_share(std::uint64_t pes_small, std::uint64_t pes_large, double
 std::vector<std::uint64_t> round_to_units(const std::vector<double>& weights,
                                           std::uint64_t total_units, std::uint64_t granule = 1);
 
+/// Round weights to whole units where device i's units must be a multiple of `multiples[i]`
+/// (each >= 1): every device gets floor(quota / m) * m, then whole multiples go, one at a time,
+/// to the device furthest below its quota (in multiples; ties: the lower index) while one fits
+/// in what is left; the last rest (smaller than every multiple still possible) goes to the
+/// device with the largest weight, whose slice alone is then not aligned. A device whose quota
+/// is under about half its multiple may get nothing. Returns units summing to `total_units`.
+std::vector<std::uint64_t> round_to_unit_multiples(const std::vector<double>& weights, std::uint64_t total_units,
+                                                   const std::vector<std::uint64_t>& multiples);
+
 /// Settable local sizes of one dimension: divisors of `global` within `limit`.
 std::vector<std::uint64_t> divisors_within(std::uint64_t global, std::uint64_t limit);
 
@@ -58,6 +67,10 @@ struct PlanRequest {
     /// >= the largest PEs per CU) so every slice has a good divisor. The paper rounds to whole
     /// items; set false to reproduce that exactly.
     bool align_1d_to_groups = true;
+    /// Per device (empty: none): round that device's units to a multiple of this as well (its
+    /// tuned work-group's y for 2-D, x for 1-D), so that its tuned local size divides its slice.
+    /// 0 or 1: no constraint. The runtime sets it for `--local tuned` (plan_tuned).
+    std::vector<std::uint64_t> unit_multiples;
 };
 
 /// The split granule make_plan uses for `request` over `devices` (see align_1d_to_groups).
