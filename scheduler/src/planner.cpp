@@ -159,33 +159,54 @@ std::vector<std::uint64_t> round_to_unit_multiples(const std::vector<double>& we
                               std::to_string(n) + " weights");
     for (auto m : multiples)
         if (m == 0) throw InvalidArgument("rounding: unit multiples must be at least 1");
+    // 1. Each device: the multiple nearest to its quota.
     std::vector<double> quota(n);
     std::vector<std::uint64_t> units(n, 0);
     std::uint64_t given = 0;
     for (std::size_t i = 0; i < n; ++i) {
         quota[i] = weights[i] / sum * double(total_units);
-        const auto whole = std::uint64_t(std::floor(quota[i] / double(multiples[i])));
-        units[i] = std::min(whole * multiples[i], total_units - given);
-        units[i] -= units[i] % multiples[i];
+        units[i] = std::uint64_t(std::llround(quota[i] / double(multiples[i]))) * multiples[i];
         given += units[i];
     }
-    std::uint64_t rest = total_units - given;
-    for (;;) {
+    // 2. Too much: take whole multiples from the device furthest above its quota (in multiples)
+    //    whose multiple is not more than the excess; too little: give them to the one furthest
+    //    below. Ties: the lower index.
+    auto pick = [&](std::uint64_t room, bool above) {
         std::size_t best = n;
-        double owed_best = -std::numeric_limits<double>::infinity();
+        double key_best = -std::numeric_limits<double>::infinity();
         for (std::size_t i = 0; i < n; ++i) {
-            if (weights[i] <= 0.0 || multiples[i] > rest) continue;
-            const double owed = (quota[i] - double(units[i])) / double(multiples[i]);
-            if (owed > owed_best) {
-                owed_best = owed;
+            if (weights[i] <= 0.0 || multiples[i] > room || (above && units[i] < multiples[i])) continue;
+            const double off = (double(units[i]) - quota[i]) / double(multiples[i]);
+            const double key = above ? off : -off;
+            if (key > key_best) {
+                key_best = key;
                 best = i;
             }
         }
-        if (best == n) break;
-        units[best] += multiples[best];
-        rest -= multiples[best];
+        return best;
+    };
+    while (given > total_units) {
+        const std::size_t i = pick(given - total_units, true);
+        if (i == n) break;
+        units[i] -= multiples[i];
+        given -= multiples[i];
     }
-    if (rest > 0) units[std::size_t(std::max_element(weights.begin(), weights.end()) - weights.begin())] += rest;
+    while (given < total_units) {
+        const std::size_t i = pick(total_units - given, false);
+        if (i == n) break;
+        units[i] += multiples[i];
+        given += multiples[i];
+    }
+    // 3. A rest smaller than every multiple that could still move: the largest weight takes it
+    //    (or gives it back, then the largest slices), unaligned.
+    const auto big = std::size_t(std::max_element(weights.begin(), weights.end()) - weights.begin());
+    if (given < total_units) units[big] += total_units - given;
+    for (std::uint64_t excess = given > total_units ? given - total_units : 0; excess > 0;) {
+        const auto j = units[big] > 0 ? big : std::size_t(std::max_element(units.begin(), units.end()) - units.begin());
+        const std::uint64_t take = std::min(excess, units[j]);
+        units[j] -= take;
+        excess -= take;
+    }
     return units;
 }
 

@@ -220,15 +220,12 @@ TEST(RoundToUnits, GranulesAndThePartialGranule) {
 
 TEST(RoundToUnitMultiples, EachDeviceItsOwnMultiple) {
     // The H200 matmul 512 case: 128 rows, 127 and 1 by the paper split. With the GPU's tuned
-    // y = 8 its rows become a multiple of 8; the CPU (no constraint) keeps the rest.
-    EXPECT_EQ(round_to_unit_multiples({127.0 / 128, 1.0 / 128}, 128, {8, 1}), (std::vector<std::uint64_t>{120, 8}));
-    // Both constrained: 1000 rows at 30/70 with multiples 16 and 8: 288 + 704 = 992, and the
-    // last 8 go where a multiple still fits and most is owed (the 8-multiple device).
-    const auto u = round_to_unit_multiples({0.3, 0.7}, 1000, {16, 8});
-    EXPECT_EQ(sum(u), 1000u);
-    EXPECT_EQ(u[0] % 16, 0u);
-    EXPECT_EQ(u[1] % 8, 0u);
-    EXPECT_NEAR(double(u[0]), 300.0, 16.0);
+    // y = 8 its rows become the nearest multiple, 128; the CPU's row goes (not 7 more to it).
+    EXPECT_EQ(round_to_unit_multiples({127.0 / 128, 1.0 / 128}, 128, {8, 1}), (std::vector<std::uint64_t>{128, 0}));
+    EXPECT_EQ(round_to_unit_multiples({0.9, 0.1}, 128, {8, 1}), (std::vector<std::uint64_t>{112, 16}));
+    // Both constrained: 1000 rows at 30/70 with multiples 16 and 8: nearest 304 + 704 = 1008;
+    // 8 too many come off the device furthest above its quota whose multiple fits (the second).
+    EXPECT_EQ(round_to_unit_multiples({0.3, 0.7}, 1000, {16, 8}), (std::vector<std::uint64_t>{304, 696}));
     // A rest smaller than every multiple goes to the largest weight, which alone is unaligned.
     const auto r = round_to_unit_multiples({0.5, 0.5}, 1001, {8, 8});
     EXPECT_EQ(sum(r), 1001u);

@@ -31,11 +31,12 @@ std::vector<std::uint64_t> round_to_units(const std::vector<double>& weights,
                                           std::uint64_t total_units, std::uint64_t granule = 1);
 
 /// Round weights to whole units where device i's units must be a multiple of `multiples[i]`
-/// (each >= 1): every device gets floor(quota / m) * m, then whole multiples go, one at a time,
-/// to the device furthest below its quota (in multiples; ties: the lower index) while one fits
-/// in what is left; the last rest (smaller than every multiple still possible) goes to the
-/// device with the largest weight, whose slice alone is then not aligned. A device whose quota
-/// is under about half its multiple may get nothing. Returns units summing to `total_units`.
+/// (each >= 1). Every device first gets the multiple nearest its quota. While the sum is over
+/// (under) the total, a whole multiple is taken from (given to) the device furthest above
+/// (below) its quota in multiples, among those whose multiple fits the difference (ties: the
+/// lower index). A last rest smaller than every such multiple goes to (comes from) the device
+/// with the largest weight, whose slice alone is then not aligned. A device whose quota is under
+/// half its multiple gets nothing. Returns units summing to `total_units`.
 std::vector<std::uint64_t> round_to_unit_multiples(const std::vector<double>& weights, std::uint64_t total_units,
                                                    const std::vector<std::uint64_t>& multiples);
 
