@@ -174,13 +174,26 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
                     a.local_rule = "tuned (nearest db entry " + best_cls + " for slice class " + cls + ", " +
                                    best->strategy + " search, " + record_time_text(*best) + ")";
                     done = true;
-                } else if (!rec) {
-                    reason = "none for " + cls + " in " + store->path();
+                } else {
+                    // Entries of other size classes that exist but do not fit the slice.
+                    std::string other_cls;
+                    const bool others = nearest_entry(*store, fp, plan.kernel, params, cls,
+                                                      [](const TuningRecord&) { return true; }, other_cls,
+                                                      [](const std::string&) {})
+                                            .has_value();
+                    if (!rec) reason = "none for " + cls + " with these kernel parameters in " + store->path();
+                    if (others) reason += "; the nearest other size class's, " + other_cls + ", does not fit either";
                 }
             }
         }
-        if (!done && a.local_rule.rfind("paper (no tuned entry", 0) != 0)
-            a.local_rule = "paper (no tuned entry: " + reason + "): " + a.local_rule;
+        if (!done) {
+            // make_plan marks a tuned plan's rules "paper (no tuned entry): <rule>": say why.
+            const std::string bare = "paper (no tuned entry): ";
+            std::string rule = a.local_rule;
+            if (rule.rfind(bare, 0) == 0) rule = rule.substr(bare.size());
+            if (rule.rfind("paper (no tuned entry", 0) != 0)
+                a.local_rule = "paper (no tuned entry: " + reason + "): " + rule;
+        }
     }
     for (const auto& n : notes) {
         if (warnings)

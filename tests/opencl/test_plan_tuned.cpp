@@ -94,7 +94,9 @@ TEST_F(PlanTuned, SmallShareKeptAndAlignedSharesUnchanged) {
     // the paper rule; dev-b's 980 rows already fit (8,4).
     const Plan p = plan_tuned(devices_, request({0.02, 0.98}), *job_, db_);
     EXPECT_EQ(p.assignments[0].units, 20u);
-    EXPECT_EQ(p.assignments[0].local_rule.rfind("paper (no tuned entry", 0), 0u) << p.assignments[0].local_rule;
+    EXPECT_EQ(p.assignments[0].local_rule.rfind("paper (no tuned entry: ", 0), 0u) << p.assignments[0].local_rule;
+    EXPECT_NE(p.assignments[0].local_rule.find("x2^8.y2^9, does not fit either"), std::string::npos)
+        << p.assignments[0].local_rule;
     EXPECT_TRUE(p.assignments[0].note.empty());
     EXPECT_EQ(p.assignments[1].units, 980u);
     EXPECT_EQ(p.assignments[1].local, (LocalSize{8, 4}));
