@@ -286,7 +286,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                               << "); nothing stored\n";
                     code = kFailure;
                 } else if (chosen.found) {
-                    store_tuning(store, *t, dev, to_record(chosen, t->iterations()));
+                    store_tuning(store, *t, dev, to_record(chosen));
                     store.save();
                     stored = true;
                 } else {

@@ -132,7 +132,7 @@ void tune_all(Cluster& cluster, const JobOptions& o, const std::string& db) {
         const DeviceInfo& dev = cluster.devices()[d];
         const TuneResult r = tuner.tune(int(d), TuneOptions{});
         if (!r.found) throw Error("every local size of saxpy failed on device " + std::to_string(d));
-        store_tuning(store, tuner, dev, to_record(r, tuner.iterations()));
+        store_tuning(store, tuner, dev, to_record(r));
         std::cout << "tuned device " << d << " (" << dev.name << "): local " << r.best.x << ", measured "
                   << r.measured << " of " << r.candidates << " candidates, runs of "
                   << tuner.timed_iterations(int(d)) << " iterations timed\n";

@@ -128,31 +128,57 @@ nlohmann::json tuning_params(const KernelJob& job) {
     return p;
 }
 
-void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job,
-                        const std::string& db_path, std::vector<std::string>* warnings) {
-    std::vector<std::string> notes;
-    auto warn = [&](const std::string& w) {
-        if (std::find(notes.begin(), notes.end(), w) == notes.end()) notes.push_back(w);
-    };
+namespace {
+
+/// The tuning database as apply_tuned_locals reads it: opened once per plan.
+struct TunedSource {
     std::optional<Store> store;
     std::string why_none = "no database";
-    try {
-        store = Store::open(resolve_db_path(db_path), CorruptPolicy::report_and_ignore);
-        for (const auto& w : store->warnings()) warn(w);
-        why_none = "none in " + store->path();
-    } catch (const Error& e) {
-        warn(std::string("tuning database not used: ") + e.what());
+    std::vector<std::string> warnings;  ///< distinct, in order
+    void warn(const std::string& w) {
+        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     }
+};
+
+TunedSource open_tuned_source(const std::string& db_path) {
+    TunedSource src;
+    try {
+        src.store = Store::open(resolve_db_path(db_path), CorruptPolicy::report_and_ignore);
+        for (const auto& w : src.store->warnings()) src.warn(w);
+        src.why_none = "none in " + src.store->path();
+    } catch (const Error& e) {
+        src.warn(std::string("tuning database not used: ") + e.what());
+    }
+    return src;
+}
+
+void emit_warnings(const std::vector<std::string>& ws, std::vector<std::string>* warnings) {
+    for (const auto& w : ws) {
+        if (warnings)
+            warnings->push_back(w);
+        else
+            std::cerr << "worksize: warning: " << w << '\n';
+    }
+}
+
+/// apply_tuned_locals on an opened source. For each assignment left on the paper rule although
+/// the device has an entry (of the slice's class, else of the nearest class) that does not fit
+/// its slice, `unfit[device]` is that entry's local size ({0,0} elsewhere).
+void apply_entries(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job, TunedSource& src,
+                   std::vector<LocalSize>* unfit) {
+    if (unfit) unfit->assign(devices.size(), LocalSize{});
+    auto warn = [&](const std::string& w) { src.warn(w); };
     const nlohmann::json params = tuning_params(job);
     for (auto& a : plan.assignments) {
         if (a.units == 0) continue;
         const DeviceInfo& dev = devices.at(static_cast<std::size_t>(a.device));
         bool done = false;
-        std::string reason = why_none;
-        if (store) {
+        std::string reason = src.why_none;
+        if (src.store) {
+            const Store& store = *src.store;
             const DeviceFingerprint fp = fingerprint_of(dev);
             std::vector<std::string> w;
-            const auto rec = store->find_tuning(fp, plan.kernel, params, a.global, &w);
+            const auto rec = store.find_tuning(fp, plan.kernel, params, a.global, &w);
             for (const auto& s : w) warn(s);
             const std::string cls = size_class(a.global);
             std::string why;
@@ -166,7 +192,7 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
                 if (rec) reason = "entry for " + cls + " unusable: " + why;
                 std::string best_cls;
                 const auto best = nearest_entry(
-                    *store, fp, plan.kernel, params, cls,
+                    store, fp, plan.kernel, params, cls,
                     [&](const TuningRecord& r) { return fits(r.best, a.global, dev, plan.dims, nullptr); }, best_cls,
                     warn);
                 if (best) {
@@ -177,12 +203,12 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
                 } else {
                     // Entries of other size classes that exist but do not fit the slice.
                     std::string other_cls;
-                    const bool others = nearest_entry(*store, fp, plan.kernel, params, cls,
-                                                      [](const TuningRecord&) { return true; }, other_cls,
-                                                      [](const std::string&) {})
-                                            .has_value();
-                    if (!rec) reason = "none for " + cls + " with these kernel parameters in " + store->path();
-                    if (others) reason += "; the nearest other size class's, " + other_cls + ", does not fit either";
+                    const auto other = nearest_entry(store, fp, plan.kernel, params, cls,
+                                                     [](const TuningRecord&) { return true; }, other_cls,
+                                                     [](const std::string&) {});
+                    if (!rec) reason = "none for " + cls + " with these kernel parameters in " + store.path();
+                    if (other) reason += "; the nearest other size class's, " + other_cls + ", does not fit either";
+                    if (unfit && (rec || other)) unfit->at(std::size_t(a.device)) = rec ? rec->best : other->best;
                 }
             }
         }
@@ -195,69 +221,48 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
                 a.local_rule = "paper (no tuned entry: " + reason + "): " + rule;
         }
     }
-    for (const auto& n : notes) {
-        if (warnings)
-            warnings->push_back(n);
-        else
-            std::cerr << "worksize: warning: " << n << '\n';
-    }
+}
+
+}  // namespace
+
+void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job,
+                        const std::string& db_path, std::vector<std::string>* warnings) {
+    TunedSource src = open_tuned_source(db_path);
+    apply_entries(plan, devices, job, src, nullptr);
+    emit_warnings(src.warnings, warnings);
 }
 
 Plan plan_tuned(const std::vector<DeviceInfo>& devices, PlanRequest request, const KernelJob& job,
                 const std::string& db_path, std::vector<std::string>* warnings) {
     if (request.local_policy != LocalPolicy::tuned) throw InvalidArgument("plan_tuned: the local policy is not tuned");
-    std::vector<std::string> first_warnings;
+    TunedSource src = open_tuned_source(db_path);
     Plan plan = make_plan(devices, request);
-    apply_tuned_locals(plan, devices, job, db_path, &first_warnings);
-    auto emit = [&](const std::vector<std::string>& ws) {
-        for (const auto& w : ws) {
-            if (warnings)
-                warnings->push_back(w);
-            else
-                std::cerr << "worksize: warning: " << w << '\n';
-        }
-    };
-    // Which devices' tuned shapes do not divide their slices, and by what they would.
+    std::vector<LocalSize> unfit;
+    apply_entries(plan, devices, job, src, &unfit);
+    // Devices whose entry does not divide their slice, and the multiple that would let it.
     std::vector<std::uint64_t> multiples(devices.size(), 1);
     bool any = false;
-    try {
-        const Store store = Store::open(resolve_db_path(db_path), CorruptPolicy::report_and_ignore);
-        const nlohmann::json params = tuning_params(job);
-        for (const auto& a : plan.assignments) {
-            if (a.units == 0 || a.local_rule.rfind("tuned", 0) == 0) continue;
-            const DeviceFingerprint fp = fingerprint_of(devices.at(std::size_t(a.device)));
-            std::optional<TuningRecord> rec = store.find_tuning(fp, plan.kernel, params, a.global);
-            if (!rec) {
-                std::string cls;
-                rec = nearest_entry(store, fp, plan.kernel, params, size_class(a.global),
-                                    [](const TuningRecord&) { return true; }, cls, [](const std::string&) {});
-            }
-            if (!rec) continue;
-            const std::uint64_t m = plan.dims == 2 ? rec->best.y : rec->best.x;
-            if (m > 1 && a.units % m != 0 && m * 8 <= a.units) {
-                multiples.at(std::size_t(a.device)) = m;
-                any = true;
-            }
+    for (const auto& a : plan.assignments) {
+        const LocalSize l = unfit.at(std::size_t(a.device));
+        const std::uint64_t m = plan.dims == 2 ? l.y : l.x;
+        if (m > 1 && a.units % m != 0 && m * 8 <= a.units) {
+            multiples.at(std::size_t(a.device)) = m;
+            any = true;
         }
-    } catch (const Error&) {
-        // The database cannot be read: apply_tuned_locals has said so; keep the first plan.
     }
-    if (!any) {
-        emit(first_warnings);
-        return plan;
+    if (any) {
+        request.unit_multiples = multiples;
+        plan = make_plan(devices, request);
+        apply_entries(plan, devices, job, src, nullptr);
+        for (auto& a : plan.assignments) {
+            const std::uint64_t m = multiples.at(std::size_t(a.device));
+            if (m > 1 && a.units > 0)
+                a.note = std::string(plan.dims == 2 ? "rows" : "items") + " rounded to a multiple of " +
+                         std::to_string(m) + " for the tuned local size";
+        }
     }
-    request.unit_multiples = multiples;
-    std::vector<std::string> second_warnings;
-    Plan aligned = make_plan(devices, request);
-    apply_tuned_locals(aligned, devices, job, db_path, &second_warnings);
-    for (auto& a : aligned.assignments) {
-        const std::uint64_t m = multiples.at(std::size_t(a.device));
-        if (m > 1 && a.units > 0)
-            a.note = std::string(plan.dims == 2 ? "rows" : "items") + " rounded to a multiple of " +
-                     std::to_string(m) + " for the tuned local size";
-    }
-    emit(second_warnings);
-    return aligned;
+    emit_warnings(src.warnings, warnings);
+    return plan;
 }
 
 // --- LocalTuner -------------------------------------------------------------------------------
@@ -512,7 +517,8 @@ nlohmann::json to_json(const TuneReportRow& r) {
             {"heatmap", heat}};
 }
 
-void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, const TuningRecord& record) {
+void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, TuningRecord record) {
+    record.iterations = tuner.iterations();  // the unit of the tuner's times
     store.put_tuning(fingerprint_of(device), tuner.kernel(), tuning_params(tuner.job()), tuner.size(), record);
 }
 

@@ -433,16 +433,9 @@ TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& meas
     return r;
 }
 
-TuningRecord to_record(const TuneResult& r, std::uint64_t iterations) {
+TuningRecord to_record(const TuneResult& r) {
     if (!r.found) throw InvalidArgument("tuning result has no successful measurement to store");
-    TuningRecord rec;
-    rec.best = r.best;
-    rec.best_s = r.best_s;
-    rec.iterations = iterations;
-    rec.measured = r.measured;
-    rec.candidates = r.candidates;
-    rec.strategy = r.strategy;
-    return rec;
+    return {r.best, r.best_s, r.measured, r.candidates, r.strategy};
 }
 
 double per_iteration_s(const TuningRecord& r) {

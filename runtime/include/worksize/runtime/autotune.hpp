@@ -198,6 +198,6 @@ TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& 
 nlohmann::json to_json(const TuneReportRow& r);
 
 /// Save `record` for the tuner's kernel, size and device into `store`.
-void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, const TuningRecord& record);
+void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, TuningRecord record);
 
 }  // namespace worksize

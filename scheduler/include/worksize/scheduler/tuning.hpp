@@ -187,9 +187,9 @@ struct TuningRecord {
     std::uint64_t iterations = 0;
 };
 
-/// `iterations`: the kernel iterations per run that the result's times are for (0: unknown).
+/// The record's `iterations` stays 0: the result does not know them (store_tuning sets them).
 /// @throws InvalidArgument if the result has no successful measurement.
-TuningRecord to_record(const TuneResult& r, std::uint64_t iterations = 0);
+TuningRecord to_record(const TuneResult& r);
 
 /// best_s per iteration where `iterations` is known, else best_s itself.
 double per_iteration_s(const TuningRecord& r);
