@@ -70,13 +70,6 @@ bool starts_empty(const std::string& path) {
     return !f || f.peek() == std::ifstream::traits_type::eof();
 }
 
-std::string num(double v) {
-    std::ostringstream os;
-    os.precision(9);
-    os << v;
-    return os.str();
-}
-
 int small_device_of(const std::vector<DeviceInfo>& devs) {
     int s = 0;
     for (std::size_t i = 1; i < devs.size(); ++i)
@@ -230,11 +223,11 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 std::vector<double> v;
                 for (const auto& x : runs) v.push_back(x.first);
                 row.q1_s = quantile(v, 0.25);
+                row.makespan_s = quantile(v, 0.5);
                 row.q3_s = quantile(v, 0.75);
             }
             const auto& mid = runs[runs.size() / 2];
-            row.median_run = mid.second;
-            row.makespan_s = runs.size() % 2 ? mid.first : 0.5 * (runs[runs.size() / 2 - 1].first + mid.first);
+            if (!phases_csv.empty()) row.median_run = mid.second;  // only the phases CSV reads it
             double sum = 0, mx = 0;
             int n = 0;
             for (const auto& d : mid.second.devices) {

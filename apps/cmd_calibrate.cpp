@@ -27,13 +27,6 @@ std::string phase_text(const PhaseModel& p, const char* unit, double scale) {
     return fmt(p.fixed_s * 1e3, 3) + " ms + " + fmt(p.per_x_s * scale, 3) + " " + unit;
 }
 
-std::string num(double v) {
-    std::ostringstream os;
-    os.precision(9);
-    os << v;
-    return os.str();
-}
-
 /// Every timed run of a calibration, one row each (docs/models.md, "Checking a calibration").
 void write_runs_csv(std::ostream& f, bool header, const std::string& kernel, const std::vector<DeviceInfo>& devs,
                     const CalibrationResult& res) {

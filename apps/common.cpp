@@ -89,6 +89,13 @@ std::string fmt(double v, int precision) {
     return os.str();
 }
 
+std::string num(double v) {
+    std::ostringstream os;
+    os.precision(9);
+    os << v;
+    return os.str();
+}
+
 std::string fmt_ms(double s) { return fmt(s * 1e3, s * 1e3 < 10 ? 3 : 1); }
 
 std::string fmt_bytes(std::uint64_t b) {

@@ -45,6 +45,8 @@ private:
 };
 
 std::string fmt(double v, int precision = 3);
+/// A number for a CSV cell: 9 significant digits.
+std::string num(double v);
 std::string fmt_ms(double seconds);
 std::string fmt_bytes(std::uint64_t b);
 

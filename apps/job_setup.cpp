@@ -152,8 +152,7 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
         if (extras) extras->oracle = std::move(res);
         return plan;
     }
-    if (request.local_policy == LocalPolicy::tuned) return plan_tuned(devices, request, job, k.db);
-    return make_plan(devices, request);
+    return plan_for(devices, request, job, k.db);
 }
 
 std::string ladder_text(const DeviceCalibration& dc) {

@@ -265,6 +265,12 @@ Plan plan_tuned(const std::vector<DeviceInfo>& devices, PlanRequest request, con
     return plan;
 }
 
+Plan plan_for(const std::vector<DeviceInfo>& devices, const PlanRequest& request, const KernelJob& job,
+              const std::string& db_path) {
+    return request.local_policy == LocalPolicy::tuned ? plan_tuned(devices, request, job, db_path)
+                                                      : make_plan(devices, request);
+}
+
 // --- LocalTuner -------------------------------------------------------------------------------
 
 LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, std::uint64_t iterations, JobMaker make_job,

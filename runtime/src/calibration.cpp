@@ -88,8 +88,7 @@ std::vector<std::string> default_calibration_sizes(const std::string& kernel) {
 Plan plan_with_weights(const std::vector<DeviceInfo>& devices, PlanRequest request, std::vector<double> weights,
                        const KernelJob& job, const std::string& db_path) {
     request.weights = std::move(weights);
-    if (request.local_policy == LocalPolicy::tuned) return plan_tuned(devices, request, job, db_path);
-    return make_plan(devices, request);
+    return plan_for(devices, request, job, db_path);
 }
 
 namespace {

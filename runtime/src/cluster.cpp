@@ -14,6 +14,7 @@
 #include <cstring>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -51,26 +52,43 @@ PeSource parse_pe_source(const std::string& s) {
     throw Error("unknown PE source '" + s + "'");
 }
 
-/// Test-only fault injection (docs/testing.md): WORKSIZE_FAULT=execute makes this rank's device
-/// executions fail like a launch error; =crash makes the rank die in the middle of a job.
-void maybe_inject_fault(const DeviceInfo& dev) {
-    const char* f = std::getenv("WORKSIZE_FAULT");
-    if (!f) return;
-    const std::string fault = f;
-    if (fault == "execute")
-        throw ClError("clEnqueueNDRangeKernel", CL_OUT_OF_RESOURCES,
-                      dev.name + " (injected by WORKSIZE_FAULT=execute)");
-    if (fault == "crash") std::_Exit(134);
+/// Test-only fault injection (docs/testing.md), WORKSIZE_FAULT read once per process:
+/// "execute" makes this rank's device executions fail like a launch error; "crash" makes the rank
+/// die in the middle of a job; "wrong-local:N" makes every slice run with local size x == N
+/// return a wrong result (its first float becomes 1e30), so that the verification fails.
+struct InjectedFault {
+    bool execute = false, crash = false;
+    std::optional<std::uint64_t> wrong_local;
+};
+
+const InjectedFault& injected_fault() {
+    static const InjectedFault fault = [] {
+        InjectedFault f;
+        const char* env = std::getenv("WORKSIZE_FAULT");
+        if (!env) return f;
+        const std::string v = env, prefix = "wrong-local:";
+        f.execute = v == "execute";
+        f.crash = v == "crash";
+        if (v.rfind(prefix, 0) == 0) {
+            const std::string n = v.substr(prefix.size());
+            if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) f.wrong_local = std::stoull(n);
+        }
+        return f;
+    }();
+    return fault;
 }
 
-/// Test-only: WORKSIZE_FAULT=wrong-local:N makes every slice run with local size x == N return
-/// a wrong result (its first float becomes 1e30), so that the verification fails.
+void maybe_inject_fault(const DeviceInfo& dev) {
+    const InjectedFault& f = injected_fault();
+    if (f.execute)
+        throw ClError("clEnqueueNDRangeKernel", CL_OUT_OF_RESOURCES,
+                      dev.name + " (injected by WORKSIZE_FAULT=execute)");
+    if (f.crash) std::_Exit(134);
+}
+
 void maybe_corrupt_output(const SliceSpec& spec, Bytes& out) {
-    const char* f = std::getenv("WORKSIZE_FAULT");
-    if (!f) return;
-    const std::string fault = f, prefix = "wrong-local:";
-    if (fault.rfind(prefix, 0) != 0 || out.size() < sizeof(float)) return;
-    if (std::to_string(spec.local.x) != fault.substr(prefix.size())) return;
+    const InjectedFault& f = injected_fault();
+    if (!f.wrong_local || spec.local.x != *f.wrong_local || out.size() < sizeof(float)) return;
     const float wrong = 1e30f;
     std::memcpy(out.data(), &wrong, sizeof wrong);
 }

@@ -250,6 +250,12 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
         const cl::NDRange global(G);
         std::uint64_t count = 0;  // partials
         cl::Buffer partials;
+        // Work-group size of a reduce_terms launch: a power of two, at most 256, within the
+        // compiled kernel's and the device's limits.
+        auto reduce_width = [&](const cl::Kernel& k) {
+            return std::bit_floor(std::min<std::uint64_t>({256, k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device()),
+                                                           std::max<std::uint64_t>(info.max_work_item_sizes[0], 1)}));
+        };
         // R iterations of `launch`, kernel times summed with bounded event lists.
         auto iterate = [&](auto&& launch) {
             std::vector<cl::Event> events;
@@ -283,9 +289,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             check_alloc(info, units * sizeof(float), "terms", units);
             cl::Kernel terms_k(prog, "trapezoid_terms");
             cl::Kernel reduce_k(prog, "reduce_terms");
-            const std::uint64_t R = std::bit_floor(std::min<std::uint64_t>(
-                {256, reduce_k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device()),
-                 std::max<std::uint64_t>(info.max_work_item_sizes[0], 1)}));
+            const std::uint64_t R = reduce_width(reduce_k);
             count = (units + R - 1) / R;
             cl::Buffer terms(ctx.context(), CL_MEM_READ_WRITE, units * sizeof(float));
             partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
@@ -312,9 +316,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
         // bound's depth log2(items per partial), which accept_output() derives from the count.
         if (count > kMaxPartials) {
             cl::Kernel red(prog, "reduce_terms");
-            const std::uint64_t R = std::bit_floor(std::min<std::uint64_t>(
-                {256, red.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device()),
-                 std::max<std::uint64_t>(info.max_work_item_sizes[0], 1)}));
+            const std::uint64_t R = reduce_width(red);
             while (count > kMaxPartials && R >= 2) {
                 const std::uint64_t next = (count + R - 1) / R;
                 cl::Buffer summed(ctx.context(), CL_MEM_READ_WRITE, next * sizeof(float));

@@ -132,7 +132,7 @@ public:
     GlobalSize problem() const override { return {n_, 1}; }
 
     void generate() override {
-        input_ = *cached_input(n_, seed_, distribution_);
+        input_ = cached_input(n_, seed_, distribution_);  // shared, never copied: read-only
         output_.assign(n_, 0.0f);
         partitioned_.clear();
         runs_.clear();
@@ -165,11 +165,11 @@ public:
         const std::uint64_t m_goal = std::max<std::uint64_t>(4096, 256 * k);
         std::vector<float> sample;
         if (n_ <= m_goal) {
-            sample = input_;
+            sample = input();
         } else {
             std::mt19937_64 rng(seed_ ^ 0x9e3779b97f4a7c15ull);
             sample.resize(m_goal);
-            for (auto& s : sample) s = input_[rng() % n_];
+            for (auto& s : sample) s = input()[rng() % n_];
         }
         std::sort(sample.begin(), sample.end());
         const std::uint64_t m = sample.size();
@@ -188,7 +188,7 @@ public:
         auto group_of = [&](float x) {
             return std::size_t(std::lower_bound(u.begin(), u.end(), x) - u.begin());
         };
-        for (float x : input_) {
+        for (float x : input()) {
             const auto g = group_of(x);
             if (g < G && u[g] == x) ++equal[g]; else ++below[g];
         }
@@ -221,7 +221,7 @@ public:
         partitioned_.assign(n_, 0.0f);
         std::vector<std::uint64_t> cursor(k, 0), seen(G, 0);
         for (std::size_t i = 1; i < k; ++i) cursor[i] = end[i - 1];
-        for (float x : input_) {
+        for (float x : input()) {
             const auto g = group_of(x);
             std::size_t b;
             if (g < G && u[g] == x) {
@@ -261,7 +261,7 @@ public:
 
     Bytes slice_input(const Assignment& a) const override {
         check_range(a);
-        const auto& src = partitioned_.empty() ? input_ : partitioned_;
+        const auto& src = partitioned_.empty() ? input() : partitioned_;
         Bytes b(a.units * sizeof(float));
         if (a.units) std::memcpy(b.data(), src.data() + a.offset, b.size());
         return b;
@@ -271,7 +271,7 @@ public:
     std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
         check_range(a);
         if (a.units == 0) return {};
-        const auto& src = partitioned_.empty() ? input_ : partitioned_;
+        const auto& src = partitioned_.empty() ? input() : partitioned_;
         return {std::as_bytes(std::span(src.data() + a.offset, a.units))};
     }
 
@@ -325,7 +325,7 @@ public:
             if (output_[i] < output_[i - 1])
                 return {false, "not sorted at " + std::to_string(i) + ": " +
                                    std::to_string(output_[i - 1]) + " > " + std::to_string(output_[i])};
-        // The sorted input, shared with the earlier jobs of this input (generate() took input_
+        // The sorted input, shared with the earlier jobs of this input (generate() took its input
         // from the same cache, and nothing changes it afterwards).
         const auto ref_ptr = cached_sorted(n_, seed_, distribution_);
         const std::vector<float>& ref = *ref_ptr;
@@ -336,9 +336,9 @@ public:
         auto neg_zeros = [](const std::vector<float>& v) {
             return std::count_if(v.begin(), v.end(), [](float x) { return x == 0.0f && std::signbit(x); });
         };
-        if (neg_zeros(output_) != neg_zeros(input_))
+        if (neg_zeros(output_) != neg_zeros(input()))
             return {false, "not a permutation of the input: " + std::to_string(neg_zeros(output_)) +
-                               " times -0.0, expected " + std::to_string(neg_zeros(input_))};
+                               " times -0.0, expected " + std::to_string(neg_zeros(input()))};
         return {true, std::to_string(n_) + " floats sorted, a permutation of the input (" +
                           std::to_string(runs.size()) + " slices)"};
     }
@@ -362,7 +362,11 @@ private:
     std::uint64_t iterations_;
     std::uint64_t seed_;
     std::string distribution_;
-    std::vector<float> input_, output_, partitioned_;
+    /// The job's input (generate()): the cache's vector itself, shared by every job of this input.
+    const std::vector<float>& input() const { return *input_; }
+
+    std::shared_ptr<const std::vector<float>> input_;
+    std::vector<float> output_, partitioned_;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;  ///< accepted (offset, units)
 };
 

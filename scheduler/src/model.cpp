@@ -186,7 +186,7 @@ PhaseModel robust_fit(const std::vector<Point>& all, const Form& form, double ou
     return model;
 }
 
-/// `log_form`: also fit fixed + per_log ln(1 + x) and keep it when it fits the points better
+/// `log_form`: also fit fixed + per_log ln(max(x, x0) / x0) and keep it when it fits the points better
 /// than the line (concave points: docs/models.md "Host rest").
 template <class X>
 PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*yf, const FitOptions& opt,
@@ -316,6 +316,13 @@ public:
                     throw InvalidArgument("split: send_order must list every device once");
             }
         }
+        // The job-level phases depend on the whole job's bytes only: once per device.
+        const double in = double(job_.total_units) * job_.bytes_in_per_unit;
+        const double out = double(job_.total_units) * job_.bytes_out_per_unit;
+        for (const auto& m : models_) {
+            prepare_s_.push_back(m.prepare.eval(in));
+            combine_s_.push_back(m.combine.eval(out));
+        }
     }
 
     std::size_t n() const { return n_; }
@@ -343,12 +350,10 @@ public:
     std::pair<double, double> job_phases(const std::vector<std::uint64_t>& c) const {
         double prep = 0, comb = 0;
         const bool shared = shared_counts(c);
-        const double in = double(job_.total_units) * job_.bytes_in_per_unit;
-        const double out = double(job_.total_units) * job_.bytes_out_per_unit;
         for (std::size_t i = 0; i < n_; ++i) {
             if (c[i] == 0) continue;
-            if (shared) prep = std::max(prep, models_[i].prepare.eval(in));
-            comb = std::max(comb, models_[i].combine.eval(out));
+            if (shared) prep = std::max(prep, prepare_s_[i]);
+            comb = std::max(comb, combine_s_[i]);
         }
         return {prep, comb};
     }
@@ -490,6 +495,7 @@ private:
     std::size_t n_;
     std::uint64_t granules_ = 0;
     std::vector<int> order_;
+    std::vector<double> prepare_s_, combine_s_;  ///< each device's job-level phases (constant)
 };
 
 std::string fmt_s(double s) {

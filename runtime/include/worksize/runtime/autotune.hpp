@@ -44,6 +44,10 @@ void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, cons
 Plan plan_tuned(const std::vector<DeviceInfo>& devices, PlanRequest request, const KernelJob& job,
                 const std::string& db_path, std::vector<std::string>* warnings = nullptr);
 
+/// The plan for any local policy: plan_tuned for `tuned`, make_plan otherwise.
+Plan plan_for(const std::vector<DeviceInfo>& devices, const PlanRequest& request, const KernelJob& job,
+              const std::string& db_path);
+
 /// The kernel parameters a tuning entry is keyed by: the job's slice parameters for the whole
 /// problem without the ones that only describe the geometry (m, n, in_w, in_h, out_w, out_h,
 /// src_row0, src_rows); a numeric matmul depth "k" becomes its power-of-two class "2^N".
