@@ -10,6 +10,7 @@
 #include "plan_output.hpp"
 #include "worksize/scheduler/kernels.hpp"
 #include "worksize/scheduler/stats.hpp"
+#include "worksize/scheduler/strategy.hpp"
 #include "worksize/scheduler/store.hpp"
 
 namespace worksize::cli {
@@ -115,9 +116,9 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
     if (strategies.empty()) throw InvalidArgument("--strategies is empty");
     bool has_model = false, has_oracle = false;
     for (const auto& s : strategies) {
-        const Strategy st = parse_strategy(s);
-        has_model |= st == Strategy::model;
-        has_oracle |= st == Strategy::oracle;
+        const StrategyNeeds needs = find_strategy(s).needs();
+        has_model |= needs == StrategyNeeds::models;
+        has_oracle |= needs == StrategyNeeds::measurements;
     }
     if (sweep && (!has_oracle || csv.empty())) throw InvalidArgument("--sweep needs --csv and oracle among --strategies");
     // No --calibration-sizes: the adaptive ladder (docs/models.md), which starts at the first default size.
@@ -135,6 +136,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
 
     return with_cluster(env, sel, [&](Cluster& c) {
         const auto& devs = c.devices();
+        Database db(k.db);  // opened once for the command: models, calibration, tuned local sizes
         // Models: from the database, else calibrate now (unless --no-calibrate).
         std::vector<CostModel> models;
         bool models_ok = false;
@@ -142,8 +144,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         std::string calib_source = "none";
         {
             std::vector<std::string> missing;
-            const Store store = Store::open(path);
-            models = load_models(store, devs, k.kernel, model_key(k), missing);
+            models = load_models(db.store(), devs, k.kernel, model_key(k), missing);
             models_ok = missing.empty();
             if (models_ok) {
                 calib_source = "reused";
@@ -153,7 +154,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                     throw Error(missing.front() + " (database " + path + "): run `worksize calibrate --kernel " +
                                 k.kernel + "`");
                 std::cout << "calibration: " << missing.front() << "; calibrating now\n";
-                const auto res = calibrate_and_store(c, k, calib, 3, 15);
+                const auto res = calibrate_and_store(c, k, calib, 3, 15, "", &db);
                 calib_s = res.seconds;
                 calib_source = "measured";
                 std::cout << "calibration: measured in " << fmt(calib_s, 2) << " s (" << res.runs
@@ -161,7 +162,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 for (const auto& dc : res.devices)
                     std::cout << "calibration: device " << dc.device << " " << ladder_text(dc) << '\n';
                 missing.clear();
-                models = load_models(Store::open(path), devs, k.kernel, model_key(k), missing);
+                models = load_models(db.store(), devs, k.kernel, model_key(k), missing);
                 models_ok = missing.empty();
             }
         }
@@ -179,7 +180,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
             PlanExtras extras;
             Row row;
             row.strategy = sname;
-            row.plan = build_plan(devs, ks, *probe, &c, &extras);
+            row.plan = build_plan(devs, ks, *probe, &c, &extras, &db);
             if (extras.oracle) oracle = extras.oracle;
             {
                 KernelArgs wk = ks;
@@ -262,7 +263,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         progress.done();
         double oracle_s = -1;
         for (const auto& r : rows)
-            if (r.plan.strategy == Strategy::oracle) oracle_s = r.makespan_s;
+            if (find_strategy(r.plan.strategy).needs() == StrategyNeeds::measurements) oracle_s = r.makespan_s;
         for (auto& r : rows)
             if (oracle_s > 0) r.ratio = r.makespan_s / oracle_s;
 
@@ -302,11 +303,11 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         // Paired comparison of model with each baseline, round by round: the same repeat ran both
         // within seconds, so the machine's drift cancels. Differences inside run-to-run noise show
         // up as a split of wins and losses and a large sign-test p.
-        if (const auto m = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.plan.strategy == Strategy::model; });
+        if (const auto m = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.plan.strategy == "model"; });
             m != rows.end() && repeats >= 2) {
             for (const auto& b : rows) {
                 const auto s = b.plan.strategy;
-                if (s != Strategy::even && s != Strategy::pe_ratio && s != Strategy::paper) continue;
+                if (find_strategy(s).needs() != StrategyNeeds::nothing) continue;
                 if (same_plan(m->plan, b.plan)) {
                     std::cout << "model vs " << b.strategy << ": the same plan\n";
                     continue;
@@ -326,7 +327,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         }
         double model_job = -1;
         for (const auto& r : rows)
-            if (r.plan.strategy == Strategy::model) model_job = r.makespan_s;
+            if (r.plan.strategy == "model") model_job = r.makespan_s;
         if (calib_source == "measured" && model_job > 0)
             std::cout << "calibration time " << fmt(calib_s, 2) << " s = " << fmt(calib_s / model_job * 100, 1)
                       << " % of the model-planned job (" << fmt_ms(model_job) << " ms)\n";

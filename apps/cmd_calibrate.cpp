@@ -120,6 +120,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     const std::string path = db_path(k);
 
     return with_cluster(env, sel, [&](Cluster& c) {
+        Database db(k.db);  // opened once: every kernel's models go into it (saved after each)
         std::ofstream runs_file;
         if (!runs_csv.empty()) {
             runs_file.open(runs_csv, std::ios::trunc);
@@ -130,7 +131,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         for (const auto& name : kernels) {
             KernelArgs kk = k;
             kk.kernel = name;
-            const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats, max_size);
+            const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats, max_size, &db);
             total += res.seconds;
             if (runs_file.is_open()) {
                 write_runs_csv(runs_file, &name == &kernels.front(), name, c.devices(), res);

@@ -129,7 +129,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
             std::cout << result_to_json(k.kernel, o.plan, o.result).dump(2) << '\n';
         } else {
             std::cout << "kernel " << k.kernel << ", size " << global_text(o.plan.global, o.plan.dims) << ", "
-                      << k.iterations << " iteration(s), strategy " << to_string(o.plan.strategy) << ", local "
+                      << k.iterations << " iteration(s), strategy " << o.plan.strategy << ", local "
                       << to_string(o.plan.local_policy) << '\n'
                       << result_table(o.plan, o.result);
         }

@@ -6,18 +6,26 @@
 #include "worksize/runtime/autotune.hpp"
 #include "worksize/scheduler/kernels.hpp"
 #include "worksize/scheduler/store.hpp"
+#include "worksize/scheduler/strategy.hpp"
 
 namespace worksize::cli {
 
 po::options_description kernel_options(KernelArgs& k, const char* default_size) {
     po::options_description d("Kernel and plan");
+    // From the registries: "split: even, pe-ratio, paper, model, oracle" (boost copies the text).
+    const std::string strategy_help = "split: " + strategy_names_text();
+    std::string local_help = "local size: ";
+    for (const auto& name : local_policy_names()) {
+        if (name != local_policy_names().front()) local_help.append(", ");
+        local_help.append(find_local_policy(name).help());
+    }
     d.add_options()
         ("size", po::value(&k.size)->default_value(default_size),
          "problem size: N (NxN for 2-D kernels, N items for 1-D) or WxH")
         ("iterations", po::value(&k.iterations)->default_value(1), "kernel repetitions on each device")
         ("ops", po::value<double>(), "compute amount (operations) overriding the kernel's estimate")
-        ("strategy", po::value(&k.strategy)->default_value("paper"), "split: even, pe-ratio, paper, model, oracle")
-        ("local", po::value(&k.local)->default_value("paper"), "local size: null (driver), paper, tuned")
+        ("strategy", po::value(&k.strategy)->default_value("paper"), strategy_help.c_str())
+        ("local", po::value(&k.local)->default_value("paper"), local_help.c_str())
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", po::value(&k.seed)->default_value(1), "seed of the generated inputs")
         ("param", po::value(&k.params)->composing(),
@@ -96,63 +104,57 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     return r;
 }
 
-namespace {
-
-Plan model_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job,
-                const PlanRequest& request, PlanExtras* extras) {
-    const std::string path = db_path(k);
-    const Store store = Store::open(path);
-    std::vector<std::string> missing;
-    const auto models = load_models(store, devices, k.kernel, model_key(k), missing);
-    if (!missing.empty())
-        throw Error(missing.front() + " (database " + path + "): run `worksize calibrate --kernel " + k.kernel +
-                    (k.db.empty() ? "" : " --db " + k.db) + "`");
-    if (extras)
-        for (const auto& w : store.warnings()) extras->warnings.push_back(w);
-    SplitJob sj = split_job_for(job, k.iterations);
-    sj.join_margin = k.join_margin;
-    const SplitResult best = optimise_split(models, sj);
-    std::vector<double> weights;
-    for (auto u : best.units) weights.push_back(double(u) / double(sj.total_units));
-    Plan plan = plan_with_weights(devices, request, weights, job, k.db);
-    std::vector<std::uint64_t> units(devices.size(), 0);
-    for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
-    const SplitResult ev = evaluate_split(models, sj, units);
-    plan.predicted_makespan_s = ev.makespan_s;
-    for (auto& a : plan.assignments) {
-        const auto i = std::size_t(a.device);
-        if (a.units > 0) {
-            a.predicted_s = ev.finish_s.at(i);
-        } else {
-            const std::string why = i < best.reasons.size() ? best.reasons[i] : "";
-            a.note = "no work: " + (why.empty() ? std::string("the model gives it none") : why);
+Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
+                PlanExtras* extras, Database* database) {
+    const auto request = plan_request(k, job);
+    Database own(k.db);
+    Database& db = database ? *database : own;
+    const SplitStrategy& strategy = find_strategy(request.strategy);
+    SplitContext ctx;
+    if (request.local_policy == LocalPolicy::tuned) {
+        ctx.tuning = &db.tuning();
+        ctx.tuning_params = tuning_params(job);
+    }
+    // What the strategy needs from outside the scheduler: the models of the database, or runs.
+    std::vector<CostModel> models;
+    OracleInputs oracle;
+    OracleResult oracle_result;
+    std::optional<Progress> progress;
+    switch (strategy.needs()) {
+        case StrategyNeeds::nothing:
+            break;
+        case StrategyNeeds::models: {
+            const Store& store = db.store();
+            std::vector<std::string> missing;
+            models = load_models(store, devices, k.kernel, model_key(k), missing);
+            if (!missing.empty())
+                throw Error(missing.front() + " (database " + db.path() + "): run `worksize calibrate --kernel " +
+                            k.kernel + (k.db.empty() ? "" : " --db " + k.db) + "`");
+            if (extras)
+                for (const auto& w : store.warnings()) extras->warnings.push_back(w);
+            ctx.models = &models;
+            ctx.split_job = split_job_for(job, k.iterations);
+            ctx.split_job.join_margin = k.join_margin;
+            break;
+        }
+        case StrategyNeeds::measurements: {
+            if (!cluster)
+                throw InvalidArgument("strategy " + strategy.name() +
+                                      " searches the split by running the job: use it with "
+                                      "`worksize run` or `worksize bench`, not `plan`");
+            OracleOptions oo;
+            progress.emplace(strategy.name() + " " + k.kernel, oracle_steps(devices.size(), oo));
+            oracle = oracle_inputs(*cluster, job_maker(k), job_size(k), request, k.kernel, ctx.tuning, oo,
+                                   [&](const std::string& what) { progress->step(what); });
+            ctx.oracle = &oracle;
+            ctx.oracle_result = &oracle_result;
+            break;
         }
     }
+    Plan plan = plan_split(devices, request, ctx);
+    if (progress) progress->done();
+    if (extras && ctx.oracle) extras->oracle = std::move(oracle_result);
     return plan;
-}
-
-}  // namespace
-
-Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
-                PlanExtras* extras) {
-    const auto request = plan_request(k, job);
-    if (request.strategy == Strategy::model) return model_plan(devices, k, job, request, extras);
-    if (request.strategy == Strategy::oracle) {
-        if (!cluster)
-            throw InvalidArgument("strategy oracle searches the split by running the job: use it with "
-                                  "`worksize run` or `worksize bench`, not `plan`");
-        OracleOptions oo;
-        Progress progress("oracle " + k.kernel, oracle_steps(devices.size(), oo));
-        auto res = oracle_search(*cluster, job_maker(k), job_size(k), request, k.kernel, k.db, oo,
-                                 [&](const std::string& what) { progress.step(what); });
-        progress.done();
-        Plan plan = plan_with_weights(devices, request, res.weights, job, k.db);
-        for (auto& a : plan.assignments)
-            if (a.units == 0) a.note = "no work: the best measured split leaves it out";
-        if (extras) extras->oracle = std::move(res);
-        return plan;
-    }
-    return plan_for(devices, request, job, k.db);
 }
 
 std::string ladder_text(const DeviceCalibration& dc) {
@@ -165,9 +167,9 @@ std::string ladder_text(const DeviceCalibration& dc) {
             open = true;
         }
         t += std::to_string(ls.size.x);
-        if (ls.size.y > 1) t += "x" + std::to_string(ls.size.y);
+        if (ls.size.y > 1) t.append("x").append(std::to_string(ls.size.y));
         if (!ls.fitted && open) {
-            t.insert(t.rfind(' '), "]");
+            t.insert(t.rfind(' '), 1, ']');
             open = false;
         }
     }
@@ -189,7 +191,8 @@ std::string ladder_text(const DeviceCalibration& dc) {
 }
 
 CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
-                                      int min_repeats, int max_repeats, const std::string& max_size) {
+                                      int min_repeats, int max_repeats, const std::string& max_size,
+                                      Database* database) {
     CalibrationOptions o;
     const int dims = kernel_dims(k.kernel);
     for (const auto& s : sizes) o.sizes.push_back(parse_size(s, dims));
@@ -202,12 +205,13 @@ CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std
         o.priority = parse_priority(k.priority);
         o.priority_given = true;
     }
-    o.db_path = k.db;
     o.min_repeats = min_repeats;
     o.max_repeats = max_repeats;
-    const std::string path = db_path(k);
-    Store store = Store::open(path);
-    for (const auto& w : store.warnings()) std::cerr << "worksize: warning: " << w << '\n';
+    Database own(k.db);
+    Database& db = database ? *database : own;
+    Store& store = db.store();
+    for (const auto& w : db.take_warnings()) std::cerr << "worksize: warning: " << w << '\n';
+    if (o.local == LocalPolicy::tuned) o.tuning = &db.tuning();
     Progress progress("calibrate " + k.kernel, calibration_steps(c.devices().size(), o));
     auto res = calibrate(c, k.kernel, job_maker(k), o, [&](const std::string& what) { progress.step(what); });
     progress.done();

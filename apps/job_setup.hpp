@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "worksize/runtime/calibration.hpp"
 #include "worksize/runtime/kernel_job.hpp"
+#include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/planner.hpp"
 
 namespace worksize::cli {
@@ -58,8 +59,10 @@ struct PlanExtras {
 /// left-out devices noted); throws Error naming the first device without a usable model.
 /// `oracle`: searches the split by running the job on `cluster` (progress on stderr); throws
 /// InvalidArgument without a cluster. `cluster` is null for offline plans (profile devices).
+/// The database is `db` (the command's, opened once) or, when null, k's opened here. The strategy
+/// comes from the scheduler's registry (strategy.hpp); this gathers what its needs() asks for.
 Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
-                PlanExtras* extras = nullptr);
+                PlanExtras* extras = nullptr, Database* db = nullptr);
 
 /// Calibrate `kernel` (with k's params, iterations and local policy) on every device and store
 /// the models in k's database; progress on stderr. Used by `calibrate` and by `bench`.
@@ -67,7 +70,9 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
 std::string ladder_text(const DeviceCalibration& dc);
 
 /// `max_size`: cap of the adaptive ladder ("" : none; see AdaptiveCalibration::max_size).
+/// `db`: the command's database (null: k's, opened here); the models are put there and saved.
 CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std::vector<std::string>& sizes,
-                                      int min_repeats, int max_repeats, const std::string& max_size = "");
+                                      int min_repeats, int max_repeats, const std::string& max_size = "",
+                                      Database* db = nullptr);
 
 }  // namespace worksize::cli

@@ -34,7 +34,7 @@ nlohmann::json plan_to_json(const Plan& p) {
                         {"ops", p.ops},
                         {"compute_class", to_string(p.compute_class)},
                         {"k", p.k},
-                        {"strategy", to_string(p.strategy)},
+                        {"strategy", p.strategy},
                         {"local_policy", to_string(p.local_policy)},
                         {"priority", to_string(p.priority)},
                         {"assignments", nlohmann::json::array()}};
@@ -57,7 +57,7 @@ std::string plan_table(const Plan& p) {
     std::ostringstream os;
     os << "kernel " << p.kernel << ", global " << global_text(p.global, p.dims) << ", " << p.iterations
        << " iteration(s), " << fmt(p.ops, 0) << " operations -> " << to_string(p.compute_class)
-       << " class, k = " << p.k << "; strategy " << to_string(p.strategy) << ", local "
+       << " class, k = " << p.k << "; strategy " << p.strategy << ", local "
        << to_string(p.local_policy) << ", priority " << to_string(p.priority) << "\n\n";
     const bool predicted = p.predicted_makespan_s >= 0;
     std::vector<std::string> head = {"device", "rank", "share %", p.dims == 2 ? "rows" : "items", "offset",
@@ -91,7 +91,7 @@ nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const
     nlohmann::json j = {{"kernel", kernel},
                         {"size", {plan.global.x, plan.global.y}},
                         {"iterations", plan.iterations},
-                        {"strategy", to_string(plan.strategy)},
+                        {"strategy", plan.strategy},
                         {"local_policy", to_string(plan.local_policy)},
                         {"verified", r.verdict.ok},
                         {"verification", r.verdict.detail},

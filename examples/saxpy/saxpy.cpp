@@ -171,7 +171,10 @@ int main(int argc, char** argv) {
             req.global = job.problem();
             req.granule = job.granule();
             Plan plan = make_plan(cluster.devices(), req);
-            if (!db.empty()) apply_tuned_locals(plan, cluster.devices(), job, db);
+            if (!db.empty()) {
+                const Store store = Store::open(db);
+                apply_tuned_locals(plan, cluster.devices(), tuning_source(store), tuning_params(job));
+            }
             cluster.run(job, plan.assignments, "saxpy");  // warm-up: builds the programs
             job.generate();
             const JobResult r = cluster.run(job, plan.assignments, "saxpy");

@@ -1,11 +1,10 @@
-// Local work-size autotuning on live devices and `--local tuned` (see autotune.hpp and
-// docs/tuning.md).
+// Local work-size autotuning on live devices (see autotune.hpp and docs/tuning.md); `--local
+// tuned` itself is the scheduler's (local_policy.cpp).
 #include "worksize/runtime/autotune.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <iostream>
 #include <limits>
 
 #include "worksize/scheduler/planner.hpp"
@@ -20,25 +19,12 @@ std::string local_text(const LocalSize& l) {
     return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
 }
 
-std::string seconds_text(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-    return buf;
-}
-
-/// A stored record's time: "0.0356 ms per run of 3 iterations" (older entries: no unit given).
-std::string record_time_text(const TuningRecord& r) {
-    std::string t = seconds_text(r.best_s);
-    if (r.iterations) t += " per run of " + std::to_string(r.iterations) + (r.iterations == 1 ? " iteration" : " iterations");
-    return t;
-}
-
 /// The whole problem on device `device`, nothing on the others.
 Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, const KernelJob& job) {
     PlanRequest r;
     r.kernel = job.descriptor();
     r.global = job.problem();
-    r.strategy = Strategy::even;
+    r.strategy = "even";
     r.local_policy = LocalPolicy::paper;
     r.granule = job.granule();
     std::vector<double> w(devices.size(), 0.0);
@@ -47,69 +33,7 @@ Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, cons
     return make_plan(devices, r);
 }
 
-/// Does `local` fit a slice of `global` on `dev` as a uniform launch?
-bool fits(const LocalSize& local, const GlobalSize& global, const DeviceInfo& dev, int dims, std::string* why) {
-    auto no = [&](const std::string& w) {
-        if (why) *why = w;
-        return false;
-    };
-    if (local.x == 0 || local.y == 0) return no("zero local size");
-    if (dims == 1 && local.y != 1) return no("2-D local size for a 1-D kernel");
-    if (global.x % local.x != 0 || global.y % local.y != 0)
-        return no("local " + local_text(local) + " does not divide the slice's global (" + std::to_string(global.x) +
-                  "," + std::to_string(global.y) + ")");
-    if (dev.max_work_group_size && local.x * local.y > dev.max_work_group_size)
-        return no("local " + local_text(local) + " exceeds the device's max work-group size " +
-                  std::to_string(dev.max_work_group_size));
-    if (dev.max_work_item_sizes[0] && local.x > dev.max_work_item_sizes[0]) return no("x exceeds max work-item size");
-    if (dims == 2 && dev.max_work_item_sizes[1] && local.y > dev.max_work_item_sizes[1])
-        return no("y exceeds max work-item size");
-    return true;
-}
-
-/// floor(log2) of each dimension, parsed back from size_class() text ("x2^10.y2^9").
-bool parse_class(const std::string& c, int& lx, int& ly) {
-    return std::sscanf(c.c_str(), "x2^%d.y2^%d", &lx, &ly) == 2;
-}
-
-
-/// The tuning entry of the size class nearest to `cls` (sum of |delta log2| per dimension; not
-/// `cls` itself) of the same device, kernel and parameters that `accept` takes; its class in
-/// `found_cls`. Unusable entries are reported through `warn` and skipped.
-std::optional<TuningRecord> nearest_entry(const Store& store, const DeviceFingerprint& fp, const std::string& kernel,
-                                          const nlohmann::json& params, const std::string& cls,
-                                          const std::function<bool(const TuningRecord&)>& accept,
-                                          std::string& found_cls,
-                                          const std::function<void(const std::string&)>& warn) {
-    int lx = 0, ly = 0;
-    parse_class(cls, lx, ly);
-    int best_dist = std::numeric_limits<int>::max();
-    std::optional<TuningRecord> best;
-    for (const auto& e : store.entries()) {
-        if (e.key.kind != EntryKind::tuning || !(e.key.device == fp) || e.key.kernel != kernel ||
-            e.key.params != params || e.key.size_class == cls)
-            continue;
-        int ex = 0, ey = 0;
-        if (!parse_class(e.key.size_class, ex, ey)) continue;
-        try {
-            const auto r = tuning_record_from_json(e.payload);
-            if (!accept(r)) continue;
-            const int d = std::abs(ex - lx) + std::abs(ey - ly);
-            if (d < best_dist) {
-                best_dist = d;
-                best = r;
-                found_cls = e.key.size_class;
-            }
-        } catch (const InvalidArgument& ex2) {
-            warn("ignoring unusable tuning entry for '" + kernel + "' " + e.key.size_class + ": " + ex2.what());
-        }
-    }
-    return best;
-}
-
 }  // namespace
-
-std::string resolve_db_path(const std::string& db_path) { return db_path.empty() ? default_db_path() : db_path; }
 
 nlohmann::json tuning_params(const KernelJob& job) {
     const GlobalSize g = job.problem();
@@ -126,149 +50,6 @@ nlohmann::json tuning_params(const KernelJob& job) {
         p["k"] = "2^" + std::to_string(k ? std::bit_width(k) - 1 : 0);
     }
     return p;
-}
-
-namespace {
-
-/// The tuning database as apply_tuned_locals reads it: opened once per plan.
-struct TunedSource {
-    std::optional<Store> store;
-    std::string why_none = "no database";
-    std::vector<std::string> warnings;  ///< distinct, in order
-    void warn(const std::string& w) {
-        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
-    }
-};
-
-TunedSource open_tuned_source(const std::string& db_path) {
-    TunedSource src;
-    try {
-        src.store = Store::open(resolve_db_path(db_path), CorruptPolicy::report_and_ignore);
-        for (const auto& w : src.store->warnings()) src.warn(w);
-        src.why_none = "none in " + src.store->path();
-    } catch (const Error& e) {
-        src.warn(std::string("tuning database not used: ") + e.what());
-    }
-    return src;
-}
-
-void emit_warnings(const std::vector<std::string>& ws, std::vector<std::string>* warnings) {
-    for (const auto& w : ws) {
-        if (warnings)
-            warnings->push_back(w);
-        else
-            std::cerr << "worksize: warning: " << w << '\n';
-    }
-}
-
-/// apply_tuned_locals on an opened source. For each assignment left on the paper rule although
-/// the device has an entry (of the slice's class, else of the nearest class) that does not fit
-/// its slice, `unfit[device]` is that entry's local size ({0,0} elsewhere).
-void apply_entries(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job, TunedSource& src,
-                   std::vector<LocalSize>* unfit) {
-    if (unfit) unfit->assign(devices.size(), LocalSize{});
-    auto warn = [&](const std::string& w) { src.warn(w); };
-    const nlohmann::json params = tuning_params(job);
-    for (auto& a : plan.assignments) {
-        if (a.units == 0) continue;
-        const DeviceInfo& dev = devices.at(static_cast<std::size_t>(a.device));
-        bool done = false;
-        std::string reason = src.why_none;
-        if (src.store) {
-            const Store& store = *src.store;
-            const DeviceFingerprint fp = fingerprint_of(dev);
-            std::vector<std::string> w;
-            const auto rec = store.find_tuning(fp, plan.kernel, params, a.global, &w);
-            for (const auto& s : w) warn(s);
-            const std::string cls = size_class(a.global);
-            std::string why;
-            if (rec && fits(rec->best, a.global, dev, plan.dims, &why)) {
-                a.local = rec->best;
-                a.local_rule = "tuned (db entry " + cls + ", " + rec->strategy + " search, " +
-                               std::to_string(rec->measured) + "/" + std::to_string(rec->candidates) +
-                               " measured, " + record_time_text(*rec) + ")";
-                done = true;
-            } else {
-                if (rec) reason = "entry for " + cls + " unusable: " + why;
-                std::string best_cls;
-                const auto best = nearest_entry(
-                    store, fp, plan.kernel, params, cls,
-                    [&](const TuningRecord& r) { return fits(r.best, a.global, dev, plan.dims, nullptr); }, best_cls,
-                    warn);
-                if (best) {
-                    a.local = best->best;
-                    a.local_rule = "tuned (nearest db entry " + best_cls + " for slice class " + cls + ", " +
-                                   best->strategy + " search, " + record_time_text(*best) + ")";
-                    done = true;
-                } else {
-                    // Entries of other size classes that exist but do not fit the slice.
-                    std::string other_cls;
-                    const auto other = nearest_entry(store, fp, plan.kernel, params, cls,
-                                                     [](const TuningRecord&) { return true; }, other_cls,
-                                                     [](const std::string&) {});
-                    if (!rec) reason = "none for " + cls + " with these kernel parameters in " + store.path();
-                    if (other) reason += "; the nearest other size class's, " + other_cls + ", does not fit either";
-                    if (unfit && (rec || other)) unfit->at(std::size_t(a.device)) = rec ? rec->best : other->best;
-                }
-            }
-        }
-        if (!done) {
-            // make_plan marks a tuned plan's rules "paper (no tuned entry): <rule>": say why.
-            const std::string bare = "paper (no tuned entry): ";
-            std::string rule = a.local_rule;
-            if (rule.rfind(bare, 0) == 0) rule = rule.substr(bare.size());
-            if (rule.rfind("paper (no tuned entry", 0) != 0)
-                a.local_rule = "paper (no tuned entry: " + reason + "): " + rule;
-        }
-    }
-}
-
-}  // namespace
-
-void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job,
-                        const std::string& db_path, std::vector<std::string>* warnings) {
-    TunedSource src = open_tuned_source(db_path);
-    apply_entries(plan, devices, job, src, nullptr);
-    emit_warnings(src.warnings, warnings);
-}
-
-Plan plan_tuned(const std::vector<DeviceInfo>& devices, PlanRequest request, const KernelJob& job,
-                const std::string& db_path, std::vector<std::string>* warnings) {
-    if (request.local_policy != LocalPolicy::tuned) throw InvalidArgument("plan_tuned: the local policy is not tuned");
-    TunedSource src = open_tuned_source(db_path);
-    Plan plan = make_plan(devices, request);
-    std::vector<LocalSize> unfit;
-    apply_entries(plan, devices, job, src, &unfit);
-    // Devices whose entry does not divide their slice, and the multiple that would let it.
-    std::vector<std::uint64_t> multiples(devices.size(), 1);
-    bool any = false;
-    for (const auto& a : plan.assignments) {
-        const LocalSize l = unfit.at(std::size_t(a.device));
-        const std::uint64_t m = plan.dims == 2 ? l.y : l.x;
-        if (m > 1 && a.units % m != 0 && m * 8 <= a.units) {
-            multiples.at(std::size_t(a.device)) = m;
-            any = true;
-        }
-    }
-    if (any) {
-        request.unit_multiples = multiples;
-        plan = make_plan(devices, request);
-        apply_entries(plan, devices, job, src, nullptr);
-        for (auto& a : plan.assignments) {
-            const std::uint64_t m = multiples.at(std::size_t(a.device));
-            if (m > 1 && a.units > 0)
-                a.note = std::string(plan.dims == 2 ? "rows" : "items") + " rounded to a multiple of " +
-                         std::to_string(m) + " for the tuned local size";
-        }
-    }
-    emit_warnings(src.warnings, warnings);
-    return plan;
-}
-
-Plan plan_for(const std::vector<DeviceInfo>& devices, const PlanRequest& request, const KernelJob& job,
-              const std::string& db_path) {
-    return request.local_policy == LocalPolicy::tuned ? plan_tuned(devices, request, job, db_path)
-                                                      : make_plan(devices, request);
 }
 
 // --- LocalTuner -------------------------------------------------------------------------------

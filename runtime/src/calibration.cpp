@@ -1,10 +1,9 @@
-// Calibration runs, model loading and the oracle search (see calibration.hpp, docs/bench.md).
+// Calibration runs, model loading and the oracle's measurement (see calibration.hpp, docs/bench.md).
 #include "worksize/runtime/calibration.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 
 #include "worksize/runtime/autotune.hpp"
 
@@ -85,12 +84,6 @@ std::vector<std::string> default_calibration_sizes(const std::string& kernel) {
     return {"256", "1024", "4096"};
 }
 
-Plan plan_with_weights(const std::vector<DeviceInfo>& devices, PlanRequest request, std::vector<double> weights,
-                       const KernelJob& job, const std::string& db_path) {
-    request.weights = std::move(weights);
-    return plan_for(devices, request, job, db_path);
-}
-
 namespace {
 
 PlanRequest request_for(const KernelJob& job, std::uint64_t iterations, LocalPolicy local, Priority priority,
@@ -99,7 +92,7 @@ PlanRequest request_for(const KernelJob& job, std::uint64_t iterations, LocalPol
     r.kernel = job.descriptor();
     r.global = job.problem();
     r.iterations = iterations;
-    r.strategy = Strategy::model;
+    r.strategy = "model";
     r.local_policy = local;
     if (priority_given) r.priority = priority;
     r.granule = job.granule();
@@ -158,7 +151,8 @@ void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, co
         }
         for (auto& x : w) x /= sum;
         const Plan plan = plan_with_weights(
-            devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), w, *probe, o.db_path);
+            devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), w, o.tuning,
+            tuning_params(*probe));
         std::vector<std::uint64_t> units(n, 0);
         for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
         return std::pair{plan, units};
@@ -259,8 +253,8 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
             std::vector<double> weights(devices.size(), 0.0);
             weights[di] = 1.0;
             const Plan plan = plan_with_weights(
-                devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), weights, *probe,
-                o.db_path);
+                devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), weights, o.tuning,
+                tuning_params(*probe));
             dims = plan.dims;
             LadderStep ls;
             ls.size = size;
@@ -380,175 +374,27 @@ std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceI
     return models;
 }
 
-std::size_t oracle_steps(std::size_t devices, const OracleOptions& options) {
-    const std::size_t confirm = std::size_t(std::max(0, options.confirm_top) * std::max(0, options.confirm_runs));
-    if (devices <= 1) return 2;
-    if (devices == 2) return 1 + 11 + 6 + 2 + confirm;
-    return 1 + std::size_t(std::max(1, options.max_evaluations)) + confirm;
-}
-
-OracleResult oracle_search(Cluster& cluster, const JobMaker& make, GlobalSize size,
-                           const PlanRequest& request_in, const std::string& job_name, const std::string& db_path, const OracleOptions& o,
+OracleInputs oracle_inputs(Cluster& cluster, const JobMaker& make, GlobalSize size, const PlanRequest& request,
+                           const std::string& job_name, const TuningSource* tuning, const OracleOptions& options,
                            const StepFn& step) {
-    const auto& devices = cluster.devices();
-    const std::size_t n = devices.size();
-    if (n == 0) throw Error("oracle: the cluster has no device");
-    if (o.repeats < 1) throw InvalidArgument("oracle: repeats must be at least 1");
-    PlanRequest request = request_in;
-    OracleResult res;
-    auto probe = make(size, request.iterations);
-
-    // Warm-up on the even split: every device builds its program outside the timing.
-    {
+    OracleInputs in;
+    in.options = options;
+    in.step = step;
+    const std::uint64_t iterations = request.iterations;
+    in.warm_up = [&cluster, make, size, request, job_name, tuning](const std::vector<double>& weights) {
         auto warm = make(size, 1);
         warm->generate();
         PlanRequest wr = request;
         wr.iterations = 1;
-        const Plan p = plan_with_weights(devices, wr, std::vector<double>(n, 1.0 / double(n)), *warm, db_path);
+        const Plan p = plan_with_weights(cluster.devices(), wr, weights, tuning, tuning_params(*warm));
         checked_run(cluster, *warm, p.assignments, job_name);
-        ++res.runs;
-        if (step) step("warm-up");
-    }
-
-    std::map<std::vector<std::uint64_t>, double> cache;
-    int evaluations = 0;
-    auto eval = [&](std::vector<double> w) -> double {
-        for (auto& x : w) x = std::max(0.0, x);
-        const Plan plan = plan_with_weights(devices, request, w, *probe, db_path);
-        std::vector<std::uint64_t> units;
-        std::vector<double> shares;
-        for (const auto& a : plan.assignments) {
-            units.push_back(a.units);
-            shares.push_back(a.share);
-        }
-        if (auto it = cache.find(units); it != cache.end()) return it->second;
-        std::vector<double> ms;
-        for (int r = 0; r < o.repeats; ++r) {
-            auto job = make(size, request.iterations);
-            job->generate();
-            ms.push_back(checked_run(cluster, *job, plan.assignments, job_name).makespan_s);
-            ++res.runs;
-        }
-        const double m = median_of(ms);
-        cache[units] = m;
-        ++evaluations;
-        res.points.push_back({units, shares, m});
-        if (res.weights.empty() || m < res.makespan_s) {
-            res.weights = shares;
-            res.units = units;
-            res.makespan_s = m;
-        }
-        if (step) {
-            std::string what = "split";
-            for (double s : shares) {
-                what += ' ';
-                what += std::to_string(int(std::lround(s * 100)));
-                what += '%';
-            }
-            step(what);
-        }
-        return m;
     };
-
-    // Re-measure the best few splits: one run per split is noisy, the choice should not be.
-    auto confirm = [&]() {
-        if (o.confirm_top <= 0 || o.confirm_runs <= 0 || res.points.size() < 2) return;
-        std::vector<OraclePoint> top = res.points;
-        std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.makespan_s < b.makespan_s; });
-        top.resize(std::min(top.size(), std::size_t(o.confirm_top)));
-        // The re-runs are interleaved (round r runs every candidate once, in a rotated order) so that
-        // drift of the machine hits all candidates alike.
-        std::vector<Plan> plans;
-        std::vector<std::vector<double>> ms;
-        for (const auto& p : top) {
-            std::vector<double> w(p.shares);
-            plans.push_back(plan_with_weights(devices, request, w, *probe, db_path));
-            ms.push_back({p.makespan_s});
-        }
-        for (int r = 0; r < o.confirm_runs; ++r) {
-            for (std::size_t j = 0; j < top.size(); ++j) {
-                const std::size_t i = (j + std::size_t(r)) % top.size();
-                auto job = make(size, request.iterations);
-                job->generate();
-                ms[i].push_back(checked_run(cluster, *job, plans[i].assignments, job_name).makespan_s);
-                ++res.runs;
-                if (step) step("confirm");
-            }
-        }
-        double best = -1;
-        for (std::size_t i = 0; i < top.size(); ++i) {
-            const double m = median_of(ms[i]);
-            if (best < 0 || m < best) {
-                best = m;
-                res.weights = top[i].shares;
-                res.units = top[i].units;
-                res.makespan_s = m;
-            }
-        }
+    in.makespan = [&cluster, make, size, iterations, job_name](const Plan& plan) {
+        auto job = make(size, iterations);
+        job->generate();
+        return checked_run(cluster, *job, plan.assignments, job_name).makespan_s;
     };
-
-    if (n == 1) {
-        eval({1.0});
-        return res;
-    }
-    if (n == 2) {
-        const int s = devices[0].total_pes() <= devices[1].total_pes() ? 0 : 1;
-        res.small_device = s;
-        auto weights_for = [&](double share) {
-            std::vector<double> w(2);
-            w[std::size_t(s)] = share;
-            w[std::size_t(1 - s)] = 1.0 - share;
-            return w;
-        };
-        double best_share = 0, best = -1;
-        auto try_share = [&](double share) {
-            if (share < -1e-12 || share > 1 + 1e-12) return;
-            share = std::clamp(share, 0.0, 1.0);
-            const double m = eval(weights_for(share));
-            if (best < 0 || m < best) {
-                best = m;
-                best_share = share;
-            }
-        };
-        for (int i = 0; i <= 10; ++i) try_share(i / 10.0);
-        const double c1 = best_share;
-        for (double d : {-0.075, -0.05, -0.025, 0.025, 0.05, 0.075}) try_share(c1 + d);
-        const double c2 = best_share;
-        for (double d : {-0.0125, 0.0125}) try_share(c2 + d);
-        confirm();
-        return res;
-    }
-    // Coordinate descent over pairs: move `step` of the work from device j to device i.
-    std::vector<double> w(n, 1.0 / double(n));
-    double cur = eval(w);
-    for (double stepsz : {0.25, 0.125, 0.0625}) {
-        bool improved = true;
-        while (improved && evaluations < o.max_evaluations) {
-            improved = false;
-            std::vector<double> best_w;
-            double best_m = cur;
-            for (std::size_t i = 0; i < n && evaluations < o.max_evaluations; ++i)
-                for (std::size_t j = 0; j < n && evaluations < o.max_evaluations; ++j) {
-                    if (i == j || w[j] <= 0) continue;
-                    auto c = w;
-                    const double mv = std::min(stepsz, c[j]);
-                    c[j] -= mv;
-                    c[i] += mv;
-                    const double m = eval(c);
-                    if (m < best_m) {
-                        best_m = m;
-                        best_w = c;
-                    }
-                }
-            if (!best_w.empty()) {
-                w = best_w;
-                cur = best_m;
-                improved = true;
-            }
-        }
-    }
-    confirm();
-    return res;
+    return in;
 }
 
 }  // namespace worksize

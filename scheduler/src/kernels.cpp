@@ -148,23 +148,6 @@ GlobalSize parse_size(const std::string& text, int dims) {
     return {w, h};
 }
 
-Strategy parse_strategy(const std::string& s) {
-    if (s == "even") return Strategy::even;
-    if (s == "pe-ratio" || s == "pe_ratio") return Strategy::pe_ratio;
-    if (s == "paper") return Strategy::paper;
-    if (s == "model") return Strategy::model;
-    if (s == "oracle") return Strategy::oracle;
-    throw InvalidArgument("unknown strategy '" + s +
-                          "' (valid: even, pe-ratio, paper, model, oracle)");
-}
-
-LocalPolicy parse_local_policy(const std::string& s) {
-    if (s == "null") return LocalPolicy::null;
-    if (s == "paper") return LocalPolicy::paper;
-    if (s == "tuned") return LocalPolicy::tuned;
-    throw InvalidArgument("unknown local policy '" + s + "' (valid: null, paper, tuned)");
-}
-
 Priority parse_priority(const std::string& s) {
     if (s == "x") return Priority::x;
     if (s == "y") return Priority::y;

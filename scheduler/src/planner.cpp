@@ -1,5 +1,5 @@
-// The work-size planner: compute classes and the correction k, the split strategies (even,
-// PE ratio, the founding paper's pairwise rule chained over n devices), rounding of shares to
+// The work-size planner: compute classes and the correction k, the paper's pair rule (the split
+// strategies themselves are in strategy.cpp), rounding of shares to
 // whole rows or items, the paper's local-size rules with their fallbacks, and make_plan which
 // puts them together. METHOD.md section 1 is the specification; docs/method.md says how it is
 // implemented here and which ambiguities were decided how.
@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+
+#include "worksize/scheduler/local_policy.hpp"
+#include "worksize/scheduler/strategy.hpp"
 
 namespace worksize {
 
@@ -74,63 +77,6 @@ double paper_pair_share(std::uint64_t pes_small, std::uint64_t pes_large, double
     // Decision: the smaller device never gets more than the larger one. With PE_S/PE_L <= 2/3
     // the ratio is <= 0.4 and k <= 1.25, so this only guards against rounding and custom k.
     return std::clamp(ratio * k, 0.0, 0.5);
-}
-
-std::vector<double> split_weights(const std::vector<DeviceInfo>& devices, Strategy strategy,
-                                  ComputeClass cls) {
-    if (devices.empty()) throw InvalidArgument("split: no devices to split the work over");
-    const std::size_t n = devices.size();
-    std::vector<double> w(n, 0.0);
-    switch (strategy) {
-        case Strategy::even:
-            std::fill(w.begin(), w.end(), 1.0 / double(n));
-            return w;
-        case Strategy::model:
-        case Strategy::oracle:
-            throw InvalidArgument(std::string("split: strategy '") + to_string(strategy) +
-                                  "' needs measurements; the planner alone cannot compute it");
-        case Strategy::pe_ratio:
-        case Strategy::paper:
-            break;
-    }
-
-    // Devices that report no PEs get nothing; at least one must report some.
-    std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < n; ++i)
-        if (devices[i].total_pes() > 0) order.push_back(i);
-    if (order.empty())
-        throw InvalidArgument(std::string("split: strategy '") + to_string(strategy) +
-                              "' needs PE counts, but no device reports any");
-
-    if (strategy == Strategy::pe_ratio) {
-        double total = 0.0;
-        for (std::size_t i : order) total += double(devices[i].total_pes());
-        for (std::size_t i : order) w[i] = double(devices[i].total_pes()) / total;
-        return w;
-    }
-
-    // Paper: sort by PEs (stable), pair rule on neighbours, chain the ratios, normalise.
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return devices[a].total_pes() < devices[b].total_pes();
-    });
-    const double k = correction_k(cls);
-    std::vector<double> chain(order.size(), 0.0);
-    chain[0] = 1.0;
-    for (std::size_t j = 1; j < order.size(); ++j) {
-        const double s = paper_pair_share(devices[order[j - 1]].total_pes(),
-                                          devices[order[j]].total_pes(), k);
-        // s : (1 - s) = chain[j-1] : chain[j]. s > 0 since both devices have PEs.
-        chain[j] = chain[j - 1] * (1.0 - s) / s;
-    }
-    // Normalise with the largest term as scale to keep long chains finite.
-    const double top = *std::max_element(chain.begin(), chain.end());
-    double total = 0.0;
-    for (double& c : chain) {
-        c /= top;
-        total += c;
-    }
-    for (std::size_t j = 0; j < order.size(); ++j) w[order[j]] = chain[j] / total;
-    return w;
 }
 
 namespace {
@@ -418,10 +364,9 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
     plan.ops = ops;
     plan.iterations = request.iterations;
     plan.compute_class = classify(ops);
-    plan.strategy = request.strategy;
-    plan.k = request.strategy == Strategy::paper && !request.weights
-                 ? correction_k(plan.compute_class)
-                 : 1.0;
+    const SplitStrategy& strategy = find_strategy(request.strategy);
+    plan.strategy = strategy.name();
+    plan.k = !request.weights ? strategy.correction(plan.compute_class) : 1.0;
     plan.local_policy = request.local_policy;
     plan.priority = request.priority.value_or(kd.default_priority);
 
@@ -450,6 +395,7 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
         units = round_to_unit_multiples(weights, total_units, multiples);
     }
 
+    const LocalSizePolicy& local = local_policy(request.local_policy);
     std::uint64_t offset = 0;
     for (std::size_t i = 0; i < devices.size(); ++i) {
         const DeviceInfo& dev = devices[i];
@@ -466,16 +412,8 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
             a.local = {};
             a.local_rule = "none";
             a.note = "no work";
-        } else if (request.local_policy == LocalPolicy::null) {
-            a.local = {};
-            a.local_rule = "null (driver chooses)";
         } else {
-            std::string rule;
-            a.local = kd.dims == 2 ? paper_local_2d(dev, a.global, plan.priority, &rule)
-                                   : paper_local_1d(dev, a.global.x, &rule);
-            a.local_rule = request.local_policy == LocalPolicy::tuned
-                               ? "paper (no tuned entry): " + rule
-                               : rule;
+            a.local = local.local(dev, a.global, kd.dims, plan.priority, a.local_rule);
         }
         plan.assignments.push_back(std::move(a));
     }

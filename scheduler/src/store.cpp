@@ -2,6 +2,7 @@
 #include "worksize/scheduler/store.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -133,12 +134,35 @@ DeviceFingerprint fingerprint_from_json(const nlohmann::json& j) {
     return f;
 }
 
-std::string size_class(GlobalSize g) {
-    auto lg = [](std::uint64_t v) { return v == 0 ? 0 : 63 - __builtin_clzll(v); };
-    return "x2^" + std::to_string(lg(g.x)) + ".y2^" + std::to_string(lg(g.y));
+std::string SizeClass::to_string() const {
+    return "x2^" + std::to_string(x_log2) + ".y2^" + std::to_string(y_log2);
 }
 
+SizeClass size_class_of(GlobalSize g) {
+    auto lg = [](std::uint64_t v) { return v == 0 ? 0 : 63 - __builtin_clzll(v); };
+    return {lg(g.x), lg(g.y)};
+}
+
+std::optional<SizeClass> parse_size_class(const std::string& text) {
+    SizeClass c;
+    std::string_view s(text);
+    auto number = [&](std::string_view prefix, int& out) {
+        if (s.substr(0, prefix.size()) != prefix) return false;
+        s.remove_prefix(prefix.size());
+        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+        if (ec != std::errc{}) return false;
+        s.remove_prefix(std::size_t(p - s.data()));
+        return true;
+    };
+    if (!number("x2^", c.x_log2) || !number(".y2^", c.y_log2) || !s.empty()) return std::nullopt;
+    return c;
+}
+
+std::string size_class(GlobalSize g) { return size_class_of(g).to_string(); }
+
 const char* to_string(EntryKind k) { return k == EntryKind::model ? "model" : "tuning"; }
+
+std::string resolve_db_path(const std::string& db_path) { return db_path.empty() ? default_db_path() : db_path; }
 
 std::string default_db_path() {
     auto env = [](const char* n) -> std::string {

@@ -1,5 +1,5 @@
 // Names of the scheduler's enumerations, spelled as the command line and the reports spell them
-// (e.g. Strategy::pe_ratio is "pe-ratio"), so that what is printed can be typed back in.
+// (e.g. LocalPolicy::null is "null"), so that what is printed can be typed back in.
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
@@ -30,17 +30,6 @@ const char* to_string(ComputeClass c) {
         case ComputeClass::small: return "small";
         case ComputeClass::medium: return "medium";
         case ComputeClass::large: return "large";
-    }
-    return "unknown";
-}
-
-const char* to_string(Strategy s) {
-    switch (s) {
-        case Strategy::even: return "even";
-        case Strategy::pe_ratio: return "pe-ratio";
-        case Strategy::paper: return "paper";
-        case Strategy::model: return "model";
-        case Strategy::oracle: return "oracle";
     }
     return "unknown";
 }

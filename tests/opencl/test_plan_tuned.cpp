@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "worksize/runtime/autotune.hpp"
@@ -57,14 +58,21 @@ protected:
         PlanRequest r;
         r.kernel = job_->descriptor();
         r.global = job_->problem();
-        r.strategy = Strategy::paper;
+        r.strategy = "paper";
         r.local_policy = LocalPolicy::tuned;
         r.weights = std::move(weights);
         return r;
     }
 
+    /// The database as a command opens it (once).
+    const TuningSource& tuning() {
+        database_.emplace(db_);
+        return database_->tuning();
+    }
+
     std::filesystem::path dir_;
     std::string db_;
+    std::optional<Database> database_;
     std::unique_ptr<KernelJob> job_;
     std::vector<DeviceInfo> devices_;
 };
@@ -73,7 +81,7 @@ TEST_F(PlanTuned, RowsRoundedSoThatTheTunedShapesFit) {
     store_entries();
     // 370 and 630 rows: neither (16,8) nor (8,4) divides them; 368 and 632 they do.
     std::vector<std::string> warnings;
-    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), *job_, db_, &warnings);
+    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), tuning(), tuning_params(*job_), &warnings);
     EXPECT_TRUE(warnings.empty());
     ASSERT_EQ(p.assignments.size(), 2u);
     const auto& a = p.assignments[0];
@@ -92,7 +100,7 @@ TEST_F(PlanTuned, SmallShareKeptAndAlignedSharesUnchanged) {
     store_entries();
     // 20 rows on dev-a: rounding to 8 would move too much of its share, so it keeps 20 rows and
     // the paper rule; dev-b's 980 rows already fit (8,4).
-    const Plan p = plan_tuned(devices_, request({0.02, 0.98}), *job_, db_);
+    const Plan p = plan_tuned(devices_, request({0.02, 0.98}), tuning(), tuning_params(*job_));
     EXPECT_EQ(p.assignments[0].units, 20u);
     EXPECT_EQ(p.assignments[0].local_rule.rfind("paper (no tuned entry: ", 0), 0u) << p.assignments[0].local_rule;
     EXPECT_NE(p.assignments[0].local_rule.find("x2^8.y2^9, does not fit either"), std::string::npos)
@@ -105,12 +113,12 @@ TEST_F(PlanTuned, SmallShareKeptAndAlignedSharesUnchanged) {
 
 TEST_F(PlanTuned, NoDatabaseKeepsThePaperSplitAndRule) {
     std::vector<std::string> warnings;
-    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), *job_, db_, &warnings);
+    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), tuning(), tuning_params(*job_), &warnings);
     EXPECT_EQ(p.assignments[0].units, 370u);
     for (const auto& a : p.assignments) EXPECT_EQ(a.local_rule.rfind("paper (no tuned entry", 0), 0u) << a.local_rule;
     PlanRequest paper = request({0.5, 0.5});
     paper.local_policy = LocalPolicy::paper;
-    EXPECT_THROW(plan_tuned(devices_, paper, *job_, db_), InvalidArgument);
+    EXPECT_THROW(plan_tuned(devices_, paper, tuning(), tuning_params(*job_)), InvalidArgument);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "worksize/scheduler/kernels.hpp"
 #include "worksize/scheduler/planner.hpp"
+#include "worksize/scheduler/strategy.hpp"
 
 using namespace worksize;
 
@@ -67,8 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{1e15, ComputeClass::large, 0.25}));
 
 TEST(ToString, CliSpellings) {
-    EXPECT_STREQ(to_string(Strategy::pe_ratio), "pe-ratio");
-    EXPECT_STREQ(to_string(Strategy::paper), "paper");
+    EXPECT_EQ(parse_strategy("pe_ratio"), "pe-ratio");
+    EXPECT_EQ(find_strategy("paper").name(), "paper");
     EXPECT_STREQ(to_string(LocalPolicy::null), "null");
     EXPECT_STREQ(to_string(Priority::y), "y");
     EXPECT_STREQ(to_string(ComputeClass::medium), "medium");
@@ -107,7 +108,7 @@ class PaperPairSplit
 TEST_P(PaperPairSplit, ReproducesTheMeasuredOptimum) {
     const auto [ops, cls, share, rows] = GetParam();
     const std::vector<DeviceInfo> devs{quadro(), gts()};
-    const auto w = split_weights(devs, Strategy::paper, cls);
+    const auto w = split_weights(devs, "paper", cls);
     ASSERT_EQ(w.size(), 2u);
     EXPECT_NEAR(w[1], share, 1e-12);
     EXPECT_NEAR(w[0] + w[1], 1.0, 1e-12);
@@ -143,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SplitWeights, ThreeDeviceChainOfMethodExample) {
     // PEs 2496, 192, 128 given out of order: weights come back in the original order.
     const std::vector<DeviceInfo> devs{k20(), quadro(), gts()};
-    const auto w = split_weights(devs, Strategy::paper, ComputeClass::large);
+    const auto w = split_weights(devs, "paper", ComputeClass::large);
     ASSERT_EQ(w.size(), 3u);
     // 1 : 9 (pair 1), 9 : 9 * 0.98214/0.017857 = 495 (pair 2); total 505.
     EXPECT_NEAR(w[2], 1.0 / 505.0, 1e-12);
@@ -157,7 +158,7 @@ TEST(SplitWeights, ThreeDeviceChainOfMethodExample) {
 TEST(SplitWeights, EqualPesAreEqualAndStable) {
     const std::vector<DeviceInfo> devs{quadro(), quadro(), quadro()};
     for (auto cls : {ComputeClass::small, ComputeClass::medium, ComputeClass::large}) {
-        const auto w = split_weights(devs, Strategy::paper, cls);
+        const auto w = split_weights(devs, "paper", cls);
         for (double x : w) EXPECT_NEAR(x, 1.0 / 3.0, 1e-12);
     }
 }
@@ -166,16 +167,16 @@ TEST(SplitWeights, CloserThanTwoToThreeIsEvenInAChain) {
     // 150 : 192 (> 2/3) is equal; 192 : 2496 follows the k rule.
     auto a = gpu("a", 1, 150, 1024, 1024, 1024);
     const std::vector<DeviceInfo> devs{a, quadro()};
-    const auto w = split_weights(devs, Strategy::paper, ComputeClass::large);
+    const auto w = split_weights(devs, "paper", ComputeClass::large);
     EXPECT_DOUBLE_EQ(w[0], 0.5);
     EXPECT_DOUBLE_EQ(w[1], 0.5);
 }
 
 TEST(SplitWeights, EvenAndPeRatio) {
     const std::vector<DeviceInfo> devs{k20(), quadro(), gts()};
-    const auto e = split_weights(devs, Strategy::even, ComputeClass::large);
+    const auto e = split_weights(devs, "even", ComputeClass::large);
     for (double x : e) EXPECT_DOUBLE_EQ(x, 1.0 / 3.0);
-    const auto p = split_weights(devs, Strategy::pe_ratio, ComputeClass::large);
+    const auto p = split_weights(devs, "pe-ratio", ComputeClass::large);
     EXPECT_NEAR(p[0], 2496.0 / 2816.0, 1e-12);
     EXPECT_NEAR(p[1], 192.0 / 2816.0, 1e-12);
     EXPECT_NEAR(p[2], 128.0 / 2816.0, 1e-12);
@@ -183,19 +184,19 @@ TEST(SplitWeights, EvenAndPeRatio) {
 
 TEST(SplitWeights, ErrorsAndZeroPeDevices) {
     const std::vector<DeviceInfo> devs{quadro(), gts()};
-    EXPECT_THROW(split_weights(devs, Strategy::model, ComputeClass::large), InvalidArgument);
-    EXPECT_THROW(split_weights(devs, Strategy::oracle, ComputeClass::large), InvalidArgument);
-    EXPECT_THROW(split_weights({}, Strategy::even, ComputeClass::large), InvalidArgument);
+    EXPECT_THROW(split_weights(devs, "model", ComputeClass::large), InvalidArgument);
+    EXPECT_THROW(split_weights(devs, "oracle", ComputeClass::large), InvalidArgument);
+    EXPECT_THROW(split_weights({}, "even", ComputeClass::large), InvalidArgument);
     try {
-        split_weights(devs, Strategy::model, ComputeClass::large);
+        split_weights(devs, "model", ComputeClass::large);
     } catch (const InvalidArgument& e) {
         EXPECT_NE(std::string(e.what()).find("needs measurements"), std::string::npos);
     }
     auto none = gpu("unknown", 0, 0, 1024, 1024, 1024);
-    const auto w = split_weights({none, quadro()}, Strategy::paper, ComputeClass::small);
+    const auto w = split_weights({none, quadro()}, "paper", ComputeClass::small);
     EXPECT_DOUBLE_EQ(w[0], 0.0);
     EXPECT_DOUBLE_EQ(w[1], 1.0);
-    EXPECT_THROW(split_weights({none, none}, Strategy::pe_ratio, ComputeClass::small),
+    EXPECT_THROW(split_weights({none, none}, "pe-ratio", ComputeClass::small),
                  InvalidArgument);
 }
 
@@ -442,7 +443,7 @@ TEST(MakePlan, OneDimensionalSortSplitsItems) {
     PlanRequest req;
     req.kernel = describe_kernel(KernelKind::sort, {1u << 18, 1});
     req.global = {1u << 18, 1};
-    req.strategy = Strategy::pe_ratio;
+    req.strategy = "pe-ratio";
     req.align_1d_to_groups = false;  // the paper's rounding: whole items
     const Plan plan = make_plan({quadro(), gts()}, req);
     ASSERT_EQ(plan.assignments.size(), 2u);
@@ -459,7 +460,7 @@ TEST(MakePlan, OneDimensionalSharesAlignToWorkGroups) {
     PlanRequest req;
     req.kernel = describe_kernel(KernelKind::sort, {1u << 18, 1});
     req.global = {1u << 18, 1};
-    req.strategy = Strategy::pe_ratio;
+    req.strategy = "pe-ratio";
     EXPECT_EQ(split_granule({quadro(), gts()}, req), 64u);  // power of two >= 48 PEs/CU
     const std::vector<DeviceInfo> devs{quadro(), gts()};
     const Plan plan = make_plan(devs, req);
@@ -486,9 +487,9 @@ TEST(MakePlan, Errors) {
     req.global = {0, 1024};
     EXPECT_THROW(make_plan({k20()}, req), InvalidArgument);
     req.global = {1024, 1024};
-    req.strategy = Strategy::model;
+    req.strategy = "model";
     EXPECT_THROW(make_plan({k20()}, req), InvalidArgument);
-    req.strategy = Strategy::paper;
+    req.strategy = "paper";
     req.weights = std::vector<double>{1.0};
     EXPECT_THROW(make_plan({k20(), gts()}, req), InvalidArgument);
     req.weights.reset();

@@ -66,7 +66,7 @@ TEST(Profile, Paper2015Loads) {
         EXPECT_EQ(devs[i].preferred_wg_multiple, 32u);
     }
     // The METHOD.md chain example on the profile itself.
-    const auto w = split_weights(devs, Strategy::paper, ComputeClass::large);
+    const auto w = split_weights(devs, "paper", ComputeClass::large);
     EXPECT_NEAR(w[0], 495.0 / 505.0, 1e-12);
 }
 

@@ -1,6 +1,6 @@
-// Local work-size autotuning on live devices (docs/tuning.md), and its use in plans
-// (`--local tuned`). The tuner core (candidates, ranking, search) is the scheduler's
-// tuning.hpp; this layer measures candidates through Cluster::run, one device at a time with
+// Local work-size autotuning on live devices (docs/tuning.md); its use in plans (`--local
+// tuned`: apply_tuned_locals, plan_tuned) is the scheduler's local_policy.hpp. The tuner core
+// (candidates, ranking, search) is the scheduler's tuning.hpp; this layer measures candidates through Cluster::run, one device at a time with
 // the whole problem, and reads and writes the tuning entries of the database (store.hpp).
 #pragma once
 
@@ -16,6 +16,7 @@
 
 #include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/kernel_job.hpp"
+#include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/store.hpp"
 #include "worksize/scheduler/tuning.hpp"
@@ -23,38 +24,10 @@
 
 namespace worksize {
 
-/// Replace each assignment's local size by the tuning database's entry for its device, kernel,
-/// kernel parameters and slice size class; an entry is used only if its local size divides the
-/// slice's global size and fits the device. Without a usable entry of the slice's own size
-/// class, the entry of the nearest size class of the same device, kernel and parameters whose
-/// local size fits the slice is used (local_rule says so). Otherwise the paper's rule stays and
-/// local_rule starts with "paper (no tuned entry)". Database problems (damaged or stale
-/// entries, unreadable file) are written to `warnings` (or stderr when null) and never used.
-/// `db_path` "" means the default database.
-void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const KernelJob& job,
-                        const std::string& db_path, std::vector<std::string>* warnings = nullptr);
-
-/// make_plan for `--local tuned`, then apply_tuned_locals. Where a device's tuned local size (the
-/// entry of its slice's size class, else of the nearest class) does not divide its slice, and
-/// its y (2-D; x for 1-D) is at most 1/8 of the slice's rows (items), the split is made again
-/// with that device's rows rounded to a multiple of it (PlanRequest::unit_multiples), so that the
-/// tuned local size fits; such an assignment's note says so. Devices with a small share keep
-/// theirs unaligned (rounding would move too much of it) and fall back as apply_tuned_locals says.
-/// `request.local_policy` must be tuned. Warnings as apply_tuned_locals.
-Plan plan_tuned(const std::vector<DeviceInfo>& devices, PlanRequest request, const KernelJob& job,
-                const std::string& db_path, std::vector<std::string>* warnings = nullptr);
-
-/// The plan for any local policy: plan_tuned for `tuned`, make_plan otherwise.
-Plan plan_for(const std::vector<DeviceInfo>& devices, const PlanRequest& request, const KernelJob& job,
-              const std::string& db_path);
-
 /// The kernel parameters a tuning entry is keyed by: the job's slice parameters for the whole
 /// problem without the ones that only describe the geometry (m, n, in_w, in_h, out_w, out_h,
 /// src_row0, src_rows); a numeric matmul depth "k" becomes its power-of-two class "2^N".
 nlohmann::json tuning_params(const KernelJob& job);
-
-/// `db_path`, or the default database path when it is "".
-std::string resolve_db_path(const std::string& db_path);
 
 /// How each candidate is timed.
 struct MeasureOptions {

@@ -1,8 +1,8 @@
 // Measurements over a live Cluster for the model and oracle strategies (METHOD.md 2.1):
 // calibration runs (each device alone on a few small problems, outlier-robust repeats) that
 // give the Samples `fit_cost_model` fits, the bridge from a job to the split optimiser's
-// SplitJob, model loading from the database, and the oracle (a search of the split by running
-// the job). See docs/bench.md.
+// SplitJob, model loading from the database, and the oracle's measurement (running the job for
+// each split the scheduler's oracle_search asks about). See docs/bench.md.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "worksize/runtime/cluster.hpp"
+#include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/model.hpp"
+#include "worksize/scheduler/oracle.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/store.hpp"
 
@@ -22,8 +24,6 @@ namespace worksize {
 
 /// Makes a fresh (not yet generated) job; the calibration and the oracle call it per run.
 using JobMaker = std::function<std::unique_ptr<KernelJob>(GlobalSize size, std::uint64_t iterations)>;
-/// Called once per measured run with a short description ("device 1 size 128 run 3").
-using StepFn = std::function<void(const std::string&)>;
 
 /// The model's unit of compute: a Sample's `items` and a SplitJob's `items_per_unit` are counted
 /// in operations (work-items x descriptor ops per item x iterations), so that one model serves
@@ -55,7 +55,7 @@ struct CalibrationOptions {
     LocalPolicy local = LocalPolicy::paper;
     Priority priority = Priority::x;
     bool priority_given = false;
-    std::string db_path;             ///< for --local tuned ("" : default)
+    const TuningSource* tuning = nullptr;  ///< for --local tuned (null: no database)
     int min_repeats = 3;             ///< timed runs per (device, size), after one warm-up
     int max_repeats = 15;
     double stable_rel = 0.02;        ///< stop when the median moves less than this
@@ -117,44 +117,11 @@ std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceI
                                    const std::string& kernel, const nlohmann::json& params_key,
                                    std::vector<std::string>& missing);
 
-struct OracleOptions {
-    int repeats = 1;                 ///< runs per evaluated split (median)
-    int max_evaluations = 40;        ///< cap for more than two devices
-    int confirm_top = 3;             ///< at the end, the best few splits ...
-    int confirm_runs = 2;            ///< ... are run this many more times; best median wins
-};
-
-struct OraclePoint {
-    std::vector<std::uint64_t> units;
-    std::vector<double> shares;
-    double makespan_s = 0;
-};
-
-struct OracleResult {
-    std::vector<double> weights;     ///< best split found (per device, sums to 1)
-    std::vector<std::uint64_t> units;
-    double makespan_s = 0;
-    std::vector<OraclePoint> points; ///< every split evaluated, in order
-    int small_device = -1;           ///< two devices: the one with fewer PEs (its share is scanned)
-    int runs = 0;
-};
-
-/// Upper bound of the oracle's evaluations for n devices (for progress bars).
-std::size_t oracle_steps(std::size_t devices, const OracleOptions& options);
-
-/// Rank 0: search the split by running the job. Two devices: the smaller device's share is
-/// scanned on 0, 10 %, ..., 100 %, then refined on a 2.5 % and a 1.25 % grid around the best.
-/// More: coordinate descent from the even split, moving 25 %, 12.5 %, 6.25 % of the work
-/// between pairs of devices (shares may reach 0). `size` is the job's size as `make` takes it;
-/// `request` gives the plan (problem, local policy, iterations); its weights are replaced.
-/// One warm-up run precedes the search; at the end the 3 best splits are run twice more and
-/// the best median (scan run included) is chosen.
-OracleResult oracle_search(Cluster& cluster, const JobMaker& make, GlobalSize size, const PlanRequest& request,
-                           const std::string& job_name, const std::string& db_path,
-                           const OracleOptions& options, const StepFn& step = {});
-
-/// make_plan with explicit weights (and --local tuned resolved from `db_path`).
-Plan plan_with_weights(const std::vector<DeviceInfo>& devices, PlanRequest request, std::vector<double> weights,
-                       const KernelJob& job, const std::string& db_path);
+/// The oracle's measurement on a live cluster (rank 0): a warm-up run of the job at 1 iteration
+/// (programs built outside the timing), and a MakespanFn that runs a fresh job of `size` (as
+/// `make` takes it) on a plan and returns its makespan. @throws Error if a run does not verify.
+OracleInputs oracle_inputs(Cluster& cluster, const JobMaker& make, GlobalSize size, const PlanRequest& request,
+                           const std::string& job_name, const TuningSource* tuning, const OracleOptions& options,
+                           const StepFn& step = {});
 
 }  // namespace worksize

@@ -24,8 +24,6 @@ KernelDescriptor describe_kernel(KernelKind kind, GlobalSize global);
 /// @throws InvalidArgument for 0, negative, non-numeric or overflowing sizes.
 GlobalSize parse_size(const std::string& text, int dims);
 
-Strategy parse_strategy(const std::string& s);
-LocalPolicy parse_local_policy(const std::string& s);
 Priority parse_priority(const std::string& s);
 
 }  // namespace worksize

@@ -16,10 +16,11 @@ ComputeClass classify(double ops);
 /// The paper's correction k for a class: large 0.25, medium 0.75, small 1.25.
 double correction_k(ComputeClass c);
 
-/// Shares of the global work per device, before rounding, for a split strategy
-/// (even, pe_ratio or paper). Sums to 1. Order follows `devices`.
-/// @throws InvalidArgument for model/oracle (they need measurements) or no devices.
-std::vector<double> split_weights(const std::vector<DeviceInfo>& devices, Strategy strategy,
+/// Shares of the global work per device, before rounding, for a registered split strategy that
+/// needs nothing but the devices (even, pe-ratio, paper; strategy.hpp). Sums to 1. Order follows
+/// `devices`. @throws InvalidArgument for an unknown name, for model/oracle (they need
+/// measurements) or no devices.
+std::vector<double> split_weights(const std::vector<DeviceInfo>& devices, const std::string& strategy,
                                   ComputeClass cls);
 
 /// Pairwise rule of the paper for two devices: the share of the device with fewer PEs.
@@ -56,7 +57,7 @@ struct PlanRequest {
     GlobalSize global;
     std::uint64_t iterations = 1;
     std::optional<double> ops;              ///< overrides the descriptor's compute amount
-    Strategy strategy = Strategy::paper;
+    std::string strategy = "paper";         ///< a registered split strategy (strategy.hpp)
     LocalPolicy local_policy = LocalPolicy::paper;
     std::optional<Priority> priority;       ///< default: the kernel's
     /// Explicit weights (used by model/oracle strategies computed elsewhere); if set, the
@@ -70,7 +71,7 @@ struct PlanRequest {
     bool align_1d_to_groups = true;
     /// Per device (empty: none): round that device's units to a multiple of this as well (its
     /// tuned work-group's y for 2-D, x for 1-D), so that its tuned local size divides its slice.
-    /// 0 or 1: no constraint. The runtime sets it for `--local tuned` (plan_tuned).
+    /// 0 or 1: no constraint. plan_tuned sets it for `--local tuned`.
     std::vector<std::uint64_t> unit_multiples;
 };
 

@@ -41,9 +41,23 @@ nlohmann::json to_json(const DeviceFingerprint& f);
 /// @throws InvalidArgument naming the missing or malformed field.
 DeviceFingerprint fingerprint_from_json(const nlohmann::json& j);
 
-/// Size class of a global size for tuning keys: floor(log2) of each dimension, e.g.
-/// {1024, 768} -> "x2^10.y2^9". Local sizes tuned for one size are reused within its class.
+/// Size class of a global size for tuning keys: floor(log2) of each dimension. Local sizes
+/// tuned for one size are reused within its class.
+struct SizeClass {
+    int x_log2 = 0;
+    int y_log2 = 0;
+    /// The database key text, e.g. {10, 9} -> "x2^10.y2^9".
+    std::string to_string() const;
+    bool operator==(const SizeClass&) const = default;
+};
+SizeClass size_class_of(GlobalSize global);
+/// The class of a key text written by SizeClass::to_string; nullopt for any other text.
+std::optional<SizeClass> parse_size_class(const std::string& text);
+/// size_class_of(global).to_string(), e.g. {1024, 768} -> "x2^10.y2^9".
 std::string size_class(GlobalSize global);
+
+/// `db_path`, or the default database path when it is "".
+std::string resolve_db_path(const std::string& db_path);
 
 enum class EntryKind { model, tuning };
 const char* to_string(EntryKind k);

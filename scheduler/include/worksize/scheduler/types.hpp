@@ -92,9 +92,8 @@ struct GlobalSize {
 enum class ComputeClass { small, medium, large };
 const char* to_string(ComputeClass c);
 
-enum class Strategy { even, pe_ratio, paper, model, oracle };
+/// Split strategies are named (strategy.hpp's registry: "even", "pe-ratio", "paper", ...).
 enum class LocalPolicy { null, paper, tuned };
-const char* to_string(Strategy s);
 const char* to_string(LocalPolicy p);
 const char* to_string(Priority p);
 
@@ -129,7 +128,7 @@ struct Plan {
     std::uint64_t iterations = 1;
     ComputeClass compute_class = ComputeClass::small;
     double k = 1.0;
-    Strategy strategy = Strategy::paper;
+    std::string strategy = "paper";  ///< the split strategy's registered name
     LocalPolicy local_policy = LocalPolicy::paper;
     Priority priority = Priority::x;
     std::vector<Assignment> assignments;
