@@ -7,8 +7,9 @@
 #include <tuple>
 
 #include "job_setup.hpp"
+#include "kernel_help.hpp"
 #include "plan_output.hpp"
-#include "worksize/scheduler/kernels.hpp"
+#include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/stats.hpp"
 #include "worksize/scheduler/strategy.hpp"
 #include "worksize/scheduler/store.hpp"
@@ -89,7 +90,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
     po::options_description desc("worksize bench --kernel K --size S [options]");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
-        ("kernel", po::value(&k.kernel), "kernel: matmul, interp, sort, quad")
+        ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("strategies", po::value(&strategies_arg)->default_value(strategies_arg),
          "comma-separated split strategies to compare")
         ("repeats", po::value(&repeats)->default_value(5),
@@ -108,7 +109,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
     desc.add(selection_options(sel));
     const auto vm = parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
-    if (k.kernel.empty()) throw InvalidArgument("bench needs --kernel (matmul, interp, sort or quad)");
+    if (k.kernel.empty()) throw InvalidArgument("bench needs --kernel (" + kernel_list(" or ") + ")");
     if (!vm["strategy"].defaulted()) throw InvalidArgument("bench takes --strategies (a list), not --strategy");
     if (vm.count("ops")) throw InvalidArgument("bench does not take --ops");
     if (repeats < 1) throw InvalidArgument("--repeats must be at least 1");

@@ -4,7 +4,8 @@
 #include <sstream>
 
 #include "job_setup.hpp"
-#include "worksize/scheduler/kernels.hpp"
+#include "kernel_help.hpp"
+#include "worksize/scheduler/parse.hpp"
 
 namespace worksize::cli {
 
@@ -65,10 +66,11 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     po::options_description desc("worksize calibrate [--kernel K|all] [options]");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
-        ("kernel", po::value(&kernel)->default_value("all"), "kernel to calibrate: matmul, interp, sort, quad or all")
+        ("kernel", po::value(&kernel)->default_value("all"), ("kernel to calibrate: " + kernel_list() + " or all").c_str())
         ("sizes", po::value(&sizes_arg)->multitoken()->composing(),
-         "explicit calibration sizes, comma- or space-separated, all fitted (default: adaptive per device, "
-         "doubling from the kernel's smallest size, e.g. matmul 64, until the device is saturated)")
+         ("explicit calibration sizes, comma- or space-separated, all fitted (default: adaptive per device, "
+          "doubling from the kernel's smallest size, e.g. " + calibration_example() + ", until the device is saturated)")
+             .c_str())
         ("max-size", po::value(&max_size),
          "adaptive ladder: never run a larger size than this (N or WxH; e.g. 1/16 of a job's work-items "
          "to check the model's extrapolation)")
@@ -91,7 +93,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         throw InvalidArgument("--min-repeats must be >= 1 and --max-repeats >= --min-repeats");
     std::vector<std::string> kernels;
     if (kernel == "all") {
-        kernels = sample_kernel_names();
+        kernels = kernel_job_names();
     } else {
         (void)kernel_job(kernel);  // validates the name
         kernels = {kernel};

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "job_setup.hpp"
+#include "kernel_help.hpp"
 #include "plan_output.hpp"
 #include "worksize/scheduler/profile.hpp"
 
@@ -15,14 +16,14 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     po::options_description desc("worksize plan --kernel K [options]");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
-        ("kernel", po::value(&k.kernel), "kernel: matmul, interp, sort, quad")
+        ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("devices", po::value(&profile), "plan for the devices of a profile file (offline) instead of the live ones")
         ("json", po::bool_switch(&json), "print one JSON document");
     desc.add(kernel_options(k, "1024"));
     desc.add(selection_options(sel));
     const auto vm = parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
-    if (k.kernel.empty()) throw InvalidArgument("plan needs --kernel (matmul, interp, sort or quad)");
+    if (k.kernel.empty()) throw InvalidArgument("plan needs --kernel (" + kernel_list(" or ") + ")");
     if (vm.count("ops")) {
         k.ops = vm["ops"].as<double>();
         if (!(*k.ops > 0)) throw InvalidArgument("--ops must be positive");

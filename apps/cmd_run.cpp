@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "job_setup.hpp"
+#include "kernel_help.hpp"
 #include "plan_output.hpp"
 
 namespace worksize::cli {
@@ -31,27 +32,20 @@ Outcome run_one(Cluster& c, const KernelArgs& k, int warmup) {
     return o;
 }
 
-struct PaperCase {
-    const char* kernel;
-    const char* size;
-    std::uint64_t iterations;
-    double ops;  // the paper's stated compute amount (METHOD.md 1.1, paper section 4.1)
-};
-
 int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bool json) {
-    // Paper sizes and repeat counts; the compute amounts are the paper's own figures so that the
-    // compute classes match its experiment (sort was not in its split experiment: our estimate).
-    const PaperCase cases[] = {{"matmul", "1024", 10, 8e11},
-                               {"interp", "1024", 10000, 5e11},
-                               {"sort", "262144", 1, 0},
-                               {"quad", "262144", 10000, 4e8}};
+    // Paper sizes and repeat counts of every registered kernel that has a paper case; the
+    // compute amounts are the paper's own figures (METHOD.md 1.1, paper section 4.1) so that the
+    // compute classes match its experiment.
+    std::vector<std::pair<std::string, PaperCase>> cases;
+    for (const auto& name : kernel_job_names())
+        if (const auto& pc = kernel_job(name).paper_case) cases.emplace_back(name, *pc);
     nlohmann::json out = {{"experiment", "paper-2015"}, {"repeat_scale", repeat_scale}, {"kernels", nlohmann::json::array()}};
     Table t({"kernel", "size", "iterations", "pe-ratio+NULL ms", "verified", "paper ms", "verified", "change %"});
-    Progress progress("paper experiment", 8);
+    Progress progress("paper experiment", 2 * cases.size());
     bool all_ok = true;
-    for (const auto& pc : cases) {
+    for (const auto& [kernel, pc] : cases) {
         KernelArgs k = base;
-        k.kernel = pc.kernel;
+        k.kernel = kernel;
         k.size = pc.size;
         k.iterations = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(double(pc.iterations) * repeat_scale)));
         if (pc.ops > 0) k.ops = pc.ops * double(k.iterations) / double(pc.iterations);
@@ -60,22 +54,22 @@ int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bo
         a.local = "null";
         b.strategy = "paper";
         b.local = "paper";
-        progress.step(std::string(pc.kernel) + " pe-ratio+NULL");
+        progress.step(kernel + " pe-ratio+NULL");
         const auto ra = run_one(c, a, 1);
-        progress.step(std::string(pc.kernel) + " paper");
+        progress.step(kernel + " paper");
         const auto rb = run_one(c, b, 1);
         const double change = (rb.result.makespan_s / ra.result.makespan_s - 1.0) * 100.0;
         all_ok = all_ok && ra.result.verdict.ok && rb.result.verdict.ok;
-        t.add({pc.kernel, pc.size, std::to_string(k.iterations), fmt_ms(ra.result.makespan_s),
+        t.add({kernel, pc.size, std::to_string(k.iterations), fmt_ms(ra.result.makespan_s),
                ra.result.verdict.ok ? "yes" : "NO", fmt_ms(rb.result.makespan_s), rb.result.verdict.ok ? "yes" : "NO",
                fmt(change, 1)});
-        out["kernels"].push_back({{"kernel", pc.kernel},
-                                  {"pe_ratio_null", result_to_json(pc.kernel, ra.plan, ra.result)},
-                                  {"paper", result_to_json(pc.kernel, rb.plan, rb.result)},
+        out["kernels"].push_back({{"kernel", kernel},
+                                  {"pe_ratio_null", result_to_json(kernel, ra.plan, ra.result)},
+                                  {"paper", result_to_json(kernel, rb.plan, rb.result)},
                                   {"change_percent", change}});
         if (!json) {
-            std::cout << "== " << pc.kernel << " " << pc.size << " x" << k.iterations << ": pe-ratio + NULL\n"
-                      << result_table(ra.plan, ra.result) << "== " << pc.kernel << ": paper split + paper local\n"
+            std::cout << "== " << kernel << " " << pc.size << " x" << k.iterations << ": pe-ratio + NULL\n"
+                      << result_table(ra.plan, ra.result) << "== " << kernel << ": paper split + paper local\n"
                       << result_table(rb.plan, rb.result) << '\n';
         }
     }
@@ -100,11 +94,12 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
     po::options_description desc("worksize run KERNEL [options]  |  worksize run --paper-experiment");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
-        ("kernel", po::value(&k.kernel), "kernel: matmul, interp, sort, quad")
+        ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("json", po::bool_switch(&json), "print one JSON document")
         ("warmup", po::value(&warmup)->default_value(1), "untimed runs first (build programs, touch memory)")
         ("paper-experiment", po::bool_switch(&paper),
-         "run the paper's four kernels at its sizes, PE-ratio+NULL against the paper's rules")
+         ("run the paper's kernels (" + paper_kernel_list() + ") at its sizes, PE-ratio+NULL against the paper's rules")
+             .c_str())
         ("repeat-scale", po::value(&repeat_scale)->default_value(1.0),
          "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)");
     desc.add(kernel_options(k, "512"));
@@ -117,7 +112,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         if (!(repeat_scale > 0)) throw InvalidArgument("--repeat-scale must be positive");
         return with_cluster(env, sel, [&](Cluster& c) { return paper_experiment(c, k, repeat_scale, json); });
     }
-    if (k.kernel.empty()) throw InvalidArgument("run needs a kernel: matmul, interp, sort or quad");
+    if (k.kernel.empty()) throw InvalidArgument("run needs a kernel: " + kernel_list(" or "));
     // Validate the options on every rank before any collective.
     {
         auto probe = make_job(k);

@@ -10,16 +10,12 @@
 #include <set>
 
 #include "job_setup.hpp"
+#include "kernel_help.hpp"
 #include "worksize/runtime/autotune.hpp"
-#include "worksize/scheduler/kernels.hpp"
 
 namespace worksize::cli {
 
 namespace {
-
-/// Default tuning sizes for `--kernel all` without --size: small enough for a CPU device.
-const std::map<std::string, std::string> kDefaultSizes = {
-    {"matmul", "256"}, {"interp", "256"}, {"sort", "65536"}, {"quad", "65536"}};
 
 std::string local_str(const LocalSize& l) {
     return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
@@ -83,10 +79,10 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         "worksize tune --report [--json] [--heatmap-csv F] ...");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
-        ("kernel", po::value(&base.kernel)->default_value("all"), "kernel: matmul, interp, sort, quad or all")
+        ("kernel", po::value(&base.kernel)->default_value("all"), ("kernel: " + kernel_list() + " or all").c_str())
         ("size", po::value(&sizes)->composing(),
-         "tuning size: N (NxN for 2-D, N items for 1-D), WxH, or KERNEL=SIZE; repeatable "
-         "(default with --kernel all: matmul/interp 256, sort/quad 65536)")
+         ("tuning size: N (NxN for 2-D, N items for 1-D), WxH, or KERNEL=SIZE; repeatable "
+          "(default with --kernel all: " + tune_sizes_help() + ")").c_str())
         ("search", po::value(&search)->default_value("guided"), "search: guided (model-ranked seeds + pattern search) or exhaustive")
         ("budget", po::value(&budget)->default_value(0.20), "guided search: at most this fraction of the candidates")
         ("min-budget", po::value(&min_budget)->default_value(1),
@@ -130,7 +126,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     if ((json || !heatmap_csv.empty()) && !report) throw InvalidArgument("--json and --heatmap-csv go with --report");
     std::vector<std::string> kernels;
     if (base.kernel == "all")
-        kernels = {"matmul", "interp", "sort", "quad"};
+        kernels = kernel_job_names();
     else
         kernels = {base.kernel};
     std::map<std::string, std::string> size_of;
@@ -156,8 +152,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
             a.size = size_of[k];
         else if (!common_size.empty())
             a.size = common_size;
-        else if (kernels.size() > 1 && kDefaultSizes.count(k))
-            a.size = kDefaultSizes.at(k);
+        else if (kernels.size() > 1 && !kernel_job(k).tune_size.empty())
+            a.size = kernel_job(k).tune_size;  // small enough for a CPU device
         else
             throw InvalidArgument("tune needs --size for kernel '" + k + "'");
         (void)make_job(a);  // throws InvalidArgument for a bad kernel, size or parameter

@@ -3,8 +3,9 @@
 
 #include <iostream>
 
+#include "kernel_help.hpp"
 #include "worksize/runtime/autotune.hpp"
-#include "worksize/scheduler/kernels.hpp"
+#include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/store.hpp"
 #include "worksize/scheduler/strategy.hpp"
 
@@ -28,8 +29,7 @@ po::options_description kernel_options(KernelArgs& k, const char* default_size) 
         ("local", po::value(&k.local)->default_value("paper"), local_help.c_str())
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", po::value(&k.seed)->default_value(1), "seed of the generated inputs")
-        ("param", po::value(&k.params)->composing(),
-         "kernel parameter KEY=VALUE, repeatable (matmul: k; interp: scale, in_w, in_h; quad: integrand, a, b)")
+        ("param", po::value(&k.params)->composing(), param_help().c_str())
         ("db", po::value(&k.db), "calibration and tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
         ("join-margin", po::value(&k.join_margin)->default_value(0.10, "0.10"),
          "model strategy: a device gets work only if that cuts the predicted makespan by more than "
@@ -37,11 +37,7 @@ po::options_description kernel_options(KernelArgs& k, const char* default_size) 
     return d;
 }
 
-int kernel_dims(const std::string& kernel) {
-    const auto& f = kernel_job(kernel);
-    if (f.dims > 0) return f.dims;
-    return describe_kernel(parse_kernel(kernel), GlobalSize{1, 1}).dims;
-}
+int kernel_dims(const std::string& kernel) { return kernel_job(kernel).dims; }
 
 nlohmann::json kernel_params(const KernelArgs& k) {
     nlohmann::json params = nlohmann::json::object();

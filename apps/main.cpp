@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "kernel_help.hpp"
 
 namespace {
 
@@ -20,7 +21,9 @@ const char* kUsage =
     "  bench      compare split strategies (even, pe-ratio, paper, model, oracle) on a kernel\n"
     "  tune       tune local work sizes on every device into the database (--report: compare)\n"
     "\n"
-    "Run `worksize <command> --help` for a command's options. Under MPI: mpiexec -n N worksize ...\n";
+    "Run `worksize <command> --help` for a command's options. Under MPI: mpiexec -n N worksize ...\n"
+    "\n"
+    "kernels (--kernel):\n";
 
 }  // namespace
 
@@ -36,7 +39,7 @@ int main(int argc, char** argv) {
     const bool master = env->rank() == 0;
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-        if (master) (args.empty() ? std::cerr : std::cout) << kUsage;
+        if (master) (args.empty() ? std::cerr : std::cout) << kUsage << cli::kernels_usage();
         return args.empty() ? cli::kUsage : cli::kOk;
     }
     if (args[0] == "--version") {

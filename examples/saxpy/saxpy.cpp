@@ -147,7 +147,13 @@ int main(int argc, char** argv) {
     int code = 1;
     try {
         // Every rank registers the job, so workers can execute its slices.
-        register_kernel_job({"saxpy", [](const JobOptions& o) { return std::make_unique<SaxpyJob>(o); }, execute, 1});
+        KernelJobFactory saxpy;
+        saxpy.name = "saxpy";
+        saxpy.make = [](const JobOptions& o) { return std::make_unique<SaxpyJob>(o); };
+        saxpy.execute = execute;
+        saxpy.dims = 1;
+        saxpy.description = "z = a*x + y in single precision";
+        register_kernel_job(std::move(saxpy));
         Cluster cluster(env, DeviceSelection{});
         if (!cluster.is_master()) return cluster.serve();
         try {

@@ -77,10 +77,8 @@ Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t itera
 }
 
 std::vector<std::string> default_calibration_sizes(const std::string& kernel) {
-    if (kernel == "matmul") return {"64", "128", "256"};
-    if (kernel == "interp") return {"128", "256", "512"};
-    if (kernel == "sort") return {"4096", "16384", "65536"};
-    if (kernel == "quad") return {"16384", "65536", "262144"};
+    if (has_kernel_job(kernel) && !kernel_job(kernel).calibration_sizes.empty())
+        return kernel_job(kernel).calibration_sizes;
     return {"256", "1024", "4096"};
 }
 

@@ -1,8 +1,9 @@
 // The kernel-job registry and SliceSpec's wire format.
 #include <algorithm>
+#include <deque>
 #include <mutex>
 
-#include "jobs.hpp"
+#include "sample_kernels.hpp"
 #include "worksize/runtime/kernel_job.hpp"
 
 namespace worksize {
@@ -38,29 +39,41 @@ SliceSpec slice_spec_from_json(const nlohmann::json& j) {
 namespace {
 struct Registry {
     std::mutex mutex;
-    std::vector<KernelJobFactory> jobs;
+    /// A deque: kernel_job() hands out references, which push_back must not invalidate.
+    std::deque<KernelJobFactory> jobs;
     bool builtins = false;
 };
 Registry& registry() {
     static Registry r;
     return r;
 }
+void check(const KernelJobFactory& f) {
+    if (f.name.empty() || !f.make || !f.execute)
+        throw InvalidArgument("register_kernel_job: a job needs a name, a factory and an executor");
+    if (f.dims != 1 && f.dims != 2)
+        throw InvalidArgument("register_kernel_job: job '" + f.name + "' needs dims 1 or 2, not " +
+                              std::to_string(f.dims));
+}
 void ensure_builtins(Registry& r) {
     if (r.builtins) return;
     r.builtins = true;
-    r.jobs.push_back(detail::matmul_job_factory());
-    r.jobs.push_back(detail::interp_job_factory());
-    r.jobs.push_back(detail::sort_job_factory());
-    r.jobs.push_back(detail::quad_job_factory());
+    for (auto& f : detail::sample_kernel_jobs()) {
+        check(f);
+        r.jobs.push_back(std::move(f));
+    }
+}
+const KernelJobFactory* find(Registry& r, const std::string& name) {
+    for (const auto& f : r.jobs)
+        if (f.name == name) return &f;
+    return nullptr;
 }
 }  // namespace
 
 void register_kernel_job(KernelJobFactory factory) {
+    check(factory);
     auto& r = registry();
     std::lock_guard lock(r.mutex);
     ensure_builtins(r);
-    if (factory.name.empty() || !factory.make || !factory.execute)
-        throw InvalidArgument("register_kernel_job: a job needs a name, a factory and an executor");
     auto it = std::find_if(r.jobs.begin(), r.jobs.end(),
                            [&](const auto& f) { return f.name == factory.name; });
     if (it != r.jobs.end())
@@ -73,11 +86,17 @@ const KernelJobFactory& kernel_job(const std::string& name) {
     auto& r = registry();
     std::lock_guard lock(r.mutex);
     ensure_builtins(r);
-    for (const auto& f : r.jobs)
-        if (f.name == name) return f;
+    if (const auto* f = find(r, name)) return *f;
     std::string known;
     for (const auto& f : r.jobs) known += (known.empty() ? "" : ", ") + f.name;
     throw InvalidArgument("unknown kernel '" + name + "' (known: " + known + ")");
+}
+
+bool has_kernel_job(const std::string& name) {
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    ensure_builtins(r);
+    return find(r, name) != nullptr;
 }
 
 std::vector<std::string> kernel_job_names() {

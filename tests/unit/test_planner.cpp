@@ -7,7 +7,6 @@
 #include <numeric>
 #include <tuple>
 
-#include "worksize/scheduler/kernels.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/strategy.hpp"
 
@@ -27,6 +26,11 @@ DeviceInfo gpu(const std::string& name, std::uint32_t cus, std::uint32_t pes, st
     d.global_mem_bytes = mem;
     return d;
 }
+
+/// Bitonic sort of 2^18 floats: 18 x 19 / 2 = 171 compare stages per item.
+const KernelDescriptor kSort2pow18{.name = "sort", .dims = 1, .default_priority = Priority::x,
+                                   .ops_per_item = 18.0 * 19.0 / 2.0, .bytes_in_per_item = 4.0,
+                                   .bytes_out_per_item = 4.0};
 
 DeviceInfo k20() { return gpu("Tesla K20", 13, 192, 1024, 1024, 1024, 5ull << 30); }
 DeviceInfo quadro() { return gpu("Quadro 2000D", 4, 48, 1024, 1024, 1024, 1ull << 30); }
@@ -381,7 +385,10 @@ INSTANTIATE_TEST_SUITE_P(Sizes, LocalSizeProperties,
 
 TEST(MakePlan, ThreePaperGpusSliceByRows) {
     PlanRequest req;
-    req.kernel = describe_kernel(KernelKind::interp, {1024, 1024});
+    // The paper's interp (bilinear 2x up-scaling) at 1024 x 1024: 20 operations per pixel.
+    req.kernel = KernelDescriptor{.name = "interp", .dims = 2, .default_priority = Priority::y,
+                                  .ops_per_item = 20.0, .bytes_in_per_item = 1.0,
+                                  .bytes_out_per_item = 4.0};
     req.global = {1024, 1024};
     req.iterations = 10000;
     const std::vector<DeviceInfo> devs{k20(), quadro(), gts()};
@@ -441,7 +448,7 @@ TEST(MakePlan, ZeroUnitDeviceAndLocalPolicies) {
 
 TEST(MakePlan, OneDimensionalSortSplitsItems) {
     PlanRequest req;
-    req.kernel = describe_kernel(KernelKind::sort, {1u << 18, 1});
+    req.kernel = kSort2pow18;
     req.global = {1u << 18, 1};
     req.strategy = "pe-ratio";
     req.align_1d_to_groups = false;  // the paper's rounding: whole items
@@ -458,7 +465,7 @@ TEST(MakePlan, OneDimensionalSharesAlignToWorkGroups) {
     // Slices of whole work-groups: every slice gets a local size >= its PEs per CU, where
     // whole-item rounding (157286 = 2 x 78643) leaves the paper's rule a local size of 2.
     PlanRequest req;
-    req.kernel = describe_kernel(KernelKind::sort, {1u << 18, 1});
+    req.kernel = kSort2pow18;
     req.global = {1u << 18, 1};
     req.strategy = "pe-ratio";
     EXPECT_EQ(split_granule({quadro(), gts()}, req), 64u);  // power of two >= 48 PEs/CU
@@ -499,7 +506,10 @@ TEST(MakePlan, Errors) {
 
 TEST(MakePlan, SizeBeyondEveryDevice) {
     PlanRequest req;
-    req.kernel = describe_kernel(KernelKind::matmul, {1u << 16, 1u << 16});
+    // Square matmul 65536: K = 65536, all of B (16 GiB) on every device.
+    req.kernel = KernelDescriptor{.name = "matmul", .dims = 2, .default_priority = Priority::x,
+                                  .ops_per_item = 3.0 * 65536, .bytes_in_per_item = 4.0,
+                                  .bytes_out_per_item = 4.0, .bytes_in_fixed = 4.0 * 65536 * 65536};
     req.global = {1u << 16, 1u << 16};
     // 2^32 items x 8 bytes + 16 GiB of B: beyond 6.5 GiB together.
     try {
@@ -512,7 +522,9 @@ TEST(MakePlan, SizeBeyondEveryDevice) {
     }
     // Width 40000: all of B is 5.96 GiB, which fits the three K20s together (15 GiB) but
     // none of them alone (5 GiB).
-    req.kernel = describe_kernel(KernelKind::matmul, {40000, 1});
+    req.kernel = KernelDescriptor{.name = "matmul", .dims = 2, .default_priority = Priority::x,
+                                  .ops_per_item = 3.0 * 40000, .bytes_in_per_item = 4.0,
+                                  .bytes_out_per_item = 4.0, .bytes_in_fixed = 4.0 * 40000 * 40000};
     req.global = {40000, 1};
     try {
         make_plan({k20(), k20(), k20()}, req);

@@ -44,8 +44,9 @@ nlohmann::json model_params_key(const nlohmann::json& kernel_params, LocalPolicy
 Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t iterations,
                  const JobResult* result = nullptr);
 
-/// Explicit calibration sizes of a sample kernel for `--sizes`-style use (small and fixed; the
-/// default calibration is adaptive and starts from the first of them).
+/// Explicit calibration sizes of a kernel for `--sizes`-style use (small and fixed; the default
+/// calibration is adaptive and starts from the first of them): the registered job's
+/// KernelJobFactory::calibration_sizes, else {"256", "1024", "4096"}.
 std::vector<std::string> default_calibration_sizes(const std::string& kernel);
 
 struct CalibrationOptions {

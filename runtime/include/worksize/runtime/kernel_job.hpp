@@ -1,6 +1,7 @@
 // The porting API: how a kernel is split, shipped, run on a device slice, gathered and verified.
-// The four sample kernels implement it (runtime/src/job_*.cpp); a user's own OpenCL kernel does
-// the same and registers itself with register_kernel_job(). The job orchestration (job.hpp) is
+// The sample kernels implement it (kernels/<name>/job.cpp, registered from the list in
+// kernels/CMakeLists.txt); a user's own OpenCL kernel does the same and registers itself with
+// register_kernel_job(). The job orchestration (job.hpp) is
 // generic over it: rank 0 calls the master-side methods, every device's rank calls execute().
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -107,18 +109,49 @@ public:
 using SliceExecutor = std::function<SliceTimes(DeviceContext&, const SliceSpec&,
                                                std::span<const std::byte> in, Bytes& out)>;
 
+/// A kernel parameter a job reads from JobOptions::params (`--param KEY=VALUE`).
+struct KernelParam {
+    std::string key;
+    std::string help;            ///< e.g. "inner dimension K (default: N)"
+};
+
+/// A kernel's case in `run --paper-experiment`: the founding paper's size, repeat count and
+/// stated compute amount.
+struct PaperCase {
+    std::string size;            ///< as --size takes it
+    std::uint64_t iterations = 1;
+    double ops = 0.0;            ///< the paper's compute amount for `iterations`; 0: the job's own
+};
+
 struct KernelJobFactory {
     std::string name;
     std::function<std::unique_ptr<KernelJob>(const JobOptions&)> make;
     SliceExecutor execute;
-    /// NDRange dimensionality of the problem (for parsing --size); 0: the scheduler's sample
-    /// kernel descriptor of the same name says.
+    /// NDRange dimensionality of the problem (for parsing --size): 1 or 2, required.
     int dims = 0;
+    /// One line for the command-line help (e.g. "FP32 C = A*B, split by rows of C").
+    std::string description;
+    /// The parameters the job reads, in the order the help lists them.
+    std::vector<KernelParam> params;
+    /// Sizes (as --size takes them) for calibration without explicit sizes: the adaptive ladder
+    /// starts at the first. Empty: {"256", "1024", "4096"}.
+    std::vector<std::string> calibration_sizes;
+    /// Size of `tune --kernel all` without --size ("": tune's own default).
+    std::string tune_size;
+    /// Its case in `run --paper-experiment`, if the paper's experiment has one.
+    std::optional<PaperCase> paper_case;
 };
 
-/// Registry of kernel jobs: the four samples are registered on first use; users add theirs.
+/// Registry of kernel jobs: the sample kernels are registered on first use, in the order of
+/// kernels/CMakeLists.txt; users add theirs (a job of an existing name replaces it).
+/// @throws InvalidArgument without a name, a factory, an executor or dims 1 or 2.
 void register_kernel_job(KernelJobFactory factory);
+/// The registered job `name`. The reference stays valid for the life of the program, also
+/// across later registrations (a re-registration of the same name replaces its contents).
 const KernelJobFactory& kernel_job(const std::string& name);  ///< @throws InvalidArgument
+/// Whether a job of this name is registered.
+bool has_kernel_job(const std::string& name);
+/// The registered names, in registration order (the sample kernels first).
 std::vector<std::string> kernel_job_names();
 
 }  // namespace worksize

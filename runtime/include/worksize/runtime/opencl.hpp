@@ -138,7 +138,7 @@ public:
     const std::shared_ptr<PinnedHostMemory>& host_memory() const { return host_memory_; }
 
     /// Build (or fetch from the cache) the embedded kernel file `file` ("matmul" for
-    /// kernels/matmul.cl) with `options` (e.g. "-DTILE=16"). Also accepts a full source via
+    /// kernels/matmul/matmul.cl) with `options` (e.g. "-DTILE=16"). Also accepts a full source via
     /// program_from_source for user kernels.
     /// @throws BuildError with the build log, InvalidArgument for an unknown file.
     cl::Program program(std::string_view file, const std::string& options = "");

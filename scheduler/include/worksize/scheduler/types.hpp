@@ -64,13 +64,9 @@ struct DeviceInfo {
 /// Work-group shape priority of the paper's 2-D local-size rule.
 enum class Priority { x, y };
 
-/// The four sample kernels; `custom` is a user kernel described by its own descriptor.
-enum class KernelKind { matmul, interp, sort, quad, custom };
-
 /// What the planner needs to know about a kernel.
 struct KernelDescriptor {
     std::string name;
-    KernelKind kind = KernelKind::custom;
     int dims = 1;                       ///< NDRange dimensionality (1 or 2)
     Priority default_priority = Priority::x;
     /// Operations (add, sub, mul, div, compare) per work-item per iteration, for the problem

@@ -1,6 +1,6 @@
 // Sample kernel "quad": the composite trapezoid rule over n intervals of [a, b], split by
 // intervals across devices. Each device returns one float partial per work-group
-// (kernels/quad.cl); the master sums all partials in double with Kahan compensation in finish()
+// (quad.cl); the master sums all partials in double with Kahan compensation in finish()
 // and verify() checks the result against the exact integral within a derived error bound.
 #include <algorithm>
 #include <bit>
@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "job_util.hpp"
-#include "jobs.hpp"
+#include "sample_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
@@ -19,7 +19,7 @@ namespace {
 /// One integrand: its build define, default interval, antiderivative and derivative bounds.
 struct Integrand {
     const char* name;
-    int define;                 ///< WS_INTEGRAND in kernels/quad.cl
+    int define;                 ///< WS_INTEGRAND in quad.cl
     double a, b;                ///< default interval
     double ops;                 ///< counted operations of one evaluation (descriptor)
 };
@@ -85,10 +85,10 @@ public:
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "quad";
-        d.kind = KernelKind::quad;
         d.dims = 1;
         d.default_priority = Priority::x;
-        // Two x (mul + add each), two evaluations, add, two muls, one reduction add.
+        // Operations per work-item (one interval): two x (mul + add each), two evaluations, add,
+        // two muls, one reduction add.
         d.ops_per_item = 4.0 + 2.0 * f_.ops + 4.0;
         d.bytes_out_per_item = 0.0;  // at most kMaxPartials floats per slice (execute_quad)
         return d;
@@ -349,6 +349,14 @@ KernelJobFactory quad_job_factory() {
     f.name = "quad";
     f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new QuadJob(o)); };
     f.execute = execute_quad;
+    f.dims = 1;
+    f.description = "trapezoid rule over n intervals of [a, b], split by intervals";
+    f.params = {{"integrand", "sin (default), exp, poly or runge"},
+                {"a", "start of the interval (default: the integrand's, 0)"},
+                {"b", "end of the interval (default: the integrand's, pi for sin, else 1)"}};
+    f.calibration_sizes = {"16384", "65536", "262144"};
+    f.tune_size = "65536";
+    f.paper_case = PaperCase{"262144", 10000, 4e8};  // the paper's compute amount
     return f;
 }
 

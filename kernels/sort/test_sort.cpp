@@ -160,6 +160,22 @@ TEST_P(SortDistribution, ThreeSlicesVerify) {
 INSTANTIATE_TEST_SUITE_P(Inputs, SortDistribution,
                          ::testing::Values("mixed", "uniform", "duplicates", "sorted", "reversed"));
 
+TEST(Sort, DescriptorIsWhatPlansUse) {
+    JobOptions o;
+    o.size = {1u << 18, 1};
+    const auto d = kernel_job("sort").make(o)->descriptor();
+    EXPECT_EQ(d.name, "sort");
+    EXPECT_EQ(d.dims, 1);
+    EXPECT_EQ(d.default_priority, Priority::x);
+    // 18 x 19 / 2 stages of the bitonic network, 1.5 counted operations per item and stage.
+    EXPECT_DOUBLE_EQ(d.ops_per_item, 1.5 * 18 * 19 / 2);
+    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 4.0);
+    EXPECT_DOUBLE_EQ(d.bytes_out_per_item, 4.0);
+    // Not a power of two: the network's size is rounded up (1000 -> 1024, p = 10).
+    o.size = {1000, 1};
+    EXPECT_DOUBLE_EQ(kernel_job("sort").make(o)->descriptor().ops_per_item, 1.5 * 10 * 11 / 2);
+}
+
 TEST(Sort, BucketsStayNearTheirPlannedShares) {
     for (const std::string dist : {"mixed", "duplicates", "uniform"}) {
         const std::uint64_t n = 200000;

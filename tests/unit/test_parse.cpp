@@ -1,11 +1,12 @@
-// Unit tests of the sample kernels' descriptors and of the command-line parsers (kernel names,
-// sizes, strategies, local policies, priorities), including every error message's form.
+// Unit tests of the command-line parsers (sizes, strategies, local policies, priorities),
+// including every error message's form. The sample kernels' descriptors are tested with their
+// jobs (kernels/<name>/test_<name>.cpp).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <tuple>
 
-#include "worksize/scheduler/kernels.hpp"
+#include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/strategy.hpp"
 
@@ -23,51 +24,6 @@ std::string error_of(auto&& f) {
 }
 
 }  // namespace
-
-TEST(Kernels, NamesRoundTrip) {
-    EXPECT_EQ(sample_kernel_names(),
-              (std::vector<std::string>{"matmul", "interp", "sort", "quad"}));
-    for (const auto& n : sample_kernel_names()) EXPECT_EQ(to_string(parse_kernel(n)), n);
-    EXPECT_EQ(error_of([] { parse_kernel("foo"); }),
-              "unknown kernel 'foo' (known: matmul, interp, sort, quad)");
-    EXPECT_STREQ(to_string(KernelKind::custom), "custom");
-    EXPECT_THROW(describe_kernel(KernelKind::custom, {1, 1}), InvalidArgument);
-}
-
-TEST(Kernels, MatmulHonestCount) {
-    const auto d = describe_kernel(KernelKind::matmul, {1024, 1024});
-    EXPECT_EQ(d.name, "matmul");
-    EXPECT_EQ(d.dims, 2);
-    EXPECT_EQ(d.default_priority, Priority::x);
-    EXPECT_DOUBLE_EQ(d.ops_per_item, 3.0 * 1024);
-    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 4.0);
-    EXPECT_DOUBLE_EQ(d.bytes_in_fixed, 4.0 * 1024 * 1024);
-    EXPECT_DOUBLE_EQ(d.bytes_out_per_item, 4.0);
-    // The paper's matmul (1024^2, 10 iterations) is medium by an honest count (3.2e10), not the
-    // paper's 8e11; --ops reproduces the paper.
-    EXPECT_EQ(classify(d.ops_per_item * 1024 * 1024 * 10), ComputeClass::medium);
-}
-
-TEST(Kernels, OtherDescriptors) {
-    const auto interp = describe_kernel(KernelKind::interp, {1024, 1024});
-    EXPECT_EQ(interp.dims, 2);
-    EXPECT_EQ(interp.default_priority, Priority::y);
-    EXPECT_DOUBLE_EQ(interp.ops_per_item, 20.0);
-    EXPECT_DOUBLE_EQ(interp.bytes_in_per_item, 1.0);
-    EXPECT_DOUBLE_EQ(interp.bytes_out_per_item, 4.0);
-
-    const auto sort = describe_kernel(KernelKind::sort, {1u << 18, 1});
-    EXPECT_EQ(sort.dims, 1);
-    EXPECT_DOUBLE_EQ(sort.ops_per_item, 18.0 * 19.0 / 2.0);
-    EXPECT_DOUBLE_EQ(sort.bytes_in_per_item, 4.0);
-    // Not a power of two: rounded up (1000 -> 1024, log2 = 10).
-    EXPECT_DOUBLE_EQ(describe_kernel(KernelKind::sort, {1000, 1}).ops_per_item, 55.0);
-
-    const auto quad = describe_kernel(KernelKind::quad, {1u << 18, 1});
-    EXPECT_EQ(quad.dims, 1);
-    EXPECT_DOUBLE_EQ(quad.ops_per_item, 12.0);
-    EXPECT_DOUBLE_EQ(quad.bytes_in_per_item + quad.bytes_out_per_item, 0.0);
-}
 
 class GoodSize : public ::testing::TestWithParam<std::tuple<std::string, int, GlobalSize>> {};
 TEST_P(GoodSize, Parses) {

@@ -1,6 +1,6 @@
 // The matmul sample job: FP32 C = A·B (A M×K, B K×N) split by rows of C. Master side (MatmulJob:
 // seeded inputs, slices, gathering, a CPU check in double) and worker side (execute_matmul: one
-// slice on one device with kernels/matmul.cl). Each work-item computes kWpt rows of one column,
+// slice on one device with matmul.cl). Each work-item computes kWpt rows of one column,
 // so the planning NDRange is (N, ceil(M/kWpt)) and a plan's rows are units of kWpt rows of C.
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "job_util.hpp"
-#include "jobs.hpp"
+#include "sample_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
@@ -77,10 +77,10 @@ public:
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "matmul";
-        d.kind = KernelKind::matmul;
         d.dims = 2;
         d.default_priority = Priority::x;
-        // Per work-item: kWpt outputs, each K multiply-adds plus the loop compare.
+        // Operations per work-item: kWpt outputs, each K steps of a multiply, an add and the
+        // loop compare.
         d.ops_per_item = 3.0 * double(k_) * double(kWpt);
         // A row unit (N items) needs kWpt rows of A; every device needs all of B.
         d.bytes_in_per_item = double(kWpt * k_ * sizeof(float)) / double(n_);
@@ -325,8 +325,18 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
 }  // namespace
 
 KernelJobFactory matmul_job_factory() {
-    return {"matmul", [](const JobOptions& o) { return std::make_unique<MatmulJob>(o); },
-            execute_matmul};
+    KernelJobFactory f;
+    f.name = "matmul";
+    f.make = [](const JobOptions& o) { return std::make_unique<MatmulJob>(o); };
+    f.execute = execute_matmul;
+    f.dims = 2;
+    f.description = "FP32 C = A*B (C: --size NxM, A: MxK, B: KxN), split by rows of C";
+    f.params = {{"k", "the inner dimension K (default: N)"}};
+    f.calibration_sizes = {"64", "128", "256"};
+    f.tune_size = "256";
+    // The paper's compute amount, not our honest count (docs/method.md).
+    f.paper_case = PaperCase{"1024", 10, 8e11};
+    return f;
 }
 
 }  // namespace worksize::detail

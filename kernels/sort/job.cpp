@@ -8,7 +8,7 @@
 // every element lands exactly once. Each assignment's offset/units/global/share become the real
 // bucket's. The concatenation of the sorted buckets is sorted: finish() has nothing to merge
 // (without partition() - slices of the raw input - it merges the sorted runs).
-// Worker: bitonic sort of the bucket padded to a power of two with +INFINITY (kernels/sort.cl),
+// Worker: bitonic sort of the bucket padded to a power of two with +INFINITY (sort.cl),
 // R times from a pristine device-side copy; the kernel events of all iterations are timed.
 #include <algorithm>
 #include <bit>
@@ -22,7 +22,7 @@
 #include <random>
 
 #include "job_util.hpp"
-#include "jobs.hpp"
+#include "sample_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
@@ -118,7 +118,6 @@ public:
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "sort";
-        d.kind = KernelKind::sort;
         d.dims = 1;
         d.default_priority = Priority::x;
         // A bitonic network over P = 2^p has p(p+1)/2 stages of P/2 pairs; a pair costs about
@@ -472,6 +471,13 @@ KernelJobFactory sort_job_factory() {
     f.name = "sort";
     f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new SortJob(o)); };
     f.execute = execute_sort;
+    f.dims = 1;
+    f.description = "sorts n floats: splitter-based range partition, a bitonic sort per device";
+    f.params = {{"distribution", "the input: mixed (default), uniform, duplicates, sorted, reversed"}};
+    f.calibration_sizes = {"4096", "16384", "65536"};
+    f.tune_size = "65536";
+    // Sort was not in the paper's split experiment: our size, and the job's own compute amount.
+    f.paper_case = PaperCase{"262144", 1, 0};
     return f;
 }
 

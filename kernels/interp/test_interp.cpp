@@ -69,12 +69,24 @@ INSTANTIATE_TEST_SUITE_P(Sizes, InterpSplit,
                                     std::to_string(std::get<1>(info.param)) + "slices";
                          });
 
+TEST(Interp, SquareDescriptorIsWhatPlansUse) {
+    // 1024^2 output from 512^2 input (scale 2): 27 operations per output pixel, one input
+    // float per four output pixels.
+    const auto d = kernel_job("interp").make(options({1024, 1024, nlohmann::json::object(), ""}))->descriptor();
+    EXPECT_EQ(d.name, "interp");
+    EXPECT_EQ(d.dims, 2);
+    EXPECT_EQ(d.default_priority, Priority::y);
+    EXPECT_DOUBLE_EQ(d.ops_per_item, 27.0);
+    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 1.0);
+    EXPECT_DOUBLE_EQ(d.bytes_out_per_item, 4.0);
+    EXPECT_DOUBLE_EQ(d.bytes_in_fixed, 0.0);
+}
+
 TEST(Interp, GeometryAndDescriptor) {
     auto job = kernel_job("interp").make(options({1000, 509, {{"scale", 2.0}}, ""}));
     EXPECT_EQ(job->problem(), (GlobalSize{1000, 509}));
     const auto d = job->descriptor();
     EXPECT_EQ(d.dims, 2);
-    EXPECT_EQ(d.kind, KernelKind::interp);
     EXPECT_EQ(d.default_priority, Priority::y);
     // Input 500 x 255 (509 / 2 = 254.5 rounds up).
     EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 500.0 * 255 * 4 / (1000.0 * 509));

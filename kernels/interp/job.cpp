@@ -1,6 +1,6 @@
 // The interp sample job: FP32 bilinear resize of a seeded in_w×in_h image to the out_w×out_h
 // NDRange, split by output rows. Master side (InterpJob: input, slices that carry only the input
-// rows they touch, a bit-exact CPU check) and worker side (execute_interp with kernels/interp.cl).
+// rows they touch, a bit-exact CPU check) and worker side (execute_interp with interp.cl).
 //
 // Exactness: the device and source_tap()/blend() below do the same float operations in the same
 // order with the same scale factors (computed once here, sent in the SliceSpec), no division on
@@ -15,7 +15,7 @@
 #include <random>
 
 #include "job_util.hpp"
-#include "jobs.hpp"
+#include "sample_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
@@ -112,11 +112,11 @@ public:
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "interp";
-        d.kind = KernelKind::interp;
         d.dims = 2;
         d.default_priority = Priority::y;
-        // Per axis: add, mul, sub, two clamps, floor, weight sub, neighbour min (8); the blend:
-        // 3 sub, 3 mul, 3 add (9); two bounds compares.
+        // Operations per work-item (one output pixel). Per axis: add, mul, sub, two clamps,
+        // floor, weight sub, neighbour min (8); the blend: 3 sub, 3 mul, 3 add (9); two bounds
+        // compares.
         d.ops_per_item = 27.0;
         d.bytes_in_per_item = double(in_w_ * in_h_ * sizeof(float)) / double(out_w_ * out_h_);
         d.bytes_out_per_item = sizeof(float);
@@ -309,8 +309,19 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
 }  // namespace
 
 KernelJobFactory interp_job_factory() {
-    return {"interp", [](const JobOptions& o) { return std::make_unique<InterpJob>(o); },
-            execute_interp};
+    KernelJobFactory f;
+    f.name = "interp";
+    f.make = [](const JobOptions& o) { return std::make_unique<InterpJob>(o); };
+    f.execute = execute_interp;
+    f.dims = 2;
+    f.description = "FP32 bilinear resize of an in_w x in_h image to --size, split by output rows";
+    f.params = {{"scale", "output / input size per axis (default: 2)"},
+                {"in_w", "input width (default: the output width / scale)"},
+                {"in_h", "input height (default: the output height / scale)"}};
+    f.calibration_sizes = {"128", "256", "512"};
+    f.tune_size = "256";
+    f.paper_case = PaperCase{"1024", 10000, 5e11};  // the paper's compute amount
+    return f;
 }
 
 }  // namespace worksize::detail

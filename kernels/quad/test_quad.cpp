@@ -106,6 +106,19 @@ INSTANTIATE_TEST_SUITE_P(
         return s;
     });
 
+TEST(Quad, DescriptorIsWhatPlansUse) {
+    JobOptions o;
+    o.size = {1u << 18, 1};
+    auto d = kernel_job("quad").make(o)->descriptor();  // sin
+    EXPECT_EQ(d.name, "quad");
+    EXPECT_EQ(d.dims, 1);
+    // Per interval: 4 (two x) + 2 evaluations of 15 + 4 (add, two muls, the reduction add).
+    EXPECT_DOUBLE_EQ(d.ops_per_item, 38.0);
+    EXPECT_DOUBLE_EQ(d.bytes_in_per_item + d.bytes_out_per_item, 0.0);
+    o.params = {{"integrand", "runge"}};
+    EXPECT_DOUBLE_EQ(kernel_job("quad").make(o)->descriptor().ops_per_item, 4.0 + 2 * 3.0 + 4.0);
+}
+
 TEST(Quad, CustomIntervalAndIterationsAgree) {
     JobOptions o;
     o.size = {4096, 1};

@@ -1,0 +1,63 @@
+// Parsing of the sizes and priorities the command line accepts (strategies and local policies: their registries).
+#include "worksize/scheduler/parse.hpp"
+
+#include <charconv>
+#include <limits>
+
+namespace worksize {
+
+namespace {
+
+[[noreturn]] void bad_size(const std::string& text, const std::string& why) {
+    throw InvalidArgument("invalid size '" + text + "': " + why);
+}
+
+/// Parse a positive decimal integer that is the whole of `s`; nullopt-like false on failure.
+bool parse_positive(std::string_view s, std::uint64_t& out, bool& overflow) {
+    overflow = false;
+    if (s.empty()) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    if (ec == std::errc::result_out_of_range) {
+        overflow = true;
+        return false;
+    }
+    return ec == std::errc{} && p == s.data() + s.size() && out > 0;
+}
+
+}  // namespace
+
+GlobalSize parse_size(const std::string& text, int dims) {
+    if (dims != 1 && dims != 2)
+        throw InvalidArgument("invalid size '" + text + "': only 1-D and 2-D kernels have sizes");
+    const std::string expected = dims == 2
+                                     ? "expected N or WxH with positive integers"
+                                     : "expected N, a positive integer (1-D kernel)";
+    const auto sep = text.find_first_of("xX");
+    std::uint64_t w = 0, h = 0;
+    bool overflow = false;
+    if (sep == std::string::npos) {
+        if (!parse_positive(text, w, overflow))
+            bad_size(text, overflow ? "too large" : expected);
+        if (dims == 1) return {w, 1};
+        if (w > std::numeric_limits<std::uint64_t>::max() / w) bad_size(text, "too large");
+        return {w, w};
+    }
+    if (dims == 1) bad_size(text, "a 1-D kernel takes one number N, not WxH");
+    const std::string_view all(text);
+    if (!parse_positive(all.substr(0, sep), w, overflow))
+        bad_size(text, overflow ? "too large" : expected);
+    if (!parse_positive(all.substr(sep + 1), h, overflow))
+        bad_size(text, overflow ? "too large" : expected);
+    if (h > std::numeric_limits<std::uint64_t>::max() / w) bad_size(text, "too large");
+    return {w, h};
+}
+
+Priority parse_priority(const std::string& s) {
+    if (s == "x") return Priority::x;
+    if (s == "y") return Priority::y;
+    throw InvalidArgument("unknown priority '" + s + "' (valid: x, y)");
+}
+
+}  // namespace worksize
