@@ -51,6 +51,10 @@ int with_cluster(mpi::Environment& env, const DeviceSelection& sel, const std::f
     int code = kFailure;
     try {
         code = master(cluster);
+    } catch (const std::exception& e) {
+        // The workers exit with rank 0's code: mpiexec ORs the ranks' codes (2 | 1 would be 3).
+        cluster.finish(reason_of(e) == ErrorReason::bad_input ? kUsage : kFailure);
+        throw;
     } catch (...) {
         cluster.finish(kFailure);
         throw;

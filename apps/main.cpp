@@ -57,16 +57,19 @@ int main(int argc, char** argv) {
         if (cmd == "bench") return cli::cmd_bench(*env, args);
         throw InvalidArgument("unknown command '" + cmd +
                               "' (commands: devices, plan, run, tune, calibrate, bench; see worksize --help)");
-    } catch (const InvalidArgument& e) {
-        if (master) std::cerr << "worksize: error: " << e.what() << '\n';
-        return cli::kUsage;
-    } catch (const JobAborted&) {
-        return cli::kFailure;  // rank 0 has said why
+    } catch (const JobAborted& e) {
+        // Rank 0 has said why; the same code as rank 0's (mpiexec ORs the ranks' codes).
+        return e.reason() == ErrorReason::bad_input ? cli::kUsage : cli::kFailure;
     } catch (const std::exception& e) {
+        // The exit code follows the failure's reason, whichever rank it came from: bad input is
+        // a usage error (2), anything else a failure (1).
+        const int code = reason_of(e) == ErrorReason::bad_input ? cli::kUsage : cli::kFailure;
         if (master) {
             std::cerr << "worksize: error: " << e.what() << '\n';
-            return cli::kFailure;
+            return code;
         }
+        // Bad input (e.g. the arguments every rank parsed alike): rank 0 has said why.
+        if (code == cli::kUsage) return code;
         // A worker failed outside the job protocol: say so and end the whole job, so that
         // nobody waits for this rank.
         std::cerr << "worksize: rank " << env->rank() << ": error: " << e.what() << '\n';

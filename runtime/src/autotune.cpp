@@ -117,7 +117,8 @@ double LocalTuner::run_once(int device, LocalSize local, std::uint64_t iteration
     auto job = make_(iterations);
     job->generate();
     const JobResult res = cluster_.run(*job, plan.assignments, kernel_);
-    if (!res.verdict.ok) throw Error("wrong result with local " + local_text(local) + ": " + res.verdict.detail);
+    if (!res.verdict.ok)
+        throw Error(ErrorReason::wrong_result, "wrong result with local " + local_text(local) + ": " + res.verdict.detail);
     for (const auto& d : res.devices)
         if (d.assignment.device == device) return d.times.kernel;
     throw Error("no kernel time reported for the device");
@@ -168,6 +169,7 @@ ConfigTime LocalTuner::time_config(int device, LocalSize local) {
     } catch (const Error& e) {
         t.ok = false;
         t.error = e.what();
+        t.reason = e.reason();
     }
     if (!t.ok) t.seconds = kNaN;
     return t;
@@ -179,7 +181,7 @@ namespace {
 MeasureFn measuring(LocalTuner& tuner, int device, bool fresh) {
     return [&tuner, device, fresh](const LocalSize& l) {
         const ConfigTime t = fresh ? tuner.measure_fresh(device, l) : tuner.measure(device, l);
-        if (!t.ok) throw Error(t.error);
+        if (!t.ok) throw Error(t.reason, t.error);
         return t.seconds;
     };
 }

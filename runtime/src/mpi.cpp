@@ -1,4 +1,5 @@
-// MPI wrappers: environment, chunked byte messages, gathers and broadcasts.
+// MPI wrappers: the environment and the communicator over an MPI_Comm (chunked byte messages,
+// gathers and broadcasts).
 #include "worksize/runtime/mpi.hpp"
 
 #include <mpi.h>
@@ -48,103 +49,87 @@ Environment::~Environment() {
 
 void Environment::abort(int code) const { MPI_Abort(MPI_COMM_WORLD, code); std::abort(); }
 
-int any_source() { return MPI_ANY_SOURCE; }
+struct MpiComm::Handle {
+    MPI_Comm comm;
+};
 
-void send_bytes(const std::byte* data, std::size_t size, int dest, int tag) {
-    const std::span<const std::byte> part(data, size);
-    send_parts({&part, 1}, dest, tag);
-}
+MpiComm::MpiComm(const Environment& env)
+    : handle_(std::make_unique<Handle>(Handle{MPI_COMM_WORLD})),
+      rank_(env.rank()),
+      size_(env.size()),
+      node_rank_(env.local_rank()),
+      node_size_(env.local_size()),
+      master_on_node_(env.master_on_node()) {}
 
-void send_bytes(const Bytes& data, int dest, int tag) { send_bytes(data.data(), data.size(), dest, tag); }
-
-void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
-    std::uint64_t n = 0;
-    for (const auto& p : parts) n += p.size();
-    check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, MPI_COMM_WORLD), "MPI_Send");
-    for (const auto& p : parts)
-        for (std::size_t off = 0; off < p.size(); off += kChunk) {
-            const int count = static_cast<int>(std::min(kChunk, p.size() - off));
-            check(MPI_Send(p.data() + off, count, MPI_BYTE, dest, tag, MPI_COMM_WORLD), "MPI_Send");
-        }
-}
+MpiComm::~MpiComm() = default;
 
 namespace {
 
+int source_of(int source) { return source == Comm::any_source ? MPI_ANY_SOURCE : source; }
+
 /// The announced size of the payload that `source` sends next with `tag`.
-std::uint64_t recv_header(int source, int tag, int* from) {
+std::uint64_t recv_header(MPI_Comm comm, int source, int tag, int* from) {
     std::uint64_t n = 0;
     MPI_Status st;
-    check(MPI_Recv(&n, 1, MPI_UINT64_T, source, tag, MPI_COMM_WORLD, &st), "MPI_Recv");
+    check(MPI_Recv(&n, 1, MPI_UINT64_T, source_of(source), tag, comm, &st), "MPI_Recv");
     if (from) *from = st.MPI_SOURCE;
     return n;
 }
 
 /// The payload's pieces, whatever their sizes (the sender's parts), into dest[0, n).
-void recv_pieces(std::byte* dest, std::uint64_t n, int source, int tag) {
+void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, int tag) {
     for (std::uint64_t off = 0; off < n;) {
         MPI_Status st;
-        check(MPI_Probe(source, tag, MPI_COMM_WORLD, &st), "MPI_Probe");
+        check(MPI_Probe(source, tag, comm, &st), "MPI_Probe");
         int count = 0;
         check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
         if (count <= 0 || off + std::uint64_t(count) > n)
             throw MpiError("rank " + std::to_string(source) + " sent more bytes than it announced");
-        check(MPI_Recv(dest + off, count, MPI_BYTE, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+        check(MPI_Recv(dest + off, count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
         off += std::uint64_t(count);
     }
 }
 
 }  // namespace
 
-Bytes recv_bytes(int source, int tag, int* from) {
-    Bytes out;
-    recv_bytes_into(out, source, tag, from);
-    return out;
+void MpiComm::send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
+    std::uint64_t n = 0;
+    for (const auto& p : parts) n += p.size();
+    check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, handle_->comm), "MPI_Send");
+    for (const auto& p : parts)
+        for (std::size_t off = 0; off < p.size(); off += kChunk) {
+            const int count = static_cast<int>(std::min(kChunk, p.size() - off));
+            check(MPI_Send(p.data() + off, count, MPI_BYTE, dest, tag, handle_->comm), "MPI_Send");
+        }
 }
 
-void recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {
+void MpiComm::recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {
     int src = source;
-    const std::uint64_t n = recv_header(source, tag, &src);
+    const std::uint64_t n = recv_header(handle_->comm, source, tag, &src);
     if (from) *from = src;
     // Cleared first: a buffer that must grow does not copy its old contents to the new memory.
     buffer.clear();
     buffer.resize(n);
-    recv_pieces(buffer.data(), n, src, tag);
+    recv_pieces(handle_->comm, buffer.data(), n, src, tag);
 }
 
-void recv_bytes_into(std::span<std::byte> dest, int source, int tag) {
-    const std::uint64_t n = recv_header(source, tag, nullptr);
+void MpiComm::recv_bytes_exact(std::span<std::byte> dest, int source, int tag) {
+    const std::uint64_t n = recv_header(handle_->comm, source, tag, nullptr);
     if (n != dest.size()) {
         Bytes drained(n);  // keep the message stream in step before refusing it
-        recv_pieces(drained.data(), n, source, tag);
+        recv_pieces(handle_->comm, drained.data(), n, source, tag);
         throw MpiError("rank " + std::to_string(source) + " sent " + std::to_string(n) + " bytes where " +
                        std::to_string(dest.size()) + " were expected");
     }
-    recv_pieces(dest.data(), n, source, tag);
+    recv_pieces(handle_->comm, dest.data(), n, source, tag);
 }
 
-void send_json(const nlohmann::json& j, int dest, int tag) {
-    const std::string s = j.dump();
-    send_bytes(reinterpret_cast<const std::byte*>(s.data()), s.size(), dest, tag);
-}
-
-nlohmann::json recv_json(int source, int tag, int* from) {
-    const Bytes b = recv_bytes(source, tag, from);
-    try {
-        return nlohmann::json::parse(reinterpret_cast<const char*>(b.data()),
-                                     reinterpret_cast<const char*>(b.data()) + b.size());
-    } catch (const nlohmann::json::exception& e) {
-        throw MpiError(std::string("malformed message from another rank: ") + e.what());
-    }
-}
-
-std::vector<std::string> gather_strings(const std::string& mine) {
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+std::vector<std::string> MpiComm::gather_strings(const std::string& mine) {
+    const MPI_Comm comm = handle_->comm;
     if (mine.size() > INT_MAX) throw MpiError("gather_strings: message too large");
     int len = static_cast<int>(mine.size());
-    std::vector<int> lens(rank == 0 ? size : 0);
-    check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+    std::vector<int> lens(rank_ == 0 ? size_ : 0);
+    check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
     std::vector<int> displs(lens.size());
     std::size_t total = 0;
     for (std::size_t i = 0; i < lens.size(); ++i) {
@@ -152,8 +137,7 @@ std::vector<std::string> gather_strings(const std::string& mine) {
         total += static_cast<std::size_t>(lens[i]);
     }
     std::string all(total, '\0');
-    check(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
-                      MPI_COMM_WORLD),
+    check(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm),
           "MPI_Gatherv");
     std::vector<std::string> out;
     for (std::size_t i = 0; i < lens.size(); ++i)
@@ -161,16 +145,12 @@ std::vector<std::string> gather_strings(const std::string& mine) {
     return out;
 }
 
-int broadcast_int(int value) {
-    check(MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
-    return value;
-}
-
-std::string broadcast_string(const std::string& value) {
-    int len = broadcast_int(static_cast<int>(value.size()));
+std::string MpiComm::broadcast_string(const std::string& value) {
+    int len = static_cast<int>(value.size());
+    check(MPI_Bcast(&len, 1, MPI_INT, 0, handle_->comm), "MPI_Bcast");
     std::string s = value;
     s.resize(static_cast<std::size_t>(len));
-    check(MPI_Bcast(s.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    check(MPI_Bcast(s.data(), len, MPI_CHAR, 0, handle_->comm), "MPI_Bcast");
     return s;
 }
 

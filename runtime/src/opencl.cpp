@@ -93,12 +93,32 @@ std::string code_text(cl_int code) {
 }
 }  // namespace
 
+ErrorReason cl_error_reason(cl_int code) {
+    switch (code) {
+        case CL_BUILD_PROGRAM_FAILURE:
+        case CL_COMPILE_PROGRAM_FAILURE:
+        case CL_LINK_PROGRAM_FAILURE:
+        case CL_INVALID_PROGRAM_EXECUTABLE:
+        case CL_INVALID_BUILD_OPTIONS:
+            return ErrorReason::build_failure;
+        case CL_INVALID_WORK_GROUP_SIZE:
+        case CL_INVALID_WORK_ITEM_SIZE:
+        case CL_OUT_OF_RESOURCES:
+        case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        case CL_INVALID_BUFFER_SIZE:
+        case CL_OUT_OF_HOST_MEMORY:
+            return ErrorReason::device_limit;
+        default:
+            return ErrorReason::launch_failure;
+    }
+}
+
 ClError::ClError(const std::string& call, cl_int code, const std::string& context)
-    : Error(call + " failed (" + code_text(code) + ")" + (context.empty() ? "" : " for " + context)),
+    : Error(cl_error_reason(code), call + " failed (" + code_text(code) + ")" + (context.empty() ? "" : " for " + context)),
       code_(code) {}
 
 BuildError::BuildError(const std::string& what, std::string log)
-    : Error(what), log_(std::move(log)) {}
+    : Error(ErrorReason::build_failure, what), log_(std::move(log)) {}
 
 void rethrow_cl(const cl::Error& e, const std::string& context) {
     throw ClError(e.what() ? e.what() : "OpenCL call", e.err(), context);

@@ -51,4 +51,34 @@ const char* to_string(Priority p) {
     return "unknown";
 }
 
+const char* to_string(ErrorReason r) {
+    switch (r) {
+        case ErrorReason::generic: return "generic";
+        case ErrorReason::bad_input: return "bad-input";
+        case ErrorReason::build_failure: return "build-failure";
+        case ErrorReason::device_limit: return "device-limit";
+        case ErrorReason::launch_failure: return "launch-failure";
+        case ErrorReason::wrong_result: return "wrong-result";
+        case ErrorReason::lost_rank: return "lost-rank";
+    }
+    return "generic";
+}
+
+ErrorReason error_reason_from_string(const std::string& s) {
+    for (auto r : {ErrorReason::bad_input, ErrorReason::build_failure, ErrorReason::device_limit,
+                   ErrorReason::launch_failure, ErrorReason::wrong_result, ErrorReason::lost_rank})
+        if (s == to_string(r)) return r;
+    return ErrorReason::generic;
+}
+
+void throw_error(ErrorReason reason, const std::string& what) {
+    if (reason == ErrorReason::bad_input) throw InvalidArgument(what);
+    throw Error(reason, what);
+}
+
+ErrorReason reason_of(const std::exception& e) {
+    const auto* err = dynamic_cast<const Error*>(&e);
+    return err ? err->reason() : ErrorReason::generic;
+}
+
 }  // namespace worksize

@@ -21,8 +21,8 @@ run 60 "$ws" plan --kernel matmul --ops -3;            expect_fail_line 2 "ops" 
 run 60 "$ws" run;                                      expect_fail_line 2 "kernel" "run without a kernel"
 run 60 "$ws" run matmul --iterations 0;                expect_fail_line 2 "iterations" "zero iterations"
 run 60 "$ws" run matmul --param k;                     expect_fail_line 2 "param 'k'" "malformed --param"
-run 60 "$ws" run matmul --select 0=7;                  expect_fail_line 1 "device '7'" "--select of a missing device"
-run 60 "$ws" run matmul --select zz;                   expect_fail_line 1 "select 'zz'" "malformed --select"
+run 60 "$ws" run matmul --select 0=7;                  expect_fail_line 2 "device '7'" "--select of a missing device (bad input: usage exit)"
+run 60 "$ws" run matmul --select zz;                   expect_fail_line 2 "select 'zz'" "malformed --select"
 
 # Profiles: missing file, malformed JSON, and each bad field names the device and the field.
 run 60 "$ws" plan --kernel matmul --devices "$tmp/none.json"; expect_fail_line 2 "none.json" "missing profile"

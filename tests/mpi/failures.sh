@@ -29,4 +29,9 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then ok "a rank th
 # Bad arguments: every rank stops, one line.
 mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel fft; run 120 "${MPMD[@]}"
 expect_fail_line 2 "unknown kernel 'fft'" "bad kernel under mpiexec -n 3: one line"
+
+# A worker's bad input (its --select names a device it does not have) is bad input on rank 0:
+# exit 2 for the job, not 1 (or 3, mpiexec ORing 2 and 1).
+mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 64 --select 1=7; run 120 "${MPMD[@]}"
+expect_fail_line 2 "rank 1: --select names device '7'" "a worker's bad --select exits 2 under mpiexec -n 3"
 finish

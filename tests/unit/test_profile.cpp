@@ -1,5 +1,6 @@
 // Unit tests of offline device profiles: the shipped paper-2015.json, defaults, and an error
-// naming the device and the field for every malformed entry.
+// naming the device and the field for every malformed entry; the device-JSON format that
+// `worksize devices --json` writes, read back; error reasons.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -176,4 +177,68 @@ TEST(Profile, MissingNameNamesOnlyTheIndex) {
     bad.erase("name");
     EXPECT_EQ(error_of(json{{"devices", {bad}}}.dump()),
               "profile p.json: device 0: missing field 'name'");
+}
+
+// The one device-JSON format: what to_json writes (`worksize devices --json`, the inventory
+// messages) the profile reader reads back unchanged.
+TEST(Profile, DevicesJsonReadsBack) {
+    DeviceInfo d;
+    d.rank = 1;
+    d.index = 2;
+    d.host = "node3";
+    d.platform = "Portable Computing Language";
+    d.name = "pthread";
+    d.vendor = "AuthenticAMD";
+    d.driver_version = "6.0";
+    d.type = DeviceType::cpu;
+    d.compute_units = 4;
+    d.pes_per_cu = 8;
+    d.pe_source = PeSource::cpu_vector_width;
+    d.max_clock_mhz = 2400;
+    d.max_work_group_size = 4096;
+    d.max_work_item_sizes = {4096, 4096, 4096};
+    d.local_mem_bytes = 524288;
+    d.global_mem_bytes = 5ull << 30;
+    d.max_alloc_bytes = 0;  // unknown
+    d.preferred_wg_multiple = 8;
+    const auto back = parse_profile(json{{"source", "live"}, {"devices", {to_json(d)}}}.dump(), "live.json");
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(to_json(back[0]), to_json(d));
+    EXPECT_EQ(to_json(device_from_json(to_json(d))), to_json(d));
+}
+
+TEST(Profile, DevicesJsonStaysStrict) {
+    json dev = valid_device();
+    dev["host"] = "a";
+    dev["node"] = "b";
+    EXPECT_NE(error_of(json{{"devices", {dev}}}.dump()).find("'host' and 'node'"), std::string::npos);
+    dev = valid_device();
+    dev["total_pes"] = 7;
+    EXPECT_NE(error_of(json{{"devices", {dev}}}.dump()).find("total_pes"), std::string::npos);
+    dev = valid_device();
+    dev["pes_per_cu_source"] = "guess";
+    EXPECT_NE(error_of(json{{"devices", {dev}}}.dump()).find("pes_per_cu_source"), std::string::npos);
+    json a = valid_device(), b = valid_device();
+    a["index"] = 0;
+    b["index"] = 0;
+    b["rank"] = 0;
+    a["rank"] = 0;
+    EXPECT_NE(error_of(json{{"devices", {a, b}}}.dump()).find("two devices of index 0"), std::string::npos);
+}
+
+TEST(ErrorReasons, NamesRoundTripAndInvalidArgumentIsBadInput) {
+    for (auto r : {ErrorReason::generic, ErrorReason::bad_input, ErrorReason::build_failure, ErrorReason::device_limit,
+                   ErrorReason::launch_failure, ErrorReason::wrong_result, ErrorReason::lost_rank})
+        EXPECT_EQ(error_reason_from_string(to_string(r)), r);
+    EXPECT_EQ(error_reason_from_string("no-such-reason"), ErrorReason::generic);
+    EXPECT_EQ(InvalidArgument("x").reason(), ErrorReason::bad_input);
+    EXPECT_EQ(Error("x").reason(), ErrorReason::generic);
+    EXPECT_EQ(reason_of(std::runtime_error("x")), ErrorReason::generic);
+    EXPECT_THROW(throw_error(ErrorReason::bad_input, "x"), InvalidArgument);
+    try {
+        throw_error(ErrorReason::device_limit, "y");
+    } catch (const Error& e) {
+        EXPECT_EQ(e.reason(), ErrorReason::device_limit);
+        EXPECT_STREQ(e.what(), "y");
+    }
 }

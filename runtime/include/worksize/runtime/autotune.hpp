@@ -49,6 +49,7 @@ struct ConfigTime {
     /// of the job's own iterations (scaled when the tuner timed more, timed_iterations); NaN if !ok.
     double seconds = 0;
     std::string error;   ///< why it failed (launch/build error, wrong result)
+    ErrorReason reason = ErrorReason::generic;  ///< its kind (build_failure, device_limit, wrong_result...)
 };
 
 /// Tunes one kernel at one size on the devices of a cluster (rank 0). Every configuration runs

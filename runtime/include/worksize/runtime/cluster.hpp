@@ -1,7 +1,9 @@
 // The MPI job seen from worksize: every rank discovers its OpenCL devices and picks the ones it
-// drives, rank 0 gathers them (a versioned message per rank) and, for each job, sends every device
-// its slice, runs its own devices' slices, collects the results and verifies them. The other ranks
-// serve rank 0 until it says exit. Errors on any rank reach rank 0, which ends every rank.
+// drives (device_selection.hpp), rank 0 gathers them (a versioned message per rank, wire.hpp)
+// and, for each job, sends every device its slice, runs its own devices' slices, collects the
+// results and verifies them (master.cpp). The other ranks serve rank 0 until it says exit
+// (worker.cpp). Errors on any rank reach rank 0, with their reason, which ends every rank. The
+// ranks talk through a Comm (comm.hpp): MPI in a job, threads of one process in the tests.
 #pragma once
 
 #include <functional>
@@ -10,37 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "worksize/runtime/comm.hpp"
+#include "worksize/runtime/device_selection.hpp"
 #include "worksize/runtime/kernel_job.hpp"
 #include "worksize/runtime/mpi.hpp"
+#include "worksize/runtime/wire.hpp"
+#include "worksize/scheduler/profile.hpp"
 
 namespace worksize {
-
-/// Which devices each rank drives.
-struct DeviceSelection {
-    /// "auto": one process drives all its devices; in a job of several ranks rank 0 is the
-    ///   master only and the other ranks of a node take the node's devices round-robin by
-    ///   node-local rank. "all": every rank drives all its devices. "R=I[+I..],R=...": rank R
-    ///   drives device indices I (as `worksize devices --all` numbers them).
-    std::string spec = "auto";
-    /// Only devices whose platform, name or vendor contains this (case-insensitive).
-    std::string filter;
-    /// Rank 0 also drives devices in a job of several ranks (auto mode).
-    bool master_works = false;
-    /// auto mode: devices per worker rank (taken round-robin from the node's devices).
-    int per_rank = 1;
-};
 
 /// A rank's failure reached rank 0 and ended the job; other ranks see only this.
 class JobAborted : public Error {
 public:
     using Error::Error;
 };
-
-nlohmann::json to_json(const DeviceInfo& d);
-DeviceInfo device_info_from_json(const nlohmann::json& j);
-
-/// Inventory message version: rank 0 refuses a message of another version.
-inline constexpr int kInventoryVersion = 1;
 
 /// One device's part of a finished job.
 struct DeviceRun {
@@ -66,7 +51,10 @@ class Cluster {
 public:
     /// Collective: every rank discovers and selects its devices; rank 0 gathers them.
     /// @throws Error (rank 0: naming the failing rank) or JobAborted (other ranks).
+    /// Over the job's world communicator.
     Cluster(mpi::Environment& env, const DeviceSelection& selection);
+    /// Over any communicator (e.g. local_comms() in tests); `comm` must outlive the cluster.
+    Cluster(Comm& comm, const DeviceSelection& selection);
     ~Cluster();
     Cluster(const Cluster&) = delete;
     Cluster& operator=(const Cluster&) = delete;
@@ -79,7 +67,8 @@ public:
     const std::vector<std::string>& hosts() const;
 
     /// Rank 0: run `job` as planned (assignment.device indexes devices()).
-    /// @throws Error naming the rank and device that failed.
+    /// @throws Error naming the rank and device that failed, with the failure's reason (e.g.
+    /// device_limit from a worker's CL_INVALID_WORK_GROUP_SIZE); every worker has answered.
     JobResult run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name);
 
     /// Rank 0: ask every other rank for a string (e.g. its local tuning database); each rank
@@ -89,12 +78,17 @@ public:
     /// Every rank: how this rank answers collect(what). Rank 0 uses it for its own answer.
     void set_collect_handler(std::function<std::string(const std::string&)> handler);
 
-    /// Other ranks: execute rank 0's jobs until it says exit; returns the exit code it sent.
+    /// Other ranks: execute rank 0's jobs until it says exit; returns the exit code it sent. A
+    /// job that failed on any rank (rank 0's packing included) is answered and forgotten: the
+    /// worker goes on serving until the exit.
     int serve();
     /// Rank 0: end the job on every rank with this exit code (idempotent).
     void finish(int exit_code);
 
 private:
+    /// The collective start: discovery, selection, inventory.
+    void start(const DeviceSelection& selection);
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -1,15 +1,17 @@
 // A thin, exception-safe layer over MPI: the environment (init/finalize), the world's rank and
-// node-local rank, and byte/JSON messages of any length. Only runtime/ includes mpi.h.
+// node-local rank, and the communicator (comm.hpp) over an MPI communicator: byte/JSON messages
+// of any length, a gather and a broadcast. Only runtime/ includes mpi.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "worksize/runtime/bytes.hpp"
+#include "worksize/runtime/comm.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize::mpi {
@@ -44,32 +46,33 @@ private:
     bool master_on_node_ = true;
 };
 
-using worksize::Bytes;
+/// The communicator over an MPI communicator handle (world: MPI_COMM_WORLD; others may be made
+/// in mpi.cpp from any MPI_Comm). Messages of any length are split into chunks below 2^31 bytes;
+/// an MPI failure is an MpiError.
+class MpiComm final : public Comm {
+public:
+    /// The job's world communicator, with the node layout the environment found.
+    explicit MpiComm(const Environment& env);
+    ~MpiComm() override;
+    MpiComm(const MpiComm&) = delete;
+    MpiComm& operator=(const MpiComm&) = delete;
 
-/// Blocking send of any number of bytes (split into chunks below 2^31) to `dest` with `tag`.
-void send_bytes(const Bytes& data, int dest, int tag);
-void send_bytes(const std::byte* data, std::size_t size, int dest, int tag);
-/// One payload made of several pieces sent in order, without packing them first (the receiver
-/// sees one payload of their total size).
-void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag);
-/// Receive what send_bytes or send_parts sent; `source` may be any_source(); returns the sender
-/// in *from.
-Bytes recv_bytes(int source, int tag, int* from = nullptr);
-/// The same into `buffer`, whose capacity is reused (no reallocation, no zeroing, when it is
-/// large enough).
-void recv_bytes_into(Bytes& buffer, int source, int tag, int* from = nullptr);
-/// The same straight into `dest` (e.g. the job's output rows); `source` must be a rank. A payload
-/// of another size is received and refused (MpiError), keeping the message stream in step.
-void recv_bytes_into(std::span<std::byte> dest, int source, int tag);
-void send_json(const nlohmann::json& j, int dest, int tag);
-nlohmann::json recv_json(int source, int tag, int* from = nullptr);
-int any_source();
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    int node_rank() const override { return node_rank_; }
+    int node_size() const override { return node_size_; }
+    bool master_on_node() const override { return master_on_node_; }
+    void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) override;
+    void recv_bytes_into(Bytes& buffer, int source, int tag, int* from = nullptr) override;
+    void recv_bytes_exact(std::span<std::byte> dest, int source, int tag) override;
+    std::vector<std::string> gather_strings(const std::string& mine) override;
+    std::string broadcast_string(const std::string& value) override;
 
-/// Every rank contributes `mine`; rank 0 gets all ranks' strings in rank order, the others
-/// an empty vector.
-std::vector<std::string> gather_strings(const std::string& mine);
-/// Rank 0's value reaches every rank.
-int broadcast_int(int value);
-std::string broadcast_string(const std::string& value);
+private:
+    struct Handle;  // the MPI_Comm (mpi.h stays out of this header)
+    std::unique_ptr<Handle> handle_;
+    int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
+    bool master_on_node_ = true;
+};
 
 }  // namespace worksize::mpi

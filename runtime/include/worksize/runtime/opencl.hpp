@@ -36,8 +36,13 @@ namespace worksize {
 /// Symbolic name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "CL_ERROR(<n>)".
 const char* cl_error_name(cl_int code);
 
+/// The reason of an OpenCL error code: build_failure (the program did not build), device_limit
+/// (CL_INVALID_WORK_GROUP_SIZE, CL_INVALID_WORK_ITEM_SIZE, CL_OUT_OF_RESOURCES, allocation
+/// failures), launch_failure (anything else).
+ErrorReason cl_error_reason(cl_int code);
+
 /// An OpenCL call failed: what() reads "clEnqueueNDRangeKernel failed (CL_INVALID_WORK_GROUP_SIZE)
-/// for <context>".
+/// for <context>"; reason() is cl_error_reason(code).
 class ClError : public Error {
 public:
     ClError(const std::string& call, cl_int code, const std::string& context);
@@ -47,7 +52,8 @@ private:
     cl_int code_;
 };
 
-/// A kernel failed to compile; what() has the first lines of the log, log() all of it.
+/// A kernel failed to compile; what() has the first lines of the log, log() all of it; reason()
+/// is build_failure.
 class BuildError : public Error {
 public:
     BuildError(const std::string& what, std::string log);

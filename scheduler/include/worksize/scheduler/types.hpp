@@ -11,17 +11,49 @@
 
 namespace worksize {
 
-/// Every error worksize reports derives from this; `what()` is one line naming the problem.
-class Error : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
+/// Why an operation failed, for callers that act on the kind of failure rather than its text
+/// (the CLI's exit code, the tuner's skipping of a candidate). It crosses ranks intact.
+enum class ErrorReason {
+    generic,         ///< anything else (I/O, MPI, internal)
+    bad_input,       ///< a user-supplied value is wrong (exit code 2)
+    build_failure,   ///< a kernel did not compile
+    device_limit,    ///< the launch exceeds the device's limits (work-group size, resources)
+    launch_failure,  ///< another OpenCL failure while running a slice
+    wrong_result,    ///< the job ran but its verification failed
+    lost_rank,       ///< another rank is gone or stopped answering
 };
 
-/// A user-supplied value is wrong (unknown name, size 0, malformed profile field, ...).
+const char* to_string(ErrorReason r);
+/// The reason named by to_string(); an unknown name (a newer peer) reads as generic.
+ErrorReason error_reason_from_string(const std::string& s);
+
+/// Every error worksize reports derives from this; `what()` is one line naming the problem and
+/// `reason()` its kind (generic unless a constructor says otherwise).
+class Error : public std::runtime_error {
+public:
+    explicit Error(const std::string& what) : std::runtime_error(what) {}
+    explicit Error(const char* what) : std::runtime_error(what) {}
+    Error(ErrorReason reason, const std::string& what) : std::runtime_error(what), reason_(reason) {}
+    ErrorReason reason() const { return reason_; }
+
+private:
+    ErrorReason reason_ = ErrorReason::generic;
+};
+
+/// A user-supplied value is wrong (unknown name, size 0, malformed profile field, ...); its
+/// reason is always bad_input.
 class InvalidArgument : public Error {
 public:
-    using Error::Error;
+    explicit InvalidArgument(const std::string& what) : Error(ErrorReason::bad_input, what) {}
+    explicit InvalidArgument(const char* what) : Error(ErrorReason::bad_input, what) {}
 };
+
+/// Throws InvalidArgument for bad_input (so that `catch (const InvalidArgument&)` still sees
+/// it), else Error with `reason`: how a failure that crossed ranks is raised again.
+[[noreturn]] void throw_error(ErrorReason reason, const std::string& what);
+
+/// The reason of any exception: Error::reason(), else generic.
+ErrorReason reason_of(const std::exception& e);
 
 enum class DeviceType { gpu, cpu, accelerator, other };
 

@@ -1,0 +1,58 @@
+// The communicator the cluster protocol talks through: ranks, point-to-point byte and JSON
+// messages, a gather and a broadcast. Two implementations: MpiComm (mpi.hpp) over an MPI
+// communicator for real jobs, and the in-process one made by local_comms(), whose "ranks" are
+// threads of one process exchanging messages through queues, so that the master/worker protocol
+// can be unit-tested without mpiexec.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "worksize/runtime/bytes.hpp"
+
+namespace worksize {
+
+class Comm {
+public:
+    /// A receive's `source` that matches any sender.
+    static constexpr int any_source = -1;
+
+    virtual ~Comm() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    /// Rank among the ranks sharing this node, their count, and whether rank 0 is one of them
+    /// (auto device selection). The in-process communicator is one node.
+    virtual int node_rank() const { return rank(); }
+    virtual int node_size() const { return size(); }
+    virtual bool master_on_node() const { return true; }
+
+    /// One message made of several pieces sent in order (the receiver sees one payload of
+    /// their total size). Blocking until the pieces may be reused.
+    virtual void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) = 0;
+    /// Receive one message into `buffer`, reusing its capacity; the sender in *from.
+    virtual void recv_bytes_into(Bytes& buffer, int source, int tag, int* from = nullptr) = 0;
+    /// Receive one message from rank `source` straight into `dest`; a message of another size
+    /// is received and refused (Error), keeping the message stream in step.
+    virtual void recv_bytes_exact(std::span<std::byte> dest, int source, int tag) = 0;
+    /// Collective: rank 0 gets every rank's string in rank order, the others an empty vector.
+    virtual std::vector<std::string> gather_strings(const std::string& mine) = 0;
+    /// Collective: rank 0's value reaches every rank.
+    virtual std::string broadcast_string(const std::string& value) = 0;
+
+    void send_bytes(std::span<const std::byte> data, int dest, int tag);
+    Bytes recv_bytes(int source, int tag, int* from = nullptr);
+    void send_json(const nlohmann::json& j, int dest, int tag);
+    /// @throws Error for a message that is not JSON.
+    nlohmann::json recv_json(int source, int tag, int* from = nullptr);
+};
+
+/// `size` in-process communicators (index = rank) sharing one set of queues; give each to its
+/// own thread. A receive that waits longer than `timeout_s` throws Error (lost_rank), so that a
+/// protocol bug fails a test instead of hanging it.
+std::vector<std::unique_ptr<Comm>> local_comms(int size, double timeout_s = 120.0);
+
+}  // namespace worksize

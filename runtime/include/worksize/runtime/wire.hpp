@@ -1,0 +1,57 @@
+// The wire format between ranks: message tags, the inventory message every rank sends rank 0
+// when the cluster starts (its devices in the one device-JSON format of profile.hpp, or its
+// failure), and the failure part of any reply ({"error": text, "reason": name}), through which
+// an Error's reason crosses ranks intact.
+#pragma once
+
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize {
+
+/// Inventory message version: rank 0 refuses a message of another version.
+inline constexpr int kInventoryVersion = 1;
+
+namespace wire {
+
+/// Tags: rank 0's commands; the slice inputs of a "run" command (per task a header
+/// {"ok":true} followed by the input bytes, or {"ok":false,"error",...} and nothing else); the
+/// workers' replies.
+inline constexpr int kCmd = 11, kPayload = 12, kResult = 13;
+
+/// A failure as the wire carries it.
+struct Failure {
+    std::string message;
+    ErrorReason reason = ErrorReason::generic;
+    bool empty() const { return message.empty(); }
+    /// Throws it (InvalidArgument for bad_input, else Error with its reason), opened by `prefix`.
+    [[noreturn]] void raise(const std::string& prefix = "") const;
+};
+
+Failure failure_of(const std::exception& e);
+/// {"error": message, "reason": name} merged into `into`.
+void put_failure(nlohmann::json& into, const Failure& f);
+/// The failure of a message written by put_failure (a missing reason reads as generic).
+Failure failure_from_json(const nlohmann::json& j);
+
+/// The inventory message of `rank`: its host and devices.
+nlohmann::json inventory_message(int rank, const std::string& host, const std::vector<DeviceInfo>& devices);
+/// The inventory message of a rank that failed to discover or select its devices.
+nlohmann::json inventory_failure(int rank, const std::string& host, const Failure& failure);
+
+struct Inventory {
+    std::string host;
+    std::vector<DeviceInfo> devices;
+};
+
+/// Read rank `rank`'s inventory message. @throws Error (with the rank's own reason for a rank
+/// that reported a failure) for a message of another version, another rank, or a failure;
+/// "malformed inventory message: ..." for one that cannot be read.
+Inventory parse_inventory(const std::string& text, int rank);
+
+}  // namespace wire
+}  // namespace worksize

@@ -1,0 +1,76 @@
+// The state a Cluster shares between its parts: the communicator, the devices (rank 0: every
+// rank's; others: their own), this rank's device contexts and its pooled payload buffers.
+// cluster.cpp builds it (inventory), master.cpp runs jobs on rank 0, worker.cpp serves them.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fault.hpp"
+#include "worksize/runtime/cluster.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize {
+
+inline double now_s() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+struct Cluster::Impl {
+    std::unique_ptr<Comm> owned_comm;  // the MPI world communicator, when built from the environment
+    Comm* comm = nullptr;
+    std::vector<DeviceInfo> devices;           // rank 0: all; others: own
+    std::vector<std::string> hosts;
+    std::map<int, std::unique_ptr<DeviceContext>> contexts;  // by local device index
+    bool finished = false;
+    std::function<std::string(const std::string&)> collect_handler;
+    /// The payload buffers of this rank's devices, kept from job to job: memory that is already
+    /// mapped is not zeroed or page-faulted again (docs/models.md, "Data path"). Keyed by
+    /// (local device index, slot), slot k holding the device's k-th task of a command; their
+    /// memory is the device's pinned host memory (DeviceContext::host_memory), so that the
+    /// executor's copies between them and the device run at DMA speed. Declared after
+    /// `contexts`, so destroyed before them (the resources are shared, so either order is safe).
+    using Pool = std::map<std::pair<int, std::size_t>, Bytes>;
+    Pool in_pool, out_pool;
+
+    /// The pooled buffer of (device, slot), or a new empty one with the device's host memory.
+    Bytes take(Pool& pool, int device, std::size_t slot) {
+        std::shared_ptr<HostMemoryResource> want;
+        if (auto c = contexts.find(device); c != contexts.end()) want = c->second->host_memory();
+        if (auto it = pool.find({device, slot}); it != pool.end()) {
+            Bytes b = std::move(it->second);
+            pool.erase(it);
+            // An executor may have swapped in a buffer of its own: keep only the device's memory.
+            if (b.get_allocator().resource() == want) return b;
+        }
+        return bytes_with(std::move(want));
+    }
+    void put(Pool& pool, int device, std::size_t slot, Bytes&& b) {
+        pool.insert_or_assign(std::pair{device, slot}, std::move(b));
+    }
+
+    DeviceContext& context(int index) {
+        auto it = contexts.find(index);
+        if (it == contexts.end())
+            throw Error("this rank drives no device with index " + std::to_string(index));
+        return *it->second;
+    }
+
+    /// Run one task on a local device; returns output bytes and times, or throws.
+    SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out) {
+        auto& ctx = context(device_index);
+        fault::before_execute(ctx.info());
+        const auto& factory = kernel_job(spec.kernel);
+        const SliceTimes t = factory.execute(ctx, spec, in, out);
+        fault::after_execute(spec, out);
+        return t;
+    }
+};
+
+}  // namespace worksize

@@ -1,0 +1,148 @@
+// The communicator's message helpers (JSON over bytes) and the in-process implementation: every
+// rank has an inbox of (source, tag, bytes) messages guarded by one mutex; a receive takes the
+// first message matching its source and tag, so that messages of one sender and tag arrive in
+// order as under MPI. The gather and the broadcast are messages on tags of their own.
+#include "worksize/runtime/comm.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize {
+
+void Comm::send_bytes(std::span<const std::byte> data, int dest, int tag) { send_parts({&data, 1}, dest, tag); }
+
+Bytes Comm::recv_bytes(int source, int tag, int* from) {
+    Bytes out;
+    recv_bytes_into(out, source, tag, from);
+    return out;
+}
+
+void Comm::send_json(const nlohmann::json& j, int dest, int tag) {
+    const std::string s = j.dump();
+    send_bytes(std::as_bytes(std::span(s.data(), s.size())), dest, tag);
+}
+
+nlohmann::json Comm::recv_json(int source, int tag, int* from) {
+    const Bytes b = recv_bytes(source, tag, from);
+    try {
+        return nlohmann::json::parse(reinterpret_cast<const char*>(b.data()),
+                                     reinterpret_cast<const char*>(b.data()) + b.size());
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(std::string("malformed message from another rank: ") + e.what());
+    }
+}
+
+namespace {
+
+constexpr int kGatherTag = -101, kBroadcastTag = -102;  // never used by the protocol
+
+struct Hub {
+    struct Message {
+        int source;
+        int tag;
+        std::vector<std::byte> data;
+    };
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<std::deque<Message>> inbox;
+    double timeout_s;
+};
+
+class LocalComm final : public Comm {
+public:
+    LocalComm(std::shared_ptr<Hub> hub, int rank) : hub_(std::move(hub)), rank_(rank) {}
+    int rank() const override { return rank_; }
+    int size() const override { return static_cast<int>(hub_->inbox.size()); }
+
+    void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) override {
+        if (dest < 0 || dest >= size()) throw Error("local comm: no rank " + std::to_string(dest));
+        Hub::Message msg{rank_, tag, {}};
+        for (const auto& p : parts) msg.data.insert(msg.data.end(), p.begin(), p.end());
+        {
+            std::lock_guard lock(hub_->m);
+            hub_->inbox[static_cast<std::size_t>(dest)].push_back(std::move(msg));
+        }
+        hub_->cv.notify_all();
+    }
+
+    void recv_bytes_into(Bytes& buffer, int source, int tag, int* from) override {
+        auto msg = take(source, tag);
+        if (from) *from = msg.source;
+        buffer.clear();
+        buffer.insert(buffer.end(), msg.data.begin(), msg.data.end());
+    }
+
+    void recv_bytes_exact(std::span<std::byte> dest, int source, int tag) override {
+        const auto msg = take(source, tag);
+        if (msg.data.size() != dest.size())
+            throw Error("rank " + std::to_string(source) + " sent " + std::to_string(msg.data.size()) +
+                        " bytes where " + std::to_string(dest.size()) + " were expected");
+        if (!dest.empty()) std::memcpy(dest.data(), msg.data.data(), dest.size());
+    }
+
+    std::vector<std::string> gather_strings(const std::string& mine) override {
+        const auto bytes = std::as_bytes(std::span(mine.data(), mine.size()));
+        if (rank_ != 0) {
+            send_bytes(bytes, 0, kGatherTag);
+            return {};
+        }
+        std::vector<std::string> out{mine};
+        for (int r = 1; r < size(); ++r) {
+            const auto msg = take(r, kGatherTag);
+            out.emplace_back(reinterpret_cast<const char*>(msg.data.data()), msg.data.size());
+        }
+        return out;
+    }
+
+    std::string broadcast_string(const std::string& value) override {
+        if (rank_ == 0) {
+            for (int r = 1; r < size(); ++r) send_bytes(std::as_bytes(std::span(value.data(), value.size())), r, kBroadcastTag);
+            return value;
+        }
+        const auto msg = take(0, kBroadcastTag);
+        return std::string(reinterpret_cast<const char*>(msg.data.data()), msg.data.size());
+    }
+
+private:
+    Hub::Message take(int source, int tag) {
+        std::unique_lock lock(hub_->m);
+        auto& box = hub_->inbox[static_cast<std::size_t>(rank_)];
+        const auto deadline = std::chrono::steady_clock::now() +
+                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(hub_->timeout_s));
+        for (;;) {
+            for (auto it = box.begin(); it != box.end(); ++it) {
+                if (it->tag != tag || (source != any_source && it->source != source)) continue;
+                Hub::Message msg = std::move(*it);
+                box.erase(it);
+                return msg;
+            }
+            if (hub_->cv.wait_until(lock, deadline) == std::cv_status::timeout)
+                throw Error(ErrorReason::lost_rank,
+                            "rank " + std::to_string(rank_) + ": no message (tag " + std::to_string(tag) + ") from " +
+                                (source == any_source ? std::string("any rank") : "rank " + std::to_string(source)) +
+                                " within " + std::to_string(hub_->timeout_s) + " s");
+        }
+    }
+
+    std::shared_ptr<Hub> hub_;
+    int rank_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Comm>> local_comms(int size, double timeout_s) {
+    auto hub = std::make_shared<Hub>();
+    hub->inbox.resize(static_cast<std::size_t>(size));
+    hub->timeout_s = timeout_s;
+    std::vector<std::unique_ptr<Comm>> out;
+    for (int r = 0; r < size; ++r) out.push_back(std::make_unique<LocalComm>(hub, r));
+    return out;
+}
+
+}  // namespace worksize

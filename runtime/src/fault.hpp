@@ -1,0 +1,25 @@
+// Test-only fault injection (docs/testing.md): WORKSIZE_FAULT, read once per process, makes this
+// rank fail in one chosen way so that the tests can check that every failure ends the job with
+// one clear line and no hang. Without the variable every hook does nothing.
+#pragma once
+
+#include <string>
+
+#include "worksize/runtime/kernel_job.hpp"
+
+namespace worksize::fault {
+
+/// "execute": this rank's device executions fail like a launch error; "crash": the rank dies
+/// in the middle of a job.
+void before_execute(const DeviceInfo& dev);
+/// "wrong-local:N": a slice run with local size x == N returns a wrong result (its first float
+/// becomes 1e30), so that the verification fails.
+void after_execute(const SliceSpec& spec, Bytes& out);
+/// "pack-throw": rank 0's packing of a worker's slice input throws, after the worker was sent
+/// its command.
+void before_pack();
+/// "inventory-version" / "inventory-garbage": this rank's inventory message (`text`, from
+/// `msg`) is of another version or malformed.
+std::string inventory_text(nlohmann::json msg);
+
+}  // namespace worksize::fault

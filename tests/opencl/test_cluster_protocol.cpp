@@ -1,0 +1,260 @@
+// The master/worker protocol over the in-process communicator (local_comms): a master and its
+// workers are threads of this process, each with its own Cluster over PoCL's CPU device, so that
+// jobs, failures and their reasons are checked without mpiexec. Also the wire format's failure
+// and inventory messages.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <optional>
+#include <thread>
+
+#include "worksize/runtime/cluster.hpp"
+#include "worksize/runtime/comm.hpp"
+#include "worksize/runtime/devices.hpp"
+#include "worksize/runtime/wire.hpp"
+#include "worksize/scheduler/planner.hpp"
+
+namespace worksize {
+namespace {
+
+/// What each rank of a local job ended with.
+struct Outcome {
+    std::optional<int> code;        ///< serve()'s exit code (workers) or the master's
+    std::string error;              ///< what() of the exception that ended it
+    ErrorReason reason = ErrorReason::generic;
+    bool aborted = false;           ///< it was a JobAborted
+};
+
+/// Runs `n` ranks over local_comms: rank 0 builds its Cluster and calls `master` (its return
+/// value is the exit code sent to the workers, 1 if it throws); the others serve.
+std::vector<Outcome> run_local(int n, const DeviceSelection& sel, const std::function<int(Cluster&)>& master,
+                               const std::function<void(Cluster&)>& setup = {}) {
+    // The OpenCL ICD loader's first platform query is not safe from several threads at once:
+    // discover once here, before the ranks' threads discover again.
+    static const bool warm = !all_local_devices().empty();
+    EXPECT_TRUE(warm);
+    auto comms = local_comms(n, 60.0);
+    std::vector<Outcome> out(static_cast<std::size_t>(n));
+    auto body = [&](int r) {
+        auto& o = out[static_cast<std::size_t>(r)];
+        try {
+            Cluster c(*comms[static_cast<std::size_t>(r)], sel);
+            if (setup) setup(c);
+            if (r != 0) {
+                o.code = c.serve();
+                return;
+            }
+            int code = 1;
+            try {
+                code = master(c);
+            } catch (...) {
+                c.finish(1);
+                throw;
+            }
+            c.finish(code);
+            o.code = code;
+        } catch (const JobAborted& e) {
+            o.aborted = true;
+            o.error = e.what();
+            o.reason = e.reason();
+        } catch (const std::exception& e) {
+            o.error = e.what();
+            o.reason = reason_of(e);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int r = 1; r < n; ++r) threads.emplace_back(body, r);
+    body(0);
+    for (auto& t : threads) t.join();
+    return out;
+}
+
+std::unique_ptr<KernelJob> quad_job() {
+    JobOptions o;
+    o.size = {1u << 14, 1};
+    auto job = kernel_job("quad").make(o);
+    job->generate();
+    return job;
+}
+
+Plan even_plan(const Cluster& c, const KernelJob& job) {
+    PlanRequest r;
+    r.kernel = job.descriptor();
+    r.global = job.problem();
+    r.strategy = Strategy::even;
+    r.granule = job.granule();
+    return make_plan(c.devices(), r);
+}
+
+/// A job whose packing of one device's slice input throws (after the command went out).
+class ThrowingPack : public KernelJob {
+public:
+    ThrowingPack(std::unique_ptr<KernelJob> inner, int device) : inner_(std::move(inner)), device_(device) {}
+    KernelDescriptor descriptor() const override { return inner_->descriptor(); }
+    GlobalSize problem() const override { return inner_->problem(); }
+    std::uint64_t granule() const override { return inner_->granule(); }
+    void generate() override { inner_->generate(); }
+    void partition(std::vector<Assignment>& a) override { inner_->partition(a); }
+    SliceSpec slice_spec(const Assignment& a) const override { return inner_->slice_spec(a); }
+    Bytes slice_input(const Assignment& a) const override {
+        check(a);
+        return inner_->slice_input(a);
+    }
+    std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
+        check(a);
+        return inner_->input_parts(a);
+    }
+    std::span<std::byte> output_target(const Assignment& a) override { return inner_->output_target(a); }
+    void accept_output(const Assignment& a, std::span<const std::byte> out) override { inner_->accept_output(a, out); }
+    void finish() override { inner_->finish(); }
+    Verdict verify() const override { return inner_->verify(); }
+
+private:
+    void check(const Assignment& a) const {
+        if (a.device == device_) throw Error(ErrorReason::launch_failure, "packing failed on purpose");
+    }
+    std::unique_ptr<KernelJob> inner_;
+    int device_;
+};
+
+TEST(ClusterProtocol, MasterAndTwoWorkersRunAJob) {
+    const auto out = run_local(3, {}, [](Cluster& c) {
+        EXPECT_EQ(c.ranks(), 3);
+        EXPECT_EQ(c.devices().size(), 2u);  // auto: rank 0 is only the master
+        EXPECT_EQ(c.hosts().size(), 3u);
+        auto job = quad_job();
+        const Plan plan = even_plan(c, *job);
+        const JobResult res = c.run(*job, plan.assignments, "quad");
+        EXPECT_TRUE(res.verdict.ok) << res.verdict.detail;
+        EXPECT_EQ(res.devices.size(), 2u);
+        return 0;
+    });
+    for (const auto& o : out) {
+        EXPECT_EQ(o.code, 0) << o.error;
+        EXPECT_TRUE(o.error.empty()) << o.error;
+    }
+}
+
+TEST(ClusterProtocol, PackingThatThrowsAfterTheCommandEndsTheJobNotTheWorkers) {
+    const auto out = run_local(3, {}, [](Cluster& c) {
+        {
+            ThrowingPack job(quad_job(), 0);  // device 0: rank 1's
+            const Plan plan = even_plan(c, job);
+            try {
+                c.run(job, plan.assignments, "quad");
+                ADD_FAILURE() << "run did not throw";
+            } catch (const Error& e) {
+                EXPECT_NE(std::string(e.what()).find("rank 0: packing the input of rank 1"), std::string::npos)
+                    << e.what();
+                EXPECT_NE(std::string(e.what()).find("packing failed on purpose"), std::string::npos) << e.what();
+                EXPECT_EQ(e.reason(), ErrorReason::launch_failure);
+            }
+        }
+        // The workers went back to serving: the next job runs.
+        auto job = quad_job();
+        const JobResult res = c.run(*job, even_plan(c, *job).assignments, "quad");
+        EXPECT_TRUE(res.verdict.ok) << res.verdict.detail;
+        return 5;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 5) << o.error;
+}
+
+TEST(ClusterProtocol, AWorkersDeviceLimitReachesRankZeroWithItsReason) {
+    const auto out = run_local(2, {}, [](Cluster& c) {
+        auto job = quad_job();
+        Plan plan = even_plan(c, *job);
+        // Beyond the device's max work-group size: the launch fails on rank 1.
+        plan.assignments.at(0).local = {c.devices().at(0).max_work_group_size * 2, 1};
+        try {
+            c.run(*job, plan.assignments, "quad");
+            ADD_FAILURE() << "run did not throw";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("rank 1, device"), std::string::npos) << e.what();
+            EXPECT_EQ(e.reason(), ErrorReason::device_limit) << e.what();
+        }
+        return 0;
+    });
+    EXPECT_EQ(out[1].code, 0) << out[1].error;
+}
+
+TEST(ClusterProtocol, ACollectFailureKeepsItsReason) {
+    const auto out = run_local(
+        2, {},
+        [](Cluster& c) {
+            EXPECT_THROW(c.collect("db"), InvalidArgument);
+            return 0;
+        },
+        [](Cluster& c) {
+            if (!c.is_master())
+                c.set_collect_handler([](const std::string&) -> std::string { throw InvalidArgument("bad key"); });
+        });
+    EXPECT_EQ(out[1].code, 0) << out[1].error;
+}
+
+TEST(ClusterProtocol, ABadSelectionOnAWorkerIsBadInputOnRankZero) {
+    DeviceSelection sel;
+    sel.spec = "1=7";
+    const auto out = run_local(2, sel, [](Cluster&) { return 0; });
+    EXPECT_FALSE(out[0].code.has_value());
+    EXPECT_EQ(out[0].reason, ErrorReason::bad_input) << out[0].error;
+    EXPECT_NE(out[0].error.find("rank 1: --select names device '7'"), std::string::npos) << out[0].error;
+    EXPECT_TRUE(out[1].aborted) << out[1].error;
+}
+
+TEST(Wire, EveryReasonSurvivesAFailureMessage) {
+    for (auto r : {ErrorReason::generic, ErrorReason::bad_input, ErrorReason::build_failure, ErrorReason::device_limit,
+                   ErrorReason::launch_failure, ErrorReason::wrong_result, ErrorReason::lost_rank}) {
+        nlohmann::json j = {{"task", 3}, {"ok", false}};
+        wire::put_failure(j, {"it failed", r});
+        const auto f = wire::failure_from_json(nlohmann::json::parse(j.dump()));
+        EXPECT_EQ(f.reason, r) << to_string(r);
+        EXPECT_EQ(f.message, "it failed");
+        try {
+            f.raise("rank 2: ");
+        } catch (const Error& e) {
+            EXPECT_EQ(e.reason(), r);
+            EXPECT_EQ(std::string(e.what()), "rank 2: it failed");
+            EXPECT_EQ(dynamic_cast<const InvalidArgument*>(&e) != nullptr, r == ErrorReason::bad_input);
+        }
+    }
+    // A peer's reason this rank does not know reads as generic.
+    EXPECT_EQ(wire::failure_from_json({{"error", "x"}, {"reason", "from-the-future"}}).reason, ErrorReason::generic);
+    EXPECT_EQ(wire::failure_from_json({{"error", "x"}}).reason, ErrorReason::generic);
+}
+
+TEST(Wire, InventoryRoundTripAndFailures) {
+    DeviceInfo d;
+    d.rank = 2;
+    d.index = 3;
+    d.host = "node7";
+    d.platform = "Portable Computing Language";
+    d.name = "pthread";
+    d.vendor = "v";
+    d.driver_version = "6.0";
+    d.type = DeviceType::cpu;
+    d.compute_units = 4;
+    d.pes_per_cu = 8;
+    d.pe_source = PeSource::cpu_vector_width;
+    d.max_clock_mhz = 0;  // not reported by the driver: allowed for a live device
+    d.max_work_group_size = 4096;
+    d.max_work_item_sizes = {4096, 4096, 4096};
+    d.local_mem_bytes = 1 << 16;
+    d.global_mem_bytes = 1ull << 33;
+    d.preferred_wg_multiple = 8;
+    const auto inv = wire::parse_inventory(wire::inventory_message(2, "node7", {d}).dump(), 2);
+    EXPECT_EQ(inv.host, "node7");
+    ASSERT_EQ(inv.devices.size(), 1u);
+    EXPECT_EQ(to_json(inv.devices[0]), to_json(d));
+
+    EXPECT_THROW(wire::parse_inventory(wire::inventory_message(2, "node7", {d}).dump(), 1), Error);
+    EXPECT_THROW(wire::parse_inventory("{\"worksize_inventory\": 1, \"rank\": ", 0), Error);
+    try {
+        wire::parse_inventory(wire::inventory_failure(1, "h", {"--select names device '7'", ErrorReason::bad_input}).dump(), 1);
+        ADD_FAILURE();
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "--select names device '7'");
+    }
+}
+
+}  // namespace
+}  // namespace worksize
