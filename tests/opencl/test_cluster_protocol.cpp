@@ -81,7 +81,7 @@ Plan even_plan(const Cluster& c, const KernelJob& job) {
     PlanRequest r;
     r.kernel = job.descriptor();
     r.global = job.problem();
-    r.strategy = Strategy::even;
+    r.strategy = "even";
     r.granule = job.granule();
     return make_plan(c.devices(), r);
 }
