@@ -109,7 +109,7 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
     SplitContext ctx;
     if (request.local_policy == LocalPolicy::tuned) {
         ctx.tuning = &db.tuning();
-        ctx.tuning_params = tuning_params(job);
+        ctx.tuning_params = job.tuning_key();
     }
     // What the strategy needs from outside the scheduler: the models of the database, or runs.
     std::vector<CostModel> models;

@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
             Plan plan = make_plan(cluster.devices(), req);
             if (!db.empty()) {
                 const Store store = Store::open(db);
-                apply_tuned_locals(plan, cluster.devices(), tuning_source(store), tuning_params(job));
+                apply_tuned_locals(plan, cluster.devices(), tuning_source(store), job.tuning_key());
             }
             cluster.run(job, plan.assignments, "saxpy");  // warm-up: builds the programs
             job.generate();

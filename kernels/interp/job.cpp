@@ -146,6 +146,9 @@ public:
         return s;
     }
 
+    /// Entries are per scale factors; the image sizes are the size class's business.
+    nlohmann::json tuning_key() const override { return {{"sx", sx_}, {"sy", sy_}}; }
+
     Bytes slice_input(const Assignment& a) const override {
         if (a.units == 0) return {};
         const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);

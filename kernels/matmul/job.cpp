@@ -3,6 +3,7 @@
 // slice on one device with matmul.cl). Each work-item computes kWpt rows of one column,
 // so the planning NDRange is (N, ceil(M/kWpt)) and a plan's rows are units of kWpt rows of C.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -106,6 +107,11 @@ public:
         SliceSpec s = base_slice_spec("matmul", problem(), a, iterations_);
         s.params = {{"m", m_}, {"n", n_}, {"k", k_}, {"wpt", kWpt}};
         return s;
+    }
+
+    /// Entries are per depth class: K as "2^floor(log2 K)", beside the work per thread.
+    nlohmann::json tuning_key() const override {
+        return {{"k", "2^" + std::to_string(std::bit_width(k_) - 1)}, {"wpt", kWpt}};
     }
 
     Bytes slice_input(const Assignment& a) const override {

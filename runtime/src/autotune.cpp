@@ -35,23 +35,6 @@ Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, cons
 
 }  // namespace
 
-nlohmann::json tuning_params(const KernelJob& job) {
-    const GlobalSize g = job.problem();
-    const int dims = job.descriptor().dims;
-    Assignment a;
-    a.units = dims == 2 ? g.y : g.x;
-    a.global = g;
-    a.share = 1.0;
-    nlohmann::json p = job.slice_spec(a).params;
-    if (!p.is_object()) return nlohmann::json::object();
-    for (const char* geometry : {"m", "n", "in_w", "in_h", "out_w", "out_h", "src_row0", "src_rows"}) p.erase(geometry);
-    if (p.contains("k") && p["k"].is_number_unsigned()) {
-        const auto k = p["k"].get<std::uint64_t>();
-        p["k"] = "2^" + std::to_string(k ? std::bit_width(k) - 1 : 0);
-    }
-    return p;
-}
-
 // --- LocalTuner -------------------------------------------------------------------------------
 
 LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, std::uint64_t iterations, JobMaker make_job,
@@ -308,7 +291,7 @@ nlohmann::json to_json(const TuneReportRow& r) {
 
 void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, TuningRecord record) {
     record.iterations = tuner.iterations();  // the unit of the tuner's times
-    store.put_tuning(fingerprint_of(device), tuner.kernel(), tuning_params(tuner.job()), tuner.size(), record);
+    store.put_tuning(fingerprint_of(device), tuner.kernel(), tuner.job().tuning_key(), tuner.size(), record);
 }
 
 }  // namespace worksize

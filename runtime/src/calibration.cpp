@@ -150,7 +150,7 @@ void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, co
         for (auto& x : w) x /= sum;
         const Plan plan = plan_with_weights(
             devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), w, o.tuning,
-            tuning_params(*probe));
+            probe->tuning_key());
         std::vector<std::uint64_t> units(n, 0);
         for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
         return std::pair{plan, units};
@@ -252,7 +252,7 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
             weights[di] = 1.0;
             const Plan plan = plan_with_weights(
                 devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), weights, o.tuning,
-                tuning_params(*probe));
+                probe->tuning_key());
             dims = plan.dims;
             LadderStep ls;
             ls.size = size;
@@ -384,7 +384,7 @@ OracleInputs oracle_inputs(Cluster& cluster, const JobMaker& make, GlobalSize si
         warm->generate();
         PlanRequest wr = request;
         wr.iterations = 1;
-        const Plan p = plan_with_weights(cluster.devices(), wr, weights, tuning, tuning_params(*warm));
+        const Plan p = plan_with_weights(cluster.devices(), wr, weights, tuning, warm->tuning_key());
         checked_run(cluster, *warm, p.assignments, job_name);
     };
     in.makespan = [&cluster, make, size, iterations, job_name](const Plan& plan) {

@@ -36,6 +36,16 @@ SliceSpec slice_spec_from_json(const nlohmann::json& j) {
     }
 }
 
+nlohmann::json KernelJob::tuning_key() const {
+    const GlobalSize g = problem();
+    Assignment a;
+    a.units = descriptor().dims == 2 ? g.y : g.x;
+    a.global = g;
+    a.share = 1.0;
+    nlohmann::json p = slice_spec(a).params;
+    return p.is_object() ? p : nlohmann::json::object();
+}
+
 namespace {
 struct Registry {
     std::mutex mutex;

@@ -47,9 +47,9 @@ protected:
     /// Entries of the whole problem's size class for both devices: (16,8) and (8,4).
     void store_entries() {
         Store s = Store::open(db_);
-        s.put_tuning(fingerprint_of(devices_[0]), "interp", tuning_params(*job_), {256, 512},
+        s.put_tuning(fingerprint_of(devices_[0]), "interp", job_->tuning_key(), {256, 512},
                      {{16, 8}, 1e-3, 10, 50, "guided", 3});
-        s.put_tuning(fingerprint_of(devices_[1]), "interp", tuning_params(*job_), {256, 512},
+        s.put_tuning(fingerprint_of(devices_[1]), "interp", job_->tuning_key(), {256, 512},
                      {{8, 4}, 1e-3, 10, 50, "guided", 3});
         s.save();
     }
@@ -81,7 +81,7 @@ TEST_F(PlanTuned, RowsRoundedSoThatTheTunedShapesFit) {
     store_entries();
     // 370 and 630 rows: neither (16,8) nor (8,4) divides them; 368 and 632 they do.
     std::vector<std::string> warnings;
-    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), tuning(), tuning_params(*job_), &warnings);
+    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), tuning(), job_->tuning_key(), &warnings);
     EXPECT_TRUE(warnings.empty());
     ASSERT_EQ(p.assignments.size(), 2u);
     const auto& a = p.assignments[0];
@@ -100,7 +100,7 @@ TEST_F(PlanTuned, SmallShareKeptAndAlignedSharesUnchanged) {
     store_entries();
     // 20 rows on dev-a: rounding to 8 would move too much of its share, so it keeps 20 rows and
     // the paper rule; dev-b's 980 rows already fit (8,4).
-    const Plan p = plan_tuned(devices_, request({0.02, 0.98}), tuning(), tuning_params(*job_));
+    const Plan p = plan_tuned(devices_, request({0.02, 0.98}), tuning(), job_->tuning_key());
     EXPECT_EQ(p.assignments[0].units, 20u);
     EXPECT_EQ(p.assignments[0].local_rule.rfind("paper (no tuned entry: ", 0), 0u) << p.assignments[0].local_rule;
     EXPECT_NE(p.assignments[0].local_rule.find("x2^8.y2^9, does not fit either"), std::string::npos)
@@ -113,12 +113,12 @@ TEST_F(PlanTuned, SmallShareKeptAndAlignedSharesUnchanged) {
 
 TEST_F(PlanTuned, NoDatabaseKeepsThePaperSplitAndRule) {
     std::vector<std::string> warnings;
-    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), tuning(), tuning_params(*job_), &warnings);
+    const Plan p = plan_tuned(devices_, request({0.37, 0.63}), tuning(), job_->tuning_key(), &warnings);
     EXPECT_EQ(p.assignments[0].units, 370u);
     for (const auto& a : p.assignments) EXPECT_EQ(a.local_rule.rfind("paper (no tuned entry", 0), 0u) << a.local_rule;
     PlanRequest paper = request({0.5, 0.5});
     paper.local_policy = LocalPolicy::paper;
-    EXPECT_THROW(plan_tuned(devices_, paper, tuning(), tuning_params(*job_)), InvalidArgument);
+    EXPECT_THROW(plan_tuned(devices_, paper, tuning(), job_->tuning_key()), InvalidArgument);
 }
 
 }  // namespace

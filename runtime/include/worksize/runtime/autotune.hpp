@@ -24,10 +24,6 @@
 
 namespace worksize {
 
-/// The kernel parameters a tuning entry is keyed by: the job's slice parameters for the whole
-/// problem without the ones that only describe the geometry (m, n, in_w, in_h, out_w, out_h,
-/// src_row0, src_rows); a numeric matmul depth "k" becomes its power-of-two class "2^N".
-nlohmann::json tuning_params(const KernelJob& job);
 
 /// How each candidate is timed.
 struct MeasureOptions {

@@ -66,6 +66,10 @@ public:
     virtual GlobalSize problem() const = 0;
     /// Split granule in units (rows/items); 1 unless the kernel needs more.
     virtual std::uint64_t granule() const { return 1; }
+    /// The kernel parameters that decide which local size is best, as the tuning database keys
+    /// its entries (beside the device and the problem's size class, so no sizes here). Default:
+    /// the `params` of the whole problem's slice_spec().
+    virtual nlohmann::json tuning_key() const;
 
     /// Master: make the seeded inputs.
     virtual void generate() = 0;
