@@ -27,16 +27,14 @@ struct Point {
     double x = 0, y = 0;
 };
 
-/// The form fitted to one phase: the line (both 0), the line plus a wave term ceil(x / wave),
-/// or fixed + c ln(max(x, log_x0) / log_x0) in place of the line (log_x0 > 0).
+/// The form fitted to one phase: the line (log_x0 == 0), or fixed + c ln(max(x, log_x0) / log_x0)
+/// in place of the line (log_x0 > 0).
 struct Form {
-    double wave = 0;
     double log_x0 = 0;
 };
 
 /// Columns of the design matrix for one point under `form`.
 std::vector<double> basis(double x, const Form& form) {
-    if (form.wave > 0) return {1.0, x, std::ceil(x / form.wave)};
     if (form.log_x0 > 0) return {1.0, std::log(std::max(x, form.log_x0) / form.log_x0)};
     return {1.0, x};
 }
@@ -82,11 +80,11 @@ std::vector<double> weights_of(const std::vector<Point>& pts) {
     return w;
 }
 
-/// Exact non-negative weighted least squares for <= 3 columns: try every active set, keep the
-/// feasible one with the smallest residual.
+/// Exact non-negative weighted least squares for the 2 columns of a form: try every active set,
+/// keep the feasible one with the smallest residual.
 std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<double>& w,
                                const Form& form) {
-    const std::size_t k = form.wave > 0 ? 3 : 2;
+    const std::size_t k = 2;
     std::vector<double> best(k, 0.0);
     double best_rss = kInf;
     for (unsigned mask = 0; mask < (1u << k); ++mask) {
@@ -138,10 +136,6 @@ PhaseModel make_phase(const std::vector<double>& coef, const Form& form) {
         return p;
     }
     p.per_x_s = coef[1];
-    if (form.wave > 0 && coef.size() > 2 && coef[2] > 0) {
-        p.wave_items = form.wave;
-        p.per_wave_s = coef[2];
-    }
     return p;
 }
 
@@ -190,7 +184,7 @@ PhaseModel robust_fit(const std::vector<Point>& all, const Form& form, double ou
 /// than the line (concave points: docs/models.md "Host rest").
 template <class X>
 PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*yf, const FitOptions& opt,
-                     bool allow_wave, bool log_form = false) {
+                     bool log_form = false) {
     std::map<double, std::vector<double>> by_x;
     for (const auto& s : samples) by_x[xf(s)].push_back(s.*yf);
     std::vector<Point> pts;
@@ -206,17 +200,8 @@ PhaseModel fit_phase(const std::vector<Sample>& samples, X xf, double Sample::*y
     }
     PhaseModel best = robust_fit(pts, Form{}, opt.outlier_k);
     if (log_form && pts.size() >= 3 && pts.front().x > 0) {
-        PhaseModel l = robust_fit(pts, Form{0.0, pts.front().x}, opt.outlier_k);
+        PhaseModel l = robust_fit(pts, Form{pts.front().x}, opt.outlier_k);
         if (l.per_log_s > 0 && l.rejected <= best.rejected && l.rms_rel < best.rms_rel) best = l;
-    }
-    if (allow_wave && pts.size() >= 4) {
-        for (double wave : opt.wave_items) {
-            if (!(wave > 0)) continue;
-            PhaseModel w = robust_fit(pts, Form{wave, 0.0}, opt.outlier_k);
-            if (w.per_wave_s > 0 && w.rejected <= best.rejected &&
-                w.rms_rel < (1.0 - opt.wave_min_gain) * best.rms_rel)
-                best = w;
-        }
     }
     return best;
 }
@@ -235,7 +220,6 @@ void check_sample(const Sample& s, std::size_t i) {
 double PhaseModel::eval(double x) const {
     double t = fixed_s + per_x_s * x;
     if (per_log_s > 0 && log_x0 > 0) t += per_log_s * std::log(std::max(x, log_x0) / log_x0);
-    if (wave_items > 0) t += per_wave_s * std::ceil(x / wave_items);
     return t;
 }
 
@@ -247,22 +231,17 @@ CostModel fit_cost_model(const std::vector<Sample>& samples, const FitOptions& o
     const auto out = [](const Sample& s) { return s.bytes_out; };
     const auto items = [](const Sample& s) { return s.items; };
     const auto moved = [](const Sample& s) { return s.bytes_in + s.bytes_out; };
-    m.send = fit_phase(samples, in, &Sample::send_s, options, false);
-    m.h2d = fit_phase(samples, in, &Sample::h2d_s, options, false);
-    m.kernel = fit_phase(samples, items, &Sample::kernel_s, options, true);
-    m.d2h = fit_phase(samples, out, &Sample::d2h_s, options, false);
-    m.recv = fit_phase(samples, out, &Sample::recv_s, options, false);
-    m.host = fit_phase(samples, moved, &Sample::host_s, options, false, true);
+    m.send = fit_phase(samples, in, &Sample::send_s, options);
+    m.h2d = fit_phase(samples, in, &Sample::h2d_s, options);
+    m.kernel = fit_phase(samples, items, &Sample::kernel_s, options);
+    m.d2h = fit_phase(samples, out, &Sample::d2h_s, options);
+    m.recv = fit_phase(samples, out, &Sample::recv_s, options);
+    m.host = fit_phase(samples, moved, &Sample::host_s, options, true);
     // Alone, a device's run has no prepare phase of its own to model: whatever rank 0 does before
     // the send is in host_s. `prepare` is the co-run's extra (calibration.cpp).
-    m.combine = fit_phase(samples, [](const Sample& s) { return s.job_bytes_out; }, &Sample::combine_s, options, false);
+    m.combine = fit_phase(samples, [](const Sample& s) { return s.job_bytes_out; }, &Sample::combine_s, options);
     m.samples = samples.size();
     return m;
-}
-
-double wave_items_for(const DeviceInfo& device, std::uint64_t local_items,
-                      std::uint64_t resident_groups_per_cu) {
-    return double(device.compute_units) * double(resident_groups_per_cu) * double(local_items);
 }
 
 Prediction predict(const CostModel& model, double units, double items, double bytes_in,
@@ -693,9 +672,9 @@ double get_num(const nlohmann::json& j, const char* key, const char* what) {
 }  // namespace
 
 nlohmann::json to_json(const PhaseModel& p) {
-    return {{"fixed_s", p.fixed_s},       {"per_x_s", p.per_x_s}, {"wave_items", p.wave_items},
-            {"per_wave_s", p.per_wave_s}, {"per_log_s", p.per_log_s}, {"log_x0", p.log_x0}, {"rms_rel", p.rms_rel},
-            {"points", p.points},         {"rejected", p.rejected}};
+    return {{"fixed_s", p.fixed_s},     {"per_x_s", p.per_x_s}, {"per_log_s", p.per_log_s},
+            {"log_x0", p.log_x0},       {"rms_rel", p.rms_rel}, {"points", p.points},
+            {"rejected", p.rejected}};
 }
 
 nlohmann::json to_json(const CostModel& m) {
@@ -706,11 +685,15 @@ nlohmann::json to_json(const CostModel& m) {
 }
 
 PhaseModel phase_model_from_json(const nlohmann::json& j) {
+    // Fields this reader does not know are ignored; it does not refuse them. That covers the
+    // legacy "wave_items" and "per_wave_s" of the removed saw-tooth wave term
+    // (docs/models.md), which databases written before its removal carry in every phase model,
+    // always 0: calibration never enabled the term. They are neither read nor checked. A
+    // hand-made entry with a non-zero per_wave_s loads as the plain line without its wave
+    // steps; that is accepted, since no calibration ever produced one.
     PhaseModel p;
     p.fixed_s = get_num(j, "fixed_s", "phase model");
     p.per_x_s = get_num(j, "per_x_s", "phase model");
-    p.wave_items = j.contains("wave_items") ? get_num(j, "wave_items", "phase model") : 0.0;
-    p.per_wave_s = j.contains("per_wave_s") ? get_num(j, "per_wave_s", "phase model") : 0.0;
     p.per_log_s = j.contains("per_log_s") ? get_num(j, "per_log_s", "phase model") : 0.0;
     p.log_x0 = j.contains("log_x0") ? get_num(j, "log_x0", "phase model") : 0.0;
     p.rms_rel = j.contains("rms_rel") ? get_num(j, "rms_rel", "phase model") : 0.0;

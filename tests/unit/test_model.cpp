@@ -87,7 +87,6 @@ TEST(ModelFit, RecoversKnownCoefficientsFromNoisySamples) {
     EXPECT_NEAR(m.kernel.per_x_s, 3e-9, 1.5e-10);
     EXPECT_NEAR(m.kernel.fixed_s, 5e-6, 2e-6);
     EXPECT_NEAR(m.recv.per_x_s, 1e-9, 5e-11);
-    EXPECT_EQ(m.kernel.wave_items, 0.0);
     EXPECT_EQ(m.samples, samples.size());
     EXPECT_LT(m.kernel.rms_rel, 0.05);
 }
@@ -103,25 +102,6 @@ TEST(ModelFit, CoefficientsAreNonNegative) {
     EXPECT_GE(m.kernel.per_x_s, 0.0);
     EXPECT_GE(m.kernel.fixed_s, 0.0);
     EXPECT_EQ(m.send.fixed_s, 0.0);  // an absent phase is all zeros
-}
-
-TEST(ModelFit, SawToothWaveTermChosenWhenItFitsBetter) {
-    const double wave = 132.0 * 2 * 256;  // CUs x resident x local items
-    std::vector<Sample> samples;
-    for (double items = wave / 4; items <= 6 * wave; items += wave / 3) {
-        Sample s;
-        s.items = items;
-        s.kernel_s = 1e-5 + 1e-3 * std::ceil(items / wave) + 1e-11 * items;
-        samples.push_back(s);
-    }
-    FitOptions opt;
-    opt.wave_items = {wave / 2, wave, 2 * wave};
-    const CostModel m = fit_cost_model(samples, opt);
-    EXPECT_EQ(m.kernel.wave_items, wave);
-    EXPECT_NEAR(m.kernel.per_wave_s, 1e-3, 1e-5);
-    EXPECT_NEAR(m.kernel.eval(1.5 * wave), 1e-5 + 2e-3 + 1.5e-11 * wave, 1e-6);
-    // Without candidates there is no wave term.
-    EXPECT_EQ(fit_cost_model(samples).kernel.wave_items, 0.0);
 }
 
 TEST(ModelFit, RejectsBadSamples) {
@@ -144,8 +124,6 @@ TEST(ModelPredict, SumsPhasesAndZeroUnitsCostNothing) {
 
 TEST(ModelJson, RoundTrip) {
     CostModel m = device(1e-3, 1e-9, 1e-4, 1e-8, 2e-9);
-    m.kernel.wave_items = 4096;
-    m.kernel.per_wave_s = 3e-4;
     m.samples = 12;
     const CostModel back = cost_model_from_json(nlohmann::json::parse(to_json(m).dump()));
     EXPECT_EQ(to_json(back), to_json(m));
@@ -157,6 +135,39 @@ TEST(ModelJson, RoundTrip) {
     bad["send"]["fixed_s"] = -1;
     EXPECT_THROW(cost_model_from_json(bad), InvalidArgument);
     EXPECT_THROW(cost_model_from_json(nlohmann::json::array()), InvalidArgument);
+}
+
+TEST(ModelJson, LegacyWaveFieldsAreIgnored) {
+    // A phase model as databases wrote it before the saw-tooth wave term was removed (from
+    // docs/results/issue4-h200-pinned/interp-tuned/db.json): it loads as the plain line.
+    const auto legacy = nlohmann::json::parse(R"({"fixed_s": 2.0432586851164926e-05, "log_x0": 0.0,
+        "per_log_s": 0.0, "per_wave_s": 0.0, "per_x_s": 1.135046746781917e-13, "points": 3,
+        "rejected": 0, "rms_rel": 0.0922419670839289, "wave_items": 0.0})");
+    const PhaseModel p = phase_model_from_json(legacy);
+    EXPECT_DOUBLE_EQ(p.fixed_s, 2.0432586851164926e-05);
+    EXPECT_DOUBLE_EQ(p.per_x_s, 1.135046746781917e-13);
+    EXPECT_EQ(p.points, 3u);
+    for (double x : {0.0, 1e3, 1.5e9, 7e12})
+        EXPECT_DOUBLE_EQ(p.eval(x), 2.0432586851164926e-05 + 1.135046746781917e-13 * x);
+    // Written back, the model no longer carries the fields.
+    const nlohmann::json again = to_json(p);
+    EXPECT_FALSE(again.contains("wave_items"));
+    EXPECT_FALSE(again.contains("per_wave_s"));
+    // A non-zero wave term (never produced by calibration) is ignored too: the plain line.
+    nlohmann::json odd = legacy;
+    odd["wave_items"] = 4096;
+    odd["per_wave_s"] = 3e-4;
+    EXPECT_DOUBLE_EQ(phase_model_from_json(odd).eval(1e4), 2.0432586851164926e-05 + 1.135046746781917e-13 * 1e4);
+    // A whole cost model with the legacy fields in every phase loads and predicts as the lines.
+    const CostModel m = device(1e-3, 1e-9, 1e-4, 1e-8, 2e-9);
+    nlohmann::json j = to_json(m);
+    for (const char* phase : {"send", "h2d", "kernel", "d2h", "recv", "host", "prepare", "combine"}) {
+        j[phase]["wave_items"] = 0.0;
+        j[phase]["per_wave_s"] = 0.0;
+    }
+    const CostModel back = cost_model_from_json(j);
+    EXPECT_EQ(to_json(back), to_json(m));
+    EXPECT_DOUBLE_EQ(predict(back, 5, 5e5, 1e6, 1e6).total_s, predict(m, 5, 5e5, 1e6, 1e6).total_s);
 }
 
 TEST(Split, EqualDevicesBalanceEvenly) {
@@ -241,9 +252,9 @@ TEST_P(SplitBruteForce, MatchesBruteForce) {
             for (int i = 0; i < n; ++i)
                 models.push_back(device(lg(1e-6, 1e-2), lg(1e-11, 1e-8), lg(1e-6, 1e-2), lg(1e-10, 1e-7),
                                         lg(1e-11, 1e-8)));
-            if (trial % 3 == 2) {  // a saw-tooth device
-                models[0].kernel.wave_items = 256 * 8;
-                models[0].kernel.per_wave_s = lg(1e-5, 1e-3);
+            if (trial % 3 == 2) {  // a device with a concave (ln) host phase
+                models[0].host.per_log_s = lg(1e-5, 1e-3);
+                models[0].host.log_x0 = 3e5;
             }
             SplitJob job = matmul_like(n == 2 ? 240 : 96);
             job.granule = trial % 2 ? 4 : 1;

@@ -4,7 +4,7 @@
 // one device with its phases timed separately (MPI send, host->device, kernel, device->host,
 // MPI receive, and the host-side rest: slice packing, allocation, worker setup).
 // `fit_cost_model` fits each phase with a robust, non-negative
-// least-squares line (optionally a saw-tooth wave term for the kernel, a ln form for the host rest); `predict` evaluates it;
+// least-squares line (a ln form instead for the host rest when that fits better); `predict` evaluates it;
 // `optimise_split` chooses how many units (rows or items) each device gets so that the
 // predicted makespan is minimal, leaving out devices that would only slow the job.
 // Pure C++: no OpenCL, no MPI.
@@ -43,8 +43,8 @@ struct Sample {
 };
 
 /// T = fixed_s + per_x_s * x for one phase; x is bytes (transfers) or work-items (kernel).
-/// The kernel phase may add a saw-tooth wave term: + per_wave_s * ceil(items / wave_items)
-/// (METHOD.md 2.2 with one period; wave_items == 0 means no wave term). The host phase may use
+/// The kernel phase is the plain line: a saw-tooth wave term (METHOD.md 2.2) was tried and
+/// removed, because calibration never enabled it (docs/models.md). The host phase may use
 /// fixed_s + per_log_s * ln(max(x, log_x0) / log_x0) instead of the line (log_x0: the smallest
 /// calibrated x) when that fits its points better
 /// (allocator and driver bookkeeping grow with the slice, but far less than linearly;
@@ -52,8 +52,6 @@ struct Sample {
 struct PhaseModel {
     double fixed_s = 0;
     double per_x_s = 0;
-    double wave_items = 0;
-    double per_wave_s = 0;
     double per_log_s = 0;
     double log_x0 = 0;
     double rms_rel = 0;          ///< fit quality: RMS of relative residuals on the kept points
@@ -94,11 +92,6 @@ inline constexpr double kMaxContention = 4.0;
 inline constexpr int kCostModelFormat = 4;
 
 struct FitOptions {
-    /// Candidate wave periods (work-items per full wave, e.g. CUs x resident groups x local
-    /// items, see `wave_items_for`). Empty: no wave term is tried.
-    std::vector<double> wave_items;
-    /// The wave model is kept only if it lowers the weighted residual by this fraction.
-    double wave_min_gain = 0.25;
     /// Outliers: |residual| > outlier_k * 1.4826 * MAD (and > 1 % of the value) are rejected.
     double outlier_k = 3.5;
 };
@@ -108,10 +101,6 @@ struct FitOptions {
 /// outliers are rejected by the MAD rule and the line refitted.
 /// @throws InvalidArgument if `samples` is empty or holds negative or non-finite values.
 CostModel fit_cost_model(const std::vector<Sample>& samples, const FitOptions& options = {});
-
-/// Work-items per full wave for a launch: CUs x resident groups per CU x items per group.
-double wave_items_for(const DeviceInfo& device, std::uint64_t local_items,
-                      std::uint64_t resident_groups_per_cu);
 
 struct Prediction {
     double send_s = 0, h2d_s = 0, kernel_s = 0, d2h_s = 0, recv_s = 0, host_s = 0;
@@ -223,7 +212,8 @@ GlobalSize next_ladder_size(GlobalSize g, int dims);
 bool judge_ladder(std::vector<LadderStep>& steps, double saturation_items, const AdaptiveCalibration& a);
 
 /// Serialisation. @throws InvalidArgument naming the missing or malformed field, or for a
-/// model of another format than kCostModelFormat (stale: recalibrate).
+/// model of another format than kCostModelFormat (stale: recalibrate). Unknown fields are
+/// ignored, among them the legacy "wave_items" / "per_wave_s" of older databases.
 nlohmann::json to_json(const PhaseModel& p);
 nlohmann::json to_json(const CostModel& m);
 PhaseModel phase_model_from_json(const nlohmann::json& j);
