@@ -34,7 +34,7 @@ SplitJob split_job_for(const KernelJob& job, std::uint64_t iterations) {
     const double ipu = d.dims == 2 ? double(g.x) : 1.0;
     SplitJob sj;
     sj.total_units = d.dims == 2 ? g.y : g.x;
-    sj.items_per_unit = ipu * d.ops_per_item * double(iterations);
+    sj.ops_per_unit = ipu * d.ops_per_item * double(iterations);
     sj.bytes_in_per_unit = d.bytes_in_per_item * ipu;
     sj.bytes_out_per_unit = d.bytes_out_per_item * ipu;
     sj.bytes_in_fixed = d.bytes_in_fixed;
@@ -52,7 +52,7 @@ Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t itera
     Sample s;
     const double u = double(run.assignment.units);
     s.units = u;
-    s.items = u * sj.items_per_unit;
+    s.items = u * sj.ops_per_unit;
     s.bytes_in = u > 0 ? u * sj.bytes_in_per_unit + sj.bytes_in_fixed : 0.0;
     s.bytes_out = u * sj.bytes_out_per_unit;
     s.send_s = run.send_s;
@@ -315,7 +315,7 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
                                      sj.bytes_in_fixed;
                 if (bytes > mem_limit) break;
                 const auto& cur = dc.ladder.back();
-                const double next_ops = double(sj.total_units) * sj.items_per_unit;
+                const double next_ops = double(sj.total_units) * sj.ops_per_unit;
                 const double predicted = cur.ops > 0 ? cur.done_s * next_ops / cur.ops : 0.0;
                 if (predicted > a.max_run_s) break;
                 size = next;

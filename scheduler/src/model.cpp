@@ -310,7 +310,7 @@ public:
 
     /// `shared`: the device runs with at least one other (its contention factor applies).
     Prediction device_time(std::size_t i, double units, bool shared) const {
-        return predict(models_[i], units, units * job_.items_per_unit,
+        return predict(models_[i], units, units * job_.ops_per_unit,
                        units * job_.bytes_in_per_unit + job_.bytes_in_fixed,
                        units * job_.bytes_out_per_unit, shared);
     }
@@ -708,7 +708,7 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     if (format != double(kCostModelFormat))
         throw InvalidArgument("cost model: stale format " + std::to_string(int(format)) + " (this version reads " +
                               std::to_string(kCostModelFormat) +
-                              ": host ln term, pinned staging, quad partial sums); recalibrate");
+                              ": host ln term, pinned staging, partial sums as output); recalibrate");
     CostModel m;
     auto phase = [&](const char* key) {
         if (!j.contains(key)) throw InvalidArgument(std::string("cost model: missing phase '") + key + "'");

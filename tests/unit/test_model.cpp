@@ -50,7 +50,7 @@ double brute_force(const std::vector<CostModel>& models, const SplitJob& job) {
 SplitJob matmul_like(std::uint64_t rows) {
     SplitJob job;
     job.total_units = rows;
-    job.items_per_unit = 256;
+    job.ops_per_unit = 256;
     job.bytes_in_per_unit = 256 * 4;
     job.bytes_out_per_unit = 256 * 4;
     job.bytes_in_fixed = 256 * 256 * 4;
@@ -493,7 +493,7 @@ TEST(ModelSplit, LeavesOutADevice300TimesSlower) {
     cpu.host = line(5e-4, 2e-11);
     SplitJob job;
     job.total_units = 8192;
-    job.items_per_unit = 8192.0 * 3 * 8192 * 10;
+    job.ops_per_unit = 8192.0 * 3 * 8192 * 10;
     job.bytes_in_per_unit = 8192 * 4;
     job.bytes_out_per_unit = 8192 * 4;
     job.bytes_in_fixed = 8192.0 * 8192 * 4;
@@ -516,7 +516,7 @@ TEST(SplitOptimiser, JoinMarginLeavesOutMarginalDevices) {
     slow.kernel.per_x_s = 20e-9;  // 20x slower: optimal share ~4.8 %, gain ~4.8 %
     SplitJob job;
     job.total_units = 10000;
-    job.items_per_unit = 1000;
+    job.ops_per_unit = 1000;
     const SplitResult plain = optimise_split({fast, slow}, job);
     EXPECT_GT(plain.units[1], 0u);
     job.join_margin = 0.10;
@@ -545,7 +545,7 @@ TEST(ModelContention, PredictAppliesTheFactorOnlyWithOthers) {
     EXPECT_DOUBLE_EQ(shared.send_s, alone.send_s);
     SplitJob job;
     job.total_units = 100;
-    job.items_per_unit = 1e4;
+    job.ops_per_unit = 1e4;
     // One device with work: no contention; two: both run with the other.
     EXPECT_DOUBLE_EQ(evaluate_split({m, m}, job, {100, 0}).makespan_s, predict(m, 100, 1e6, 0, 0).total_s);
     job.serial_sends = false;
@@ -558,7 +558,7 @@ TEST(ModelContention, FactorTwoOnTheSlowDeviceShrinksItsShare) {
     slow.kernel.per_x_s = 4e-9;  // solo: optimal share 20 %
     SplitJob job;
     job.total_units = 10000;
-    job.items_per_unit = 1000;
+    job.ops_per_unit = 1000;
     const SplitResult solo = optimise_split({fast, slow}, job);
     EXPECT_NEAR(double(solo.units[1]) / 10000, 0.20, 0.01);
     slow.contention = 2.0;  // with the fast one running it is 8 ns/op: share ~11 %
@@ -573,7 +573,7 @@ TEST(ModelContention, DeviceLeftOutWhenTheCoRunSlowsTheFastOne) {
     slow.kernel.per_x_s = 20e-9;
     SplitJob job;
     job.total_units = 10000;
-    job.items_per_unit = 1000;
+    job.ops_per_unit = 1000;
     EXPECT_GT(optimise_split({fast, slow}, job).units[1], 0u);  // solo models: it joins (~4.8 %)
     fast.contention = 2.0;  // running together halves the fast device's speed
     slow.contention = 2.0;
@@ -610,7 +610,7 @@ TEST(ModelJobPhases, PrepareWithSeveralDevicesCombineAlways) {
     b.combine.fixed_s = 3e-3;
     SplitJob job;
     job.total_units = 1000;
-    job.items_per_unit = 1000;
+    job.ops_per_unit = 1000;
     job.bytes_in_per_unit = 1000;  // the job's input: 1e6 bytes
     job.serial_sends = false;
     const SplitResult alone = evaluate_split({a, b}, job, {1000, 0});

@@ -332,7 +332,7 @@ TEST(Strategies, ModelSplitsByTheCostModels) {
     SplitContext ctx;
     ctx.models = &models;
     ctx.split_job.total_units = 4096;
-    ctx.split_job.items_per_unit = 64 * 10;
+    ctx.split_job.ops_per_unit = 64 * 10;
     const Plan p = plan_split(devs, r, ctx);
     EXPECT_EQ(p.strategy, "model");
     EXPECT_DOUBLE_EQ(p.k, 1.0);

@@ -25,7 +25,7 @@ namespace worksize {
 /// Makes a fresh (not yet generated) job; the calibration and the oracle call it per run.
 using JobMaker = std::function<std::unique_ptr<KernelJob>(GlobalSize size, std::uint64_t iterations)>;
 
-/// The model's unit of compute: a Sample's `items` and a SplitJob's `items_per_unit` are counted
+/// The model's unit of compute: a Sample's `items` and a SplitJob's `ops_per_unit` are counted
 /// in operations (work-items x descriptor ops per item x iterations), so that one model serves
 /// every problem size and iteration count (matmul's per-item work grows with K, sort's with
 /// log^2 n). Bytes come from the job's descriptor.

@@ -24,7 +24,7 @@ namespace worksize {
 /// for the device (e.g. the MPI send to rank 0's own device) is 0.
 struct Sample {
     double units = 0;       ///< rows (2-D) or items (1-D) of the device's slice
-    double items = 0;       ///< work-items launched
+    double items = 0;       ///< the slice's compute in operations (work-items x ops each x iterations)
     double bytes_in = 0;    ///< bytes sent to the device (slice + fixed inputs)
     double bytes_out = 0;   ///< bytes returned
     double send_s = 0;      ///< MPI send rank 0 -> worker
@@ -42,7 +42,7 @@ struct Sample {
     double combine_s = 0;      ///< rank 0 after the last result (accept_output, finish)
 };
 
-/// T = fixed_s + per_x_s * x for one phase; x is bytes (transfers) or work-items (kernel).
+/// T = fixed_s + per_x_s * x for one phase; x is bytes (transfers) or operations (kernel).
 /// The kernel phase is the plain line: a saw-tooth wave term (METHOD.md 2.2) was tried and
 /// removed, because calibration never enabled it (docs/models.md). The host phase may use
 /// fixed_s + per_log_s * ln(max(x, log_x0) / log_x0) instead of the line (log_x0: the smallest
@@ -116,7 +116,7 @@ Prediction predict(const CostModel& model, double units, double items, double by
 /// The job the split optimiser divides.
 struct SplitJob {
     std::uint64_t total_units = 0;     ///< rows (2-D) or items (1-D)
-    double items_per_unit = 1;         ///< work-items per unit (e.g. the global x for rows)
+    double ops_per_unit = 1;           ///< operations per unit (work-items x ops each x iterations)
     double bytes_in_per_unit = 0;
     double bytes_out_per_unit = 0;
     double bytes_in_fixed = 0;         ///< bytes every participating device needs whole (B)
