@@ -130,7 +130,14 @@ JobMaker job_maker(const KernelArgs& k) {
     };
 }
 
-nlohmann::json model_key(const KernelArgs& k) { return model_params_key(kernel_params(k), parse_local_policy(k.local)); }
+nlohmann::json model_key(const KernelArgs& k) {
+    // Numbers as reals, as kernel_params gave them before integers stayed integers: the key is
+    // compared as text, and databases keep their models (scale=2 stays {"scale":2.0}).
+    nlohmann::json params = kernel_params(k);
+    for (auto& [key, value] : params.items())
+        if (value.is_number_integer()) value = value.get<double>();
+    return model_params_key(params, parse_local_policy(k.local));
+}
 
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     PlanRequest r;
