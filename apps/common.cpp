@@ -112,13 +112,9 @@ po::typed_value<std::string>* real_value(const std::string& option, std::optiona
 }
 
 std::string default_text(double v) {
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::ostringstream os;
-        os.precision(precision);
-        os << v;
-        if (std::stod(os.str()) == v) return os.str();
-    }
-    return std::to_string(v);
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
+    return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
 void check_writable(const std::string& path, const std::string& option, bool make_dirs) {
