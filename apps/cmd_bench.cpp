@@ -93,7 +93,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("strategies", po::value(&strategies_arg)->default_value(strategies_arg),
          "comma-separated split strategies to compare")
-        ("repeats", po::value(&repeats)->default_value(5),
+        ("repeats", count_value("repeats", &repeats, 1),
          "timed runs per strategy (median), after one warm-up; interleaved over the strategies")
         ("csv", po::value(&csv), "write one row per strategy to this CSV file")
         ("append", po::bool_switch(&append), "append to the CSV files (header only when they are new)")
@@ -112,7 +112,6 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
     if (k.kernel.empty()) throw InvalidArgument("bench needs --kernel (" + kernel_list(" or ") + ")");
     if (!vm["strategy"].defaulted()) throw InvalidArgument("bench takes --strategies (a list), not --strategy");
     if (vm.count("ops")) throw InvalidArgument("bench does not take --ops");
-    if (repeats < 1) throw InvalidArgument("--repeats must be at least 1");
     const auto strategies = split_commas(strategies_arg);
     if (strategies.empty()) throw InvalidArgument("--strategies is empty");
     bool has_model = false, has_oracle = false;
@@ -134,8 +133,16 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         }
     }
     const std::string path = db_path(k);
+    // Output files (rank 0 writes them): checked before the work, on rank 0 (see with_cluster).
+    auto check_outputs = [&] {
+        check_writable(csv, "csv");
+        if (sweep) check_writable(sweep_path(csv), "csv (its -sweep file)");
+        check_writable(phases_csv, "phases-csv");
+        if (has_model && !no_calibrate) check_writable(path, "db", true);
+    };
 
     return with_cluster(env, sel, [&](Cluster& c) {
+        check_outputs();
         const auto& devs = c.devices();
         Database db(k.db);  // opened once for the command: models, calibration, tuned local sizes
         // Models: from the database, else calibrate now (unless --no-calibrate).
@@ -337,8 +344,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
 
         if (!csv.empty()) {
             const bool header = !append || starts_empty(csv);
-            std::ofstream f(csv, append ? std::ios::app : std::ios::trunc);
-            if (!f) throw Error("cannot write CSV '" + csv + "'");
+            std::ostringstream f;
             if (header) {
                 f << "kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,efficiency,small_share,"
                      "verified,calibration,calibration_s,same_plan_as,samples,makespan_q1_s,makespan_q3_s";
@@ -360,12 +366,11 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 }
                 f << '\n';
             }
-            if (!f) throw Error("cannot write CSV '" + csv + "'");
+            write_file_checked(csv, "csv", f.str(), append);
             if (sweep && oracle) {
                 const std::string sp = sweep_path(csv);
                 const bool sheader = !append || starts_empty(sp);
-                std::ofstream g(sp, append ? std::ios::app : std::ios::trunc);
-                if (!g) throw Error("cannot write CSV '" + sp + "'");
+                std::ostringstream g;
                 if (sheader) {
                     g << "kernel,size,iterations,small_share,makespan_s";
                     for (std::size_t i = 0; i < devs.size(); ++i) g << ",share_d" << i;
@@ -381,13 +386,12 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                     for (double s : p.shares) g << ',' << num(s);
                     g << '\n';
                 }
-                if (!g) throw Error("cannot write CSV '" + sp + "'");
+                write_file_checked(sp, "csv (its -sweep file)", g.str(), append);
             }
         }
         if (!phases_csv.empty()) {
             const bool header = !append || starts_empty(phases_csv);
-            std::ofstream f(phases_csv, append ? std::ios::app : std::ios::trunc);
-            if (!f) throw Error("cannot write CSV '" + phases_csv + "'");
+            std::ostringstream f;
             if (header)
                 f << "kernel,size,iterations,strategy,device,units,pack_s,send_s,h2d_s,kernel_s,d2h_s,recv_s,exec_s,"
                      "host_s,done_s,prepare_s,combine_s,makespan_s,pred_send_s,pred_h2d_s,pred_kernel_s,pred_d2h_s,"
@@ -415,7 +419,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                     f << '\n';
                 }
             }
-            if (!f) throw Error("cannot write CSV '" + phases_csv + "'");
+            write_file_checked(phases_csv, "phases-csv", f.str(), append);
         }
         return all_ok ? kOk : kWrong;
     });

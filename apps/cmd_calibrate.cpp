@@ -1,5 +1,4 @@
 // `worksize calibrate`: fit each device's cost model of a kernel from short runs and store it.
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -74,13 +73,13 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("max-size", po::value(&max_size),
          "adaptive ladder: never run a larger size than this (N or WxH; e.g. 1/16 of a job's work-items "
          "to check the model's extrapolation)")
-        ("iterations", po::value(&k.iterations)->default_value(1), "kernel repetitions per run")
+        ("iterations", count_value("iterations", &k.iterations, 1), "kernel repetitions per run")
         ("local", po::value(&k.local)->default_value("paper"), "local size policy the model is for: null, paper, tuned")
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
-        ("seed", po::value(&k.seed)->default_value(1), "seed of the generated inputs")
+        ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
         ("param", po::value(&k.params)->composing(), "kernel parameter KEY=VALUE (single kernel only)")
-        ("min-repeats", po::value(&min_repeats)->default_value(3), "timed runs per device and size at least")
-        ("max-repeats", po::value(&max_repeats)->default_value(15),
+        ("min-repeats", count_value("min-repeats", &min_repeats, 1), "timed runs per device and size at least")
+        ("max-repeats", count_value("max-repeats", &max_repeats, 1),
          "timed runs per device and size at most (stops earlier once the median moves < 2 %)")
         ("db", po::value(&k.db), "database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
         ("json", po::bool_switch(&json), "print one JSON document")
@@ -89,8 +88,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     desc.add(selection_options(sel));
     parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
-    if (min_repeats < 1 || max_repeats < min_repeats)
-        throw InvalidArgument("--min-repeats must be >= 1 and --max-repeats >= --min-repeats");
+    if (max_repeats < min_repeats) throw InvalidArgument("--max-repeats must be >= --min-repeats");
     std::vector<std::string> kernels;
     if (kernel == "all") {
         kernels = kernel_job_names();
@@ -122,12 +120,11 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     const std::string path = db_path(k);
 
     return with_cluster(env, sel, [&](Cluster& c) {
+        // Output files (rank 0 writes them), before the work.
+        check_writable(path, "db", true);
+        check_writable(runs_csv, "runs-csv");
         Database db(k.db);  // opened once: every kernel's models go into it (saved after each)
-        std::ofstream runs_file;
-        if (!runs_csv.empty()) {
-            runs_file.open(runs_csv, std::ios::trunc);
-            if (!runs_file) throw Error("cannot write CSV '" + runs_csv + "'");
-        }
+        std::ostringstream runs_text;  // the runs CSV so far, rewritten after each kernel
         nlohmann::json out = {{"db", path}, {"kernels", nlohmann::json::array()}};
         double total = 0;
         for (const auto& name : kernels) {
@@ -135,9 +132,9 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
             kk.kernel = name;
             const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats, max_size, &db);
             total += res.seconds;
-            if (runs_file.is_open()) {
-                write_runs_csv(runs_file, &name == &kernels.front(), name, c.devices(), res);
-                if (!runs_file) throw Error("cannot write CSV '" + runs_csv + "'");
+            if (!runs_csv.empty()) {
+                write_runs_csv(runs_text, &name == &kernels.front(), name, c.devices(), res);
+                write_file_checked(runs_csv, "runs-csv", runs_text.str());
             }
             nlohmann::json kj = {{"kernel", name},
                                  {"seconds", res.seconds},

@@ -21,13 +21,9 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
         ("json", po::bool_switch(&json), "print one JSON document");
     desc.add(kernel_options(k, "1024"));
     desc.add(selection_options(sel));
-    const auto vm = parse(args, desc, true);
+    parse(args, desc, true);  // --ops (a number > 0) is in k.ops when given
     if (show_help(env, desc, help)) return kOk;
     if (k.kernel.empty()) throw InvalidArgument("plan needs --kernel (" + kernel_list(" or ") + ")");
-    if (vm.count("ops")) {
-        k.ops = vm["ops"].as<double>();
-        if (!(*k.ops > 0)) throw InvalidArgument("--ops must be positive");
-    }
     // Validate everything before any collective, identically on every rank.
     auto job = make_job(k);
     (void)plan_request(k, *job);

@@ -96,20 +96,17 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         ("help,h", po::bool_switch(&help), "show this help")
         ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("json", po::bool_switch(&json), "print one JSON document")
-        ("warmup", po::value(&warmup)->default_value(1), "untimed runs first (build programs, touch memory)")
+        ("warmup", count_value("warmup", &warmup), "untimed runs first (build programs, touch memory)")
         ("paper-experiment", po::bool_switch(&paper),
          ("run the paper's kernels (" + paper_kernel_list() + ") at its sizes, PE-ratio+NULL against the paper's rules")
              .c_str())
-        ("repeat-scale", po::value(&repeat_scale)->default_value(1.0),
+        ("repeat-scale", real_value("repeat-scale", &repeat_scale, 0, 1e6, Open::low),
          "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)");
     desc.add(kernel_options(k, "512"));
     desc.add(selection_options(sel));
-    const auto vm = parse(args, desc, true);
+    parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
-    if (vm.count("ops")) k.ops = vm["ops"].as<double>();
-    if (warmup < 0) throw InvalidArgument("--warmup must be >= 0");
     if (paper) {
-        if (!(repeat_scale > 0)) throw InvalidArgument("--repeat-scale must be positive");
         return with_cluster(env, sel, [&](Cluster& c) { return paper_experiment(c, k, repeat_scale, json); });
     }
     if (k.kernel.empty()) throw InvalidArgument("run needs a kernel: " + kernel_list(" or "));

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -69,7 +69,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     std::size_t min_budget = 1;
     const TuneOptions defaults;
     TuneReportOptions ropts;
-    // int, not size_t: a negative value is refused rather than wrapped around.
+    // Counts (count_value refuses a negative or out-of-range value rather than wrapping it).
     int confirm_top = int(defaults.confirm_top), confirm_runs = int(defaults.confirm_runs),
         head_to_head = int(ropts.head_to_head_runs);
     MeasureOptions mo;
@@ -84,24 +84,24 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
          ("tuning size: N (NxN for 2-D, N items for 1-D), WxH, or KERNEL=SIZE; repeatable "
           "(default with --kernel all: " + tune_sizes_help() + ")").c_str())
         ("search", po::value(&search)->default_value("guided"), "search: guided (model-ranked seeds + pattern search) or exhaustive")
-        ("budget", po::value(&budget)->default_value(0.20), "guided search: at most this fraction of the candidates")
-        ("min-budget", po::value(&min_budget)->default_value(1),
+        ("budget", real_value("budget", &budget, 0, 1, Open::low), "guided search: at most this fraction of the candidates")
+        ("min-budget", count_value("min-budget", &min_budget, 1),
          "guided search: measure at least this many candidates (or all, if fewer)")
-        ("confirm-top", po::value(&confirm_top)->default_value(confirm_top),
+        ("confirm-top", count_value("confirm-top", &confirm_top),
          "after either search, re-time its this many fastest candidates ... (0 or 1: off)")
-        ("confirm-runs", po::value(&confirm_runs)->default_value(confirm_runs),
+        ("confirm-runs", count_value("confirm-runs", &confirm_runs),
          "... this many more times each (fresh measurements, interleaved); the lowest median of all "
          "their timings wins (0: off)")
-        ("head-to-head", po::value(&head_to_head)->default_value(head_to_head),
+        ("head-to-head", count_value("head-to-head", &head_to_head),
          "report: when the tuned choice and the exhaustive best differ, measure both afresh this many "
          "times each, interleaved, and compare those medians (0: compare the searches' own times)")
-        ("iterations", po::value(&base.iterations)->default_value(3), "kernel iterations per timed run")
-        ("repeats", po::value(&mo.repeats)->default_value(3), "timed runs per configuration (the median counts)")
-        ("warmup", po::value(&mo.warmup)->default_value(1), "untimed runs per configuration first")
-        ("min-run-ms", po::value(&min_run_ms)->default_value(min_run_ms),
+        ("iterations", count_value("iterations", &base.iterations, 1), "kernel iterations per timed run")
+        ("repeats", count_value("repeats", &mo.repeats, 1), "timed runs per configuration (the median counts)")
+        ("warmup", count_value("warmup", &mo.warmup), "untimed runs per configuration first")
+        ("min-run-ms", real_value("min-run-ms", &min_run_ms, 0, 60e3),
          "where one run of --iterations has less kernel time than this on a device (a GPU's tens of "
          "microseconds), time runs of more iterations there and scale the times back (0: off)")
-        ("seed", po::value(&base.seed)->default_value(1), "seed of the generated inputs")
+        ("seed", count_value("seed", &base.seed), "seed of the generated inputs")
         ("param", po::value(&base.params)->composing(), "kernel parameter KEY=VALUE, repeatable")
         ("db", po::value(&base.db), "tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
         ("report", po::bool_switch(&report),
@@ -114,14 +114,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     // Validate everything on every rank before any collective.
     if (search != "guided" && search != "exhaustive")
         throw InvalidArgument("--search must be guided or exhaustive, not '" + search + "'");
-    if (!(budget > 0 && budget <= 1)) throw InvalidArgument("--budget must be in (0, 1]");
-    if (mo.repeats < 1) throw InvalidArgument("--repeats must be at least 1");
-    if (mo.warmup < 0) throw InvalidArgument("--warmup must be >= 0");
-    if (!(min_run_ms >= 0) || !std::isfinite(min_run_ms) || min_run_ms > 60e3)
-        throw InvalidArgument("--min-run-ms must be a time in [0, 60000] ms");
+    // (The numeric options' types and ranges are checked as they are parsed: count_value, real_value.)
     mo.min_run_s = min_run_ms * 1e-3;
-    if (confirm_top < 0 || confirm_runs < 0 || head_to_head < 0)
-        throw InvalidArgument("--confirm-top, --confirm-runs and --head-to-head must be >= 0");
     ropts.head_to_head_runs = std::size_t(head_to_head);
     if ((json || !heatmap_csv.empty()) && !report) throw InvalidArgument("--json and --heatmap-csv go with --report");
     std::vector<std::string> kernels;
@@ -163,7 +157,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     TuneOptions topts;
     topts.strategy = search == "exhaustive" ? SearchStrategy::exhaustive : SearchStrategy::guided;
     topts.budget_fraction = budget;
-    topts.min_budget = std::max<std::size_t>(1, min_budget);
+    topts.min_budget = min_budget;
     topts.confirm_top = std::size_t(confirm_top);
     topts.confirm_runs = std::size_t(confirm_runs);
     const std::string db = base.db;
@@ -177,6 +171,9 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
 
     auto body = [&](Cluster& c) -> int {
         const std::string db_path = resolve_db_path(db);
+        // Output files (rank 0 writes them), before the work.
+        check_writable(db_path, "db", true);
+        check_writable(heatmap_csv, "heatmap-csv");
         Store store = Store::open(db_path, CorruptPolicy::report_and_ignore);
         for (const auto& w : store.warnings()) std::cerr << "worksize: warning: " << w << '\n';
         const auto& devs = c.devices();
@@ -322,8 +319,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         if (merged > 0) store.save();
 
         if (!heatmap_csv.empty()) {
-            std::ofstream f(heatmap_csv);
-            if (!f) throw Error("cannot write " + heatmap_csv);
+            std::ostringstream f;
             f << "kernel,device_index,device,x,y,ms\n";
             for (const auto& r : rows)
                 for (const auto& [l, s] : r.heatmap) {
@@ -334,7 +330,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         f << "NaN";
                     f << '\n';
                 }
-            if (!f) throw Error("cannot write " + heatmap_csv);
+            write_file_checked(heatmap_csv, "heatmap-csv", f.str());
         }
         if (json) {
             std::cout << nlohmann::json{{"db", store.path()},
@@ -382,6 +378,10 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     int code = kFailure;
     try {
         code = body(cluster);
+    } catch (const std::exception& e) {
+        // As with_cluster: the workers exit with rank 0's code (mpiexec ORs the ranks' codes).
+        cluster.finish(reason_of(e) == ErrorReason::bad_input ? kUsage : kFailure);
+        throw;
     } catch (...) {
         cluster.finish(kFailure);
         throw;

@@ -4,10 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 namespace worksize::cli {
@@ -26,6 +32,134 @@ po::variables_map parse(const std::vector<std::string>& args, const po::options_
     return vm;
 }
 
+namespace {
+
+/// "an integer >= 1", "a non-negative integer", "an integer in [1, 100]".
+template <class T>
+std::string integer_range_text(T min, T max) {
+    if (max == std::numeric_limits<T>::max())
+        return min == 0 ? "a non-negative integer" : "an integer >= " + std::to_string(min);
+    return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+template <class T>
+T parse_count(const std::string& option, const std::string& text, T min, T max) {
+    T v{};
+    const char* end = text.data() + text.size();
+    const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (!digits || ec != std::errc() || ptr != end || v < min || v > max)
+        throw InvalidArgument("--" + option + " must be " + integer_range_text(min, max) + ", got '" + text + "'");
+    return v;
+}
+
+template <class T>
+po::typed_value<std::string>* count_value_impl(const std::string& option, T* target, T min, T max) {
+    return po::value<std::string>()
+        ->default_value(std::to_string(*target))
+        ->notifier([option, target, min, max](const std::string& text) { *target = parse_count(option, text, min, max); });
+}
+
+bool open_low(Open o) { return o == Open::low || o == Open::both; }
+bool open_high(Open o) { return o == Open::high || o == Open::both; }
+
+/// "a number > 0", "a number in [0, 1)", "a number >= 0".
+std::string real_range_text(double lo, double hi, Open open) {
+    const bool has_lo = std::isfinite(lo), has_hi = std::isfinite(hi);
+    if (has_lo && has_hi)
+        return std::string("a number in ") + (open_low(open) ? "(" : "[") + default_text(lo) + ", " + default_text(hi) +
+               (open_high(open) ? ")" : "]");
+    if (has_lo) return std::string("a number ") + (open_low(open) ? "> " : ">= ") + default_text(lo);
+    if (has_hi) return std::string("a number ") + (open_high(open) ? "< " : "<= ") + default_text(hi);
+    return "a finite number";
+}
+
+double parse_real(const std::string& option, const std::string& text, double lo, double hi, Open open) {
+    double v = 0;
+    std::size_t used = 0;
+    bool ok = false;
+    try {
+        v = std::stod(text, &used);
+        ok = used == text.size() && !text.empty() && !std::isspace(static_cast<unsigned char>(text.front()));
+    } catch (const std::exception&) {
+    }
+    ok = ok && std::isfinite(v) && (open_low(open) ? v > lo : v >= lo) && (open_high(open) ? v < hi : v <= hi);
+    if (!ok) throw InvalidArgument("--" + option + " must be " + real_range_text(lo, hi, open) + ", got '" + text + "'");
+    return v;
+}
+
+}  // namespace
+
+po::typed_value<std::string>* count_value(const std::string& option, std::uint64_t* target, std::uint64_t min,
+                                          std::uint64_t max) {
+    return count_value_impl(option, target, min, max);
+}
+
+po::typed_value<std::string>* count_value(const std::string& option, int* target, int min, int max) {
+    return count_value_impl(option, target, min, max);
+}
+
+po::typed_value<std::string>* real_value(const std::string& option, double* target, double lo, double hi, Open open) {
+    return po::value<std::string>()
+        ->default_value(default_text(*target))
+        ->notifier([=](const std::string& text) { *target = parse_real(option, text, lo, hi, open); });
+}
+
+po::typed_value<std::string>* real_value(const std::string& option, std::optional<double>* target, double lo,
+                                         double hi, Open open) {
+    return po::value<std::string>()->notifier(
+        [=](const std::string& text) { *target = parse_real(option, text, lo, hi, open); });
+}
+
+std::string default_text(double v) {
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
+    return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+void check_writable(const std::string& path, const std::string& option, bool make_dirs) {
+    namespace fs = std::filesystem;
+    if (path.empty()) return;
+    auto refuse = [&](const std::string& why) {
+        throw InvalidArgument("cannot write --" + option + " '" + path + "': " + why);
+    };
+    std::error_code ec;
+    const fs::path p(path);
+    const auto st = fs::status(p, ec);
+    if (fs::is_directory(st)) refuse("it is a directory");
+    const bool exists = fs::exists(st);
+    // A character device (/dev/null, a terminal) only needs to open; a file also needs its
+    // directory to take new files (/proc, say, opens its files for writing and then fails the write).
+    if (!(exists && fs::is_character_file(st))) {
+        if (exists && !fs::is_regular_file(st)) refuse("not a regular file");
+        fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+        if (make_dirs)  // the directories will be made: the nearest existing one must take them
+            while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
+        if (!fs::is_directory(dir, ec)) refuse("no directory '" + dir.string() + "'");
+        std::string probe_name = ".";  // appended piece by piece: GCC 12 misreads "." + s (-Wrestrict)
+        probe_name.append(p.filename().string()).append(".worksize-probe-").append(std::to_string(::getpid()));
+        const fs::path probe = dir / probe_name;
+        {
+            std::ofstream f(probe, std::ios::out | std::ios::trunc);
+            if (!f) refuse("cannot create files in '" + dir.string() + "'");
+        }
+        fs::remove(probe, ec);
+        if (!exists && dir != (p.has_parent_path() ? p.parent_path() : fs::path("."))) return;  // made later
+    }
+    // Append: an existing file keeps its contents until the work has succeeded.
+    std::ofstream f(path, std::ios::out | std::ios::app);
+    if (!f) refuse(exists ? "cannot open it for writing" : "cannot create it");
+    f.close();
+    if (!exists) fs::remove(p, ec);
+}
+
+void write_file_checked(const std::string& path, const std::string& option, const std::string& text, bool append) {
+    std::ofstream f(path, std::ios::out | (append ? std::ios::app : std::ios::trunc));
+    if (f) f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (f) f.close();
+    if (!f) throw Error("writing --" + option + " '" + path + "' failed: " + std::strerror(errno));
+}
+
 bool show_help(const mpi::Environment& env, const po::options_description& desc, bool help) {
     if (help && env.rank() == 0) std::cout << desc << '\n';
     return help;
@@ -40,7 +174,7 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
          "RANK=INDEX[+INDEX..][,RANK=..] with indices as `worksize devices` shows them")
         ("filter", po::value(&sel.filter), "only devices whose platform, name or vendor contains this")
         ("master-works", po::bool_switch(&sel.master_works), "rank 0 also drives devices in a job of several ranks")
-        ("devices-per-rank", po::value(&sel.per_rank)->default_value(1),
+        ("devices-per-rank", count_value("devices-per-rank", &sel.per_rank, 1),
          "auto mode: how many of its node's devices each worker rank drives");
     return d;
 }

@@ -4,7 +4,9 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,36 @@ enum Exit { kOk = 0, kFailure = 1, kUsage = 2, kWrong = 3 };
 /// Unknown options are errors. Throws InvalidArgument with a one-line message.
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
                         bool kernel_positional = false);
+
+/// Checked numeric options. Boost would read "-5" into an unsigned as 18446744073709551611 and
+/// "nan" into a double; these take the option's text instead and, in po::notify (so in parse()),
+/// store it in `target` only if it is a number of the target's type in the given range, else
+/// throw InvalidArgument with one line naming the option, the range and the text. Integers take
+/// digits only (no sign, no fraction); reals must be finite. The default is *target, shown as
+/// the shortest text that reads back as it (never "0.20000000000000001").
+po::typed_value<std::string>* count_value(const std::string& option, std::uint64_t* target, std::uint64_t min = 0,
+                                          std::uint64_t max = UINT64_MAX);
+po::typed_value<std::string>* count_value(const std::string& option, int* target, int min = 0, int max = INT32_MAX);
+/// Which ends of a real option's range are open: (lo, hi], [lo, hi), ...
+enum class Open { none, low, high, both };
+po::typed_value<std::string>* real_value(const std::string& option, double* target, double lo, double hi,
+                                         Open open = Open::none);
+/// An optional real (no default): set only when given.
+po::typed_value<std::string>* real_value(const std::string& option, std::optional<double>* target, double lo,
+                                         double hi, Open open = Open::none);
+/// The text a default double is shown with: the shortest that reads back as `v`.
+std::string default_text(double v);
+
+/// Output files: refuse an output path before any work starts (InvalidArgument naming the option):
+/// its directory must exist and take a new file, and an existing file must open for writing (it
+/// is opened for append, so nothing in it is lost). Empty `path`: nothing to check. With
+/// `make_dirs` (the database: Store::save makes its directories) the nearest existing ancestor
+/// directory must take new entries instead.
+void check_writable(const std::string& path, const std::string& option, bool make_dirs = false);
+/// Write `text` to `path` (truncating, or appending with `append`) and check that every byte
+/// reached the file (the stream's state after close): throws Error naming the option otherwise.
+void write_file_checked(const std::string& path, const std::string& option, const std::string& text,
+                        bool append = false);
 
 /// When `help` was asked for, print `desc` on rank 0 and return true.
 bool show_help(const mpi::Environment& env, const po::options_description& desc, bool help);

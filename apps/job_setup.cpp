@@ -1,7 +1,11 @@
 // From command-line options to a KernelJob and a PlanRequest.
 #include "job_setup.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <iostream>
+#include <limits>
 
 #include "kernel_help.hpp"
 #include "worksize/runtime/autotune.hpp"
@@ -23,21 +27,32 @@ po::options_description kernel_options(KernelArgs& k, const char* default_size) 
     d.add_options()
         ("size", po::value(&k.size)->default_value(default_size),
          "problem size: N (NxN for 2-D kernels, N items for 1-D) or WxH")
-        ("iterations", po::value(&k.iterations)->default_value(1), "kernel repetitions on each device")
-        ("ops", po::value<double>(), "compute amount (operations) overriding the kernel's estimate")
+        ("iterations", count_value("iterations", &k.iterations, 1), "kernel repetitions on each device")
+        ("ops", real_value("ops", &k.ops, 0, std::numeric_limits<double>::infinity(), Open::low),
+         "compute amount (operations) overriding the kernel's estimate")
         ("strategy", po::value(&k.strategy)->default_value("paper"), strategy_help.c_str())
         ("local", po::value(&k.local)->default_value("paper"), local_help.c_str())
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
-        ("seed", po::value(&k.seed)->default_value(1), "seed of the generated inputs")
+        ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
         ("param", po::value(&k.params)->composing(), param_help().c_str())
         ("db", po::value(&k.db), "calibration and tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
-        ("join-margin", po::value(&k.join_margin)->default_value(0.10, "0.10"),
+        ("join-margin", real_value("join-margin", &k.join_margin, 0, 1, Open::high),
          "model strategy: a device gets work only if that cuts the predicted makespan by more than "
          "this fraction (the models' error; 0: the plain optimum)");
     return d;
 }
 
 int kernel_dims(const std::string& kernel) { return kernel_job(kernel).dims; }
+
+namespace {
+
+/// "512" and "-3" are integers; "1e3", "2.5" and "512.0" reals.
+bool integer_text(const std::string& v) {
+    const std::size_t start = !v.empty() && v[0] == '-' ? 1 : 0;
+    return v.size() > start && std::all_of(v.begin() + std::ptrdiff_t(start), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
 
 nlohmann::json kernel_params(const KernelArgs& k) {
     nlohmann::json params = nlohmann::json::object();
@@ -46,10 +61,26 @@ nlohmann::json kernel_params(const KernelArgs& k) {
         if (eq == std::string::npos || eq == 0)
             throw InvalidArgument("invalid --param '" + p + "': expected KEY=VALUE");
         const std::string key = p.substr(0, eq), value = p.substr(eq + 1);
+        // An integer stays an integer (matmul's k=512 is not 512.0); what overflows 64 bits
+        // falls through to a real.
+        if (integer_text(value)) {
+            std::int64_t i = 0;
+            std::uint64_t u = 0;
+            const char* end = value.data() + value.size();
+            if (value[0] == '-') {
+                if (auto [ptr, ec] = std::from_chars(value.data(), end, i); ec == std::errc() && ptr == end) {
+                    params[key] = i;
+                    continue;
+                }
+            } else if (auto [ptr, ec] = std::from_chars(value.data(), end, u); ec == std::errc() && ptr == end) {
+                params[key] = u;
+                continue;
+            }
+        }
         try {
             std::size_t pos = 0;
             const double v = std::stod(value, &pos);
-            if (pos == value.size()) {
+            if (pos == value.size() && std::isfinite(v)) {
                 params[key] = v;
                 continue;
             }
@@ -60,6 +91,19 @@ nlohmann::json kernel_params(const KernelArgs& k) {
     return params;
 }
 
+void check_param_keys(const std::string& kernel, const nlohmann::json& params) {
+    const auto& f = kernel_job(kernel);
+    if (f.params.empty()) return;  // a job that declares none (a user's) takes any key
+    for (const auto& [key, value] : params.items()) {
+        const bool known =
+            std::any_of(f.params.begin(), f.params.end(), [&](const KernelParam& p) { return p.key == key; });
+        if (known) continue;
+        std::string valid;
+        for (const auto& p : f.params) valid += (valid.empty() ? "" : ", ") + p.key;
+        throw InvalidArgument("unknown --param '" + key + "' for kernel " + kernel + " (valid: " + valid + ")");
+    }
+}
+
 std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
     const auto& f = kernel_job(k.kernel);  // throws InvalidArgument for an unknown kernel
     JobOptions o;
@@ -68,6 +112,7 @@ std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
     o.iterations = k.iterations;
     o.seed = k.seed;
     o.params = kernel_params(k);
+    check_param_keys(k.kernel, o.params);
     return f.make(o);
 }
 
@@ -85,7 +130,14 @@ JobMaker job_maker(const KernelArgs& k) {
     };
 }
 
-nlohmann::json model_key(const KernelArgs& k) { return model_params_key(kernel_params(k), parse_local_policy(k.local)); }
+nlohmann::json model_key(const KernelArgs& k) {
+    // Numbers as reals, as kernel_params gave them before integers stayed integers: the key is
+    // compared as text, and databases keep their models (scale=2 stays {"scale":2.0}).
+    nlohmann::json params = kernel_params(k);
+    for (auto& [key, value] : params.items())
+        if (value.is_number_integer()) value = value.get<double>();
+    return model_params_key(params, parse_local_policy(k.local));
+}
 
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     PlanRequest r;

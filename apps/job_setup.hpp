@@ -37,8 +37,12 @@ std::unique_ptr<KernelJob> make_job(const KernelArgs& k);
 /// Dimensionality of a registered kernel.
 int kernel_dims(const std::string& kernel);
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job);
-/// The kernel parameters of --param as JSON (numbers where they parse).
+/// The kernel parameters of --param as JSON: integers where the text is one ("512"), other
+/// numbers as reals ("2.5", "1e3"), else strings. Throws InvalidArgument for one without '='.
 nlohmann::json kernel_params(const KernelArgs& k);
+/// Refuse a key the kernel's factory does not declare (KernelJobFactory::params), naming the
+/// valid ones; a factory that declares none takes any key.
+void check_param_keys(const std::string& kernel, const nlohmann::json& params);
 /// The database path: --db, else the default (WORKSIZE_DB, XDG cache, ~/.cache).
 std::string db_path(const KernelArgs& k);
 /// The job's parsed --size, and a maker of jobs of these options at any size and iterations.

@@ -22,11 +22,11 @@ expect_rc() { # expect_rc CODE DESCRIPTION
 }
 expect_fail_line() { # expect_fail_line CODE REGEX DESCRIPTION: exit CODE and one stderr line matching REGEX
   local lines; lines=$(grep -c . "$err" || true)
-  if [ "$rc" -eq "$1" ] && grep -Eq "$2" "$err" && [ "$lines" -eq 1 ]; then ok "$3"
+  if [ "$rc" -eq "$1" ] && grep -Eq -e "$2" "$err" && [ "$lines" -eq 1 ]; then ok "$3"
   else bad "$3: exit $rc (expected $1), $lines stderr line(s), want /$2/"; fi
 }
 expect_out() { # expect_out REGEX DESCRIPTION
-  if grep -Eq "$1" "$out"; then ok "$2"; else bad "$2: stdout lacks /$1/"; fi
+  if grep -Eq -e "$1" "$out"; then ok "$2"; else bad "$2: stdout lacks /$1/"; fi
 }
 expect_jq() { # expect_jq FILTER DESCRIPTION: jq -e FILTER on stdout is true
   if jq -e "$1" "$out" >/dev/null 2>&1; then ok "$2"; else bad "$2: jq '$1' is not true"; fi

@@ -29,13 +29,18 @@ constexpr std::uint64_t kTileBudget = 16 * 1024;
 constexpr double kWholeCheckLimit = 1 << 30;
 constexpr std::uint64_t kSampledRows = 64;
 
-/// A positive integer parameter given as a number or a string ("--param k=512").
+/// A positive integer parameter given as a number, an integral real ("--param k=1e3") or a
+/// string ("--param k=512").
 std::uint64_t param_u64(const nlohmann::json& p, const char* key, std::uint64_t fallback) {
     if (!p.is_object() || !p.contains(key)) return fallback;
     const auto& v = p.at(key);
     try {
         if (v.is_number_unsigned()) return v.get<std::uint64_t>();
         if (v.is_number_integer() && v.get<std::int64_t>() > 0) return v.get<std::uint64_t>();
+        if (v.is_number_float()) {
+            const double d = v.get<double>();
+            if (d >= 1 && d <= 9007199254740992.0 && d == std::floor(d)) return std::uint64_t(d);
+        }
         if (v.is_string()) {
             std::size_t used = 0;
             const auto s = v.get<std::string>();

@@ -68,15 +68,30 @@ Bounds bounds(int f, double a, double b) {
 /// roundings around them, rounded up.
 constexpr double kEvalU = 10.0;
 
+/// The parameters as --param gives them (numbers where the text is one): a wrong type is bad
+/// input, not a JSON error.
+std::string integrand_param(const nlohmann::json& p) {
+    if (!p.is_object() || !p.contains("integrand")) return "sin";
+    const auto& v = p.at("integrand");
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+double number_param(const nlohmann::json& p, const char* key, double fallback) {
+    if (!p.is_object() || !p.contains(key)) return fallback;
+    const auto& v = p.at(key);
+    if (v.is_number()) return v.get<double>();
+    throw InvalidArgument(std::string("quad: parameter '") + key + "' must be a number, got " + v.dump());
+}
+
 class QuadJob : public KernelJob {
 public:
     explicit QuadJob(const JobOptions& o)
         : n_(o.size.x), iterations_(o.iterations),
-          name_(o.params.value("integrand", std::string("sin"))), f_(integrand(name_)) {
+          name_(integrand_param(o.params)), f_(integrand(name_)) {
         if (n_ == 0 || o.size.y != 1) throw InvalidArgument("quad: the size must be n x 1 with n >= 1");
         if (iterations_ == 0) throw InvalidArgument("quad: iterations must be >= 1");
-        a_ = o.params.value("a", f_.a);
-        b_ = o.params.value("b", f_.b);
+        a_ = number_param(o.params, "a", f_.a);
+        b_ = number_param(o.params, "b", f_.b);
         if (!(a_ < b_) || !std::isfinite(a_) || !std::isfinite(b_))
             throw InvalidArgument("quad: the interval needs finite a < b");
         exact_ = antiderivative(f_.define, b_) - antiderivative(f_.define, a_);

@@ -106,11 +106,22 @@ std::shared_ptr<const std::vector<float>> cached_sorted(std::uint64_t n, std::ui
     return c.sorted;
 }
 
+/// The "distribution" parameter, checked here (at job construction, before any device work)
+/// rather than when the input is generated.
+std::string distribution_param(const nlohmann::json& p) {
+    if (!p.is_object() || !p.contains("distribution")) return "mixed";
+    const auto& v = p.at("distribution");
+    const std::string d = v.is_string() ? v.get<std::string>() : v.dump();
+    for (const char* known : {"mixed", "uniform", "duplicates", "sorted", "reversed"})
+        if (d == known) return d;
+    throw InvalidArgument("sort: unknown distribution '" + d + "' (known: mixed, uniform, duplicates, sorted, reversed)");
+}
+
 class SortJob : public KernelJob {
 public:
     explicit SortJob(const JobOptions& o)
         : n_(o.size.x), iterations_(o.iterations), seed_(o.seed),
-          distribution_(o.params.value("distribution", std::string("mixed"))) {
+          distribution_(distribution_param(o.params)) {
         if (n_ == 0 || o.size.y != 1) throw InvalidArgument("sort: the size must be n x 1 with n >= 1");
         if (iterations_ == 0) throw InvalidArgument("sort: iterations must be >= 1");
     }

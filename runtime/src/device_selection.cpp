@@ -99,10 +99,17 @@ std::vector<LocalDevice> select_devices(std::vector<LocalDevice> all, const Devi
                     if (!taken[i]) mine.push_back(filtered[i]);
                     taken[i] = true;
                 }
-                if (!found)
+                if (!found) {
+                    // Name what the rank has, so that the user can pick (e.g. no GPU on this node).
+                    std::string have;
+                    for (const auto& d : filtered)
+                        have += (have.empty() ? "" : ", ") + std::to_string(d.info.index) + " " + d.info.name + " (" +
+                                to_string(d.info.type) + ")";
                     throw InvalidArgument("--select names device '" + want + "' on rank " + std::to_string(rank) +
-                                          ", which has " + std::to_string(all.size()) + " device(s)" +
-                                          (sel.filter.empty() ? "" : " matching the filter") + ": no such device");
+                                          ", which has " + std::to_string(filtered.size()) + " device(s)" +
+                                          (sel.filter.empty() ? "" : " matching the filter") + ": no such device" +
+                                          (have.empty() ? "" : " (it has: " + have + ")"));
+                }
             }
         }
     }

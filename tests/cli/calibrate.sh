@@ -49,8 +49,10 @@ if [ "$(head -1 "$tmp/runs.csv")" = "kernel,device,rank,step,size,fitted,units,o
 else
   bad "runs CSV: $(cat "$tmp/runs.csv")"
 fi
-run 60 "$ws" calibrate --kernel quad --sizes 16384 --db "$tmp/runs.json" --runs-csv "$tmp/no/such/dir/runs.csv"
-expect_fail_line 1 "cannot write CSV" "calibrate --runs-csv into a missing directory"
+run 60 "$ws" calibrate --kernel quad --sizes 16384 --db "$tmp/refused.json" --runs-csv "$tmp/no/such/dir/runs.csv"
+# Refused before the calibration (usage, exit 2), not after it (was: exit 1 once the runs were done).
+expect_fail_line 2 "cannot write --runs-csv .*no directory" "calibrate --runs-csv into a missing directory, before the work"
+if [ ! -e "$tmp/refused.json" ]; then ok "nothing calibrated before the --runs-csv refusal"; else bad "calibrated before refusing --runs-csv"; fi
 
 WORKSIZE_DB=$db run 60 "$ws" plan --kernel sort --size 8192 --strategy model --json
 expect_rc 0 "plan --strategy model reads WORKSIZE_DB"

@@ -34,4 +34,18 @@ expect_fail_line 2 "unknown kernel 'fft'" "bad kernel under mpiexec -n 3: one li
 # exit 2 for the job, not 1 (or 3, mpiexec ORing 2 and 1).
 mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 64 --select 1=7; run 120 "${MPMD[@]}"
 expect_fail_line 2 "rank 1: --select names device '7'" "a worker's bad --select exits 2 under mpiexec -n 3"
+
+# A --select naming a device type a rank lacks (a GPU on a CPU-only node) lists what that rank has.
+mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 64 --select 1=gpu,2=cpu; run 120 "${MPMD[@]}"
+expect_fail_line 2 "rank 1: --select names device 'gpu' on rank 1, which has 1 device\(s\): no such device \(it has: 0 .*\(cpu\)\)" \
+  "--select 1=gpu without a GPU lists rank 1's devices, exit 2 under mpiexec -n 3"
+
+# Output paths are checked on rank 0 before the work; every rank exits 2 (not 1 or 3).
+mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel quad --size 1024 --strategies even --repeats 1 --csv /nonexistent/dir/b.csv
+run 120 "${MPMD[@]}"
+expect_fail_line 2 "cannot write --csv '/nonexistent/dir/b.csv'" "bench --csv in a missing directory under mpiexec -n 3"
+mpmd_cmd "$mpx" "$ws" "2 1 2" tune --report --kernel quad --size 1024 --iterations 1 --repeats 1 --warmup 0 \
+  --heatmap-csv /nonexistent/dir/h.csv --db "$(mktemp -u)"
+run 120 "${MPMD[@]}"
+expect_fail_line 2 "cannot write --heatmap-csv '/nonexistent/dir/h.csv'" "tune --heatmap-csv in a missing directory under mpiexec -n 3"
 finish
