@@ -6,6 +6,12 @@ include(CMakePackageConfigHelpers)
 
 set(WORKSIZE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/worksize)
 
+# Shared builds: libworksize_*.so.0.1.0 with the soname .so.0.1 (0.x: a minor version may break
+# the ABI).
+set_target_properties(worksize_scheduler worksize_runtime PROPERTIES
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+  INSTALL_RPATH "$<$<BOOL:${WORKSIZE_BUILD_SHARED}>:$ORIGIN>")
+
 install(TARGETS worksize_scheduler worksize_runtime EXPORT worksizeTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
