@@ -75,3 +75,20 @@ else()
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/worksize.pc.in ${PROJECT_BINARY_DIR}/worksize.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/worksize.pc DESTINATION ${pc_dir} COMPONENT development)
+
+# `cpack -G DEB` in the build directory: one package worksize_<version>_<arch>.deb with all of the
+# above under /usr. The headers need the -dev packages of scripts/setup.sh; dpkg-shlibdeps adds
+# the shared libraries that bin/worksize (and shared worksize libraries) link.
+if(PROJECT_IS_TOP_LEVEL)
+  set(CPACK_PACKAGE_NAME worksize)
+  set(CPACK_PACKAGE_VENDOR "worksize")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Work-size planning for heterogeneous OpenCL devices over MPI")
+  set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+  set(CPACK_DEBIAN_PACKAGE_MAINTAINER "worksize developers")
+  set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+  set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS
+      "ocl-icd-opencl-dev, opencl-headers, opencl-clhpp-headers, libmpich-dev, nlohmann-json3-dev")
+  include(CPack)
+endif()
