@@ -3,6 +3,8 @@
 // `worksize devices --json` writes, read back; error reasons.
 #include <gtest/gtest.h>
 
+#include "source_dir.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <tuple>
@@ -17,10 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-std::filesystem::path source_dir() {
-    if (const char* env = std::getenv("WORKSIZE_SOURCE_DIR")) return env;
-    return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-}
+using worksize::test::source_dir;
 
 json valid_device() {
     return json{{"name", "Tesla K20"},

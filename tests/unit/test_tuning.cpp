@@ -2,6 +2,8 @@
 // search on synthetic landscapes with known optima, failing configurations.
 #include <gtest/gtest.h>
 
+#include "source_dir.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -275,10 +277,7 @@ TEST(TuningSearch, GuidedOnSawToothOneDimensional) {
 // search runs against these recorded times with the CLI's budget (20 %, floor 1).
 namespace {
 
-std::filesystem::path source_dir() {
-    if (const char* env = std::getenv("WORKSIZE_SOURCE_DIR")) return env;
-    return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-}
+using worksize::test::source_dir;
 
 DeviceInfo h200() {
     return unit::synthetic_device("NVIDIA H200", DeviceType::gpu, 132, 128, 1024, {1024, 1024, 64}, 48 * 1024, 32);
@@ -327,7 +326,7 @@ struct ReplayCase {
 
 TEST(TuningReplay, MeasuredH200AndPoclLandscapes) {
     const auto path = source_dir() / "docs/results/issue45-h200/tune-small-heatmap.csv";
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+    ASSERT_TRUE(std::filesystem::exists(path)) << "the committed measurements are missing: " << path;
     const Landscapes land = read_heatmap_csv(path);
     // Ratio bounds only where the expectation follows from the priors and is not a fit to this
     // one run: GPU 1-D and 2-D (the 4-8-warp sweet spot with coalesced x; matmul and interp
