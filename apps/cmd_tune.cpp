@@ -273,7 +273,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                     chosen = t->tune(int(d), topts);
                 }
                 bool stored = false;
-                if (chosen.found && failed_h2h) {
+                const std::string untunable = nothing_to_tune(chosen, t->dims());
+                if (!untunable.empty()) {
+                    // One candidate: nothing was chosen, so nothing is stored as "tuned" (and
+                    // `--local tuned` keeps the paper rule, with its reason).
+                    std::cerr << "worksize: warning: " << t->kernel() << " on device " << d << " (" << dev.name
+                              << "), size " << size_txt << ": " << untunable << "; nothing stored\n";
+                } else if (chosen.found && failed_h2h) {
                     std::cerr << "worksize: warning: the chosen local size " << local_str(chosen.best) << " of '"
                               << t->kernel() << "' failed on re-timing on device " << d << " (" << dev.name
                               << "); nothing stored\n";

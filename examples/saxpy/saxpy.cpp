@@ -132,6 +132,11 @@ void tune_all(Cluster& cluster, const JobOptions& o, const std::string& db) {
         const DeviceInfo& dev = cluster.devices()[d];
         const TuneResult r = tuner.tune(int(d), TuneOptions{});
         if (!r.found) throw Error("every local size of saxpy failed on device " + std::to_string(d));
+        if (const std::string why = nothing_to_tune(r, 1); !why.empty()) {
+            std::cerr << "worksize: warning: saxpy on device " << d << " (" << dev.name << "), size "
+                      << tuner.size().x << ": " << why << "; nothing stored\n";
+            continue;
+        }
         store_tuning(store, tuner, dev, to_record(r));
         std::cout << "tuned device " << d << " (" << dev.name << "): local " << r.best.x << ", measured "
                   << r.measured << " of " << r.candidates << " candidates, runs of "

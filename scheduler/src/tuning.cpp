@@ -433,6 +433,13 @@ TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& meas
     return r;
 }
 
+std::string nothing_to_tune(const TuneResult& r, int dims) {
+    if (!r.found || r.candidates != 1) return {};
+    const std::string local = "(" + std::to_string(r.best.x) + (dims == 2 ? "," + std::to_string(r.best.y) : "") + ")";
+    return "only 1 candidate local size " + local +
+           ": nothing to tune; the kernel needs a padded or bounds-checked NDRange";
+}
+
 TuningRecord to_record(const TuneResult& r) {
     if (!r.found) throw InvalidArgument("tuning result has no successful measurement to store");
     return {r.best, r.best_s, r.measured, r.candidates, r.strategy};

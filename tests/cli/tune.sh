@@ -132,4 +132,16 @@ expect_jq ".results[0] | .failed >= 1 and ([.heatmap[] | select(.x == $wx) | .se
 expect_jq ".results[0] | .exhaustive_best_local[0] != $wx and .tuned_local[0] != $wx" "local $wx chosen by neither search"
 if jq -e "[.entries[] | select(.kernel == \"quad\")][0].payload.local[0] != $wx" "$wdb" >/dev/null; then
   ok "the wrong-result local size $wx is not stored"; else bad "local $wx with wrong results is still the stored entry"; fi
+# A candidate space of one local size (prime 4099 > PoCL's work-group limit): nothing to tune, a
+# warning naming the device, kernel and size, and no entry (issue 16).
+quad_entries='[.entries[] | select(.kind == "tuning" and .kernel == "quad")]'
+quad_before=$(jq -c "$quad_entries" "$db")
+run 120 "$ws" tune --kernel quad --size 4099 --db "$db" "${fast[@]}"
+expect_rc 0 "tune quad 4099 (one candidate)"
+if [ "$(grep -c '^worksize: warning: quad on device 0 (.*), size 4099: only 1 candidate local size (1): nothing to tune; the kernel needs a padded or bounds-checked NDRange; nothing stored$' "$err")" = 1 ]; then
+  ok "one warning line: only 1 candidate, nothing to tune"; else bad "no 'nothing to tune' warning: $(cat "$err")"; fi
+expect_out "^quad .* 4099 .* no +$" "summary row says not stored"
+[ "$(jq -c "$quad_entries" "$db")" = "$quad_before" ] && ok "no entry stored for quad 4099" || bad "quad 4099 was stored in $db"
+run 60 "$ws" plan --kernel quad --size 4099 --local tuned --db "$db" --json
+expect_jq '.assignments[0].local_rule | startswith("paper (no tuned entry")' "--local tuned at 4099: the paper rule"
 finish

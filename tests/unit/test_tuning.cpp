@@ -376,3 +376,24 @@ TEST(TuningReplay, MeasuredH200AndPoclLandscapes) {
         }
     }
 }
+
+// Issue 16: a candidate space of one local size (a prime global size above the device's
+// work-group limit) is nothing to tune; `tune` warns and stores nothing.
+TEST(TuningSearch, NothingToTuneWithOneCandidate) {
+    const DeviceInfo d = gpu();
+    const auto cands = local_candidates(d, {}, {4099, 1}, 1);  // prime > max WG: only 1
+    ASSERT_EQ(cands.size(), 1u);
+    const auto ranked = rank_candidates(d, {}, cands, Priority::x);
+    const auto one = tune(ranked, [](const LocalSize&) { return 1e-3; });
+    ASSERT_TRUE(one.found);
+    EXPECT_EQ(nothing_to_tune(one, 1),
+              "only 1 candidate local size (1): nothing to tune; the kernel needs a padded or bounds-checked NDRange");
+    EXPECT_EQ(nothing_to_tune(one, 2).find("only 1 candidate local size (1,1):"), 0u);
+    // A choice, or nothing that succeeded: not this warning.
+    const auto many = tune(rank_candidates(d, {}, local_candidates(d, {}, {4096, 1}, 1), Priority::x),
+                           [](const LocalSize&) { return 1e-3; });
+    EXPECT_GT(many.candidates, 1u);
+    EXPECT_EQ(nothing_to_tune(many, 1), "");
+    const auto failed = tune(ranked, [](const LocalSize&) -> double { throw std::runtime_error("no"); });
+    EXPECT_EQ(nothing_to_tune(failed, 1), "");
+}
