@@ -21,7 +21,9 @@ expect_rc() { # expect_rc CODE DESCRIPTION
   if [ "$rc" -eq "$1" ]; then ok "$2 (exit $rc)"; else bad "$2: exit $rc, expected $1"; fi
 }
 expect_fail_line() { # expect_fail_line CODE REGEX DESCRIPTION: exit CODE and one stderr line matching REGEX
-  local lines; lines=$(grep -c . "$err" || true)
+  # Not counted: the warning that the ranks' PoCL threads exceed the cores (issue 16), which the
+  # MPI tests' 2-, 1- and 2-CU ranks on a small test machine raise by design.
+  local lines; lines=$(grep -v 'compute units in all on [0-9]* cores; timings will interfere' "$err" | grep -c . || true)
   if [ "$rc" -eq "$1" ] && grep -Eq -e "$2" "$err" && [ "$lines" -eq 1 ]; then ok "$3"
   else bad "$3: exit $rc (expected $1), $lines stderr line(s), want /$2/"; fi
 }

@@ -7,6 +7,9 @@
 #include "cluster_impl.hpp"
 #include "worksize/runtime/devices.hpp"
 
+#include <iostream>
+#include <thread>
+
 namespace worksize {
 
 Cluster::Cluster(mpi::Environment& env, const DeviceSelection& sel) : impl_(std::make_unique<Impl>()) {
@@ -35,7 +38,7 @@ void Cluster::start(const DeviceSelection& sel) {
             impl_->contexts.emplace(d.info.index, std::make_unique<DeviceContext>(d.device, d.info));
             impl_->devices.push_back(d.info);
         }
-        msg = wire::inventory_message(rank, host, impl_->devices);
+        msg = wire::inventory_message(rank, host, impl_->devices, std::thread::hardware_concurrency());
     } catch (const std::exception& e) {
         msg = wire::inventory_failure(rank, host, wire::failure_of(e));
     }
@@ -45,10 +48,17 @@ void Cluster::start(const DeviceSelection& sel) {
     nlohmann::json failure;  // {"error", "reason"} or null
     if (rank == 0) {
         impl_->devices.clear();
+        std::vector<RankLoad> loads;
         for (int r = 0; r < size; ++r) {
             try {
                 auto inv = wire::parse_inventory(parts[static_cast<std::size_t>(r)], r);
                 impl_->hosts.push_back(inv.host);
+                // Rank 0 runs kernels only alone or with --master-works: its devices idle otherwise.
+                RankLoad load{inv.host, inv.cores, 0};
+                if (r > 0 || size == 1 || sel.master_works)
+                    for (const auto& d : inv.devices)
+                        if (d.type == DeviceType::cpu) load.cpu_compute_units += d.compute_units;
+                loads.push_back(load);
                 for (auto& d : inv.devices) impl_->devices.push_back(std::move(d));
             } catch (const std::exception& e) {
                 auto f = wire::failure_of(e);
@@ -62,6 +72,8 @@ void Cluster::start(const DeviceSelection& sel) {
             failure = nlohmann::json::object();
             wire::put_failure(failure, {"no rank drives an OpenCL device (check --select and --filter)"});
         }
+        if (failure.is_null())
+            for (const auto& w : oversubscribed_nodes(loads)) std::cerr << "worksize: warning: " << w << '\n';
     }
     const std::string text = comm.broadcast_string(failure.is_null() ? std::string() : failure.dump());
     if (!text.empty()) {

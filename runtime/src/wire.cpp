@@ -23,8 +23,10 @@ Failure failure_from_json(const nlohmann::json& j) {
     return f;
 }
 
-nlohmann::json inventory_message(int rank, const std::string& host, const std::vector<DeviceInfo>& devices) {
+nlohmann::json inventory_message(int rank, const std::string& host, const std::vector<DeviceInfo>& devices,
+                                 unsigned cores) {
     nlohmann::json msg = {{"worksize_inventory", kInventoryVersion}, {"rank", rank}, {"host", host}};
+    if (cores > 0) msg["cores"] = cores;
     msg["devices"] = nlohmann::json::array();
     for (const auto& d : devices) msg["devices"].push_back(to_json(d));
     return msg;
@@ -51,6 +53,7 @@ Inventory parse_inventory(const std::string& text, int rank) {
             failure = failure_from_json(j);
         } else {
             inv.host = j.at("host").get<std::string>();
+            inv.cores = j.value("cores", 0u);
             for (const auto& d : j.at("devices")) inv.devices.push_back(device_from_json(d));
         }
     } catch (const nlohmann::json::exception& e) {

@@ -2,6 +2,8 @@
 // (e.g. LocalPolicy::null is "null"), so that what is printed can be typed back in.
 #include "worksize/scheduler/types.hpp"
 
+#include <algorithm>
+
 namespace worksize {
 
 const char* to_string(DeviceType t) {
@@ -79,6 +81,32 @@ void throw_error(ErrorReason reason, const std::string& what) {
 ErrorReason reason_of(const std::exception& e) {
     const auto* err = dynamic_cast<const Error*>(&e);
     return err ? err->reason() : ErrorReason::generic;
+}
+
+std::vector<std::string> oversubscribed_nodes(const std::vector<RankLoad>& ranks) {
+    struct Node {
+        std::size_t ranks = 0;
+        std::uint64_t cus = 0;
+        unsigned cores = 0;
+    };
+    std::vector<std::pair<std::string, Node>> nodes;  // in rank order of first appearance
+    for (const auto& r : ranks) {
+        auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.first == r.host; });
+        if (it == nodes.end()) it = nodes.insert(nodes.end(), {r.host, Node{}});
+        if (r.cpu_compute_units > 0) {
+            ++it->second.ranks;
+            it->second.cus += r.cpu_compute_units;
+        }
+        it->second.cores = std::max(it->second.cores, r.cores);
+    }
+    std::vector<std::string> out;
+    for (const auto& [host, n] : nodes)
+        if (n.cores > 0 && n.cus > n.cores)
+            out.push_back("node " + host + ": " + std::to_string(n.ranks) + (n.ranks == 1 ? " rank drives" : " ranks drive") +
+                          " CPU devices with " + std::to_string(n.cus) + " compute units in all on " +
+                          std::to_string(n.cores) +
+                          " cores; timings will interfere (set POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM per rank)");
+    return out;
 }
 
 }  // namespace worksize

@@ -28,4 +28,19 @@ expect_jq '[.assignments[].rank] == [0,1,2]' "--master-works: rank 0 drives its 
 RANK_ENV_1="POCL_DEVICES=pthread,basic" mpmd_cmd "$mpx" "$ws" "2 1" plan --kernel matmul --size 256 --select 1=0+1 --json
 run 120 "${MPMD[@]}"
 expect_jq '[.assignments[].rank] == [1,1]' "--select 1=0+1: rank 1 drives two devices"
+# Issue 16: the ranks of one node drive CPU devices with more compute units than its cores
+# (nproc, as each rank reports it): one warning from rank 0 after the inventory.
+cores=$(nproc)
+big=$(( cores ))
+mpmd_cmd "$mpx" "$ws" "$big $big $big" plan --kernel quad --size 100000 --master-works --json; run 120 "${MPMD[@]}"
+expect_rc 0 "plan with 3 ranks of $big CUs each on $cores cores"
+n=$(grep -c "^worksize: warning: node .*: 3 ranks drive CPU devices with $((3 * big)) compute units in all on $cores cores; timings will interfere (set POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM per rank)$" "$err")
+[ "$n" = 1 ] && ok "one oversubscription warning" || bad "expected one oversubscription warning, got $n: $(cat "$err")"
+expect_jq '.assignments | length == 3' "stdout keeps the plan"
+# Two 1-CU workers and rank 0 master-only (its device idle): within the cores, no warning.
+if [ "$cores" -ge 2 ]; then
+  mpmd_cmd "$mpx" "$ws" "$big 1 1" plan --kernel quad --size 100000 --json; run 120 "${MPMD[@]}"
+  expect_rc 0 "plan with two 1-CU workers"
+  if grep -q "compute units in all" "$err"; then bad "unexpected oversubscription warning: $(cat "$err")"; else ok "no oversubscription warning"; fi
+fi
 finish

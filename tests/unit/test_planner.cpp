@@ -537,3 +537,15 @@ TEST(MakePlan, SizeBeyondEveryDevice) {
     unknown.global_mem_bytes = 0;
     EXPECT_NO_THROW(make_plan({unknown, k20()}, req));
 }
+
+// Issue 16: ranks of one node whose CPU devices have more compute units than the node's cores.
+TEST(Oversubscription, WarnsPerNodeOnlyWhenComputeUnitsExceedCores) {
+    const auto w = oversubscribed_nodes({{"a", 2, 2}, {"a", 2, 2}, {"a", 2, 2}, {"b", 8, 4}, {"b", 8, 4}});
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0],
+              "node a: 3 ranks drive CPU devices with 6 compute units in all on 2 cores; timings will interfere "
+              "(set POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM per rank)");
+    // Exactly the cores; a rank with no CPU device (a master or a GPU rank); unknown cores.
+    EXPECT_TRUE(oversubscribed_nodes({{"a", 2, 0}, {"a", 2, 1}, {"a", 2, 1}}).empty());
+    EXPECT_TRUE(oversubscribed_nodes({{"a", 0, 8}, {"a", 0, 8}}).empty());
+}

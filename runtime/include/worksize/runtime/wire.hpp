@@ -38,13 +38,16 @@ void put_failure(nlohmann::json& into, const Failure& f);
 /// The failure of a message written by put_failure (a missing reason reads as generic).
 Failure failure_from_json(const nlohmann::json& j);
 
-/// The inventory message of `rank`: its host and devices.
-nlohmann::json inventory_message(int rank, const std::string& host, const std::vector<DeviceInfo>& devices);
+/// The inventory message of `rank`: its host, the host's hardware threads (`cores`, 0:
+/// unknown; optional on the wire, for the oversubscription warning) and its devices.
+nlohmann::json inventory_message(int rank, const std::string& host, const std::vector<DeviceInfo>& devices,
+                                 unsigned cores = 0);
 /// The inventory message of a rank that failed to discover or select its devices.
 nlohmann::json inventory_failure(int rank, const std::string& host, const Failure& failure);
 
 struct Inventory {
     std::string host;
+    unsigned cores = 0;  ///< 0: not reported
     std::vector<DeviceInfo> devices;
 };
 

@@ -163,4 +163,17 @@ struct Plan {
     double predicted_makespan_s = -1.0;
 };
 
+/// One rank as the oversubscription check sees it (issue 16).
+struct RankLoad {
+    std::string host;
+    unsigned cores = 0;                 ///< the node's hardware threads as the rank saw them; 0: unknown
+    std::uint64_t cpu_compute_units = 0; ///< of the CPU devices the rank drives in a job
+};
+
+/// One warning text (without the "worksize: warning: " prefix) per node where the CPU devices
+/// that its ranks drive have more compute units in all than the node has cores (each PoCL CPU
+/// device runs a thread per compute unit, so the ranks' timings would interfere). Nodes whose
+/// core count is unknown are skipped.
+std::vector<std::string> oversubscribed_nodes(const std::vector<RankLoad>& ranks);
+
 }  // namespace worksize
