@@ -2,6 +2,8 @@
 // tuning database, and the Database a command opens once (see local_policy.hpp, docs/tuning.md).
 #include "worksize/scheduler/local_policy.hpp"
 
+#include "registry.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -269,13 +271,13 @@ public:
     }
 };
 
-std::vector<std::unique_ptr<LocalSizePolicy>>& policies() {
-    static std::vector<std::unique_ptr<LocalSizePolicy>> all = [] {
-        std::vector<std::unique_ptr<LocalSizePolicy>> v;
-        v.push_back(std::make_unique<NullPolicy>());
-        v.push_back(std::make_unique<PaperPolicy>());
-        v.push_back(std::make_unique<TunedPolicy>());
-        return v;
+NamedRegistry<LocalSizePolicy>& policies() {
+    static NamedRegistry<LocalSizePolicy> all = [] {
+        NamedRegistry<LocalSizePolicy> r("local policy");
+        r.add(std::make_unique<NullPolicy>());
+        r.add(std::make_unique<PaperPolicy>());
+        r.add(std::make_unique<TunedPolicy>());
+        return r;
     }();
     return all;
 }
@@ -287,36 +289,13 @@ Plan LocalSizePolicy::plan(const std::vector<DeviceInfo>& devices, const PlanReq
     return make_plan(devices, request);
 }
 
-void register_local_policy(std::unique_ptr<LocalSizePolicy> policy) {
-    auto& all = policies();
-    for (auto& p : all)
-        if (p->name() == policy->name()) {
-            p = std::move(policy);
-            return;
-        }
-    all.push_back(std::move(policy));
-}
-
-std::vector<std::string> local_policy_names() {
-    std::vector<std::string> names;
-    for (const auto& p : policies()) names.push_back(p->name());
-    return names;
-}
-
-std::string local_policy_names_text() {
-    std::string out;
-    for (const auto& n : local_policy_names()) out += (out.empty() ? "" : ", ") + n;
-    return out;
-}
-
-const LocalSizePolicy& find_local_policy(const std::string& name) {
-    for (const auto& p : policies())
-        if (p->name() == name) return *p;
-    throw InvalidArgument("unknown local policy '" + name + "' (valid: " + local_policy_names_text() + ")");
-}
+void register_local_policy(std::unique_ptr<LocalSizePolicy> policy) { policies().add(std::move(policy)); }
+std::vector<std::string> local_policy_names() { return policies().names(); }
+std::string local_policy_names_text() { return policies().names_text(); }
+const LocalSizePolicy& find_local_policy(const std::string& name) { return policies().find(name); }
 
 const LocalSizePolicy& local_policy(LocalPolicy id) {
-    for (const auto& p : policies())
+    for (const LocalSizePolicy* p : policies().items())
         if (p->id() == id) return *p;
     throw InvalidArgument(std::string("no local policy '") + to_string(id) + "' is registered");
 }

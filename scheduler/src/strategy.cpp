@@ -4,6 +4,8 @@
 // strategy_oracle.cpp.
 #include "worksize/scheduler/strategy.hpp"
 
+#include "registry.hpp"
+
 #include <algorithm>
 
 namespace worksize {
@@ -88,57 +90,26 @@ public:
     }
 };
 
-std::vector<std::unique_ptr<SplitStrategy>>& registry() {
-    static std::vector<std::unique_ptr<SplitStrategy>> all = [] {
-        std::vector<std::unique_ptr<SplitStrategy>> v;
-        v.push_back(std::make_unique<EvenStrategy>());
-        v.push_back(std::make_unique<PeRatioStrategy>());
-        v.push_back(std::make_unique<PaperStrategy>());
-        v.push_back(make_model_strategy());
-        v.push_back(make_oracle_strategy());
-        return v;
+NamedRegistry<SplitStrategy>& registry() {
+    static NamedRegistry<SplitStrategy> all = [] {
+        NamedRegistry<SplitStrategy> r("strategy");
+        r.add(std::make_unique<EvenStrategy>());
+        r.add(std::make_unique<PeRatioStrategy>());
+        r.add(std::make_unique<PaperStrategy>());
+        r.add(make_model_strategy());
+        r.add(make_oracle_strategy());
+        return r;
     }();
     return all;
 }
 
 }  // namespace
 
-void register_strategy(std::unique_ptr<SplitStrategy> strategy) {
-    auto& all = registry();
-    for (auto& s : all)
-        if (s->name() == strategy->name()) {
-            s = std::move(strategy);
-            return;
-        }
-    all.push_back(std::move(strategy));
-}
-
-std::vector<const SplitStrategy*> list_strategies() {
-    std::vector<const SplitStrategy*> out;
-    for (const auto& s : registry()) out.push_back(s.get());
-    return out;
-}
-
-std::vector<std::string> strategy_names() {
-    std::vector<std::string> out;
-    for (const auto& s : registry()) out.push_back(s->name());
-    return out;
-}
-
-std::string strategy_names_text() {
-    std::string out;
-    for (const auto& n : strategy_names()) out += (out.empty() ? "" : ", ") + n;
-    return out;
-}
-
-const SplitStrategy& find_strategy(const std::string& name) {
-    for (const auto& s : registry()) {
-        if (s->name() == name) return *s;
-        for (const auto& a : s->aliases())
-            if (a == name) return *s;
-    }
-    throw InvalidArgument("unknown strategy '" + name + "' (valid: " + strategy_names_text() + ")");
-}
+void register_strategy(std::unique_ptr<SplitStrategy> strategy) { registry().add(std::move(strategy)); }
+std::vector<const SplitStrategy*> list_strategies() { return registry().items(); }
+std::vector<std::string> strategy_names() { return registry().names(); }
+std::string strategy_names_text() { return registry().names_text(); }
+const SplitStrategy& find_strategy(const std::string& name) { return registry().find(name); }
 
 std::string parse_strategy(const std::string& s) { return find_strategy(s).name(); }
 
