@@ -16,6 +16,12 @@ namespace worksize {
 
 void Comm::send_bytes(std::span<const std::byte> data, int dest, int tag) { send_parts({&data, 1}, dest, tag); }
 
+void Comm::send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in,
+                     int source, int recv_tag) {
+    if (dest != none) send_parts(parts, dest, send_tag);
+    if (source != none) recv_bytes_into(in, source, recv_tag);
+}
+
 Bytes Comm::recv_bytes(int source, int tag, int* from) {
     Bytes out;
     recv_bytes_into(out, source, tag, from);

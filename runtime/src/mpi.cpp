@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 namespace worksize::mpi {
 
@@ -101,6 +102,31 @@ void MpiComm::send_parts(std::span<const std::span<const std::byte>> parts, int 
             const int count = static_cast<int>(std::min(kChunk, p.size() - off));
             check(MPI_Send(p.data() + off, count, MPI_BYTE, dest, tag, handle_->comm), "MPI_Send");
         }
+}
+
+void MpiComm::send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in,
+                        int source, int recv_tag) {
+    std::uint64_t n = 0;
+    std::vector<MPI_Request> requests;
+    if (dest != none) {
+        for (const auto& p : parts) n += p.size();
+        requests.emplace_back();
+        check(MPI_Isend(&n, 1, MPI_UINT64_T, dest, send_tag, handle_->comm, &requests.back()), "MPI_Isend");
+        for (const auto& p : parts)
+            for (std::size_t off = 0; off < p.size(); off += kChunk) {
+                const int count = static_cast<int>(std::min(kChunk, p.size() - off));
+                requests.emplace_back();
+                check(MPI_Isend(p.data() + off, count, MPI_BYTE, dest, send_tag, handle_->comm, &requests.back()),
+                      "MPI_Isend");
+            }
+    }
+    try {
+        if (source != none) recv_bytes_into(in, source, recv_tag);
+    } catch (...) {
+        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+        throw;
+    }
+    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 void MpiComm::recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {

@@ -35,6 +35,10 @@ int Cluster::serve() {
             comm.send_json(reply, 0, kResult);
             continue;
         }
+        if (what == "data") {
+            serve_data(cmd);
+            continue;
+        }
         if (what != "run") throw Error("unknown command '" + what + "' from rank 0");
         struct Work {
             std::size_t task;

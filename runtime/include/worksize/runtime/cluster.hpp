@@ -21,6 +21,10 @@
 
 namespace worksize {
 
+class DataJob;
+struct DataRunOptions;
+struct DataRunResult;
+
 /// A rank's failure reached rank 0 and ended the job; other ranks see only this.
 class JobAborted : public Error {
 public:
@@ -70,6 +74,8 @@ public:
     /// @throws Error naming the rank and device that failed, with the failure's reason (e.g.
     /// device_limit from a worker's CL_INVALID_WORK_GROUP_SIZE); every worker has answered.
     JobResult run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name);
+    /// Rank 0: run a declarative data job (data_job.hpp; the free run() calls it).
+    DataRunResult run(DataJob& job, const DataRunOptions& options);
 
     /// Rank 0: ask every other rank for a string (e.g. its local tuning database); each rank
     /// answers with its handler's result (set_collect_handler) or "" without one. Rank 0's own
@@ -88,6 +94,8 @@ public:
 private:
     /// The collective start: discovery, selection, inventory.
     void start(const DeviceSelection& selection);
+    /// Other ranks: take part in the data job rank 0's command describes (data_job.cpp).
+    void serve_data(const nlohmann::json& cmd);
 
     struct Impl;
     std::unique_ptr<Impl> impl_;

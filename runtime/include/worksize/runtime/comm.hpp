@@ -20,6 +20,8 @@ class Comm {
 public:
     /// A receive's `source` that matches any sender.
     static constexpr int any_source = -1;
+    /// send_recv()'s `dest` or `source` when there is nothing to send or receive.
+    static constexpr int none = -2;
 
     virtual ~Comm() = default;
     virtual int rank() const = 0;
@@ -38,6 +40,12 @@ public:
     /// Receive one message from rank `source` straight into `dest`; a message of another size
     /// is received and refused (Error), keeping the message stream in step.
     virtual void recv_bytes_exact(std::span<std::byte> dest, int source, int tag) = 0;
+    /// Send `parts` to `dest` while receiving one message from `source` into `in` (either may
+    /// be none): ranks in a line that each send to one neighbour and receive from the other
+    /// cannot deadlock, whatever the message size. The default sends, then receives, which is
+    /// right for a communicator whose sends never wait for the receiver.
+    virtual void send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in,
+                           int source, int recv_tag);
     /// Collective: rank 0 gets every rank's string in rank order, the others an empty vector.
     virtual std::vector<std::string> gather_strings(const std::string& mine) = 0;
     /// Collective: rank 0's value reaches every rank.

@@ -65,6 +65,9 @@ public:
     void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) override;
     void recv_bytes_into(Bytes& buffer, int source, int tag, int* from = nullptr) override;
     void recv_bytes_exact(std::span<std::byte> dest, int source, int tag) override;
+    /// Nonblocking sends (MPI_Isend) around the blocking receive.
+    void send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in, int source,
+                   int recv_tag) override;
     std::vector<std::string> gather_strings(const std::string& mine) override;
     std::string broadcast_string(const std::string& value) override;
 

@@ -22,6 +22,9 @@ namespace wire {
 /// {"ok":true} followed by the input bytes, or {"ok":false,"error",...} and nothing else); the
 /// workers' replies.
 inline constexpr int kCmd = 11, kPayload = 12, kResult = 13;
+/// Data jobs (data_job.hpp): rank 0's scatter and the gathers; halo rows between neighbours;
+/// reduction totals along the slices.
+inline constexpr int kData = 14, kHalo = 15, kReduce = 16;
 
 /// A failure as the wire carries it.
 struct Failure {

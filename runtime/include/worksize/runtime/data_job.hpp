@@ -1,0 +1,178 @@
+// Declarative data jobs: an application names its OpenCL source, its buffers, the kernels run
+// every step and how each kernel argument touches its buffer; worksize plans the split, keeps
+// every buffer on its devices for the life of the job, sends each device its rows once (shared
+// inputs once per rank), swaps halo rows directly between neighbouring devices between steps
+// (MPI point-to-point between ranks, host copies within a rank), combines reductions along the
+// slices, and gathers the outputs on rank 0 only at the end (or every N steps).
+//
+//   DataJob job("heat", read_text_file("heat.cl"), {width, height});
+//   auto t = job.split("t", width, temperature);          // input and output
+//   auto next = job.split<float>("next", width);          // device-only
+//   auto p = job.split("power", width, power);
+//   job.kernel("heat_step", {arg::halo(t, 1), arg::origin(t), arg::in(p), arg::origin(p),
+//                            arg::out(next), arg::origin(next), arg::value<int>(width), ...});
+//   job.swap(t, next).steps(200).gather(t);
+//   DataRunResult r = run(cluster, job);   // rank 0; the other ranks serve()
+//
+// The declaration (scheduler/data_spec.hpp) travels to the other ranks as JSON; only rank 0
+// holds host data. Kernel conventions: the split dimension's work-item ids are global (the
+// slice is launched with a global offset), the NDRange is padded to whole work-groups (guard
+// with arg::end()), and a split buffer's row 0 on a device holds global unit arg::origin(b).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "worksize/runtime/cluster.hpp"
+#include "worksize/scheduler/data_spec.hpp"
+
+namespace worksize {
+
+/// A declared buffer of a DataJob.
+struct BufferRef {
+    int index = -1;
+};
+
+template <class T>
+constexpr ElemType elem_type_of() {
+    if constexpr (std::is_same_v<T, float>) return ElemType::f32;
+    else if constexpr (std::is_same_v<T, double>) return ElemType::f64;
+    else if constexpr (std::is_same_v<T, std::int32_t>) return ElemType::i32;
+    else if constexpr (std::is_same_v<T, std::uint32_t>) return ElemType::u32;
+    else static_assert(sizeof(T) == 0, "buffer elements are float, double, std::int32_t or std::uint32_t");
+}
+
+/// Kernel arguments, in the order of the kernel's parameters.
+namespace arg {
+inline ArgDecl in(BufferRef b) { return {ArgKind::read, b.index}; }
+inline ArgDecl out(BufferRef b) { return {ArgKind::write, b.index}; }
+inline ArgDecl inout(BufferRef b) { return {ArgKind::read_write, b.index}; }
+/// The slice's rows and `depth` rows on each side (read only).
+inline ArgDecl halo(BufferRef b, std::uint64_t depth) { return {ArgKind::halo, b.index, depth}; }
+/// A shared buffer, whole, read only.
+inline ArgDecl all(BufferRef b) { return {ArgKind::all, b.index}; }
+/// Each launched work-item writes one record (the shared buffer's size) into its own place:
+/// records[(id - begin) * count + j]; worksize combines all records with `op`.
+inline ArgDecl reduce(BufferRef b, ReduceOp op = ReduceOp::sum) {
+    ArgDecl a{ArgKind::reduce, b.index};
+    a.op = op;
+    return a;
+}
+template <class T>
+ArgDecl value(T v) {
+    ArgDecl a{ArgKind::scalar};
+    a.scalar_type = elem_type_of<T>();
+    a.value = static_cast<double>(v);
+    return a;
+}
+inline ArgDecl begin() { return {ArgKind::begin}; }
+inline ArgDecl end() { return {ArgKind::end}; }
+/// int: the global unit held in row 0 of `b` on this device (the slice's first minus the halo).
+inline ArgDecl origin(BufferRef b) { return {ArgKind::origin, b.index}; }
+}  // namespace arg
+
+class DataJob {
+public:
+    /// `size`: {items} for a 1-D job, {width, rows} for a 2-D one (split by rows).
+    DataJob(std::string name, std::string source, GlobalSize size, int dims);
+    DataJob(std::string name, std::string source, std::uint64_t items) : DataJob(std::move(name), std::move(source), {items, 1}, 1) {}
+
+    /// A split buffer of `pitch` elements per unit. With host data (units × pitch elements,
+    /// kept alive and unmoved by the caller until the run ends) it is an input; gather() makes
+    /// it an output received into the same memory.
+    template <class T>
+    BufferRef split(const std::string& name, std::uint64_t pitch, std::span<T> host = {}) {
+        return add(name, elem_type_of<std::remove_const_t<T>>(), BufferLayout::split, pitch, 0,
+                   std::as_writable_bytes(std::span(const_cast<std::remove_const_t<T>*>(host.data()), host.size())));
+    }
+    template <class T>
+    BufferRef split(const std::string& name, std::uint64_t pitch, std::vector<T>& host) {
+        return split(name, pitch, std::span<T>(host));
+    }
+    /// A shared buffer: every device holds all of `host` (its initial contents). The result of a
+    /// reduction into it is written back to `host` at the end.
+    template <class T>
+    BufferRef shared(const std::string& name, std::vector<T>& host) {
+        return add(name, elem_type_of<T>(), BufferLayout::shared, 1, host.size(), std::as_writable_bytes(std::span(host)));
+    }
+
+    /// A kernel run every step, in the order of the calls.
+    DataJob& kernel(const std::string& name, std::vector<ArgDecl> args);
+    /// The last kernel covers `n` units per launched work-item (e.g. a chunk it reduces).
+    DataJob& units_per_item(std::uint64_t n);
+    /// The last kernel must run with this work-group shape (e.g. 16x16 __local tiles).
+    DataJob& required_local(LocalSize local);
+    DataJob& swap(BufferRef a, BufferRef b);
+    DataJob& steps(std::uint64_t n);
+    DataJob& gather(BufferRef b);
+    /// Also gather the outputs after every n-th step and call `on_gather(step)` on rank 0.
+    DataJob& gather_every(std::uint64_t n, std::function<void(std::uint64_t)> on_gather);
+    DataJob& build_options(std::string options);
+    DataJob& ops_per_unit(double ops);
+
+    const DataJobSpec& spec() const { return spec_; }
+    /// Rank 0's memory of buffer `b` (empty for device-only buffers).
+    std::span<std::byte> host(int b) const { return host_.at(std::size_t(b)); }
+    const std::function<void(std::uint64_t)>& on_gather() const { return on_gather_; }
+
+private:
+    BufferRef add(const std::string& name, ElemType type, BufferLayout layout, std::uint64_t pitch,
+                  std::uint64_t count, std::span<std::byte> host);
+    DataJobSpec spec_;
+    std::vector<std::span<std::byte>> host_;
+    std::function<void(std::uint64_t)> on_gather_;
+};
+
+/// One rank's part of a data run, as it measured it.
+struct RankReport {
+    int rank = 0;
+    std::vector<int> devices;               ///< the devices (Cluster::devices() indexes) it ran slices on
+    double setup_s = 0.0;                   ///< buffers, program builds, inputs received and uploaded
+    double steps_s = 0.0;                   ///< from its first step to its last one completed
+    double kernel_s = 0.0;                  ///< device time of its kernels (profiling events, all devices)
+    /// Bytes it sent to other ranks in each step (halo rows and reduction totals); rank 0's
+    /// setup scatter and the gathers are not steps.
+    std::vector<std::uint64_t> sent_per_step;
+    /// Bytes its slices sent to their neighbours per step (MPI or copies within the rank).
+    std::vector<std::uint64_t> halo_per_step;
+    std::string error;                      ///< the first failure on this rank, if any
+};
+
+struct DataRunResult {
+    Plan plan;
+    DataLayout layout;
+    double setup_s = 0.0;    ///< rank 0: from the start until every rank reported ready
+    double steps_s = 0.0;    ///< rank 0: from "ready" to the last rank's end of steps
+    double gather_s = 0.0;   ///< rank 0: receiving the outputs
+    double total_s = 0.0;
+    std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
+};
+
+struct DataRunOptions {
+    std::string strategy = "paper";
+    LocalPolicy local = LocalPolicy::paper;
+    /// A plan to use as it is (its assignments must tile the job's units); empty: plan here.
+    std::optional<Plan> plan;
+};
+
+/// The plan of `job` over `devices`: the strategy's split, on the job's granule, with each
+/// device's local size (the kernels' required one where they declare it).
+Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job, const DataRunOptions& options = {});
+
+/// Rank 0: run the job; the other ranks serve() it. The declaration is checked on rank 0 before
+/// any rank does work. @throws InvalidArgument for a bad declaration, Error naming the rank,
+/// device and kernel that failed (every rank has finished the job's protocol by then).
+DataRunResult run(Cluster& cluster, DataJob& job, const DataRunOptions& options = {});
+
+/// A summary for people: the plan, the phases and each rank's traffic per step.
+std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>& devices);
+
+/// The whole text of a file. @throws Error naming the file.
+std::string read_text_file(const std::string& path);
+
+}  // namespace worksize

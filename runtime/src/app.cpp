@@ -1,0 +1,82 @@
+// cluster_main(): see app.hpp.
+#include "worksize/runtime/app.hpp"
+
+#include <iostream>
+
+
+namespace worksize {
+
+std::uint64_t App::count(std::size_t i, std::uint64_t fallback, std::uint64_t min) const {
+    if (i >= args.size()) return fallback;
+    const std::string& a = args[i];
+    std::uint64_t v = 0;
+    try {
+        if (a.empty() || a.find_first_not_of("0123456789") != std::string::npos) throw std::invalid_argument(a);
+        v = std::stoull(a);
+    } catch (const std::exception&) {
+        throw InvalidArgument("argument " + std::to_string(i + 1) + ": '" + a + "' is not a count");
+    }
+    if (v < min) throw InvalidArgument("argument " + std::to_string(i + 1) + ": " + a + " is below " + std::to_string(min));
+    return v;
+}
+
+int cluster_main(int argc, char** argv, const std::string& name, const std::function<int(App&)>& body) {
+    mpi::Environment env(argc, argv);
+    DeviceSelection selection;
+    DataRunOptions options;
+    std::vector<std::string> args;
+    std::string bad;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                bad = a + " needs a value";
+                return {};
+            }
+            return argv[++i];
+        };
+        if (a == "--select")
+            selection.spec = value();
+        else if (a == "--strategy")
+            options.strategy = value();
+        else if (a == "--local") {
+            const std::string v = value();
+            if (v == "null")
+                options.local = LocalPolicy::null;
+            else if (v == "paper")
+                options.local = LocalPolicy::paper;
+            else if (bad.empty())
+                bad = "--local takes null or paper, not '" + v + "'";
+        } else if (a.rfind("--", 0) == 0 && bad.empty())
+            bad = "unknown option '" + a + "' (--select, --strategy, --local)";
+        else
+            args.push_back(a);
+    }
+    if (!bad.empty()) {
+        if (env.rank() == 0) std::cerr << name << ": error: " << bad << '\n';
+        return 2;
+    }
+    try {
+        Cluster cluster(env, selection);
+        if (!cluster.is_master()) return cluster.serve();
+        int code = 1;
+        try {
+            App app{cluster, args, options};
+            code = body(app);
+        } catch (...) {
+            cluster.finish(1);
+            throw;
+        }
+        cluster.finish(code);
+        return code;
+    } catch (const JobAborted&) {
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << name << ": error: " << e.what() << '\n';
+        const bool bad_input = dynamic_cast<const InvalidArgument*>(&e) != nullptr;
+        if (env.rank() != 0) env.abort(1);
+        return bad_input ? 2 : 1;
+    }
+}
+
+}  // namespace worksize

@@ -1,0 +1,963 @@
+// Declarative data jobs (data_job.hpp) on the cluster.
+//
+// Protocol. Rank 0 checks the declaration and the plan, then sends every rank that has slices
+// one command {"cmd":"data","spec":…,"slices":[{device,rank,index,offset,units,local}]}, sets up
+// its own slices and scatters the inputs (tag kData): per worker slice, each input split
+// buffer's rows with their halo, then each input shared buffer once per rank. From there every
+// participating rank walks the same static schedule, derived from the declaration alone: per
+// step and kernel, halo exchanges (kHalo: rightward then leftward, Comm::send_recv, so a line of
+// ranks cannot deadlock), the launches, and per reduction a chain along the slices (kReduce:
+// totals go right, the grand total comes back left). Each message starts with a status word: a
+// rank that failed keeps walking the schedule and sends "failed" instead of data, so its
+// neighbours learn it and nobody waits for a message that will not come. Gathers (kData: a
+// header, then the output rows of each slice) go to rank 0 at the end, or every N steps; the
+// final one follows each rank's report (kResult).
+#include "worksize/runtime/data_job.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "cluster_impl.hpp"
+#include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/local_policy.hpp"
+
+namespace worksize {
+
+// ---------------------------------------------------------------------------------------------
+// The declaration's builder.
+
+DataJob::DataJob(std::string name, std::string source, GlobalSize size, int dims) {
+    spec_.name = std::move(name);
+    spec_.source = std::move(source);
+    spec_.dims = dims;
+    spec_.width = dims == 2 ? size.x : 1;
+    spec_.units = dims == 2 ? size.y : size.x;
+}
+
+BufferRef DataJob::add(const std::string& name, ElemType type, BufferLayout layout, std::uint64_t pitch,
+                       std::uint64_t count, std::span<std::byte> host) {
+    BufferDecl b;
+    b.name = name;
+    b.type = type;
+    b.layout = layout;
+    b.pitch = pitch;
+    b.count = count;
+    b.input = !host.empty();
+    spec_.buffers.push_back(b);
+    host_.push_back(host);
+    return {int(spec_.buffers.size()) - 1};
+}
+
+DataJob& DataJob::kernel(const std::string& name, std::vector<ArgDecl> args) {
+    KernelDecl k;
+    k.name = name;
+    k.args = std::move(args);
+    // A reduction's result is the shared buffer's new contents: rank 0 gets it back.
+    for (const auto& a : k.args)
+        if (a.kind == ArgKind::reduce && a.buffer >= 0 && std::size_t(a.buffer) < spec_.buffers.size())
+            spec_.buffers[std::size_t(a.buffer)].output = true;
+    spec_.kernels.push_back(std::move(k));
+    return *this;
+}
+
+DataJob& DataJob::units_per_item(std::uint64_t n) {
+    if (spec_.kernels.empty()) throw InvalidArgument("units_per_item(): declare a kernel first");
+    spec_.kernels.back().units_per_item = n;
+    return *this;
+}
+
+DataJob& DataJob::required_local(LocalSize local) {
+    if (spec_.kernels.empty()) throw InvalidArgument("required_local(): declare a kernel first");
+    spec_.kernels.back().required_local = local;
+    return *this;
+}
+
+DataJob& DataJob::swap(BufferRef a, BufferRef b) {
+    spec_.swaps.emplace_back(a.index, b.index);
+    return *this;
+}
+
+DataJob& DataJob::steps(std::uint64_t n) {
+    spec_.steps = n;
+    return *this;
+}
+
+DataJob& DataJob::gather(BufferRef b) {
+    if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
+        throw InvalidArgument("gather(): not a buffer of data job '" + spec_.name + "'");
+    spec_.buffers[std::size_t(b.index)].output = true;
+    return *this;
+}
+
+DataJob& DataJob::gather_every(std::uint64_t n, std::function<void(std::uint64_t)> on_gather) {
+    spec_.gather_every = n;
+    on_gather_ = std::move(on_gather);
+    return *this;
+}
+
+DataJob& DataJob::build_options(std::string options) {
+    spec_.build_options = std::move(options);
+    return *this;
+}
+
+DataJob& DataJob::ops_per_unit(double ops) {
+    spec_.ops_per_unit = ops;
+    return *this;
+}
+
+std::string read_text_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error("cannot read '" + path + "'");
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job, const DataRunOptions& options) {
+    validate(job.spec());
+    PlanRequest req = data_plan_request(job.spec());
+    req.strategy = options.strategy;
+    req.local_policy = options.local == LocalPolicy::tuned ? LocalPolicy::paper : options.local;
+    Plan plan = make_plan(devices, req);
+    // Kernels that require a work-group shape run with it; the report says so.
+    for (const auto& k : job.spec().kernels) {
+        if (k.required_local.is_null()) continue;
+        std::string note = "kernel '" + k.name + "' requires " + std::to_string(k.required_local.x);
+        if (job.spec().dims == 2) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
+            note += 'x';
+            note += std::to_string(k.required_local.y);
+        }
+        for (auto& a : plan.assignments) {
+            if (a.units == 0) continue;
+            if (!a.local_rule.empty()) a.local_rule += "; ";
+            a.local_rule += note;
+        }
+    }
+    return plan;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution: what one rank does with its slices. Rank 0 and the workers share it.
+
+namespace {
+
+using wire::kData;
+using wire::kHalo;
+using wire::kReduce;
+using wire::kResult;
+
+constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return b <= 1 ? a : ceil_div(a, b) * b; }
+
+/// A slice as the command describes it to its rank.
+struct SliceDesc {
+    int device = 0;        ///< index into rank 0's device list
+    int rank = 0;
+    int local_index = 0;   ///< the device's index on its rank
+    std::uint64_t offset = 0, units = 0;
+    LocalSize local;
+};
+
+nlohmann::json slices_to_json(const std::vector<SliceDesc>& v) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& s : v)
+        j.push_back({{"device", s.device}, {"rank", s.rank}, {"index", s.local_index}, {"offset", s.offset},
+                     {"units", s.units}, {"local", {s.local.x, s.local.y}}});
+    return j;
+}
+
+std::vector<SliceDesc> slices_from_json(const nlohmann::json& j) {
+    std::vector<SliceDesc> v;
+    for (const auto& x : j)
+        v.push_back({x.at("device").get<int>(), x.at("rank").get<int>(), x.at("index").get<int>(),
+                     x.at("offset").get<std::uint64_t>(), x.at("units").get<std::uint64_t>(),
+                     {x.at("local").at(0).get<std::uint64_t>(), x.at("local").at(1).get<std::uint64_t>()}});
+    return v;
+}
+
+std::vector<Assignment> as_assignments(const std::vector<SliceDesc>& v) {
+    std::vector<Assignment> out;
+    for (const auto& s : v) {
+        Assignment a;
+        a.device = s.device;
+        a.rank = s.rank;
+        a.offset = s.offset;
+        a.units = s.units;
+        a.local = s.local;
+        out.push_back(a);
+    }
+    return out;
+}
+
+struct Geometry {
+    std::uint64_t begin = 0, end = 0;  ///< launched items along the split dimension
+    cl::NDRange offset, global, local;
+    std::uint64_t padded = 0;          ///< launched items along the split, padded to whole groups
+};
+
+struct SliceState {
+    std::size_t index = 0;          ///< into the layout's slices
+    SliceDesc desc;
+    DeviceContext* ctx = nullptr;
+    std::vector<cl::Buffer> bufs;   ///< per declared buffer
+    std::vector<cl::Kernel> kernels;
+    std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
+    std::vector<Geometry> geometry;  ///< per kernel
+    std::vector<cl::Event> events;
+    Bytes top, bottom;              ///< staged halo rows for the left and right neighbours
+};
+
+class Execution {
+public:
+    Execution(const DataJobSpec& spec, const std::vector<SliceDesc>& slices, Comm& comm,
+              const std::function<DeviceContext&(int)>& context_of)
+        : spec_(spec), comm_(comm), me_(comm.rank()) {
+        layout_ = data_layout(spec, as_assignments(slices));
+        for (std::size_t i = 0; i < layout_.slices.size(); ++i) {
+            const auto& sl = layout_.slices[i];
+            rank_of_.push_back(sl.rank);
+            if (sl.rank != me_) continue;
+            SliceState s;
+            s.index = i;
+            for (const auto& d : slices)
+                if (d.device == sl.device) s.desc = d;
+            try {
+                s.ctx = &context_of(s.desc.local_index);
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+            mine_.push_back(std::move(s));
+        }
+        for (std::size_t i = 1; i < rank_of_.size(); ++i)
+            if (rank_of_[i] < rank_of_[i - 1])
+                throw Error("data job '" + spec.name + "': the plan's slices must follow the ranks' order");
+        halo_.resize(spec.buffers.size());
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) halo_[b] = halo_rows(spec, int(b));
+        report_.rank = me_;
+        for (const auto& s : mine_) report_.devices.push_back(s.desc.device);
+    }
+
+    bool participates() const { return !mine_.empty(); }
+    const std::vector<SliceState>& mine() const { return mine_; }
+    std::vector<SliceState>& mine_mutable() { return mine_; }
+    RankReport& report() { return report_; }
+    const wire::Failure& failure() const { return failure_; }
+    bool failed() const { return failed_; }
+    bool failed_here() const { return failed_ && origin_; }
+    std::uint64_t halo(int b) const { return halo_[std::size_t(b)]; }
+
+    void fail(const std::exception& e) {
+        if (failure_.empty()) {
+            failure_ = wire::failure_of(e);
+            origin_ = true;
+        }
+        failed_ = true;
+    }
+    void fail(const std::string& what) { fail(Error(what)); }
+
+    /// Buffers, programs and kernels of this rank's slices.
+    void setup() {
+        for (auto& s : mine_) {
+            if (failed_) return;
+            const std::string where = "device '" + (s.ctx ? s.ctx->info().name : std::string("?")) + "'";
+            try {
+                auto& ctx = *s.ctx;
+                for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
+                    const auto& d = spec_.buffers[b];
+                    const std::uint64_t elems =
+                        d.layout == BufferLayout::shared ? d.count : (s.desc.units + 2 * halo_[b]) * d.pitch;
+                    s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
+                    if (!d.input) {
+                        const cl_uint zero = 0;
+                        ctx.queue().enqueueFillBuffer(s.bufs.back(), zero, 0, elems * elem_size(d.type));
+                    }
+                }
+                cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
+                for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+                    const auto& kd = spec_.kernels[k];
+                    cl::Kernel kernel;
+                    try {
+                        kernel = cl::Kernel(program, kd.name.c_str());
+                    } catch (const cl::Error& e) {
+                        throw InvalidArgument("data job '" + spec_.name + "': the source has no kernel '" + kd.name +
+                                              "' (" + cl_error_name(e.err()) + ")");
+                    }
+                    const auto nargs = kernel.getInfo<CL_KERNEL_NUM_ARGS>();
+                    if (nargs != kd.args.size())
+                        throw InvalidArgument("data job '" + spec_.name + "': kernel '" + kd.name + "' takes " +
+                                              std::to_string(nargs) + " arguments; the job declares " +
+                                              std::to_string(kd.args.size()));
+                    s.kernels.push_back(kernel);
+                    s.geometry.push_back(geometry(kd, s.desc));
+                    for (std::size_t i = 0; i < kd.args.size(); ++i)
+                        if (kd.args[i].kind == ArgKind::reduce) {
+                            const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
+                            s.records.emplace(std::pair{k, i},
+                                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
+                                                         s.geometry.back().padded * d.count * elem_size(d.type)));
+                        }
+                }
+            } catch (const cl::Error& e) {
+                try {
+                    rethrow_cl(e, where);
+                } catch (const std::exception& x) {
+                    fail(x);
+                }
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+        }
+    }
+
+    /// Rows [first, first + n) of split buffer `b` (or all of shared `b`) into slice `s`.
+    void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data) {
+        if (failed_) return;
+        try {
+            const auto& d = spec_.buffers[std::size_t(b)];
+            std::uint64_t at = 0;
+            if (d.layout == BufferLayout::split)
+                at = (first + halo_[std::size_t(b)] - s.desc.offset) * d.pitch * elem_size(d.type);
+            s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, data.size(), data.data());
+        } catch (const cl::Error& e) {
+            try {
+                rethrow_cl(e, "device '" + s.ctx->info().name + "', uploading '" + spec_.buffers[std::size_t(b)].name + "'");
+            } catch (const std::exception& x) {
+                fail(x);
+            }
+        }
+    }
+
+    /// The rows of split buffer `b` slice `s` needs at the start: its own and its halo.
+    std::pair<std::uint64_t, std::uint64_t> input_rows(const SliceDesc& s, int b) const {
+        const std::uint64_t h = halo_[std::size_t(b)];
+        const std::uint64_t lo = s.offset >= h ? s.offset - h : 0;
+        const std::uint64_t hi = std::min(spec_.units, s.offset + s.units + h);
+        return {lo, hi - lo};
+    }
+
+    /// The steps, with a gather on rank 0's request every gather_every steps.
+    void run_steps(const std::function<void(std::uint64_t)>& gather_point) {
+        std::vector<bool> dirty(spec_.buffers.size(), false);
+        report_.sent_per_step.assign(spec_.steps, 0);
+        report_.halo_per_step.assign(spec_.steps, 0);
+        const double t0 = now_s();
+        for (std::uint64_t step = 0; step < spec_.steps; ++step) {
+            step_ = step;
+            for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+                for (int b : halo_exchanges_before(spec_, k, dirty)) exchange(b);
+                launch(k);
+                const auto& args = spec_.kernels[k].args;
+                for (std::size_t i = 0; i < args.size(); ++i)
+                    if (args[i].kind == ArgKind::reduce) reduce(k, i);
+                mark_written(spec_, k, dirty);
+            }
+            apply_swaps(spec_, dirty);
+            for (auto& s : mine_)
+                for (const auto& [a, b] : spec_.swaps) std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
+            if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps)
+                gather_point(step + 1);
+        }
+        finish_queues();
+        report_.steps_s = now_s() - t0;
+        for (const auto& s : mine_)
+            for (const auto& e : s.events) {
+                try {
+                    report_.kernel_s += event_seconds(e);
+                } catch (const std::exception&) {
+                }
+            }
+    }
+
+    /// Slice `s`'s own rows of split buffer `b` into `dest`.
+    void download(SliceState& s, int b, std::span<std::byte> dest) {
+        if (failed_) return;
+        try {
+            const auto& d = spec_.buffers[std::size_t(b)];
+            const std::uint64_t at =
+                d.layout == BufferLayout::split ? halo_[std::size_t(b)] * d.pitch * elem_size(d.type) : 0;
+            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data());
+        } catch (const cl::Error& e) {
+            try {
+                rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'");
+            } catch (const std::exception& x) {
+                fail(x);
+            }
+        }
+    }
+
+    std::uint64_t row_bytes(int b) const {
+        const auto& d = spec_.buffers[std::size_t(b)];
+        return d.pitch * elem_size(d.type);
+    }
+
+private:
+    Geometry geometry(const KernelDecl& k, const SliceDesc& s) const {
+        Geometry g;
+        g.begin = s.offset / k.units_per_item;
+        g.end = ceil_div(s.offset + s.units, k.units_per_item);
+        const std::uint64_t items = g.end - g.begin;
+        LocalSize local = !k.required_local.is_null() ? k.required_local
+                          : k.units_per_item == 1   ? s.local
+                                                    : LocalSize{};
+        if (spec_.dims == 2) {
+            const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
+            g.padded = round_up(items, ly);
+            g.offset = cl::NDRange(0, g.begin);
+            g.global = cl::NDRange(round_up(spec_.width, lx), g.padded);
+            g.local = local.is_null() ? cl::NullRange : cl::NDRange(lx, ly);
+        } else {
+            g.padded = round_up(items, local.is_null() ? 1 : local.x);
+            g.offset = cl::NDRange(g.begin);
+            g.global = cl::NDRange(g.padded);
+            g.local = local.is_null() ? cl::NullRange : cl::NDRange(local.x);
+        }
+        return g;
+    }
+
+    void launch(std::size_t k) {
+        if (failed_) return;
+        const KernelDecl& kd = spec_.kernels[k];
+        for (auto& s : mine_) {
+            try {
+                auto& kernel = s.kernels[k];
+                const Geometry& g = s.geometry[k];
+                auto& q = s.ctx->queue();
+                for (cl_uint i = 0; i < kd.args.size(); ++i) {
+                    const ArgDecl& a = kd.args[i];
+                    switch (a.kind) {
+                    case ArgKind::read:
+                    case ArgKind::write:
+                    case ArgKind::read_write:
+                    case ArgKind::halo:
+                    case ArgKind::all: kernel.setArg(i, s.bufs[std::size_t(a.buffer)]); break;
+                    case ArgKind::reduce: {
+                        const auto& rec = s.records.at({k, i});
+                        fill_identity(q, rec, spec_.buffers[std::size_t(a.buffer)], a.op, g.padded);
+                        kernel.setArg(i, rec);
+                        break;
+                    }
+                    case ArgKind::scalar:
+                        switch (a.scalar_type) {
+                        case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
+                        case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
+                        case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
+                        case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
+                        }
+                        break;
+                    case ArgKind::begin: kernel.setArg(i, static_cast<cl_int>(g.begin)); break;
+                    case ArgKind::end: kernel.setArg(i, static_cast<cl_int>(g.end)); break;
+                    case ArgKind::origin:
+                        kernel.setArg(i, static_cast<cl_int>(std::int64_t(s.desc.offset) -
+                                                             std::int64_t(halo_[std::size_t(a.buffer)])));
+                        break;
+                    }
+                }
+                cl::Event ev;
+                q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, nullptr, &ev);
+                q.flush();
+                s.events.push_back(ev);
+            } catch (const cl::Error& e) {
+                try {
+                    rethrow_cl(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
+                } catch (const std::exception& x) {
+                    fail(x);
+                }
+                return;
+            }
+        }
+    }
+
+    static void fill_identity(cl::CommandQueue& q, const cl::Buffer& rec, const BufferDecl& d, ReduceOp op,
+                              std::uint64_t records) {
+        const std::size_t bytes = records * d.count * elem_size(d.type);
+        const double inf = std::numeric_limits<double>::infinity();
+        const double v = op == ReduceOp::sum ? 0.0 : op == ReduceOp::min ? inf : -inf;
+        switch (d.type) {
+        case ElemType::f32: q.enqueueFillBuffer(rec, static_cast<cl_float>(v), 0, bytes); break;
+        case ElemType::f64: q.enqueueFillBuffer(rec, static_cast<cl_double>(v), 0, bytes); break;
+        case ElemType::i32:
+            q.enqueueFillBuffer(rec, op == ReduceOp::sum ? cl_int(0) : op == ReduceOp::min ? INT32_MAX : INT32_MIN, 0, bytes);
+            break;
+        case ElemType::u32:
+            q.enqueueFillBuffer(rec, op == ReduceOp::min ? UINT32_MAX : cl_uint(0), 0, bytes);
+            break;
+        }
+    }
+
+    static double combine(ReduceOp op, double a, double b) {
+        return op == ReduceOp::sum ? a + b : op == ReduceOp::min ? std::min(a, b) : std::max(a, b);
+    }
+
+    static double element(const std::byte* p, ElemType t, std::size_t i) {
+        switch (t) {
+        case ElemType::f32: { float v; std::memcpy(&v, p + i * 4, 4); return v; }
+        case ElemType::f64: { double v; std::memcpy(&v, p + i * 8, 8); return v; }
+        case ElemType::i32: { std::int32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
+        case ElemType::u32: { std::uint32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
+        }
+        return 0;
+    }
+
+    static void store(std::byte* p, ElemType t, std::size_t i, double v) {
+        switch (t) {
+        case ElemType::f32: { const float x = float(v); std::memcpy(p + i * 4, &x, 4); break; }
+        case ElemType::f64: std::memcpy(p + i * 8, &v, 8); break;
+        case ElemType::i32: { const std::int32_t x = std::int32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
+        case ElemType::u32: { const std::uint32_t x = std::uint32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
+        }
+    }
+
+    void finish_queues() {
+        for (auto& s : mine_) {
+            if (failed_) return;
+            try {
+                s.ctx->queue().finish();
+            } catch (const cl::Error& e) {
+                try {
+                    rethrow_cl(e, "device '" + s.ctx->info().name + "'");
+                } catch (const std::exception& x) {
+                    fail(x);
+                }
+            }
+        }
+    }
+
+    /// The rank of the slice before this rank's first one and after its last one, if another.
+    int rank_left() const {
+        if (mine_.empty()) return Comm::none;
+        const int l = layout_.slices[mine_.front().index].left;
+        return l >= 0 && rank_of_[std::size_t(l)] != me_ ? rank_of_[std::size_t(l)] : Comm::none;
+    }
+    int rank_right() const {
+        if (mine_.empty()) return Comm::none;
+        const int r = layout_.slices[mine_.back().index].right;
+        return r >= 0 && rank_of_[std::size_t(r)] != me_ ? rank_of_[std::size_t(r)] : Comm::none;
+    }
+
+    /// A message from `from` opened by its status word; false (and this rank failed) when the
+    /// sender had failed or the message is short.
+    bool accept(const Bytes& msg, int from, std::size_t want) {
+        std::uint64_t status = kStatusFailed;
+        if (msg.size() >= 8) std::memcpy(&status, msg.data(), 8);
+        if (status == kStatusOk && msg.size() == 8 + want) return true;
+        if (!failed_) {
+            failed_ = true;
+            origin_ = false;
+            failure_ = {"rank " + std::to_string(from) + " failed", ErrorReason::generic};
+        }
+        return false;
+    }
+
+    void exchange(int b) {
+        const std::uint64_t h = halo_[std::size_t(b)], row = row_bytes(b), n = h * row;
+        // 1. Each slice stages its boundary rows for its neighbours.
+        if (!failed_) {
+            try {
+                for (auto& s : mine_) {
+                    const auto& sl = layout_.slices[s.index];
+                    auto& q = s.ctx->queue();
+                    if (sl.left >= 0) {
+                        s.top.resize(n);
+                        q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, h * row, n, s.top.data());
+                    }
+                    if (sl.right >= 0) {
+                        s.bottom.resize(n);
+                        q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, s.desc.units * row, n, s.bottom.data());
+                    }
+                }
+                for (auto& s : mine_) s.ctx->queue().finish();
+                // 2. Neighbours on this rank: copies.
+                for (std::size_t i = 0; i + 1 < mine_.size(); ++i) {
+                    auto &l = mine_[i], &r = mine_[i + 1];
+                    r.ctx->queue().enqueueWriteBuffer(r.bufs[std::size_t(b)], CL_TRUE, 0, n, l.bottom.data());
+                    l.ctx->queue().enqueueWriteBuffer(l.bufs[std::size_t(b)], CL_TRUE, (h + l.desc.units) * row, n,
+                                                      r.top.data());
+                }
+            } catch (const cl::Error& e) {
+                try {
+                    rethrow_cl(e, "halo exchange of '" + spec_.buffers[std::size_t(b)].name + "'");
+                } catch (const std::exception& x) {
+                    fail(x);
+                }
+            }
+        }
+        for (const auto& s : mine_) {
+            const auto& sl = layout_.slices[s.index];
+            report_.halo_per_step[step_] += n * ((sl.left >= 0) + (sl.right >= 0));
+        }
+        if (mine_.empty()) return;
+        // 3. Neighbours on other ranks: rightward, then leftward.
+        const int left = rank_left(), right = rank_right();
+        auto send_recv = [&](int dest, const Bytes& rows, int source, std::uint64_t at, SliceState& into) {
+            const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
+            std::span<const std::byte> parts[2] = {std::as_bytes(std::span(&status, 1)),
+                                                   failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
+            comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo);
+            if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
+            if (source != Comm::none && accept(inbox_, source, n)) {
+                try {
+                    into.ctx->queue().enqueueWriteBuffer(into.bufs[std::size_t(b)], CL_TRUE, at, n, inbox_.data() + 8);
+                } catch (const cl::Error& e) {
+                    try {
+                        rethrow_cl(e, "halo rows of '" + spec_.buffers[std::size_t(b)].name + "' from rank " +
+                                          std::to_string(source));
+                    } catch (const std::exception& x) {
+                        fail(x);
+                    }
+                }
+            }
+        };
+        send_recv(right, mine_.back().bottom, left, 0, mine_.front());
+        send_recv(left, mine_.front().top, right, (h + mine_.back().desc.units) * row, mine_.back());
+    }
+
+    void reduce(std::size_t k, std::size_t i) {
+        const ArgDecl& a = spec_.kernels[k].args[i];
+        const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
+        const std::size_t R = d.count;
+        const double inf = std::numeric_limits<double>::infinity();
+        std::vector<double> total(R, a.op == ReduceOp::sum ? 0.0 : a.op == ReduceOp::min ? inf : -inf);
+        // This rank's slices, records in item order.
+        if (!failed_) {
+            try {
+                for (auto& s : mine_) {
+                    const auto& rec = s.records.at({k, i});
+                    const std::uint64_t items = s.geometry[k].padded;
+                    records_.resize(items * R * elem_size(d.type));
+                    s.ctx->queue().enqueueReadBuffer(rec, CL_TRUE, 0, records_.size(), records_.data());
+                    for (std::uint64_t r = 0; r < items; ++r)
+                        for (std::size_t j = 0; j < R; ++j)
+                            total[j] = combine(a.op, total[j], element(records_.data(), d.type, r * R + j));
+                }
+            } catch (const cl::Error& e) {
+                try {
+                    rethrow_cl(e, "reduction into '" + d.name + "'");
+                } catch (const std::exception& x) {
+                    fail(x);
+                }
+            }
+        }
+        // Along the ranks in slice order: running totals go right, the grand total comes back.
+        const int left = rank_left(), right = rank_right();
+        const std::size_t bytes = R * sizeof(double);
+        auto send = [&](int dest) {
+            const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
+            std::span<const std::byte> parts[2] = {std::as_bytes(std::span(&status, 1)),
+                                                   failed_ ? std::span<const std::byte>() : std::as_bytes(std::span(total))};
+            comm_.send_parts(parts, dest, kReduce);
+            if (!failed_) report_.sent_per_step[step_] += bytes;
+        };
+        if (left != Comm::none) {
+            comm_.recv_bytes_into(inbox_, left, kReduce);
+            if (accept(inbox_, left, bytes)) {
+                std::vector<double> before(R);
+                std::memcpy(before.data(), inbox_.data() + 8, bytes);
+                for (std::size_t j = 0; j < R; ++j) total[j] = combine(a.op, before[j], total[j]);
+            }
+        }
+        if (right != Comm::none) {
+            send(right);
+            comm_.recv_bytes_into(inbox_, right, kReduce);
+            if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
+        }
+        if (left != Comm::none) send(left);
+        if (failed_) return;
+        result_.resize(R * elem_size(d.type));
+        for (std::size_t j = 0; j < R; ++j) store(result_.data(), d.type, j, total[j]);
+        for (auto& s : mine_) upload(s, a.buffer, 0, result_);
+    }
+
+    const DataJobSpec& spec_;
+    Comm& comm_;
+    int me_;
+    DataLayout layout_;
+    std::vector<int> rank_of_;   // per slice
+    std::vector<SliceState> mine_;
+    std::vector<std::uint64_t> halo_;
+    RankReport report_;
+    wire::Failure failure_;
+    bool failed_ = false, origin_ = false;
+    std::uint64_t step_ = 0;
+    Bytes inbox_, records_, result_;
+};
+
+/// The output split buffers, in declaration order.
+std::vector<int> split_outputs(const DataJobSpec& spec) {
+    std::vector<int> v;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::split) v.push_back(int(b));
+    return v;
+}
+std::vector<int> shared_outputs(const DataJobSpec& spec) {
+    std::vector<int> v;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::shared) v.push_back(int(b));
+    return v;
+}
+
+/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
+void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
+    comm.send_json({{"ok", !x.failed()}}, 0, kData);
+    if (x.failed()) return;
+    for (auto& s : x.mine_mutable())
+        for (int b : split_outputs(spec)) {
+            staging.resize(s.desc.units * x.row_bytes(b));
+            x.download(s, b, staging);  // a failure now sends what is there; the report says so
+            comm.send_bytes(staging, 0, kData);
+        }
+}
+
+/// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
+/// when the rank had failed (its report says why).
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm) {
+    const auto& spec = job.spec();
+    const auto hdr = comm.recv_json(r, kData);
+    if (!hdr.at("ok").get<bool>()) return false;
+    for (const auto& s : slices) {
+        if (s.rank != r) continue;
+        for (int b : split_outputs(spec)) {
+            const auto& d = spec.buffers[std::size_t(b)];
+            const std::uint64_t row = d.pitch * elem_size(d.type);
+            comm.recv_bytes_exact(job.host(b).subspan(s.offset * row, s.units * row), r, kData);
+        }
+    }
+    return true;
+}
+
+/// Rank 0's own slices' outputs, read from its devices into the job's host memory.
+void read_own_outputs(DataJob& job, Execution& x) {
+    for (auto& s : x.mine_mutable())
+        for (int b : split_outputs(job.spec())) {
+            const std::uint64_t row = x.row_bytes(b);
+            x.download(s, b, job.host(b).subspan(s.desc.offset * row, s.desc.units * row));
+        }
+}
+
+nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool origin) {
+    nlohmann::json j = {{"rank", r.rank},         {"devices", r.devices},         {"setup_s", r.setup_s},
+                        {"steps_s", r.steps_s},   {"kernel_s", r.kernel_s},       {"sent", r.sent_per_step},
+                        {"halo", r.halo_per_step}, {"ok", f.empty()},              {"origin", origin}};
+    if (!f.empty()) wire::put_failure(j, f);
+    return j;
+}
+
+RankReport report_from_json(const nlohmann::json& j) {
+    RankReport r;
+    r.rank = j.at("rank").get<int>();
+    r.devices = j.at("devices").get<std::vector<int>>();
+    r.setup_s = j.at("setup_s").get<double>();
+    r.steps_s = j.at("steps_s").get<double>();
+    r.kernel_s = j.at("kernel_s").get<double>();
+    r.sent_per_step = j.at("sent").get<std::vector<std::uint64_t>>();
+    r.halo_per_step = j.at("halo").get<std::vector<std::uint64_t>>();
+    if (!j.at("ok").get<bool>()) r.error = j.value("error", "failed");
+    return r;
+}
+
+/// Whether rank `r` (not rank 0) sends rank 0 the shared outputs: the first rank with slices,
+/// when rank 0 has none.
+int shared_sender(const std::vector<SliceDesc>& slices) {
+    int first = -1;
+    for (const auto& s : slices)
+        if (first < 0 || s.rank < first) first = s.rank;
+    return first;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Rank 0.
+
+DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
+    if (!is_master()) throw Error("Cluster::run is for rank 0");
+    const DataJobSpec& spec = job.spec();
+    validate(spec);
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& d = spec.buffers[b];
+        const std::uint64_t want = (d.layout == BufferLayout::split ? spec.units * d.pitch : d.count) * elem_size(d.type);
+        const auto have = job.host(int(b)).size();
+        if ((d.input || d.output) && have != want)
+            throw InvalidArgument("data job '" + spec.name + "', buffer '" + d.name + "': rank 0's data holds " +
+                                  std::to_string(have) + " bytes; the declaration reads " + std::to_string(want) +
+                                  (have < want ? " (past its end)" : ""));
+    }
+    DataRunResult result;
+    result.plan = options.plan ? *options.plan : plan_data_job(devices(), job, options);
+    check_slices(spec, result.plan.assignments);
+    result.layout = data_layout(spec, result.plan.assignments);
+
+    Comm& comm = *impl_->comm;
+    const auto& devs = impl_->devices;
+    std::vector<SliceDesc> slices;
+    for (const auto& a : result.plan.assignments) {
+        if (a.units == 0) continue;
+        if (a.device < 0 || std::size_t(a.device) >= devs.size())
+            throw InvalidArgument("the plan names device " + std::to_string(a.device) + " of " + std::to_string(devs.size()));
+        const auto& d = devs[std::size_t(a.device)];
+        slices.push_back({a.device, d.rank, d.index, a.offset, a.units, a.local});
+    }
+    std::vector<int> workers;
+    for (const auto& s : slices)
+        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end()) workers.push_back(s.rank);
+    std::sort(workers.begin(), workers.end());
+
+    const double t0 = now_s();
+    const nlohmann::json cmd = {{"cmd", "data"}, {"spec", to_json(spec)}, {"slices", slices_to_json(slices)}};
+    for (int r : workers) comm.send_json(cmd, r, wire::kCmd);
+
+    Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
+    x.setup();
+    for (auto& s : x.mine_mutable()) {
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+            const auto& d = spec.buffers[b];
+            if (!d.input) continue;
+            if (d.layout == BufferLayout::shared) {
+                x.upload(s, int(b), 0, job.host(int(b)));
+                continue;
+            }
+            const auto [first, n] = x.input_rows(s.desc, int(b));
+            x.upload(s, int(b), first, job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
+        }
+    }
+    // The scatter: each worker slice's input rows, then the shared inputs once per rank.
+    for (int r : workers) {
+        for (const auto& s : slices) {
+            if (s.rank != r) continue;
+            for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+                if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
+                const auto [first, n] = x.input_rows(s, int(b));
+                comm.send_bytes(job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))), r, kData);
+            }
+        }
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared)
+                comm.send_bytes(job.host(int(b)), r, kData);
+    }
+    x.report().setup_s = now_s() - t0;
+    result.setup_s = x.report().setup_s;
+
+    // The steps: rank 0 takes part with its own slices, and takes the gathers it asked for.
+    bool gathered_ok = true;
+    const double s0 = now_s();
+    x.run_steps([&](std::uint64_t step) {
+        if (!x.failed()) read_own_outputs(job, x);
+        bool ok = !x.failed();
+        for (int r : workers) ok = recv_outputs(job, slices, r, comm) && ok;
+        if (ok && job.on_gather()) job.on_gather()(step);
+        gathered_ok = gathered_ok && ok;
+    });
+    const double g0 = now_s();
+    result.steps_s = g0 - s0;
+
+    // The end: every worker's report, then its outputs; rank 0's own outputs.
+    std::vector<std::pair<RankReport, wire::Failure>> reports;
+    std::vector<bool> origins;
+    if (x.participates()) {
+        read_own_outputs(job, x);
+        for (int b : shared_outputs(spec))
+            if (!x.failed()) x.download(x.mine_mutable().front(), b, job.host(b));
+        RankReport own = x.report();
+        own.error = x.failure().message;
+        reports.push_back({own, x.failure()});
+        origins.push_back(x.failed_here());
+    }
+    const int sender = x.participates() ? -1 : shared_sender(slices);
+    for (int r : workers) {
+        const auto j = comm.recv_json(r, kResult);
+        RankReport rep = report_from_json(j);
+        wire::Failure f;
+        if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
+        const bool ok = recv_outputs(job, slices, r, comm);
+        if (ok && r == sender)
+            for (int b : shared_outputs(spec)) comm.recv_bytes_exact(job.host(b), r, kData);
+        reports.push_back({rep, f});
+        origins.push_back(j.value("origin", false));
+    }
+    result.gather_s = now_s() - g0;
+    result.total_s = now_s() - t0;
+    // The failure that started it all: a rank's own, before the ones it caused.
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+            const auto& [rep, f] = reports[i];
+            if (f.empty() || (pass == 0 && !origins[i])) continue;
+            f.raise("data job '" + spec.name + "', rank " + std::to_string(rep.rank) + ": ");
+        }
+    (void)gathered_ok;
+    for (auto& [rep, f] : reports) result.ranks.push_back(rep);
+    std::sort(result.ranks.begin(), result.ranks.end(), [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
+    result.steps_s = 0;
+    for (const auto& r : result.ranks) result.steps_s = std::max(result.steps_s, r.steps_s);
+    return result;
+}
+
+DataRunResult run(Cluster& cluster, DataJob& job, const DataRunOptions& options) { return cluster.run(job, options); }
+
+// ---------------------------------------------------------------------------------------------
+// The other ranks.
+
+void Cluster::serve_data(const nlohmann::json& cmd) {
+    Comm& comm = *impl_->comm;
+    const DataJobSpec spec = data_job_from_json(cmd.at("spec"));
+    const auto slices = slices_from_json(cmd.at("slices"));
+    const double t0 = now_s();
+    Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
+    x.setup();
+    std::shared_ptr<HostMemoryResource> pinned;
+    if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
+    Bytes staging = bytes_with(pinned);
+    for (auto& s : x.mine_mutable())
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+            if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
+            comm.recv_bytes_into(staging, 0, kData);
+            x.upload(s, int(b), x.input_rows(s.desc, int(b)).first, staging);
+        }
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::shared) continue;
+        comm.recv_bytes_into(staging, 0, kData);
+        for (auto& s : x.mine_mutable()) x.upload(s, int(b), 0, staging);
+    }
+    x.report().setup_s = now_s() - t0;
+    x.run_steps([&](std::uint64_t) { send_outputs(x, spec, comm, staging); });
+    comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
+    send_outputs(x, spec, comm, staging);
+    if (!x.failed() && comm.rank() == shared_sender(slices) && !std::any_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; }))
+        for (int b : shared_outputs(spec)) {
+            staging.resize(spec.buffers[std::size_t(b)].count * elem_size(spec.buffers[std::size_t(b)].type));
+            x.download(x.mine_mutable().front(), b, staging);
+            comm.send_bytes(staging, 0, kData);
+        }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>& devices) {
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    o.precision(3);
+    for (const auto& a : r.plan.assignments) {
+        if (a.units == 0) continue;
+        o << "  device " << a.device << " (rank " << a.rank << ", "
+          << (std::size_t(a.device) < devices.size() ? devices[std::size_t(a.device)].name : a.device_name) << "): units "
+          << a.offset << ".." << a.offset + a.units << ", local " << a.local.x << "x" << a.local.y << " (" << a.local_rule
+          << ")\n";
+    }
+    o << "  setup " << r.setup_s * 1e3 << " ms, steps " << r.steps_s * 1e3 << " ms, gather " << r.gather_s * 1e3
+      << " ms, total " << r.total_s * 1e3 << " ms\n";
+    for (const auto& k : r.ranks) {
+        std::uint64_t first = k.sent_per_step.empty() ? 0 : k.sent_per_step.front(), most = 0, halo = 0;
+        for (auto v : k.sent_per_step) most = std::max(most, v);
+        for (auto v : k.halo_per_step) halo = std::max(halo, v);
+        o << "  rank " << k.rank << ": steps " << k.steps_s * 1e3 << " ms, kernels " << k.kernel_s * 1e3
+          << " ms, bytes sent to other ranks per step: first " << first << ", at most " << most
+          << "; halo bytes per step (to neighbours) at most " << halo << "\n";
+    }
+    return o.str();
+}
+
+}  // namespace worksize

@@ -1,0 +1,157 @@
+// A data job as plain structs: the buffers of an application, the kernels that touch them and how
+// each kernel argument accesses its buffer along the split dimension (split one-to-one, a
+// neighbourhood with a halo, all of it, a reduction, a scalar), run for a number of steps. From
+// such a declaration and a plan, everything a device holds and sends follows (data_layout): the
+// rows of each buffer it keeps, the halo rows it swaps with its neighbours, the records it
+// reduces. The runtime (worksize/runtime/data_job.hpp) executes it; this header only declares,
+// checks and derives, so that the checks and the traffic are testable without a device.
+//
+// The split dimension is the NDRange's last: rows (y) of a 2-D job of `width` columns, items (x)
+// of a 1-D job. A "unit" is one row or item. A split buffer holds `pitch` elements per unit
+// (a row of an image: pitch = width; a point of D coordinates: pitch = D).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "worksize/scheduler/planner.hpp"
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize {
+
+/// Element types of a buffer (OpenCL C float, double, int, uint).
+enum class ElemType { f32, f64, i32, u32 };
+std::size_t elem_size(ElemType t);
+const char* to_string(ElemType t);  ///< "float", "double", "int", "uint"
+ElemType parse_elem_type(const std::string& s);  ///< @throws InvalidArgument
+
+enum class BufferLayout {
+    split,   ///< units × pitch elements, each device holds its slice's rows (and halo rows)
+    shared,  ///< `count` elements, every device holds all of them
+};
+
+struct BufferDecl {
+    std::string name;
+    ElemType type = ElemType::f32;
+    BufferLayout layout = BufferLayout::split;
+    std::uint64_t pitch = 1;   ///< split: elements per unit
+    std::uint64_t count = 0;   ///< shared: elements
+    bool input = false;        ///< rank 0 has its initial contents (sent once per device or rank)
+    bool output = false;       ///< rank 0 gets it back at the end (and every gather_every steps)
+};
+
+enum class ReduceOp { sum, min, max };
+const char* to_string(ReduceOp op);
+ReduceOp parse_reduce_op(const std::string& s);  ///< @throws InvalidArgument
+
+enum class ArgKind {
+    read,        ///< split buffer: the slice's rows, read only
+    write,       ///< split buffer: the slice's rows, written (each device its own rows)
+    read_write,  ///< split buffer: the slice's rows, read and written
+    halo,        ///< split buffer: the slice's rows plus `depth` rows on each side, read only
+    all,         ///< shared buffer, read only (broadcast once per rank)
+    reduce,      ///< shared buffer: each launched work-item writes one record of `count`
+                 ///< elements; the records of all devices are combined with `op`, in slice
+                 ///< order, and the result is the buffer's new contents on every device
+    scalar,      ///< a value (`scalar_type`, `value`)
+    begin,       ///< int: the first launched item along the split dimension (global index)
+    end,         ///< int: one past the slice's last launched item (global index)
+    origin,      ///< int: the global unit held in row 0 of `buffer` on this device
+};
+const char* to_string(ArgKind k);
+
+struct ArgDecl {
+    ArgKind kind = ArgKind::scalar;
+    int buffer = -1;                 ///< index into DataJobSpec::buffers (buffer kinds, origin)
+    std::uint64_t depth = 0;         ///< halo rows on each side
+    ReduceOp op = ReduceOp::sum;
+    ElemType scalar_type = ElemType::f32;
+    double value = 0.0;              ///< scalar: the value (exact for integers up to 2^53)
+};
+
+struct KernelDecl {
+    std::string name;
+    std::vector<ArgDecl> args;
+    /// Units one launched work-item covers along the split dimension (e.g. a chunk of points a
+    /// work-item reduces); the kernel's launched items over a slice are ceil(units / this).
+    std::uint64_t units_per_item = 1;
+    /// A work-group shape the kernel requires (__local tiles); {0,0}: any, the plan's.
+    LocalSize required_local;
+};
+
+struct DataJobSpec {
+    std::string name;
+    std::string source;              ///< the OpenCL C source of every kernel
+    std::string build_options;
+    int dims = 1;                    ///< 1: items along x; 2: `width` columns, rows along y
+    std::uint64_t width = 1;         ///< 2-D: columns of the NDRange
+    std::uint64_t units = 0;         ///< extent of the split dimension
+    std::vector<BufferDecl> buffers;
+    std::vector<KernelDecl> kernels; ///< run in order, every step
+    /// After every step, these pairs of split buffers exchange their contents (double buffering).
+    std::vector<std::pair<int, int>> swaps;
+    std::uint64_t steps = 1;
+    /// 0: rank 0 gathers the outputs at the end only; N: also after every N-th step.
+    std::uint64_t gather_every = 0;
+    /// Operations per unit and step, for the planner's compute class (0: one per element).
+    double ops_per_unit = 0.0;
+};
+
+nlohmann::json to_json(const DataJobSpec& spec);
+/// @throws InvalidArgument naming the field that is missing or malformed.
+DataJobSpec data_job_from_json(const nlohmann::json& j);
+
+/// Checks the declaration on its own: names, shapes, every argument's access. A wrong one is
+/// refused with one line naming the kernel and the argument, e.g. "kernel 'step', argument 2
+/// ('t'): a halo access is read-only; write the slice with write() and swap".
+/// @throws InvalidArgument
+void validate(const DataJobSpec& spec);
+
+/// Halo rows allocated on each side of split buffer `b`: the deepest halo any kernel reads it
+/// with, the same for both buffers of a swap pair (their contents trade places).
+std::uint64_t halo_rows(const DataJobSpec& spec, int b);
+
+/// The split granule: every slice boundary a multiple of it (units per item, and the required
+/// work-group's extent along the split dimension, together).
+std::uint64_t data_granule(const DataJobSpec& spec);
+
+/// What the planner needs: the descriptor (ops per unit, bytes per unit in and out, bytes every
+/// device needs whole) and the NDRange, with the granule.
+PlanRequest data_plan_request(const DataJobSpec& spec);
+
+/// Checks the declaration against a plan's slices: a halo deeper than a neighbouring slice, a
+/// required work-group size that does not fit. @throws InvalidArgument naming the argument.
+void check_slices(const DataJobSpec& spec, const std::vector<Assignment>& assignments);
+
+/// One device's slice and its place among the others.
+struct SliceLayout {
+    int device = 0;                  ///< Assignment::device
+    int rank = 0;
+    std::uint64_t offset = 0, units = 0;
+    int left = -1, right = -1;       ///< neighbouring slices (indexes into DataLayout::slices)
+};
+
+/// Per step, the bytes each slice sends to its neighbours (halo rows) and into reductions,
+/// derived from the declaration: what the runtime's counters must show.
+struct DataLayout {
+    std::vector<SliceLayout> slices;  ///< the non-empty slices, in order along the split dimension
+    /// Per slice: halo bytes it sends per step (to other slices, on its rank or another).
+    std::vector<std::uint64_t> halo_bytes_per_step;
+};
+
+DataLayout data_layout(const DataJobSpec& spec, const std::vector<Assignment>& assignments);
+
+/// Which buffers a step's kernel `k` needs fresh halos of before it runs: those it reads with a
+/// halo that were written since their last exchange. `dirty` (one flag per buffer) says which
+/// were written; the runtime and data_layout walk the steps with the same rules.
+std::vector<int> halo_exchanges_before(const DataJobSpec& spec, std::size_t k, std::vector<bool>& dirty);
+/// After kernel `k`: the buffers it wrote become dirty.
+void mark_written(const DataJobSpec& spec, std::size_t k, std::vector<bool>& dirty);
+/// After a step: the swap pairs exchange their contents and their dirty flags.
+void apply_swaps(const DataJobSpec& spec, std::vector<bool>& dirty);
+
+}  // namespace worksize

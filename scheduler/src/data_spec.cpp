@@ -1,0 +1,450 @@
+// The data-job declaration: its JSON form, its checks and what a plan derives from it.
+#include "worksize/scheduler/data_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+namespace worksize {
+
+std::size_t elem_size(ElemType t) { return t == ElemType::f64 ? 8 : 4; }
+
+const char* to_string(ElemType t) {
+    switch (t) {
+    case ElemType::f32: return "float";
+    case ElemType::f64: return "double";
+    case ElemType::i32: return "int";
+    case ElemType::u32: return "uint";
+    }
+    return "?";
+}
+
+ElemType parse_elem_type(const std::string& s) {
+    for (auto t : {ElemType::f32, ElemType::f64, ElemType::i32, ElemType::u32})
+        if (s == to_string(t)) return t;
+    throw InvalidArgument("unknown element type '" + s + "' (float, double, int, uint)");
+}
+
+const char* to_string(ReduceOp op) {
+    switch (op) {
+    case ReduceOp::sum: return "sum";
+    case ReduceOp::min: return "min";
+    case ReduceOp::max: return "max";
+    }
+    return "?";
+}
+
+ReduceOp parse_reduce_op(const std::string& s) {
+    for (auto op : {ReduceOp::sum, ReduceOp::min, ReduceOp::max})
+        if (s == to_string(op)) return op;
+    throw InvalidArgument("unknown reduction '" + s + "' (sum, min, max)");
+}
+
+namespace {
+constexpr ArgKind kKinds[] = {ArgKind::read,   ArgKind::write, ArgKind::read_write, ArgKind::halo,
+                              ArgKind::all,    ArgKind::reduce, ArgKind::scalar,    ArgKind::begin,
+                              ArgKind::end,    ArgKind::origin};
+
+bool is_buffer_access(ArgKind k) {
+    return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
+           k == ArgKind::all || k == ArgKind::reduce;
+}
+bool writes(ArgKind k) { return k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::reduce; }
+
+ArgKind parse_kind(const std::string& s) {
+    for (auto k : kKinds)
+        if (s == to_string(k)) return k;
+    throw InvalidArgument("unknown access '" + s +
+                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin)");
+}
+}  // namespace
+
+const char* to_string(ArgKind k) {
+    switch (k) {
+    case ArgKind::read: return "read";
+    case ArgKind::write: return "write";
+    case ArgKind::read_write: return "read_write";
+    case ArgKind::halo: return "halo";
+    case ArgKind::all: return "all";
+    case ArgKind::reduce: return "reduce";
+    case ArgKind::scalar: return "scalar";
+    case ArgKind::begin: return "begin";
+    case ArgKind::end: return "end";
+    case ArgKind::origin: return "origin";
+    }
+    return "?";
+}
+
+nlohmann::json to_json(const DataJobSpec& s) {
+    nlohmann::json j = {{"name", s.name},       {"source", s.source}, {"build_options", s.build_options},
+                        {"dims", s.dims},       {"width", s.width},   {"units", s.units},
+                        {"steps", s.steps},     {"gather_every", s.gather_every},
+                        {"ops_per_unit", s.ops_per_unit}};
+    j["buffers"] = nlohmann::json::array();
+    for (const auto& b : s.buffers)
+        j["buffers"].push_back({{"name", b.name},
+                                {"type", to_string(b.type)},
+                                {"layout", b.layout == BufferLayout::split ? "split" : "shared"},
+                                {"pitch", b.pitch},
+                                {"count", b.count},
+                                {"input", b.input},
+                                {"output", b.output}});
+    j["kernels"] = nlohmann::json::array();
+    for (const auto& k : s.kernels) {
+        nlohmann::json args = nlohmann::json::array();
+        for (const auto& a : k.args) {
+            nlohmann::json ja = {{"access", to_string(a.kind)}};
+            if (a.buffer >= 0) ja["buffer"] = a.buffer;
+            if (a.kind == ArgKind::halo) ja["depth"] = a.depth;
+            if (a.kind == ArgKind::reduce) ja["op"] = to_string(a.op);
+            if (a.kind == ArgKind::scalar) {
+                ja["type"] = to_string(a.scalar_type);
+                ja["value"] = a.value;
+            }
+            args.push_back(ja);
+        }
+        j["kernels"].push_back({{"name", k.name},
+                                {"args", args},
+                                {"units_per_item", k.units_per_item},
+                                {"required_local", {k.required_local.x, k.required_local.y}}});
+    }
+    j["swaps"] = nlohmann::json::array();
+    for (const auto& [a, b] : s.swaps) j["swaps"].push_back({a, b});
+    return j;
+}
+
+DataJobSpec data_job_from_json(const nlohmann::json& j) {
+    std::string where = "job";
+    try {
+        DataJobSpec s;
+        s.name = j.at("name").get<std::string>();
+        s.source = j.at("source").get<std::string>();
+        s.build_options = j.value("build_options", "");
+        s.dims = j.at("dims").get<int>();
+        s.width = j.value("width", std::uint64_t{1});
+        s.units = j.at("units").get<std::uint64_t>();
+        s.steps = j.value("steps", std::uint64_t{1});
+        s.gather_every = j.value("gather_every", std::uint64_t{0});
+        s.ops_per_unit = j.value("ops_per_unit", 0.0);
+        for (const auto& jb : j.at("buffers")) {
+            where = "buffer " + std::to_string(s.buffers.size());
+            BufferDecl b;
+            b.name = jb.at("name").get<std::string>();
+            b.type = parse_elem_type(jb.value("type", "float"));
+            const auto layout = jb.value("layout", "split");
+            if (layout != "split" && layout != "shared")
+                throw InvalidArgument("layout '" + layout + "' (split or shared)");
+            b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
+            b.pitch = jb.value("pitch", std::uint64_t{1});
+            b.count = jb.value("count", std::uint64_t{0});
+            b.input = jb.value("input", false);
+            b.output = jb.value("output", false);
+            s.buffers.push_back(b);
+        }
+        for (const auto& jk : j.at("kernels")) {
+            where = "kernel " + std::to_string(s.kernels.size());
+            KernelDecl k;
+            k.name = jk.at("name").get<std::string>();
+            k.units_per_item = jk.value("units_per_item", std::uint64_t{1});
+            if (jk.contains("required_local"))
+                k.required_local = {jk["required_local"].at(0).get<std::uint64_t>(),
+                                    jk["required_local"].at(1).get<std::uint64_t>()};
+            for (const auto& ja : jk.at("args")) {
+                where = "kernel '" + k.name + "', argument " + std::to_string(k.args.size());
+                ArgDecl a;
+                a.kind = parse_kind(ja.at("access").get<std::string>());
+                a.buffer = ja.value("buffer", -1);
+                a.depth = ja.value("depth", std::uint64_t{0});
+                if (ja.contains("op")) a.op = parse_reduce_op(ja["op"].get<std::string>());
+                if (ja.contains("type")) a.scalar_type = parse_elem_type(ja["type"].get<std::string>());
+                a.value = ja.value("value", 0.0);
+                k.args.push_back(a);
+            }
+            s.kernels.push_back(std::move(k));
+        }
+        where = "swaps";
+        for (const auto& js : j.value("swaps", nlohmann::json::array()))
+            s.swaps.emplace_back(js.at(0).get<int>(), js.at(1).get<int>());
+        return s;
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument("data job, " + where + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) {
+        throw InvalidArgument("data job, " + where + ": " + e.what());
+    }
+}
+
+namespace {
+
+std::string arg_name(const DataJobSpec& s, const KernelDecl& k, std::size_t i) {
+    std::string n = "kernel '" + k.name + "', argument " + std::to_string(i);
+    const int b = k.args[i].buffer;
+    if (b >= 0 && static_cast<std::size_t>(b) < s.buffers.size()) n += " ('" + s.buffers[std::size_t(b)].name + "')";
+    return n;
+}
+
+/// The required work-group's extent along the split dimension (0: none).
+std::uint64_t required_split_extent(const DataJobSpec& s, const KernelDecl& k) {
+    if (k.required_local.is_null()) return 0;
+    return s.dims == 2 ? k.required_local.y : k.required_local.x;
+}
+
+}  // namespace
+
+void validate(const DataJobSpec& s) {
+    const std::string job = "data job '" + s.name + "'";
+    if (s.name.empty()) throw InvalidArgument("a data job needs a name");
+    if (s.source.empty()) throw InvalidArgument(job + ": no kernel source");
+    if (s.dims != 1 && s.dims != 2) throw InvalidArgument(job + ": dims must be 1 or 2, not " + std::to_string(s.dims));
+    if (s.units == 0) throw InvalidArgument(job + ": the split dimension has no units");
+    if (s.width == 0) throw InvalidArgument(job + ": width 0");
+    if (s.dims == 1 && s.width != 1) throw InvalidArgument(job + ": a 1-D job has width 1");
+    if (s.steps == 0) throw InvalidArgument(job + ": steps must be at least 1");
+    if (s.kernels.empty()) throw InvalidArgument(job + ": no kernel");
+    if (s.units > std::uint64_t(INT32_MAX)) throw InvalidArgument(job + ": more than 2^31-1 units (kernels index with int)");
+    std::set<std::string> names;
+    for (const auto& b : s.buffers) {
+        const std::string bn = job + ", buffer '" + b.name + "'";
+        if (b.name.empty()) throw InvalidArgument(job + ": a buffer without a name");
+        if (!names.insert(b.name).second) throw InvalidArgument(bn + ": declared twice");
+        if (b.layout == BufferLayout::split && b.pitch == 0) throw InvalidArgument(bn + ": pitch 0");
+        if (b.layout == BufferLayout::shared && b.count == 0) throw InvalidArgument(bn + ": no elements");
+    }
+    for (const auto& k : s.kernels) {
+        if (k.name.empty()) throw InvalidArgument(job + ": a kernel without a name");
+        if (k.units_per_item == 0) throw InvalidArgument(job + ", kernel '" + k.name + "': units_per_item 0");
+        if (!k.required_local.is_null() && (k.required_local.x == 0 || (s.dims == 2 && k.required_local.y == 0)))
+            throw InvalidArgument(job + ", kernel '" + k.name + "': a required work-group size needs every extent");
+        std::set<int> written, halo_read;
+        bool has_reduce = false;
+        for (std::size_t i = 0; i < k.args.size(); ++i) {
+            const ArgDecl& a = k.args[i];
+            const std::string an = arg_name(s, k, i);
+            const bool needs_buffer = is_buffer_access(a.kind) || a.kind == ArgKind::origin;
+            if (needs_buffer && (a.buffer < 0 || static_cast<std::size_t>(a.buffer) >= s.buffers.size()))
+                throw InvalidArgument(an + ": names no declared buffer");
+            if (!needs_buffer) {
+                if (a.kind == ArgKind::scalar && (a.scalar_type == ElemType::i32 || a.scalar_type == ElemType::u32)) {
+                    const double lo = a.scalar_type == ElemType::i32 ? double(INT32_MIN) : 0.0;
+                    const double hi = a.scalar_type == ElemType::i32 ? double(INT32_MAX) : double(UINT32_MAX);
+                    if (a.value != std::floor(a.value) || a.value < lo || a.value > hi)
+                        throw InvalidArgument(an + ": " + std::to_string(a.value) + " is not a " + to_string(a.scalar_type));
+                }
+                continue;
+            }
+            const BufferDecl& b = s.buffers[std::size_t(a.buffer)];
+            const bool split = b.layout == BufferLayout::split;
+            switch (a.kind) {
+            case ArgKind::read:
+            case ArgKind::write:
+            case ArgKind::read_write:
+            case ArgKind::origin:
+                if (!split)
+                    throw InvalidArgument(an + ": '" + to_string(a.kind) + "' takes a split buffer; '" + b.name +
+                                          "' is shared (read it with all(), write it with reduce())");
+                break;
+            case ArgKind::halo:
+                if (!split) throw InvalidArgument(an + ": a halo needs a split buffer; '" + b.name + "' is shared");
+                if (a.depth == 0) throw InvalidArgument(an + ": a halo of depth 0 (use read())");
+                if (a.depth >= s.units)
+                    throw InvalidArgument(an + ": a halo of " + std::to_string(a.depth) + " rows reads past the buffer (" +
+                                          std::to_string(s.units) + " rows in all)");
+                break;
+            case ArgKind::all:
+                if (split) throw InvalidArgument(an + ": all() takes a shared buffer; '" + b.name + "' is split");
+                break;
+            case ArgKind::reduce:
+                if (split) throw InvalidArgument(an + ": reduce() writes a shared buffer; '" + b.name + "' is split");
+                if (s.dims != 1) throw InvalidArgument(an + ": reductions need a 1-D job");
+                has_reduce = true;
+                break;
+            default:
+                break;
+            }
+            if (writes(a.kind) && !written.insert(a.buffer).second)
+                throw InvalidArgument(an + ": overlapping writes: the kernel writes '" + b.name + "' twice");
+            if (a.kind == ArgKind::halo) halo_read.insert(a.buffer);
+        }
+        (void)has_reduce;
+        for (std::size_t i = 0; i < k.args.size(); ++i) {
+            const ArgDecl& a = k.args[i];
+            if (a.kind == ArgKind::all && written.count(a.buffer))
+                throw InvalidArgument(arg_name(s, k, i) + ": the kernel reads '" + s.buffers[std::size_t(a.buffer)].name +
+                                      "' whole and reduces into it");
+            if (writes(a.kind) && halo_read.count(a.buffer))
+                throw InvalidArgument(arg_name(s, k, i) + ": overlapping writes: the kernel reads '" +
+                                      s.buffers[std::size_t(a.buffer)].name +
+                                      "' with a halo and writes it, so a neighbour's rows would change under it; "
+                                      "write another buffer and swap them");
+        }
+    }
+    for (const auto& [a, b] : s.swaps) {
+        if (a < 0 || b < 0 || std::size_t(a) >= s.buffers.size() || std::size_t(b) >= s.buffers.size() || a == b)
+            throw InvalidArgument(job + ": a swap must name two different declared buffers");
+        const auto &x = s.buffers[std::size_t(a)], &y = s.buffers[std::size_t(b)];
+        if (x.layout != BufferLayout::split || y.layout != BufferLayout::split || x.pitch != y.pitch || x.type != y.type)
+            throw InvalidArgument(job + ": swap of '" + x.name + "' and '" + y.name +
+                                  "': both must be split buffers of the same type and pitch");
+    }
+    for (const auto& b : s.buffers) {
+        bool used = false;
+        for (const auto& k : s.kernels)
+            for (const auto& a : k.args) used = used || (a.buffer >= 0 && s.buffers[std::size_t(a.buffer)].name == b.name);
+        if (!used) throw InvalidArgument(job + ", buffer '" + b.name + "': no kernel uses it");
+    }
+}
+
+std::uint64_t halo_rows(const DataJobSpec& s, int b) {
+    auto own = [&](int x) {
+        std::uint64_t h = 0;
+        for (const auto& k : s.kernels)
+            for (const auto& a : k.args)
+                if (a.kind == ArgKind::halo && a.buffer == x) h = std::max(h, a.depth);
+        return h;
+    };
+    std::uint64_t h = own(b);
+    // A swap partner holds the same contents a step later: both get the deeper halo. Pairs may
+    // chain (a<->b, b<->c), so follow them to a fixed point.
+    std::set<int> group = {b};
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto& [x, y] : s.swaps) {
+            if (group.count(x) && !group.count(y)) grew = group.insert(y).second;
+            if (group.count(y) && !group.count(x)) grew = group.insert(x).second;
+        }
+    }
+    for (int x : group) h = std::max(h, own(x));
+    return h;
+}
+
+std::uint64_t data_granule(const DataJobSpec& s) {
+    std::uint64_t g = 1;
+    for (const auto& k : s.kernels) {
+        g = std::lcm(g, k.units_per_item);
+        if (const auto r = required_split_extent(s, k)) g = std::lcm(g, r * k.units_per_item);
+    }
+    return g;
+}
+
+PlanRequest data_plan_request(const DataJobSpec& s) {
+    PlanRequest r;
+    r.kernel.name = s.name;
+    r.kernel.dims = s.dims;
+    double in = 0, out = 0, fixed = 0, elems = 0;
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+        const auto& d = s.buffers[b];
+        if (d.layout == BufferLayout::shared) {
+            if (d.input) fixed += double(d.count * elem_size(d.type));
+            continue;
+        }
+        const double row = double(d.pitch * elem_size(d.type));
+        elems += double(d.pitch);
+        if (d.input) in += row;
+        if (d.output) out += row;
+    }
+    // Per work-item of the NDRange: a 2-D job's unit is a row of `width` items.
+    const double items_per_unit = double(s.width);
+    r.kernel.ops_per_item = (s.ops_per_unit > 0 ? s.ops_per_unit : std::max(elems, 1.0)) / items_per_unit;
+    r.kernel.bytes_in_per_item = in / items_per_unit;
+    r.kernel.bytes_out_per_item = out / items_per_unit;
+    r.kernel.bytes_in_fixed = fixed;
+    r.global = s.dims == 2 ? GlobalSize{s.width, s.units} : GlobalSize{s.units, 1};
+    r.iterations = s.steps;
+    r.granule = data_granule(s);
+    return r;
+}
+
+void check_slices(const DataJobSpec& s, const std::vector<Assignment>& assignments) {
+    const DataLayout layout = data_layout(s, assignments);
+    for (const auto& sl : layout.slices) {
+        if (sl.left < 0 && sl.right < 0) continue;  // alone: its halo is the domain's edge
+        for (const auto& k : s.kernels)
+            for (std::size_t i = 0; i < k.args.size(); ++i) {
+                const ArgDecl& a = k.args[i];
+                if (a.kind != ArgKind::halo) continue;
+                const std::uint64_t h = halo_rows(s, a.buffer);
+                if (h > sl.units)
+                    throw InvalidArgument(arg_name(s, k, i) + ": a halo of " + std::to_string(h) +
+                                          " rows is deeper than the slice of device " + std::to_string(sl.device) +
+                                          " (rank " + std::to_string(sl.rank) + ", " + std::to_string(sl.units) +
+                                          " rows): its neighbours would need rows of slices beyond it");
+            }
+        for (const auto& k : s.kernels) {
+            const std::uint64_t r = required_split_extent(s, k);
+            if (r && sl.units % (r * k.units_per_item) != 0 && sl.offset + sl.units != s.units)
+                throw InvalidArgument("kernel '" + k.name + "': its required work-group of " + std::to_string(r) +
+                                      " along the split does not divide the slice of device " +
+                                      std::to_string(sl.device) + " (" + std::to_string(sl.units) + " units)");
+        }
+    }
+}
+
+DataLayout data_layout(const DataJobSpec& s, const std::vector<Assignment>& assignments) {
+    DataLayout l;
+    std::vector<Assignment> sorted;
+    for (const auto& a : assignments)
+        if (a.units > 0) sorted.push_back(a);
+    std::sort(sorted.begin(), sorted.end(), [](const Assignment& x, const Assignment& y) { return x.offset < y.offset; });
+    std::uint64_t next = 0;
+    for (const auto& a : sorted) {
+        if (a.offset != next)
+            throw InvalidArgument("the plan's slices do not tile the " + std::to_string(s.units) + " units (a slice starts at " +
+                                  std::to_string(a.offset) + ", not " + std::to_string(next) + ")");
+        next = a.offset + a.units;
+        SliceLayout sl;
+        sl.device = a.device;
+        sl.rank = a.rank;
+        sl.offset = a.offset;
+        sl.units = a.units;
+        l.slices.push_back(sl);
+    }
+    if (next != s.units)
+        throw InvalidArgument("the plan's slices cover " + std::to_string(next) + " of " + std::to_string(s.units) + " units");
+    for (std::size_t i = 0; i < l.slices.size(); ++i) {
+        l.slices[i].left = i > 0 ? int(i) - 1 : -1;
+        l.slices[i].right = i + 1 < l.slices.size() ? int(i) + 1 : -1;
+    }
+    // The steady state: walk two steps with the runtime's rules; count the second.
+    l.halo_bytes_per_step.assign(l.slices.size(), 0);
+    std::vector<bool> dirty(s.buffers.size(), false);
+    for (int step = 0; step < 2; ++step) {
+        for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+            for (int b : halo_exchanges_before(s, k, dirty)) {
+                if (step == 0) continue;
+                const auto& d = s.buffers[std::size_t(b)];
+                const std::uint64_t rows = halo_rows(s, b), bytes = rows * d.pitch * elem_size(d.type);
+                for (std::size_t i = 0; i < l.slices.size(); ++i)
+                    l.halo_bytes_per_step[i] += bytes * ((l.slices[i].left >= 0) + (l.slices[i].right >= 0));
+            }
+            mark_written(s, k, dirty);
+        }
+        apply_swaps(s, dirty);
+    }
+    return l;
+}
+
+std::vector<int> halo_exchanges_before(const DataJobSpec& s, std::size_t k, std::vector<bool>& dirty) {
+    std::vector<int> out;
+    for (const auto& a : s.kernels[k].args)
+        if (a.kind == ArgKind::halo && dirty[std::size_t(a.buffer)] &&
+            std::find(out.begin(), out.end(), a.buffer) == out.end()) {
+            out.push_back(a.buffer);
+            dirty[std::size_t(a.buffer)] = false;
+        }
+    return out;
+}
+
+void mark_written(const DataJobSpec& s, std::size_t k, std::vector<bool>& dirty) {
+    for (const auto& a : s.kernels[k].args)
+        if ((a.kind == ArgKind::write || a.kind == ArgKind::read_write) && a.buffer >= 0) dirty[std::size_t(a.buffer)] = true;
+}
+
+void apply_swaps(const DataJobSpec& s, std::vector<bool>& dirty) {
+    for (const auto& [a, b] : s.swaps) {
+        const bool t = dirty[std::size_t(a)];
+        dirty[std::size_t(a)] = dirty[std::size_t(b)];
+        dirty[std::size_t(b)] = t;
+    }
+}
+
+}  // namespace worksize
