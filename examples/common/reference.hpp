@@ -1,0 +1,222 @@
+// CPU references of the example kernels (filter2d.cl, heat.cl, kmeans.cl) with the kernels' exact
+// float operation order, the seeded input generators, and comparison helpers. Shared by the
+// worksize examples and the plain single-device OpenCL programs. Header-only.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace example {
+
+// ---- filter2d: out(y,x) = sum_{dy,dx in [-R,R]} w[(dy+R)*(2R+1)+(dx+R)] * in(clamp y+dy, clamp x+dx)
+inline std::vector<float> filter2d_reference(const std::vector<float>& in, const std::vector<float>& weights,
+                                             int width, int height) {
+    const int side = static_cast<int>(std::lround(std::sqrt(static_cast<double>(weights.size()))));
+    const int r = side / 2;
+    std::vector<float> out(in.size());
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+            float acc = 0.0f;
+            for (int dy = -r; dy <= r; ++dy) {
+                const int yy = std::clamp(y + dy, 0, height - 1);
+                for (int dx = -r; dx <= r; ++dx) {
+                    const int xx = std::clamp(x + dx, 0, width - 1);
+                    acc += weights[(dy + r) * side + (dx + r)] * in[std::size_t(yy) * width + xx];
+                }
+            }
+            out[std::size_t(y) * width + x] = acc;
+        }
+    return out;
+}
+
+// ---- heat: `steps` explicit 5-point steps, edge-replicating borders.
+inline std::vector<float> heat_reference(std::vector<float> t, const std::vector<float>& power, int width,
+                                         int height, int steps, float cx, float cy, float cp) {
+    std::vector<float> next(t.size());
+    for (int step = 0; step < steps; ++step) {
+        for (int y = 0; y < height; ++y) {
+            const float* row = &t[std::size_t(y) * width];
+            const float* up = &t[std::size_t(std::max(y - 1, 0)) * width];
+            const float* down = &t[std::size_t(std::min(y + 1, height - 1)) * width];
+            for (int x = 0; x < width; ++x) {
+                const float c = row[x], n = up[x], s = down[x];
+                const float w = row[std::max(x - 1, 0)], e = row[std::min(x + 1, width - 1)];
+                next[std::size_t(y) * width + x] = c + cx * ((e + w) - 2.0f * c) + cy * ((n + s) - 2.0f * c) +
+                                                   cp * power[std::size_t(y) * width + x];
+            }
+        }
+        t.swap(next);
+    }
+    return t;
+}
+
+// ---- kmeans: sums[j*(d+1)+dd] coordinate sums, sums[j*(d+1)+d] the count (float).
+struct KmeansResult {
+    std::vector<float> sums;
+    std::vector<int> labels;
+};
+
+/// The nearest non-empty centre of point p (the assign kernel): ties and no centre -> lowest j / 0.
+inline int kmeans_nearest(const float* p, const std::vector<float>& sums, int d, int k) {
+    int best = 0;
+    float best_dist = 0.0f;
+    bool found = false;
+    for (int j = 0; j < k; ++j) {
+        const float* s = &sums[std::size_t(j) * (d + 1)];
+        const float count = s[d];
+        if (count == 0.0f) continue;
+        float dist = 0.0f;
+        for (int dd = 0; dd < d; ++dd) {
+            const float diff = p[dd] - s[dd] / count;
+            dist += diff * diff;
+        }
+        if (!found || dist < best_dist) best = j, best_dist = dist, found = true;
+    }
+    return best;
+}
+
+/// Per-chunk float partials (points in order), combined in double in chunk order, then to float.
+inline KmeansResult kmeans_reference(const std::vector<float>& points, std::vector<float> sums, int n, int d, int k,
+                                     int chunk, int iterations) {
+    const std::size_t rec_size = std::size_t(k) * (d + 1);
+    std::vector<int> labels(n, 0);
+    std::vector<float> rec(rec_size);
+    std::vector<double> total(rec_size);
+    for (int it = 0; it < iterations; ++it) {
+        for (int i = 0; i < n; ++i) labels[i] = kmeans_nearest(&points[std::size_t(i) * d], sums, d, k);
+        std::fill(total.begin(), total.end(), 0.0);
+        for (int first = 0; first < n; first += chunk) {
+            std::fill(rec.begin(), rec.end(), 0.0f);
+            for (int i = first; i < std::min(first + chunk, n); ++i) {
+                float* r = &rec[std::size_t(labels[i]) * (d + 1)];
+                for (int dd = 0; dd < d; ++dd) r[dd] += points[std::size_t(i) * d + dd];
+                r[d] += 1.0f;
+            }
+            for (std::size_t e = 0; e < rec_size; ++e) total[e] += rec[e];
+        }
+        for (std::size_t e = 0; e < rec_size; ++e) sums[e] = static_cast<float>(total[e]);
+    }
+    return {std::move(sums), std::move(labels)};
+}
+
+// ---- seeded inputs
+inline std::vector<float> random_image(int width, int height, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    std::vector<float> img(std::size_t(width) * height);
+    for (auto& v : img) v = u(rng);
+    return img;
+}
+
+/// Normalized 5x5 Gaussian (sigma 1), row-major.
+inline std::vector<float> gaussian5x5() {
+    std::vector<float> w(25);
+    double sum = 0.0;
+    for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx) sum += std::exp(-0.5 * (dx * dx + dy * dy));
+    for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx)
+            w[(dy + 2) * 5 + (dx + 2)] = static_cast<float>(std::exp(-0.5 * (dx * dx + dy * dy)) / sum);
+    return w;
+}
+
+struct HeatInputs {
+    std::vector<float> t;      ///< initial temperature, 320-340
+    std::vector<float> power;  ///< 0-1e-3 per cell
+    float cx = 0.2f, cy = 0.2f, cp = 1.0f;  ///< cx + cy <= 0.5: the explicit scheme is stable
+};
+
+inline HeatInputs heat_inputs(int width, int height, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> temp(320.0f, 340.0f), pw(0.0f, 1e-3f);
+    HeatInputs h;
+    h.t.resize(std::size_t(width) * height);
+    h.power.resize(h.t.size());
+    for (auto& v : h.t) v = temp(rng);
+    for (auto& v : h.power) v = pw(rng);
+    return h;
+}
+
+/// n points (row-major n x d) drawn N(centre, 1) around k random centres in [0,100)^d that are
+/// kept at least 10 apart where possible (each point's centre is drawn uniformly).
+inline std::vector<float> kmeans_points(int n, int d, int k, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(0.0f, 100.0f);
+    std::normal_distribution<float> noise(0.0f, 1.0f);
+    std::vector<float> centres(std::size_t(k) * d);
+    for (int j = 0; j < k; ++j)
+        for (int attempt = 0; attempt < 1000; ++attempt) {
+            for (int dd = 0; dd < d; ++dd) centres[std::size_t(j) * d + dd] = u(rng);
+            bool far = true;
+            for (int i = 0; i < j && far; ++i) {
+                double dist2 = 0.0;
+                for (int dd = 0; dd < d; ++dd) {
+                    const double diff = centres[std::size_t(j) * d + dd] - centres[std::size_t(i) * d + dd];
+                    dist2 += diff * diff;
+                }
+                far = dist2 >= 100.0;
+            }
+            if (far) break;
+        }
+    std::uniform_int_distribution<int> pick(0, k - 1);
+    std::vector<float> points(std::size_t(n) * d);
+    for (int i = 0; i < n; ++i) {
+        const int j = pick(rng);
+        for (int dd = 0; dd < d; ++dd) points[std::size_t(i) * d + dd] = centres[std::size_t(j) * d + dd] + noise(rng);
+    }
+    return points;
+}
+
+/// The first k points as the initial centres, each with count 1.
+inline std::vector<float> kmeans_initial_sums(const std::vector<float>& points, int d, int k) {
+    std::vector<float> sums(std::size_t(k) * (d + 1));
+    for (int j = 0; j < k; ++j) {
+        for (int dd = 0; dd < d; ++dd) sums[std::size_t(j) * (d + 1) + dd] = points[std::size_t(j) * d + dd];
+        sums[std::size_t(j) * (d + 1) + d] = 1.0f;
+    }
+    return sums;
+}
+
+// ---- comparison
+struct Check {
+    bool ok;
+    std::string detail;
+};
+
+/// Max |got - want| / max(1, |want|) against rel_tol; NaN or a size mismatch fails.
+inline Check compare(const std::vector<float>& got, const std::vector<float>& want, double rel_tol) {
+    if (got.size() != want.size())
+        return {false, "size " + std::to_string(got.size()) + " != " + std::to_string(want.size())};
+    double worst = got.empty() ? 0.0 : -1.0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        double err = std::abs(double(got[i]) - want[i]) / std::max(1.0, std::abs(double(want[i])));
+        if (std::isnan(err)) err = INFINITY;
+        if (err > worst) worst = err, at = i;
+    }
+    std::ostringstream s;
+    s.precision(9);
+    s << "max rel error " << worst << " at " << at;
+    if (!got.empty()) s << " (got " << got[at] << ", want " << want[at] << ")";
+    return {worst <= rel_tol, s.str()};
+}
+
+/// At most max_mismatch_fraction of the labels may differ; detail names the first mismatch.
+inline Check compare_labels(const std::vector<int>& got, const std::vector<int>& want, double max_mismatch_fraction) {
+    if (got.size() != want.size())
+        return {false, "size " + std::to_string(got.size()) + " != " + std::to_string(want.size())};
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        if (got[i] != want[i] && bad++ == 0) first = i;
+    std::string detail = std::to_string(bad) + " of " + std::to_string(got.size()) + " labels differ";
+    if (bad) detail += " (first at " + std::to_string(first) + ": got " + std::to_string(got[first]) + ", want " +
+                       std::to_string(want[first]) + ")";
+    return {double(bad) <= max_mismatch_fraction * double(got.size()), detail};
+}
+
+}  // namespace example
