@@ -357,11 +357,10 @@ PlanRequest data_plan_request(const DataJobSpec& s) {
 void check_slices(const DataJobSpec& s, const std::vector<Assignment>& assignments) {
     const DataLayout layout = data_layout(s, assignments);
     for (const auto& sl : layout.slices) {
-        if (sl.left < 0 && sl.right < 0) continue;  // alone: its halo is the domain's edge
         for (const auto& k : s.kernels)
             for (std::size_t i = 0; i < k.args.size(); ++i) {
                 const ArgDecl& a = k.args[i];
-                if (a.kind != ArgKind::halo) continue;
+                if (a.kind != ArgKind::halo || (sl.left < 0 && sl.right < 0)) continue;  // alone: edges only
                 const std::uint64_t h = halo_rows(s, a.buffer);
                 if (h > sl.units)
                     throw InvalidArgument(arg_name(s, k, i) + ": a halo of " + std::to_string(h) +
@@ -369,6 +368,11 @@ void check_slices(const DataJobSpec& s, const std::vector<Assignment>& assignmen
                                           " (rank " + std::to_string(sl.rank) + ", " + std::to_string(sl.units) +
                                           " rows): its neighbours would need rows of slices beyond it");
             }
+        for (const auto& k : s.kernels)
+            if (sl.offset % k.units_per_item != 0)
+                throw InvalidArgument("kernel '" + k.name + "': the slice of device " + std::to_string(sl.device) +
+                                      " starts at unit " + std::to_string(sl.offset) + ", not a multiple of the " +
+                                      std::to_string(k.units_per_item) + " units one work-item covers");
         for (const auto& k : s.kernels) {
             const std::uint64_t r = required_split_extent(s, k);
             if (r && sl.units % (r * k.units_per_item) != 0 && sl.offset + sl.units != s.units)

@@ -146,10 +146,11 @@ struct RankReport {
 struct DataRunResult {
     Plan plan;
     DataLayout layout;
-    double setup_s = 0.0;    ///< rank 0: from the start until every rank reported ready
-    double steps_s = 0.0;    ///< rank 0: from "ready" to the last rank's end of steps
-    double gather_s = 0.0;   ///< rank 0: receiving the outputs
-    double total_s = 0.0;
+    double setup_s = 0.0;    ///< rank 0: commands, its own buffers and builds, the scatter
+    double steps_s = 0.0;    ///< the slowest rank's steps (RankReport::steps_s)
+    double run_s = 0.0;      ///< rank 0: from the end of its setup until every output is in
+    double gather_s = 0.0;   ///< run_s - steps_s: what the final gather adds
+    double total_s = 0.0;    ///< rank 0: the whole run
     std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
 };
 
