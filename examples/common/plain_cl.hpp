@@ -81,9 +81,9 @@ inline std::string device_name(const cl::Device& d) {
     return n;
 }
 
-/// The text of kernel file `file`, from $PLAIN_KERNEL_DIR or else the compiled-in EXAMPLE_KERNEL_DIR.
+/// The text of kernel file `file`, from $EXAMPLE_KERNEL_DIR or else the compiled-in EXAMPLE_KERNEL_DIR.
 inline std::string kernel_source(const std::string& file) {
-    const char* dir = std::getenv("PLAIN_KERNEL_DIR");
+    const char* dir = std::getenv("EXAMPLE_KERNEL_DIR");
 #ifdef EXAMPLE_KERNEL_DIR
     const std::string path = std::string(dir && *dir ? dir : EXAMPLE_KERNEL_DIR) + "/" + file;
 #else

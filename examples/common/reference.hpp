@@ -6,12 +6,26 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace example {
+
+/// An example's kernel file: $EXAMPLE_KERNEL_DIR/<file> when set (a copy elsewhere), else
+/// <dir>/<file> (the source tree's folder, compiled in).
+inline std::string kernel_path(const std::string& dir, const std::string& file) {
+    const char* env = std::getenv("EXAMPLE_KERNEL_DIR");
+    return (env && *env ? std::string(env) : dir) + "/" + file;
+}
+
+/// EXAMPLE_NOVERIFY=1: skip the CPU reference (sizes where it would take minutes).
+inline bool skip_verify() {
+    const char* env = std::getenv("EXAMPLE_NOVERIFY");
+    return env && std::string(env) == "1";
+}
 
 // ---- filter2d: out(y,x) = sum_{dy,dx in [-R,R]} w[(dy+R)*(2R+1)+(dx+R)] * in(clamp y+dy, clamp x+dx)
 inline std::vector<float> filter2d_reference(const std::vector<float>& in, const std::vector<float>& weights,

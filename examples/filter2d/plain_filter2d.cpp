@@ -1,7 +1,7 @@
 // Plain single-device OpenCL baseline of the filter2d example (5x5 filter, edge-replicating):
 // what a user writes without worksize. Times `reps` launches plus the read-back (after a warm-up,
 // excluding the upload), verifies against the CPU reference, prints one CSV line.
-//   plain_filter2d width height [reps=10]      env: PLAIN_DEVICE, PLAIN_NOVERIFY=1, PLAIN_KERNEL_DIR
+//   plain_filter2d width height [reps=10]      env: PLAIN_DEVICE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
 #include <climits>
 #include <cstdio>
 #include <string>
@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
         queue.enqueueReadBuffer(out, CL_TRUE, 0, bytes, result.data());
         const double seconds = plain::now() - t0;
 
-        std::string status = "unverified", detail = "not verified (PLAIN_NOVERIFY=1)";
-        if (!plain::env_is("PLAIN_NOVERIFY", "1")) {
+        std::string status = "unverified", detail = "not verified (EXAMPLE_NOVERIFY=1)";
+        if (!plain::env_is("EXAMPLE_NOVERIFY", "1")) {
             const example::Check c =
                 example::compare(result, example::filter2d_reference(image, weights, width, height), 1e-5);
             status = c.ok ? "verified" : "FAILED";

@@ -2,7 +2,7 @@
 // user writes without worksize. Times `steps` launches alternating two temperature buffers plus
 // the read-back (after a warm-up, excluding the upload), verifies against the CPU reference,
 // prints one CSV line.
-//   plain_heat width height steps      env: PLAIN_DEVICE, PLAIN_NOVERIFY=1, PLAIN_KERNEL_DIR
+//   plain_heat width height steps      env: PLAIN_DEVICE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
 #include <climits>
 #include <cstdio>
 #include <string>
@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
         queue.enqueueReadBuffer(t[steps % 2], CL_TRUE, 0, bytes, result.data());
         const double seconds = plain::now() - t0;
 
-        std::string status = "unverified", detail = "not verified (PLAIN_NOVERIFY=1)";
-        if (!plain::env_is("PLAIN_NOVERIFY", "1")) {
+        std::string status = "unverified", detail = "not verified (EXAMPLE_NOVERIFY=1)";
+        if (!plain::env_is("EXAMPLE_NOVERIFY", "1")) {
             const example::Check c = example::compare(
                 result, example::heat_reference(h.t, h.power, width, height, steps, h.cx, h.cy, h.cp), 1e-5);
             status = c.ok ? "verified" : "FAILED";

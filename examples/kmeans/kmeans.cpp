@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
         const std::vector<float> sums0 = sums;
         std::vector<std::int32_t> labels(n);
 
-        DataJob job("kmeans", read_text_file(EXAMPLE_DIR "/kmeans.cl"), n);
+        DataJob job("kmeans", read_text_file(example::kernel_path(EXAMPLE_DIR, "kmeans.cl")), n);
         const auto p = job.split("points", d, points), l = job.split("labels", 1, labels);
         const auto s = job.shared("sums", sums);
         job.kernel("assign", {arg::in(p), arg::origin(p), arg::all(s), arg::out(l), arg::origin(l),
@@ -35,11 +35,14 @@ int main(int argc, char** argv) {
         const DataRunResult r = run(app.cluster, job, app.options);
         std::cout << format_report(r, app.cluster.devices());
 
-        const auto want = example::kmeans_reference(points0, sums0, int(n), int(d), int(k), chunk, int(iterations));
-        const auto c1 = example::compare(sums, want.sums, 1e-5);
-        const auto c2 = example::compare_labels(labels, want.labels, 1e-4);
+        example::Check c1{true, "not verified (EXAMPLE_NOVERIFY=1)"}, c2{true, ""};
+        if (!example::skip_verify()) {
+            const auto want = example::kmeans_reference(points0, sums0, int(n), int(d), int(k), chunk, int(iterations));
+            c1 = example::compare(sums, want.sums, 1e-5);
+            c2 = example::compare_labels(labels, want.labels, 1e-4);
+        }
         std::cout << "worksize,kmeans," << n << 'x' << d << "-k" << k << "-i" << iterations << ',' << r.ranks.size()
-                  << " ranks," << r.run_s << ',' << (c1.ok && c2.ok ? "verified" : "FAILED") << '\n'
+                  << " ranks," << r.run_s << ',' << (!(c1.ok && c2.ok) ? "FAILED" : example::skip_verify() ? "unverified" : "verified") << '\n'
                   << "sums: " << c1.detail << "; labels: " << c2.detail << '\n';
         return c1.ok && c2.ok ? 0 : 3;
     });

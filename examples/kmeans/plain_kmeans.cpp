@@ -3,7 +3,7 @@
 // double in chunk order, write the new sums) plus the read-back of labels and sums (after a
 // warm-up, excluding the upload of the points), verifies against the CPU reference, prints one
 // CSV line.
-//   plain_kmeans n d k iterations      env: PLAIN_DEVICE, PLAIN_NOVERIFY=1, PLAIN_KERNEL_DIR
+//   plain_kmeans n d k iterations      env: PLAIN_DEVICE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
 #include <climits>
 #include <cstdio>
 #include <string>
@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
         queue.enqueueReadBuffer(sums_buf, CL_TRUE, 0, rec * sizeof(float), sums.data());
         const double seconds = plain::now() - t0;
 
-        std::string status = "unverified", detail = "not verified (PLAIN_NOVERIFY=1)";
-        if (!plain::env_is("PLAIN_NOVERIFY", "1")) {
+        std::string status = "unverified", detail = "not verified (EXAMPLE_NOVERIFY=1)";
+        if (!plain::env_is("EXAMPLE_NOVERIFY", "1")) {
             const example::KmeansResult want = example::kmeans_reference(points, initial, n, d, k, chunk, iterations);
             const example::Check s = example::compare(sums, want.sums, 1e-5);
             const example::Check l = example::compare_labels(labels, want.labels, 0.0);
