@@ -63,6 +63,10 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
         try {
             App app{cluster, args, options};
             code = body(app);
+        } catch (const std::exception& e) {
+            // The workers exit with rank 0's code: mpiexec ORs the ranks' codes (2 | 1 would be 3).
+            cluster.finish(dynamic_cast<const InvalidArgument*>(&e) ? 2 : 1);
+            throw;
         } catch (...) {
             cluster.finish(1);
             throw;

@@ -134,7 +134,9 @@ struct RankReport {
     std::vector<int> devices;               ///< the devices (Cluster::devices() indexes) it ran slices on
     double setup_s = 0.0;                   ///< buffers, program builds, inputs received and uploaded
     double steps_s = 0.0;                   ///< from its first step to its last one completed
-    double kernel_s = 0.0;                  ///< device time of its kernels (profiling events, all devices)
+    /// Device span of its steps: from its first kernel's start to its last one's end (profiling
+    /// events), summed over its devices; includes what the devices did between (halo copies).
+    double kernel_s = 0.0;
     /// Bytes it sent to other ranks in each step (halo rows and reduction totals); rank 0's
     /// setup scatter and the gathers are not steps.
     std::vector<std::uint64_t> sent_per_step;

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Data jobs (runtime/data_job.hpp) end to end: the heat, filter2d and kmeans examples verify on
+# one rank and on three PoCL ranks of 1, 2 and 1 compute units (every rank driving its device
+# with --select all, and the default selection, where rank 0 drives none); the heat stencil's
+# halo traffic per rank is exactly one row per neighbour and step; and every mistake of
+# tests/data_errors.cpp ends the job on every rank with one line, exit 2, no hang.
+# Args: worksize_example_heat worksize_example_filter2d worksize_example_kmeans
+#       worksize_test_data_errors MPIEXEC
+heat=$1; filter2d=$2; kmeans=$3; errors=$4; mpx=$5
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+cus="1 2 1"  # PoCL compute units of ranks 0, 1 and 2 (mpmd_cmd in lib.sh)
+
+# verify NAME BINARY "ARGS" SIZE: the example verifies on 1 rank, on 3 ranks with --select all
+# (3 ranks run slices) and on 3 ranks with the default selection (ranks 1 and 2 run slices).
+verify() {
+  local name=$1 bin=$2 args=$3 size=$4
+  # shellcheck disable=SC2086
+  run 120 "$mpx" -n 1 "$bin" $args
+  expect_rc 0 "$name on 1 rank"
+  expect_out "^worksize,$name,$size,1 ranks,[0-9.e+-]+,verified$" "$name on 1 rank: verified"
+
+  # shellcheck disable=SC2086
+  mpmd_cmd "$mpx" "$bin" "$cus" $args --select all; run 120 "${MPMD[@]}"
+  expect_rc 0 "$name on 3 ranks of $cus CUs, --select all"
+  expect_out "^worksize,$name,$size,3 ranks,[0-9.e+-]+,verified$" "$name on 3 ranks, --select all: verified"
+  if [ "$name" = heat ]; then heat_traffic; fi
+
+  # shellcheck disable=SC2086
+  mpmd_cmd "$mpx" "$bin" "$cus" $args; run 120 "${MPMD[@]}"
+  expect_rc 0 "$name on 3 ranks of $cus CUs, default selection"
+  expect_out "^worksize,$name,$size,2 ranks,[0-9.e+-]+,verified$" "$name on 3 ranks, default selection: verified on ranks 1 and 2"
+  if grep -Eq '^  device [0-9]+ \(rank 0,' "$out"; then bad "$name, default selection: rank 0 drives a device"
+  else ok "$name, default selection: rank 0 drives no device"; fi
+}
+
+# rank_line R FIRST MOST HALO: the report line of rank R says exactly these bytes per step.
+rank_line() {
+  local want="^  rank $1: steps [0-9.]+ ms, kernels [0-9.]+ ms, bytes sent to other ranks per step: first $2, at most $3; halo bytes per step \(to neighbours\) at most $4$"
+  if grep -Eq -e "$want" "$out"; then ok "heat traffic of rank $1: first $2, at most $3, halo $4"
+  else bad "heat traffic of rank $1: no line /$want/ in the report"; fi
+}
+
+# The heat stencil over 96 columns of floats, one slice per rank: after step 1 (which reads the
+# halo rows scattered with the inputs) each slice sends its neighbours one row (384 bytes) each:
+# ranks 0 and 2 one row, rank 1 two.
+heat_traffic() {
+  local row=$((96 * 4)) slices
+  slices=$(grep -Ec '^  device [0-9]+ \(rank [0-2],' "$out")
+  if [ "$slices" -eq 3 ] && [ "$(grep -Ec '^  rank [0-9]+: ' "$out")" -eq 3 ]; then ok "heat: 3 slices, 3 rank lines"
+  else bad "heat: expected 3 slices (one per rank) and 3 rank lines in the report, got $slices slices"; fi
+  rank_line 0 0 "$row" "$row"
+  rank_line 1 0 $((2 * row)) $((2 * row))
+  rank_line 2 0 "$row" "$row"
+}
+
+verify heat "$heat" "96 90 200" 96x90x200
+verify filter2d "$filter2d" "200 150 3" 200x150
+verify kmeans "$kmeans" "5000 4 5 5" 5000x4-k5-i5
+
+# The heat stencil with the default selection: two slices (ranks 1 and 2), one row each way.
+mpmd_cmd "$mpx" "$heat" "$cus" 96 90 200; run 120 "${MPMD[@]}"
+expect_rc 0 "heat on 3 ranks, default selection"
+if ! grep -Eq '^  rank 0: ' "$out"; then ok "heat, default selection: no report line for rank 0"
+else bad "heat, default selection: rank 0 has a report line"; fi
+rank_line 1 0 384 384
+rank_line 2 0 384 384
+
+# --- A wrong data job: one line on stderr, exit 2, on every rank, no hang. ----------------------
+
+# Lines on stderr that are not the program's: the launcher's, the oversubscription warning (the
+# 1-, 2- and 1-CU ranks exceed this machine's cores by design) and PoCL's build diagnostics.
+noise='^(worksize: warning: node |[0-9]+ errors? generated\.|application called MPI_Abort|=+$|\[(mpiexec|proxy)|(BAD TERMINATION|PID [0-9]+ RUNNING AT|EXIT CODE:|CLEANING UP REMAINING|YOU CAN IGNORE)|[[:space:]]*$)'
+
+# error_case CASE REGEX [OPTIONS...]: on 3 ranks, exit 2 and exactly one line on stderr, which
+# starts with "data_errors: error:" and matches REGEX.
+error_case() {
+  local c=$1 want=$2; shift 2
+  mpmd_cmd "$mpx" "$errors" "$cus" "$c" "$@"; run 60 "${MPMD[@]}"
+  local lines first
+  lines=$(grep -Ev -e "$noise" "$err" | grep -c . || true)
+  first=$(grep -Ev -e "$noise" "$err" | head -n 1)
+  if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && [[ $first == "data_errors: error:"* ]] && grep -Eq -e "$want" <<<"$first"; then
+    ok "data_errors $c $*: exit 2, one line: $first"
+  else
+    bad "data_errors $c $*: exit $rc (expected 2), $lines stderr line(s) besides the launcher's, want one 'data_errors: error:' line matching /$want/"
+  fi
+}
+
+# The program itself is right: its correct case runs on 3 ranks.
+mpmd_cmd "$mpx" "$errors" "$cus" ok --select all; run 60 "${MPMD[@]}"
+expect_rc 0 "data_errors ok: the correct job runs on 3 ranks"
+expect_out "^data_errors: ok, 3 rank\(s\) ran slices$" "data_errors ok: 3 ranks ran slices"
+
+error_case overlap "kernel 'copy', argument 2 \('b'\): overlapping writes: the kernel writes 'b' twice"
+error_case halo-write "kernel 'smooth', argument 2 \('a'\): overlapping writes: the kernel reads 'a' with a halo and writes it"
+error_case past-end "buffer 'a': rank 0's data holds 3996 bytes; the declaration reads 4000 \(past its end\)"
+error_case deep-halo "kernel 'smooth', argument 0 \('a'\): a halo of 6 rows is deeper than the slice of device [0-9]+ \(rank [0-2], [0-9]+ rows\)" --select all
+# Found only when each rank builds the program: by rank 1 (rank 0 drives no device) or rank 0.
+error_case arg-count "rank 1: .*kernel 'smooth' takes 6 arguments; the job declares 5"
+error_case arg-count "rank 0: .*kernel 'smooth' takes 6 arguments; the job declares 5" --select all
+error_case no-kernel "rank 1: .*the source has no kernel 'stencil'"
+error_case no-kernel "rank 0: .*the source has no kernel 'stencil'" --select all
+finish

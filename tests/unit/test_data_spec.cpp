@@ -1,0 +1,535 @@
+// The data-job declaration (scheduler/data_spec.hpp) without a device: validate()'s refusals,
+// the halo rows of swap partners, the JSON form, the split granule, the slices' checks and the
+// halo bytes each slice sends per step (data_layout), which the runtime's counters must match.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "worksize/scheduler/data_spec.hpp"
+
+namespace worksize {
+namespace {
+
+constexpr int kT = 0, kNext = 1, kPower = 2;
+
+ArgDecl access(ArgKind kind, int buffer, std::uint64_t depth = 0) {
+    ArgDecl a;
+    a.kind = kind;
+    a.buffer = buffer;
+    a.depth = depth;
+    return a;
+}
+ArgDecl scalar(ElemType type, double value) {
+    ArgDecl a;
+    a.kind = ArgKind::scalar;
+    a.scalar_type = type;
+    a.value = value;
+    return a;
+}
+ArgDecl plain(ArgKind kind) {
+    ArgDecl a;
+    a.kind = kind;
+    return a;
+}
+
+BufferDecl split(const std::string& name, std::uint64_t pitch, bool input = false, bool output = false) {
+    BufferDecl b;
+    b.name = name;
+    b.layout = BufferLayout::split;
+    b.pitch = pitch;
+    b.input = input;
+    b.output = output;
+    return b;
+}
+BufferDecl shared(const std::string& name, std::uint64_t count, bool input = true) {
+    BufferDecl b;
+    b.name = name;
+    b.layout = BufferLayout::shared;
+    b.count = count;
+    b.input = input;
+    return b;
+}
+
+/// The heat example's declaration: a 5-point stencil over 8 columns and 30 rows, t read with a
+/// halo of 1, power read, next written, then t and next swapped.
+DataJobSpec heat_spec() {
+    DataJobSpec s;
+    s.name = "heat";
+    s.source = "__kernel void heat_step() {}";
+    s.build_options = "-cl-mad-enable";
+    s.dims = 2;
+    s.width = 8;
+    s.units = 30;
+    s.buffers = {split("t", 8, true, true), split("next", 8), split("power", 8, true)};
+    KernelDecl k;
+    k.name = "heat_step";
+    k.args = {access(ArgKind::halo, kT, 1),   access(ArgKind::origin, kT),    access(ArgKind::read, kPower),
+              access(ArgKind::origin, kPower), access(ArgKind::write, kNext),  access(ArgKind::origin, kNext),
+              scalar(ElemType::i32, 8),        scalar(ElemType::i32, 30),      plain(ArgKind::end),
+              scalar(ElemType::f32, 0.125)};
+    s.kernels = {k};
+    s.swaps = {{kT, kNext}};
+    s.steps = 50;
+    s.gather_every = 10;
+    s.ops_per_unit = 96;
+    return s;
+}
+
+/// A 1-D job of `units` items: kernel 'k' reads 'x' and writes 'y'.
+DataJobSpec copy_spec(std::uint64_t units = 100) {
+    DataJobSpec s;
+    s.name = "copy";
+    s.source = "__kernel void k() {}";
+    s.dims = 1;
+    s.units = units;
+    s.buffers = {split("x", 1, true), split("y", 1, false, true)};
+    KernelDecl k;
+    k.name = "k";
+    k.args = {access(ArgKind::read, 0), access(ArgKind::write, 1), plain(ArgKind::end)};
+    s.kernels = {k};
+    return s;
+}
+
+Assignment slice(int device, int rank, std::uint64_t offset, std::uint64_t units) {
+    Assignment a;
+    a.device = device;
+    a.rank = rank;
+    a.offset = offset;
+    a.units = units;
+    return a;
+}
+
+/// validate()'s message for `s`, or "" if it accepts it.
+std::string refusal(const DataJobSpec& s) {
+    try {
+        validate(s);
+    } catch (const InvalidArgument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+#define EXPECT_HAS(text, part) EXPECT_PRED2(has, text, part)
+
+// ---------------------------------------------------------------------------------------------
+
+TEST(DataSpec, HeatValidatesAndSwapPartnersShareTheHalo) {
+    const DataJobSpec s = heat_spec();
+    EXPECT_NO_THROW(validate(s));
+    EXPECT_EQ(halo_rows(s, kT), 1u);
+    EXPECT_EQ(halo_rows(s, kNext), 1u) << "next becomes t after the swap: it needs t's halo rows";
+    EXPECT_EQ(halo_rows(s, kPower), 0u);
+    EXPECT_EQ(data_granule(s), 1u);
+}
+
+TEST(DataSpec, SwapChainsShareTheDeepestHalo) {
+    DataJobSpec s = heat_spec();
+    s.buffers.push_back(split("spare", 8));
+    s.kernels[0].args.push_back(access(ArgKind::read_write, 3));
+    s.swaps.push_back({kNext, 3});  // t <-> next <-> spare
+    s.kernels[0].args[0].depth = 2;
+    ASSERT_NO_THROW(validate(s));
+    EXPECT_EQ(halo_rows(s, 3), 2u);
+    EXPECT_EQ(halo_rows(s, kNext), 2u);
+    EXPECT_EQ(halo_rows(s, kPower), 0u);
+}
+
+TEST(DataSpec, JsonRoundTrip) {
+    const DataJobSpec s = heat_spec();
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_EQ(to_json(back), to_json(s));
+    EXPECT_EQ(back.name, "heat");
+    EXPECT_EQ(back.dims, 2);
+    EXPECT_EQ(back.width, 8u);
+    EXPECT_EQ(back.units, 30u);
+    EXPECT_EQ(back.steps, 50u);
+    EXPECT_EQ(back.gather_every, 10u);
+    ASSERT_EQ(back.buffers.size(), 3u);
+    EXPECT_TRUE(back.buffers[kT].input && back.buffers[kT].output);
+    EXPECT_FALSE(back.buffers[kNext].input || back.buffers[kNext].output);
+    ASSERT_EQ(back.kernels.size(), 1u);
+    ASSERT_EQ(back.kernels[0].args.size(), 10u);
+    EXPECT_EQ(back.kernels[0].args[0].kind, ArgKind::halo);
+    EXPECT_EQ(back.kernels[0].args[0].depth, 1u);
+    EXPECT_EQ(back.kernels[0].args[6].scalar_type, ElemType::i32);
+    EXPECT_EQ(back.kernels[0].args[6].value, 8.0);
+    EXPECT_EQ(back.kernels[0].args[9].value, 0.125);
+    ASSERT_EQ(back.swaps.size(), 1u);
+    EXPECT_EQ(back.swaps[0], (std::pair<int, int>{kT, kNext}));
+    EXPECT_NO_THROW(validate(back));
+}
+
+TEST(DataSpec, JsonRoundTripOfAReductionAndAGranule) {
+    DataJobSpec s = copy_spec(1000);
+    s.buffers.push_back(shared("sums", 5, false));
+    ArgDecl r = access(ArgKind::reduce, 2);
+    r.op = ReduceOp::max;
+    s.kernels[0].args.push_back(r);
+    s.kernels[0].units_per_item = 4;
+    s.kernels[0].required_local = {8, 1};
+    ASSERT_NO_THROW(validate(s));
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_EQ(to_json(back), to_json(s));
+    EXPECT_EQ(back.kernels[0].args[3].op, ReduceOp::max);
+    EXPECT_EQ(back.kernels[0].units_per_item, 4u);
+    EXPECT_EQ(back.kernels[0].required_local.x, 8u);
+}
+
+TEST(DataSpec, LayoutOfThreeSlices) {
+    const DataJobSpec s = heat_spec();
+    const DataLayout l = data_layout(s, {slice(0, 0, 0, 10), slice(1, 1, 10, 12), slice(2, 2, 22, 8)});
+    ASSERT_EQ(l.slices.size(), 3u);
+    EXPECT_EQ(l.slices[0].left, -1);
+    EXPECT_EQ(l.slices[0].right, 1);
+    EXPECT_EQ(l.slices[1].left, 0);
+    EXPECT_EQ(l.slices[1].right, 2);
+    EXPECT_EQ(l.slices[2].left, 1);
+    EXPECT_EQ(l.slices[2].right, -1);
+    EXPECT_EQ(l.slices[1].offset, 10u);
+    EXPECT_EQ(l.slices[1].units, 12u);
+    EXPECT_EQ(l.slices[2].rank, 2);
+    const std::uint64_t row = 1 * 8 * 4;  // halo rows x pitch x sizeof(float)
+    EXPECT_EQ(l.halo_bytes_per_step, (std::vector<std::uint64_t>{row, 2 * row, row}));
+}
+
+TEST(DataSpec, LayoutOrdersSlicesAndSkipsEmptyOnes) {
+    const DataJobSpec s = heat_spec();
+    // Given out of order, with an empty slice: the layout walks them along the split dimension.
+    const DataLayout l =
+        data_layout(s, {slice(2, 2, 22, 8), slice(3, 2, 30, 0), slice(0, 0, 0, 10), slice(1, 1, 10, 12)});
+    ASSERT_EQ(l.slices.size(), 3u);
+    EXPECT_EQ(l.slices[0].device, 0);
+    EXPECT_EQ(l.slices[2].device, 2);
+    EXPECT_EQ(l.halo_bytes_per_step, (std::vector<std::uint64_t>{32, 64, 32}));
+    // Alone: no neighbour, nothing sent.
+    EXPECT_EQ(data_layout(s, {slice(0, 0, 0, 30)}).halo_bytes_per_step, (std::vector<std::uint64_t>{0}));
+}
+
+TEST(DataSpec, LayoutHaloOfDepthTwoAndDoubles) {
+    DataJobSpec s = heat_spec();
+    s.kernels[0].args[0].depth = 2;
+    for (auto& b : s.buffers) b.type = ElemType::f64;
+    ASSERT_NO_THROW(validate(s));
+    const DataLayout l = data_layout(s, {slice(0, 0, 0, 10), slice(1, 1, 10, 12), slice(2, 2, 22, 8)});
+    const std::uint64_t row = 2 * 8 * 8;
+    EXPECT_EQ(l.halo_bytes_per_step, (std::vector<std::uint64_t>{row, 2 * row, row}));
+}
+
+TEST(DataSpec, ReadOnlyHaloBufferSendsNothing) {
+    // The halo buffer is an input no kernel writes: the scattered halo rows stay valid.
+    DataJobSpec s = copy_spec(30);
+    s.kernels[0].args[0] = access(ArgKind::halo, 0, 2);
+    s.steps = 1;
+    ASSERT_NO_THROW(validate(s));
+    EXPECT_EQ(halo_rows(s, 0), 2u);
+    const auto assignments = std::vector<Assignment>{slice(0, 0, 0, 10), slice(1, 1, 10, 12), slice(2, 2, 22, 8)};
+    EXPECT_EQ(data_layout(s, assignments).halo_bytes_per_step, (std::vector<std::uint64_t>{0, 0, 0}));
+    s.steps = 100;  // the steps do not matter
+    EXPECT_EQ(data_layout(s, assignments).halo_bytes_per_step, (std::vector<std::uint64_t>{0, 0, 0}));
+}
+
+TEST(DataSpec, LayoutRefusesSlicesThatDoNotTile) {
+    const DataJobSpec s = heat_spec();
+    EXPECT_THROW(data_layout(s, {slice(0, 0, 0, 10), slice(1, 1, 12, 18)}), InvalidArgument);
+    EXPECT_THROW(data_layout(s, {slice(0, 0, 0, 10), slice(1, 1, 10, 12)}), InvalidArgument);
+}
+
+// --- validate()'s refusals: each names the kernel and the argument's buffer. -------------------
+
+TEST(DataSpec, RefusesTwoWritesOfOneBuffer) {
+    DataJobSpec s = copy_spec();
+    s.kernels[0].args.push_back(access(ArgKind::write, 1));
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 3 ('y')");
+    EXPECT_HAS(m, "overlapping writes");
+}
+
+TEST(DataSpec, RefusesAReadWriteAndAWriteOfOneBuffer) {
+    DataJobSpec s = copy_spec();
+    s.kernels[0].args[0] = access(ArgKind::read_write, 1);
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 1 ('y')");
+    EXPECT_HAS(m, "overlapping writes");
+}
+
+TEST(DataSpec, RefusesWritingABufferReadWithAHalo) {
+    DataJobSpec s = heat_spec();
+    s.kernels[0].args[4] = access(ArgKind::write, kT);  // halo(t) and write(t) in one kernel
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'heat_step', argument 4 ('t')");
+    EXPECT_HAS(m, "overlapping writes");
+    EXPECT_HAS(m, "halo");
+}
+
+TEST(DataSpec, RefusesAHaloOnASharedBuffer) {
+    DataJobSpec s = copy_spec();
+    s.buffers.push_back(shared("table", 16));
+    s.kernels[0].args.push_back(access(ArgKind::halo, 2, 1));
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 3 ('table')");
+    EXPECT_HAS(m, "a halo needs a split buffer");
+}
+
+TEST(DataSpec, RefusesAllOfASplitBuffer) {
+    DataJobSpec s = copy_spec();
+    s.kernels[0].args[0] = access(ArgKind::all, 0);
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 0 ('x')");
+    EXPECT_HAS(m, "all() takes a shared buffer");
+    EXPECT_HAS(m, "is split");
+}
+
+TEST(DataSpec, RefusesReadingASharedBufferByRows) {
+    DataJobSpec s = copy_spec();
+    s.buffers.push_back(shared("table", 16));
+    s.kernels[0].args.push_back(access(ArgKind::read, 2));
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 3 ('table')");
+    EXPECT_HAS(m, "is shared");
+}
+
+TEST(DataSpec, RefusesAReductionIntoASplitBuffer) {
+    DataJobSpec s = copy_spec();
+    s.kernels[0].args[1] = access(ArgKind::reduce, 1);
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 1 ('y')");
+    EXPECT_HAS(m, "reduce() writes a shared buffer");
+}
+
+TEST(DataSpec, RefusesAReductionOfA2DJob) {
+    DataJobSpec s = heat_spec();
+    s.buffers.push_back(shared("sums", 4, false));
+    s.kernels[0].args.push_back(access(ArgKind::reduce, 3));
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'heat_step', argument 10 ('sums')");
+    EXPECT_HAS(m, "1-D");
+}
+
+TEST(DataSpec, RefusesReadingWholeWhatTheKernelReducesInto) {
+    DataJobSpec s = copy_spec();
+    s.buffers.push_back(shared("sums", 4, false));
+    s.kernels[0].args.push_back(access(ArgKind::all, 2));
+    s.kernels[0].args.push_back(access(ArgKind::reduce, 2));
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 3 ('sums')");
+    EXPECT_HAS(m, "reduces into it");
+}
+
+TEST(DataSpec, RefusesAHaloThatReadsPastTheBuffer) {
+    DataJobSpec s = heat_spec();
+    s.kernels[0].args[0].depth = 30;
+    std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'heat_step', argument 0 ('t')");
+    EXPECT_HAS(m, "reads past");
+    s.kernels[0].args[0].depth = 29;
+    EXPECT_EQ(refusal(s), "");
+    s.kernels[0].args[0].depth = 0;
+    EXPECT_HAS(refusal(s), "depth 0");
+}
+
+TEST(DataSpec, RefusesABufferIndexThatDoesNotExist) {
+    DataJobSpec s = copy_spec();
+    s.kernels[0].args.push_back(access(ArgKind::read, 7));
+    std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 3");
+    EXPECT_HAS(m, "names no declared buffer");
+    s.kernels[0].args.back() = access(ArgKind::origin, -1);
+    m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 3");
+    EXPECT_HAS(m, "names no declared buffer");
+}
+
+TEST(DataSpec, RefusesASwapOfDifferentPitches) {
+    DataJobSpec s = heat_spec();
+    s.buffers[kNext].pitch = 9;
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "swap of 't' and 'next'");
+    EXPECT_HAS(m, "same type and pitch");
+}
+
+TEST(DataSpec, RefusesASwapOfABufferWithItself) {
+    DataJobSpec s = heat_spec();
+    s.swaps = {{kT, kT}};
+    EXPECT_HAS(refusal(s), "two different declared buffers");
+    s.swaps = {{kT, 5}};
+    EXPECT_HAS(refusal(s), "two different declared buffers");
+}
+
+TEST(DataSpec, RefusesAnUnusedBuffer) {
+    DataJobSpec s = heat_spec();
+    s.buffers.push_back(split("scratch", 8));
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "buffer 'scratch'");
+    EXPECT_HAS(m, "no kernel uses it");
+}
+
+TEST(DataSpec, RefusesANonIntegerIntScalar) {
+    DataJobSpec s = heat_spec();
+    s.kernels[0].args[6] = scalar(ElemType::i32, 8.5);
+    std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'heat_step', argument 6");
+    EXPECT_HAS(m, "is not a int");
+    s.kernels[0].args[6] = scalar(ElemType::u32, -1);
+    EXPECT_HAS(refusal(s), "is not a uint");
+    s.kernels[0].args[6] = scalar(ElemType::i32, 4294967296.0);
+    EXPECT_HAS(refusal(s), "is not a int");
+    s.kernels[0].args[6] = scalar(ElemType::f32, 8.5);  // a float may be anything
+    EXPECT_EQ(refusal(s), "");
+}
+
+TEST(DataSpec, RefusesMalformedJobs) {
+    DataJobSpec s = heat_spec();
+    s.units = 0;
+    EXPECT_HAS(refusal(s), "no units");
+    s = heat_spec();
+    s.dims = 3;
+    EXPECT_HAS(refusal(s), "dims must be 1 or 2");
+    s = copy_spec();
+    s.width = 4;
+    EXPECT_HAS(refusal(s), "a 1-D job has width 1");
+    s = heat_spec();
+    s.steps = 0;
+    EXPECT_HAS(refusal(s), "steps");
+    s = heat_spec();
+    s.buffers[kPower].name = "t";
+    EXPECT_HAS(refusal(s), "buffer 't': declared twice");
+    s = heat_spec();
+    s.kernels.clear();
+    EXPECT_HAS(refusal(s), "no kernel");
+    s = copy_spec();
+    s.kernels[0].units_per_item = 0;
+    EXPECT_HAS(refusal(s), "kernel 'k': units_per_item 0");
+}
+
+// --- Slices against the declaration. -------------------------------------------------------------
+
+TEST(DataSpec, CheckSlicesRefusesAHaloDeeperThanASlice) {
+    DataJobSpec s = heat_spec();
+    s.kernels[0].args[0].depth = 3;
+    ASSERT_NO_THROW(validate(s));
+    try {
+        check_slices(s, {slice(0, 0, 0, 10), slice(1, 1, 10, 2), slice(2, 2, 12, 18)});
+        ADD_FAILURE() << "a halo of 3 rows over a slice of 2 was accepted";
+    } catch (const InvalidArgument& e) {
+        const std::string m = e.what();
+        EXPECT_HAS(m, "kernel 'heat_step', argument 0 ('t')");
+        EXPECT_HAS(m, "deeper than the slice");
+        EXPECT_HAS(m, "device 1");
+    }
+    // Slices of at least the halo's depth pass, and a lone slice has no neighbour to read.
+    EXPECT_NO_THROW(check_slices(s, {slice(0, 0, 0, 10), slice(1, 1, 10, 3), slice(2, 2, 13, 17)}));
+    EXPECT_NO_THROW(check_slices(s, {slice(0, 0, 0, 30)}));
+}
+
+TEST(DataSpec, CheckSlicesRefusesAnOffsetOffTheUnitsPerItem) {
+    DataJobSpec s = copy_spec(100);
+    s.kernels[0].units_per_item = 4;
+    ASSERT_NO_THROW(validate(s));
+    try {
+        check_slices(s, {slice(0, 0, 0, 10), slice(1, 1, 10, 90)});
+        ADD_FAILURE() << "a slice starting at unit 10 with 4 units per item was accepted";
+    } catch (const InvalidArgument& e) {
+        const std::string m = e.what();
+        EXPECT_HAS(m, "kernel 'k'");
+        EXPECT_HAS(m, "starts at unit 10");
+        EXPECT_HAS(m, "not a multiple of the 4 units");
+    }
+    // The last slice may end anywhere.
+    EXPECT_NO_THROW(check_slices(s, {slice(0, 0, 0, 12), slice(1, 1, 12, 88)}));
+    EXPECT_NO_THROW(check_slices(s, {slice(0, 0, 0, 96), slice(1, 1, 96, 4)}));
+}
+
+TEST(DataSpec, GranuleIsTheLcmOfUnitsPerItemAndTheRequiredGroup) {
+    DataJobSpec s = copy_spec(1000);
+    EXPECT_EQ(data_granule(s), 1u);
+    s.kernels[0].units_per_item = 6;
+    EXPECT_EQ(data_granule(s), 6u);
+    KernelDecl k2 = s.kernels[0];
+    k2.name = "k2";
+    k2.units_per_item = 4;
+    s.kernels.push_back(k2);
+    EXPECT_EQ(data_granule(s), 12u);  // lcm(6, 4)
+    s.kernels[1].required_local = {8, 1};
+    EXPECT_EQ(data_granule(s), 96u);  // lcm(6, 8 x 4)
+
+    // 2-D: the required group's extent along y (the split) counts, not along x.
+    DataJobSpec h = heat_spec();
+    h.kernels[0].required_local = {8, 5};
+    EXPECT_EQ(data_granule(h), 5u);
+    EXPECT_EQ(data_plan_request(h).granule, 5u);
+    h.kernels[0].units_per_item = 3;
+    EXPECT_EQ(data_granule(h), 15u);  // lcm(3, 5 x 3)
+}
+
+TEST(DataSpec, PlanRequestOfTheHeatJob) {
+    const PlanRequest r = data_plan_request(heat_spec());
+    EXPECT_EQ(r.global.x, 8u);
+    EXPECT_EQ(r.global.y, 30u);
+    EXPECT_EQ(r.kernel.dims, 2);
+    EXPECT_EQ(r.iterations, 50u);
+    // Per item (one of 8 per row): t and power come in (2 floats), t goes out (1 float).
+    EXPECT_DOUBLE_EQ(r.kernel.bytes_in_per_item, 8.0);
+    EXPECT_DOUBLE_EQ(r.kernel.bytes_out_per_item, 4.0);
+    EXPECT_DOUBLE_EQ(r.kernel.ops_per_item, 12.0);
+}
+
+// --- The JSON form's errors name the place. ------------------------------------------------------
+
+TEST(DataSpec, JsonNamesTheMissingField) {
+    nlohmann::json j = to_json(heat_spec());
+    j.erase("units");
+    try {
+        data_job_from_json(j);
+        ADD_FAILURE() << "a job without units was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_HAS(std::string(e.what()), "data job, job:");
+        EXPECT_HAS(std::string(e.what()), "units");
+    }
+    j = to_json(heat_spec());
+    j["buffers"][1].erase("name");
+    try {
+        data_job_from_json(j);
+        ADD_FAILURE() << "a buffer without a name was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_HAS(std::string(e.what()), "data job, buffer 1:");
+        EXPECT_HAS(std::string(e.what()), "name");
+    }
+    j = to_json(heat_spec());
+    j["kernels"][0]["args"][2].erase("access");
+    try {
+        data_job_from_json(j);
+        ADD_FAILURE() << "an argument without an access was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_HAS(std::string(e.what()), "data job, kernel 'heat_step', argument 2:");
+        EXPECT_HAS(std::string(e.what()), "access");
+    }
+}
+
+TEST(DataSpec, JsonNamesTheUnknownAccess) {
+    DataJobSpec s = copy_spec();
+    nlohmann::json j = to_json(s);
+    j["kernels"][0]["args"][0]["access"] = "readonly";
+    try {
+        data_job_from_json(j);
+        ADD_FAILURE() << "access 'readonly' was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_HAS(std::string(e.what()), "data job, kernel 'k', argument 0: unknown access 'readonly'");
+    }
+    j = to_json(s);
+    j["buffers"][0]["type"] = "half";
+    try {
+        data_job_from_json(j);
+        ADD_FAILURE() << "type 'half' was accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_HAS(std::string(e.what()), "data job, buffer 0: unknown element type 'half'");
+    }
+    j = to_json(s);
+    j["buffers"][1]["layout"] = "striped";
+    EXPECT_THROW(data_job_from_json(j), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace worksize
