@@ -39,6 +39,16 @@ one heat worksize paper 1024 1024 200
 one kmeans plain - 1000000 8 16 10
 one kmeans worksize paper 1000000 8 16 10
 
+# Verified across ranks: the GPU on rank 1 and the node's CPU (PoCL) on rank 2, halo rows and
+# reduction totals crossing MPI between NVIDIA and PoCL devices.
+for ex_args in "heat 1024 1024 200" "kmeans 1000000 8 16 10" "filter2d 2048 2048 5"; do
+    set -- $ex_args; ex=$1; shift
+    EXAMPLE_KERNEL_DIR=$PWD/examples/$ex POCL_MAX_PTHREAD_COUNT=$(( $(nproc) - 3 )) POCL_CPU_MAX_CU_NUM=$(( $(nproc) - 3 )) \
+        mpiexec -n 3 "$B/bin/worksize_example_$ex" "$@" --select 1=gpu,2=cpu 2>>"$OUT/$ex-gpu-cpu.log" \
+        | tee -a "$OUT/$ex-gpu-cpu.log" | grep "^worksize," | sed 's/$/,gpu+cpu/' | tee -a "$CSV"
+done
+grep -h "rank [12]:" "$OUT"/heat-gpu-cpu.log | tail -2
+
 # Timed at large sizes (the reference would take minutes: unverified).
 export EXAMPLE_NOVERIFY=1
 for r in $(seq "$REPS"); do
