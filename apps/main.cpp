@@ -1,12 +1,14 @@
 // worksize: query, plan and run OpenCL work sizes across the devices of an MPI job.
 // Exceptions inside, exit codes at the edge: every failure is one line on rank 0's stderr and a
 // non-zero exit on every rank.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "common.hpp"
 #include "kernel_help.hpp"
+#include "worksize/runtime/job_file_job.hpp"
 
 namespace {
 
@@ -22,8 +24,46 @@ const char* kUsage =
     "  tune       tune local work sizes on every device into the database (--report: compare)\n"
     "\n"
     "Run `worksize <command> --help` for a command's options. Under MPI: mpiexec -n N worksize ...\n"
+    "Your own kernel: plan, run, tune, calibrate and bench take --job FILE (a JSON job file, see\n"
+    "docs/user-guide.md) in place of --kernel.\n"
     "\n"
     "kernels (--kernel):\n";
+
+/// `--job FILE` (or --job=FILE): every rank reads the job file and registers its job; the option
+/// becomes `--kernel NAME`, with the file's size unless --size is given.
+void expand_job_file(const std::string& cmd, std::vector<std::string>& args) {
+    using namespace worksize;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string path;
+        if (args[i] == "--job") {
+            if (i + 1 >= args.size()) throw InvalidArgument("--job needs a job file");
+            path = args[i + 1];
+            args.erase(args.begin() + std::ptrdiff_t(i), args.begin() + std::ptrdiff_t(i) + 2);
+        } else if (args[i].rfind("--job=", 0) == 0) {
+            path = args[i].substr(6);
+            args.erase(args.begin() + std::ptrdiff_t(i));
+        } else {
+            continue;
+        }
+        if (cmd != "plan" && cmd != "run" && cmd != "tune" && cmd != "calibrate" && cmd != "bench")
+            throw InvalidArgument("--job is an option of plan, run, tune, calibrate and bench, not of " + cmd);
+        for (const auto& a : args)
+            if (a == "--kernel" || a.rfind("--kernel=", 0) == 0 || a == "-k")
+                throw InvalidArgument("--job and --kernel exclude each other");
+        auto file = std::make_shared<const JobFile>(read_job_file(path));
+        const std::string name = register_job_file(file);
+        args.insert(args.begin() + std::ptrdiff_t(i), {"--kernel", name});
+        const bool sized = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+            return a == "--size" || a.rfind("--size=", 0) == 0 || a == "-s";
+        });
+        if (!sized) {
+            const GlobalSize g = file->size();
+            args.push_back("--size");
+            args.push_back(file->spec.dims == 2 ? std::to_string(g.x) + "x" + std::to_string(g.y) : std::to_string(g.x));
+        }
+        return;
+    }
+}
 
 }  // namespace
 
@@ -49,6 +89,7 @@ int main(int argc, char** argv) {
     const std::string cmd = args[0];
     args.erase(args.begin());
     try {
+        expand_job_file(cmd, args);
         if (cmd == "devices") return cli::cmd_devices(*env, args);
         if (cmd == "plan") return cli::cmd_plan(*env, args);
         if (cmd == "run") return cli::cmd_run(*env, args);

@@ -93,7 +93,7 @@ nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const
                         {"iterations", plan.iterations},
                         {"strategy", plan.strategy},
                         {"local_policy", to_string(plan.local_policy)},
-                        {"verified", r.verdict.ok},
+                        {"verified", r.verdict.ok && r.verdict.checked},
                         {"verification", r.verdict.detail},
                         {"summary", r.summary},
                         {"makespan_s", r.makespan_s},
@@ -131,7 +131,8 @@ std::string result_table(const Plan& p, const JobResult& r) {
     std::ostringstream os;
     os << t.str();
     os << "makespan " << fmt_ms(r.makespan_s) << " ms; ";
-    os << (r.verdict.ok ? "verified: " : "VERIFICATION FAILED: ") << r.verdict.detail << '\n';
+    os << (!r.verdict.checked ? "not verified: " : r.verdict.ok ? "verified: " : "VERIFICATION FAILED: ")
+       << r.verdict.detail << '\n';
     if (!r.summary.empty()) os << r.summary << '\n';
     return os.str();
 }

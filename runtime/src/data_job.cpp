@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "cluster_impl.hpp"
+#include "data_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/local_policy.hpp"
 
@@ -171,8 +172,7 @@ using wire::kResult;
 
 constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return b <= 1 ? a : ceil_div(a, b) * b; }
+using data::Geometry;
 
 /// A slice as the command describes it to its rank.
 struct SliceDesc {
@@ -213,12 +213,6 @@ std::vector<Assignment> as_assignments(const std::vector<SliceDesc>& v) {
     }
     return out;
 }
-
-struct Geometry {
-    std::uint64_t begin = 0, end = 0;  ///< launched items along the split dimension
-    cl::NDRange offset, global, local;
-    std::uint64_t padded = 0;          ///< launched items along the split, padded to whole groups
-};
 
 struct SliceState {
     std::size_t index = 0;          ///< into the layout's slices
@@ -300,22 +294,8 @@ public:
                 cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
                 for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
                     const auto& kd = spec_.kernels[k];
-                    cl::Kernel kernel;
-                    try {
-                        kernel = cl::Kernel(program, kd.name.c_str());
-                    } catch (const cl::Error& e) {
-                        std::string names = program.getInfo<CL_PROGRAM_KERNEL_NAMES>();
-                        std::replace(names.begin(), names.end(), ';', ' ');
-                        throw InvalidArgument("the source has no kernel '" + kd.name + "' (" + cl_error_name(e.err()) +
-                                              "; it has: " + names + ")");
-                    }
-                    const auto nargs = kernel.getInfo<CL_KERNEL_NUM_ARGS>();
-                    if (nargs != kd.args.size())
-                        throw InvalidArgument("kernel '" + kd.name + "' takes " +
-                                              std::to_string(nargs) + " arguments; the job declares " +
-                                              std::to_string(kd.args.size()));
-                    s.kernels.push_back(kernel);
-                    s.geometry.push_back(geometry(kd, s.desc));
+                    s.kernels.push_back(data::make_kernel(program, kd));
+                    s.geometry.push_back(data::geometry(spec_, kd, s.desc.offset, s.desc.units, s.desc.local));
                     for (std::size_t i = 0; i < kd.args.size(); ++i)
                         if (kd.args[i].kind == ArgKind::reduce) {
                             const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
@@ -420,29 +400,6 @@ public:
     }
 
 private:
-    Geometry geometry(const KernelDecl& k, const SliceDesc& s) const {
-        Geometry g;
-        g.begin = s.offset / k.units_per_item;
-        g.end = ceil_div(s.offset + s.units, k.units_per_item);
-        const std::uint64_t items = g.end - g.begin;
-        LocalSize local = !k.required_local.is_null() ? k.required_local
-                          : k.units_per_item == 1   ? s.local
-                                                    : LocalSize{};
-        if (spec_.dims == 2) {
-            const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
-            g.padded = round_up(items, ly);
-            g.offset = cl::NDRange(0, g.begin);
-            g.global = cl::NDRange(round_up(spec_.width, lx), g.padded);
-            g.local = local.is_null() ? cl::NullRange : cl::NDRange(lx, ly);
-        } else {
-            g.padded = round_up(items, local.is_null() ? 1 : local.x);
-            g.offset = cl::NDRange(g.begin);
-            g.global = cl::NDRange(g.padded);
-            g.local = local.is_null() ? cl::NullRange : cl::NDRange(local.x);
-        }
-        return g;
-    }
-
     void launch(std::size_t k) {
         if (failed_) return;
         const KernelDecl& kd = spec_.kernels[k];
@@ -451,36 +408,12 @@ private:
                 auto& kernel = s.kernels[k];
                 const Geometry& g = s.geometry[k];
                 auto& q = s.ctx->queue();
-                for (cl_uint i = 0; i < kd.args.size(); ++i) {
-                    const ArgDecl& a = kd.args[i];
-                    switch (a.kind) {
-                    case ArgKind::read:
-                    case ArgKind::write:
-                    case ArgKind::read_write:
-                    case ArgKind::halo:
-                    case ArgKind::all: kernel.setArg(i, s.bufs[std::size_t(a.buffer)]); break;
-                    case ArgKind::reduce: {
-                        const auto& rec = s.records.at({k, i});
-                        fill_identity(q, rec, spec_.buffers[std::size_t(a.buffer)], a.op, g.padded);
-                        kernel.setArg(i, rec);
-                        break;
-                    }
-                    case ArgKind::scalar:
-                        switch (a.scalar_type) {
-                        case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
-                        case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
-                        case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
-                        case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
-                        }
-                        break;
-                    case ArgKind::begin: kernel.setArg(i, static_cast<cl_int>(g.begin)); break;
-                    case ArgKind::end: kernel.setArg(i, static_cast<cl_int>(g.end)); break;
-                    case ArgKind::origin:
-                        kernel.setArg(i, static_cast<cl_int>(std::int64_t(s.desc.offset) -
-                                                             std::int64_t(halo_[std::size_t(a.buffer)])));
-                        break;
-                    }
-                }
+                for (std::size_t i = 0; i < kd.args.size(); ++i)
+                    if (kd.args[i].kind == ArgKind::reduce)
+                        data::fill_identity(q, s.records.at({k, i}), spec_.buffers[std::size_t(kd.args[i].buffer)],
+                                            kd.args[i].op, g.padded);
+                data::bind_args(kernel, kd, s.bufs, [&](std::size_t i) -> const cl::Buffer& { return s.records.at({k, i}); },
+                                g, s.desc.offset, halo_);
                 // Events only for the run's first and last launch: the device's span between
                 // them is the report's kernel time; an event per launch costs NVIDIA microseconds.
                 const bool first = step_ == 0 && k == 0;
@@ -497,62 +430,6 @@ private:
                 }
                 return;
             }
-        }
-    }
-
-    static void fill_identity(cl::CommandQueue& q, const cl::Buffer& rec, const BufferDecl& d, ReduceOp op,
-                              std::uint64_t records) {
-        const std::size_t bytes = records * d.count * elem_size(d.type);
-        const double inf = std::numeric_limits<double>::infinity();
-        const double v = op == ReduceOp::sum ? 0.0 : op == ReduceOp::min ? inf : -inf;
-        switch (d.type) {
-        case ElemType::f32: q.enqueueFillBuffer(rec, static_cast<cl_float>(v), 0, bytes); break;
-        case ElemType::f64: q.enqueueFillBuffer(rec, static_cast<cl_double>(v), 0, bytes); break;
-        case ElemType::i32:
-            q.enqueueFillBuffer(rec, op == ReduceOp::sum ? cl_int(0) : op == ReduceOp::min ? INT32_MAX : INT32_MIN, 0, bytes);
-            break;
-        case ElemType::u32:
-            q.enqueueFillBuffer(rec, op == ReduceOp::min ? UINT32_MAX : cl_uint(0), 0, bytes);
-            break;
-        }
-    }
-
-    static double combine(ReduceOp op, double a, double b) {
-        return op == ReduceOp::sum ? a + b : op == ReduceOp::min ? std::min(a, b) : std::max(a, b);
-    }
-
-    /// total[j] = total[j] op record[r][j] for every record r in order (typed loops, so that the
-    /// compiler vectorises them: a k-means step combines millions of elements).
-    template <class T>
-    static void combine_typed(ReduceOp op, const std::byte* p, std::uint64_t records, std::vector<double>& total) {
-        const std::size_t R = total.size();
-        std::vector<T> row(R);
-        for (std::uint64_t r = 0; r < records; ++r) {
-            std::memcpy(row.data(), p + r * R * sizeof(T), R * sizeof(T));
-            double* t = total.data();
-            switch (op) {
-            case ReduceOp::sum: for (std::size_t j = 0; j < R; ++j) t[j] += double(row[j]); break;
-            case ReduceOp::min: for (std::size_t j = 0; j < R; ++j) t[j] = std::min(t[j], double(row[j])); break;
-            case ReduceOp::max: for (std::size_t j = 0; j < R; ++j) t[j] = std::max(t[j], double(row[j])); break;
-            }
-        }
-    }
-    static void combine_records(ReduceOp op, ElemType t, const std::byte* p, std::uint64_t records,
-                                std::vector<double>& total) {
-        switch (t) {
-        case ElemType::f32: combine_typed<float>(op, p, records, total); break;
-        case ElemType::f64: combine_typed<double>(op, p, records, total); break;
-        case ElemType::i32: combine_typed<std::int32_t>(op, p, records, total); break;
-        case ElemType::u32: combine_typed<std::uint32_t>(op, p, records, total); break;
-        }
-    }
-
-    static void store(std::byte* p, ElemType t, std::size_t i, double v) {
-        switch (t) {
-        case ElemType::f32: { const float x = float(v); std::memcpy(p + i * 4, &x, 4); break; }
-        case ElemType::f64: std::memcpy(p + i * 8, &v, 8); break;
-        case ElemType::i32: { const std::int32_t x = std::int32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
-        case ElemType::u32: { const std::uint32_t x = std::uint32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
         }
     }
 
@@ -679,8 +556,7 @@ private:
         const ArgDecl& a = spec_.kernels[k].args[i];
         const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
         const std::size_t R = d.count;
-        const double inf = std::numeric_limits<double>::infinity();
-        std::vector<double> total(R, a.op == ReduceOp::sum ? 0.0 : a.op == ReduceOp::min ? inf : -inf);
+        std::vector<double> total(R, data::identity(a.op));
         // This rank's slices, records in item order.
         if (!failed_) {
             try {
@@ -691,7 +567,7 @@ private:
                         records_ = bytes_with(s.ctx->host_memory());  // pinned: read at DMA speed
                     records_.resize(items * R * elem_size(d.type));
                     s.ctx->queue().enqueueReadBuffer(rec, CL_TRUE, 0, records_.size(), records_.data());
-                    combine_records(a.op, d.type, records_.data(), items, total);
+                    data::combine_records(a.op, d.type, records_.data(), items, total);
                 }
             } catch (const cl::Error& e) {
                 try {
@@ -716,7 +592,7 @@ private:
             if (accept(inbox_, left, bytes)) {
                 std::vector<double> before(R);
                 std::memcpy(before.data(), inbox_.data() + 8, bytes);
-                for (std::size_t j = 0; j < R; ++j) total[j] = combine(a.op, before[j], total[j]);
+                for (std::size_t j = 0; j < R; ++j) total[j] = data::combine(a.op, before[j], total[j]);
             }
         }
         if (right != Comm::none) {
@@ -727,7 +603,7 @@ private:
         if (left != Comm::none) send(left);
         if (failed_) return;
         result_.resize(R * elem_size(d.type));
-        for (std::size_t j = 0; j < R; ++j) store(result_.data(), d.type, j, total[j]);
+        for (std::size_t j = 0; j < R; ++j) data::store(result_.data(), d.type, j, total[j]);
         for (auto& s : mine_) upload(s, a.buffer, 0, result_);
     }
 

@@ -46,6 +46,7 @@ struct SliceTimes {
 struct Verdict {
     bool ok = false;
     std::string detail;          ///< e.g. "max rel err 3.1e-6 over 1024 rows" or the first mismatch
+    bool checked = true;         ///< false: nothing was compared (detail says why); ok is then true
 };
 
 /// Options common to all sample kernels; each job reads what it needs.

@@ -1,0 +1,143 @@
+// The device side of data-job declarations (data_kernels.hpp).
+#include "data_kernels.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace worksize::data {
+
+namespace {
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return b <= 1 ? a : ceil_div(a, b) * b; }
+}  // namespace
+
+Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
+                  LocalSize plan_local) {
+    Geometry g;
+    g.begin = offset / k.units_per_item;
+    g.end = ceil_div(offset + units, k.units_per_item);
+    const std::uint64_t items = g.end - g.begin;
+    const LocalSize local = !k.required_local.is_null() ? k.required_local
+                            : k.units_per_item == 1    ? plan_local
+                                                       : LocalSize{};
+    if (spec.dims == 2) {
+        const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
+        g.padded = round_up(items, ly);
+        g.offset = cl::NDRange(0, g.begin);
+        g.global = cl::NDRange(round_up(spec.width, lx), g.padded);
+        g.local = local.is_null() ? cl::NullRange : cl::NDRange(lx, ly);
+    } else {
+        g.padded = round_up(items, local.is_null() ? 1 : local.x);
+        g.offset = cl::NDRange(g.begin);
+        g.global = cl::NDRange(g.padded);
+        g.local = local.is_null() ? cl::NullRange : cl::NDRange(local.x);
+    }
+    return g;
+}
+
+cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
+    cl::Kernel kernel;
+    try {
+        kernel = cl::Kernel(program, k.name.c_str());
+    } catch (const cl::Error& e) {
+        std::string names = program.getInfo<CL_PROGRAM_KERNEL_NAMES>();
+        std::replace(names.begin(), names.end(), ';', ' ');
+        throw InvalidArgument("the source has no kernel '" + k.name + "' (" + cl_error_name(e.err()) +
+                              "; it has: " + names + ")");
+    }
+    const auto nargs = kernel.getInfo<CL_KERNEL_NUM_ARGS>();
+    if (nargs != k.args.size())
+        throw InvalidArgument("kernel '" + k.name + "' takes " + std::to_string(nargs) + " arguments; the job declares " +
+                              std::to_string(k.args.size()));
+    return kernel;
+}
+
+void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
+               const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
+               std::uint64_t offset, const std::vector<std::uint64_t>& halo) {
+    for (cl_uint i = 0; i < k.args.size(); ++i) {
+        const ArgDecl& a = k.args[i];
+        switch (a.kind) {
+        case ArgKind::read:
+        case ArgKind::write:
+        case ArgKind::read_write:
+        case ArgKind::halo:
+        case ArgKind::all: kernel.setArg(i, bufs[std::size_t(a.buffer)]); break;
+        case ArgKind::reduce: kernel.setArg(i, records(i)); break;
+        case ArgKind::scalar:
+            switch (a.scalar_type) {
+            case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
+            case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
+            case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
+            case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
+            }
+            break;
+        case ArgKind::begin: kernel.setArg(i, static_cast<cl_int>(g.begin)); break;
+        case ArgKind::end: kernel.setArg(i, static_cast<cl_int>(g.end)); break;
+        case ArgKind::origin:
+            kernel.setArg(i, static_cast<cl_int>(std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)])));
+            break;
+        }
+    }
+}
+
+double identity(ReduceOp op) {
+    const double inf = std::numeric_limits<double>::infinity();
+    return op == ReduceOp::sum ? 0.0 : op == ReduceOp::min ? inf : -inf;
+}
+
+double combine(ReduceOp op, double a, double b) {
+    return op == ReduceOp::sum ? a + b : op == ReduceOp::min ? std::min(a, b) : std::max(a, b);
+}
+
+void fill_identity(cl::CommandQueue& q, const cl::Buffer& rec, const BufferDecl& d, ReduceOp op, std::uint64_t items) {
+    const std::size_t bytes = items * d.count * elem_size(d.type);
+    const double v = identity(op);
+    switch (d.type) {
+    case ElemType::f32: q.enqueueFillBuffer(rec, static_cast<cl_float>(v), 0, bytes); break;
+    case ElemType::f64: q.enqueueFillBuffer(rec, static_cast<cl_double>(v), 0, bytes); break;
+    case ElemType::i32:
+        q.enqueueFillBuffer(rec, op == ReduceOp::sum ? cl_int(0) : op == ReduceOp::min ? INT32_MAX : INT32_MIN, 0, bytes);
+        break;
+    case ElemType::u32: q.enqueueFillBuffer(rec, op == ReduceOp::min ? UINT32_MAX : cl_uint(0), 0, bytes); break;
+    }
+}
+
+namespace {
+/// Typed loops, so that the compiler vectorises them: a k-means step combines millions.
+template <class T>
+void combine_typed(ReduceOp op, const std::byte* p, std::uint64_t records, std::vector<double>& total) {
+    const std::size_t R = total.size();
+    std::vector<T> row(R);
+    for (std::uint64_t r = 0; r < records; ++r) {
+        std::memcpy(row.data(), p + r * R * sizeof(T), R * sizeof(T));
+        double* t = total.data();
+        switch (op) {
+        case ReduceOp::sum: for (std::size_t j = 0; j < R; ++j) t[j] += double(row[j]); break;
+        case ReduceOp::min: for (std::size_t j = 0; j < R; ++j) t[j] = std::min(t[j], double(row[j])); break;
+        case ReduceOp::max: for (std::size_t j = 0; j < R; ++j) t[j] = std::max(t[j], double(row[j])); break;
+        }
+    }
+}
+}  // namespace
+
+void combine_records(ReduceOp op, ElemType t, const std::byte* p, std::uint64_t records, std::vector<double>& total) {
+    switch (t) {
+    case ElemType::f32: combine_typed<float>(op, p, records, total); break;
+    case ElemType::f64: combine_typed<double>(op, p, records, total); break;
+    case ElemType::i32: combine_typed<std::int32_t>(op, p, records, total); break;
+    case ElemType::u32: combine_typed<std::uint32_t>(op, p, records, total); break;
+    }
+}
+
+void store(std::byte* p, ElemType t, std::size_t i, double v) {
+    switch (t) {
+    case ElemType::f32: { const float x = float(v); std::memcpy(p + i * 4, &x, 4); break; }
+    case ElemType::f64: std::memcpy(p + i * 8, &v, 8); break;
+    case ElemType::i32: { const std::int32_t x = std::int32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
+    case ElemType::u32: { const std::uint32_t x = std::uint32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
+    }
+}
+
+}  // namespace worksize::data

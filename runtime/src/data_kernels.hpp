@@ -1,0 +1,48 @@
+// The device side of a data-job declaration, shared by the multi-step runtime (data_job.cpp) and
+// the one-step jobs of job files (job_file_job.cpp): a kernel's launch geometry over a slice, its
+// arguments bound from the declaration, reduction records filled and combined.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/data_spec.hpp"
+
+namespace worksize::data {
+
+/// How kernel `k` launches over the slice [offset, offset + units): its items along the split
+/// dimension (global ids begin..end, with the global offset), padded to whole work-groups. The
+/// local size is the kernel's required one, else `plan_local` for kernels of one unit per item,
+/// else NULL.
+struct Geometry {
+    std::uint64_t begin = 0, end = 0;
+    std::uint64_t padded = 0;  ///< launched items along the split, padded to whole groups
+    cl::NDRange offset, global, local;
+};
+Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
+                  LocalSize plan_local);
+
+/// The kernel `k` of `program`. @throws InvalidArgument naming it when the source lacks it (with
+/// the kernels it has) or when its parameter count differs from the declaration's.
+cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k);
+
+/// Set every argument of kernel `k` for a slice starting at `offset`: `bufs` per declared buffer,
+/// `records(i)` the record buffer of reduce argument i, `halo` per buffer (halo_rows()).
+void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
+               const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
+               std::uint64_t offset, const std::vector<std::uint64_t>& halo);
+
+/// Fill `records` launched items' records of `d` with the identity of `op`.
+void fill_identity(cl::CommandQueue& q, const cl::Buffer& records, const BufferDecl& d, ReduceOp op,
+                   std::uint64_t items);
+/// total[j] = total[j] op record[r][j] for every record r in order, from memory `p` holding
+/// `records` records of total.size() elements of type `t`.
+void combine_records(ReduceOp op, ElemType t, const std::byte* p, std::uint64_t records, std::vector<double>& total);
+double combine(ReduceOp op, double a, double b);
+double identity(ReduceOp op);
+/// Element i of memory `p` of type `t` set to `v` (converted).
+void store(std::byte* p, ElemType t, std::size_t i, double v);
+
+}  // namespace worksize::data

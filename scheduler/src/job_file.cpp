@@ -1,0 +1,269 @@
+// Job files (job_file.hpp): JSON with named buffers and arguments, resolved into a data-job
+// declaration at a problem size.
+#include "worksize/scheduler/job_file.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace worksize {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A failure in field `field` of the file.
+struct FieldError {
+    std::string field, why;
+};
+
+[[noreturn]] void fail(const std::string& field, const std::string& why) { throw FieldError{field, why}; }
+
+const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& field) {
+    if (!j.is_object() || !j.contains(key)) fail(field, std::string("missing '") + key + "'");
+    return j.at(key);
+}
+
+std::uint64_t count_of(const nlohmann::json& v, const std::string& field, std::uint64_t min = 1) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < std::int64_t(min))
+        fail(field, v.dump() + " is not a whole number >= " + std::to_string(min));
+    return v.get<std::uint64_t>();
+}
+
+/// A number, or one of the problem's sizes by name ("width", "height", "units"), or "N*width".
+double size_value(const nlohmann::json& v, GlobalSize size, int dims, const std::string& field) {
+    if (v.is_number()) return v.get<double>();
+    if (!v.is_string()) fail(field, v.dump() + " is neither a number nor width, height or units");
+    std::string s = v.get<std::string>();
+    double factor = 1.0;
+    if (const auto star = s.find('*'); star != std::string::npos) {
+        try {
+            std::size_t used = 0;
+            factor = std::stod(s.substr(0, star), &used);
+            if (used != star) throw std::invalid_argument(s);
+        } catch (const std::exception&) {
+            fail(field, "'" + s + "' is not N*width, N*height or N*units");
+        }
+        s = s.substr(star + 1);
+    }
+    const double width = dims == 2 ? double(size.x) : 1.0, units = dims == 2 ? double(size.y) : double(size.x);
+    if (s == "width") return factor * width;
+    if (s == "height" || s == "units") return factor * units;
+    fail(field, "'" + v.get<std::string>() + "' is neither a number nor width, height or units");
+}
+
+GlobalSize size_of(const nlohmann::json& j, int dims) {
+    const auto& v = need(j, "size", "size");
+    if (dims == 1) {
+        if (v.is_array() && v.size() == 1) return {count_of(v[0], "size"), 1};
+        return {count_of(v, "size"), 1};
+    }
+    if (!v.is_array() || v.size() != 2) fail("size", "a 2-D job's size is [width, height]");
+    return {count_of(v[0], "size[0]"), count_of(v[1], "size[1]")};
+}
+
+std::string read_text(const fs::path& p, const std::string& field) {
+    std::ifstream f(p, std::ios::binary);
+    if (!f) fail(field, "cannot read '" + p.string() + "'");
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSize size) {
+    DataJobSpec s;
+    s.name = need(j, "name", "name").get<std::string>();
+    s.source = source;
+    s.build_options = j.value("build_options", "");
+    s.dims = j.value("dims", 1);
+    if (s.dims != 1 && s.dims != 2) fail("dims", "must be 1 or 2");
+    s.width = s.dims == 2 ? size.x : 1;
+    s.units = s.dims == 2 ? size.y : size.x;
+    s.steps = 1;
+    if (j.contains("ops_per_unit")) s.ops_per_unit = size_value(j["ops_per_unit"], size, s.dims, "ops_per_unit");
+    const auto& buffers = need(j, "buffers", "buffers");
+    if (!buffers.is_array() || buffers.empty()) fail("buffers", "a list of at least one buffer");
+    auto index_of = [&](const nlohmann::json& name, const std::string& field) {
+        if (!name.is_string()) fail(field, "names a buffer by its name, not " + name.dump());
+        for (std::size_t b = 0; b < s.buffers.size(); ++b)
+            if (s.buffers[b].name == name.get<std::string>()) return int(b);
+        fail(field, "no buffer is named '" + name.get<std::string>() + "'");
+    };
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+        const auto& jb = buffers[i];
+        const std::string f = "buffers[" + std::to_string(i) + "]";
+        BufferDecl b;
+        b.name = need(jb, "name", f).get<std::string>();
+        try {
+            b.type = parse_elem_type(jb.value("type", "float"));
+        } catch (const InvalidArgument& e) {
+            fail(f + ".type", e.what());
+        }
+        const std::string layout = jb.value("layout", "split");
+        if (layout != "split" && layout != "shared") fail(f + ".layout", "'" + layout + "' is neither split nor shared");
+        b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
+        if (b.layout == BufferLayout::split) {
+            const double p = jb.contains("pitch") ? size_value(jb["pitch"], size, s.dims, f + ".pitch") : 1.0;
+            if (p < 1 || p != double(std::uint64_t(p))) fail(f + ".pitch", "must be a whole number >= 1");
+            b.pitch = std::uint64_t(p);
+        } else {
+            b.count = count_of(need(jb, "count", f), f + ".count");
+        }
+        b.input = jb.contains("init");
+        b.output = jb.value("output", false);
+        s.buffers.push_back(b);
+    }
+    const auto& kernels = need(j, "kernels", "kernels");
+    if (!kernels.is_array() || kernels.empty()) fail("kernels", "a list of at least one kernel");
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+        const auto& jk = kernels[k];
+        const std::string f = "kernels[" + std::to_string(k) + "]";
+        KernelDecl kd;
+        kd.name = need(jk, "name", f).get<std::string>();
+        if (jk.contains("units_per_item")) kd.units_per_item = count_of(jk["units_per_item"], f + ".units_per_item");
+        if (jk.contains("required_local")) {
+            const auto& r = jk["required_local"];
+            if (!r.is_array() || r.empty() || r.size() > 2) fail(f + ".required_local", "is [x] or [x, y]");
+            kd.required_local = {count_of(r[0], f + ".required_local"), r.size() > 1 ? count_of(r[1], f + ".required_local") : 1};
+        }
+        const auto& args = need(jk, "args", f);
+        if (!args.is_array()) fail(f + ".args", "a list of arguments");
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            const auto& ja = args[i];
+            const std::string fa = f + ".args[" + std::to_string(i) + "]";
+            if (!ja.is_object() || ja.empty()) fail(fa, "an object such as {\"in\": \"x\"}");
+            ArgDecl a;
+            bool known = false;
+            for (const auto& [key, kind] : {std::pair{"in", ArgKind::read}, std::pair{"out", ArgKind::write},
+                                            std::pair{"inout", ArgKind::read_write}, std::pair{"halo", ArgKind::halo},
+                                            std::pair{"all", ArgKind::all}, std::pair{"reduce", ArgKind::reduce},
+                                            std::pair{"origin", ArgKind::origin}})
+                if (ja.contains(key)) {
+                    a.kind = kind;
+                    a.buffer = index_of(ja[key], fa + "." + key);
+                    known = true;
+                }
+            if (a.kind == ArgKind::halo) a.depth = count_of(need(ja, "depth", fa), fa + ".depth");
+            if (a.kind == ArgKind::reduce) {
+                try {
+                    a.op = parse_reduce_op(ja.value("op", "sum"));
+                } catch (const InvalidArgument& e) {
+                    fail(fa + ".op", e.what());
+                }
+            }
+            for (const auto& [key, type] : {std::pair{"float", ElemType::f32}, std::pair{"double", ElemType::f64},
+                                            std::pair{"int", ElemType::i32}, std::pair{"uint", ElemType::u32}})
+                if (ja.contains(key)) {
+                    a.kind = ArgKind::scalar;
+                    a.scalar_type = type;
+                    a.value = size_value(ja[key], size, s.dims, fa + "." + key);
+                    known = true;
+                }
+            if (ja.contains("begin")) a.kind = ArgKind::begin, known = true;
+            if (ja.contains("end")) a.kind = ArgKind::end, known = true;
+            if (!known || ja.size() > (a.kind == ArgKind::halo || a.kind == ArgKind::reduce ? 2u : 1u))
+                fail(fa, ja.dump() + " is not one argument (in, out, inout, halo+depth, all, reduce[+op], origin, "
+                                     "float, double, int, uint, begin, end)");
+            kd.args.push_back(a);
+        }
+        s.kernels.push_back(std::move(kd));
+    }
+    if (j.contains("steps") || j.contains("swaps"))
+        fail(j.contains("steps") ? "steps" : "swaps",
+             "a job file runs one step (repeat it with --iterations); multi-step jobs use the C++ API (DataJob)");
+    return s;
+}
+
+}  // namespace
+
+GlobalSize JobFile::size() const { return size_of(raw, spec.dims); }
+
+DataJobSpec JobFile::spec_for(GlobalSize size) const {
+    try {
+        DataJobSpec s = resolve(raw, spec.source, size);
+        validate(s);
+        return s;
+    } catch (const FieldError& e) {
+        throw InvalidArgument("job file '" + path + "': " + e.field + ": " + e.why);
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument("job file '" + path + "': " + e.what());
+    }
+}
+
+JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, const std::string& dir) {
+    JobFile f;
+    f.path = path;
+    f.raw = j;
+    try {
+        if (!j.is_object()) fail("(top)", "a job file is a JSON object");
+        const std::string src = need(j, "source", "source").get<std::string>();
+        const fs::path sp = fs::path(src).is_absolute() ? fs::path(src) : fs::path(dir) / src;
+        const std::string source = read_text(sp, "source");
+        const int dims = j.value("dims", 1);
+        if (dims != 1 && dims != 2) fail("dims", "must be 1 or 2");
+        f.spec = resolve(j, source, size_of(j, dims));
+        f.description = j.value("description", "");
+        if (j.contains("verify")) f.tolerance = need(j["verify"], "tolerance", "verify").get<double>();
+        const auto& buffers = j.at("buffers");
+        for (std::size_t i = 0; i < buffers.size(); ++i) {
+            const std::string fi = "buffers[" + std::to_string(i) + "].init";
+            BufferInit in;
+            if (buffers[i].contains("init")) {
+                const auto& ji = buffers[i]["init"];
+                if (ji.contains("random")) {
+                    const auto& r = ji["random"];
+                    if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number() ||
+                        r[0].get<double>() > r[1].get<double>())
+                        fail(fi + ".random", "is [lo, hi] with lo <= hi");
+                    in.kind = BufferInit::Kind::random;
+                    in.lo = r[0].get<double>();
+                    in.hi = r[1].get<double>();
+                    in.seed = ji.contains("seed") ? count_of(ji["seed"], fi + ".seed", 0) : i + 1;
+                } else if (ji.contains("constant")) {
+                    if (!ji["constant"].is_number()) fail(fi + ".constant", "is a number");
+                    in.kind = BufferInit::Kind::constant;
+                    in.value = ji["constant"].get<double>();
+                } else if (ji.contains("file")) {
+                    const fs::path p = fs::path(ji["file"].get<std::string>());
+                    in.kind = BufferInit::Kind::file;
+                    in.path = (p.is_absolute() ? p : fs::path(dir) / p).string();
+                    if (!fs::exists(in.path)) fail(fi + ".file", "no file '" + in.path + "'");
+                } else {
+                    fail(fi, ji.dump() + " is none of random, constant, file");
+                }
+            }
+            f.init.push_back(in);
+        }
+        validate(f.spec);
+        for (const auto& b : f.spec.buffers)
+            if (b.layout == BufferLayout::split && !b.input && !b.output) {
+                bool written = false;
+                for (const auto& k : f.spec.kernels)
+                    for (const auto& a : k.args)
+                        written = written || ((a.kind == ArgKind::write || a.kind == ArgKind::read_write) &&
+                                              f.spec.buffers[std::size_t(a.buffer)].name == b.name);
+                if (!written) fail("buffers", "'" + b.name + "' is neither initialised (init), written nor an output");
+            }
+    } catch (const FieldError& e) {
+        throw InvalidArgument("job file '" + path + "': " + e.field + ": " + e.why);
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument("job file '" + path + "': " + e.what());
+    } catch (const nlohmann::json::exception& e) {
+        throw InvalidArgument("job file '" + path + "': " + e.what());
+    }
+    return f;
+}
+
+JobFile read_job_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InvalidArgument("job file '" + path + "': cannot read it");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw InvalidArgument("job file '" + path + "': not JSON: " + e.what());
+    }
+    return job_file_from_json(j, path, fs::path(path).parent_path().string());
+}
+
+}  // namespace worksize
