@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <tuple>
 #include <map>
 #include <mutex>
 #include <random>
@@ -31,7 +33,20 @@ public:
     }
     const JobFile& file() const { return *file_; }
 
+    /// The single-device reference of (size, seed, iterations), made once: the tuner and bench
+    /// verify every run, and the inputs of a seed do not change.
+    using Reference = std::vector<std::vector<std::byte>>;
+    const Reference& reference(GlobalSize size, std::uint64_t seed, std::uint64_t iterations,
+                               const std::function<Reference()>& make) {
+        std::lock_guard lock(mutex_);
+        const auto key = std::tuple{size.x, size.y, seed, iterations};
+        auto it = references_.find(key);
+        if (it == references_.end()) it = references_.emplace(key, make()).first;
+        return it->second;
+    }
+
 private:
+    std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>, Reference> references_;
     std::shared_ptr<const JobFile> file_;
     std::mutex mutex_;
     std::map<std::pair<std::uint64_t, std::uint64_t>, DataJobSpec> specs_;
@@ -198,7 +213,6 @@ public:
                 load(init.path, d, h);
             }
         }
-        reference_.clear();
     }
 
     SliceSpec slice_spec(const Assignment& a) const override {
@@ -261,7 +275,7 @@ public:
     Verdict verify() const override {
         const double tol = specs_->file().tolerance;
         if (tol < 0) return {true, "not checked: the job file has no \"verify\": {\"tolerance\": ...}", false};
-        if (reference_.empty()) reference_ = single_device_run();
+        const auto& reference = specs_->reference(problem(), seed_, iterations_, [this] { return single_device_run(); });
         double worst = 0;
         std::string where;
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
@@ -269,7 +283,7 @@ public:
             if (!d.output) continue;
             const std::size_t n = host_[b].size() / elem_size(d.type);
             for (std::size_t i = 0; i < n; ++i) {
-                const double got = value(host_[b].data(), d.type, i), want = value(reference_[b].data(), d.type, i);
+                const double got = value(host_[b].data(), d.type, i), want = value(reference[b].data(), d.type, i);
                 double err = std::abs(got - want) / std::max(1.0, std::abs(want));
                 if (std::isnan(err)) err = INFINITY;
                 if (err > worst) {
@@ -372,7 +386,6 @@ private:
     std::uint64_t iterations_, seed_;
     std::vector<std::vector<std::byte>> host_;
     std::map<std::uint64_t, std::vector<std::vector<double>>> partials_;  // by slice offset
-    mutable std::vector<std::vector<std::byte>> reference_;
 };
 
 }  // namespace
