@@ -22,6 +22,30 @@ namespace worksize {
 namespace {
 
 /// The declaration at a problem size, resolved once per size (workers see many slices).
+/// A raw file of the buffer's elements, or a .npy of its type (version 1 or 2, C order).
+void load_file(const std::string& path, const BufferDecl& d, std::vector<std::byte>& h) {
+    std::ifstream f(path, std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::size_t start = 0;
+    if (data.size() >= 10 && data.compare(0, 6, "\x93NUMPY") == 0) {
+        const bool v1 = data[6] == 1;
+        const std::size_t hlen = v1 ? std::size_t(std::uint8_t(data[8])) | std::size_t(std::uint8_t(data[9])) << 8
+                                    : std::size_t(std::uint8_t(data[8])) | std::size_t(std::uint8_t(data[9])) << 8 |
+                                          std::size_t(std::uint8_t(data[10])) << 16 | std::size_t(std::uint8_t(data[11])) << 24;
+        start = (v1 ? 10 : 12) + hlen;
+        const std::string header = data.substr(v1 ? 10 : 12, hlen);
+        const char* want = d.type == ElemType::f32 ? "<f4" : d.type == ElemType::f64 ? "<f8" : d.type == ElemType::i32 ? "<i4" : "<u4";
+        if (header.find(want) == std::string::npos || header.find("'fortran_order': True") != std::string::npos)
+            throw InvalidArgument("'" + path + "' is not a C-order .npy of " + std::string(to_string(d.type)) + " (" +
+                                  want + ")");
+    }
+    if (data.size() - start != h.size())
+        throw InvalidArgument("'" + path + "' holds " + std::to_string(data.size() - start) + " bytes of data; buffer '" +
+                              d.name + "' needs " + std::to_string(h.size()));
+    std::memcpy(h.data(), data.data() + start, h.size());
+}
+
+
 class Specs {
 public:
     explicit Specs(std::shared_ptr<const JobFile> file) : file_(std::move(file)) {}
@@ -35,6 +59,16 @@ public:
 
     /// The single-device reference of (size, seed, iterations), made once: the tuner and bench
     /// verify every run, and the inputs of a seed do not change.
+    using Inputs = std::vector<std::shared_ptr<const std::vector<std::byte>>>;
+    /// Every buffer's initial contents at (spec's size, seed), made as the file says, once.
+    const Inputs& inputs(const DataJobSpec& spec, std::uint64_t seed) {
+        std::lock_guard lock(mutex_);
+        const auto key = std::tuple{spec.width, spec.units, seed};
+        auto it = inputs_.find(key);
+        if (it == inputs_.end()) it = inputs_.emplace(key, make_inputs(spec, seed)).first;
+        return it->second;
+    }
+
     using Reference = std::vector<std::vector<std::byte>>;
     const Reference& reference(GlobalSize size, std::uint64_t seed, std::uint64_t iterations,
                                const std::function<Reference()>& make) {
@@ -46,6 +80,8 @@ public:
     }
 
 private:
+    Inputs make_inputs(const DataJobSpec& spec, std::uint64_t seed) const;
+    std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, Inputs> inputs_;
     std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>, Reference> references_;
     std::shared_ptr<const JobFile> file_;
     std::mutex mutex_;
@@ -178,12 +214,36 @@ SliceTimes execute_slice(const DataJobSpec& spec, DeviceContext& ctx, const Slic
     return t;
 }
 
+Specs::Inputs Specs::make_inputs(const DataJobSpec& spec, std::uint64_t seed) const {
+    Inputs out;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& d = spec.buffers[b];
+        const std::uint64_t elems = d.layout == BufferLayout::split ? spec.units * d.pitch : d.count;
+        auto h = std::make_shared<std::vector<std::byte>>(elems * elem_size(d.type), std::byte{0});
+        const BufferInit& init = file_->init[b];
+        if (init.kind == BufferInit::Kind::random) {
+            std::mt19937_64 rng(seed * 1000003u + init.seed);
+            const bool integer = d.type == ElemType::i32 || d.type == ElemType::u32;
+            std::uniform_real_distribution<double> u(init.lo, init.hi);
+            std::uniform_int_distribution<std::int64_t> ui(std::int64_t(init.lo), std::int64_t(init.hi));
+            for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, integer ? double(ui(rng)) : u(rng));
+        } else if (init.kind == BufferInit::Kind::constant) {
+            for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, init.value);
+        } else if (init.kind == BufferInit::Kind::file) {
+            load_file(init.path, d, *h);
+        }
+        out.push_back(std::move(h));
+    }
+    return out;
+}
+
 /// Rank 0's side.
 class FileJob final : public KernelJob {
 public:
     FileJob(std::shared_ptr<Specs> specs, const JobOptions& o)
         : specs_(std::move(specs)), spec_(specs_->at(o.size)), iterations_(o.iterations), seed_(o.seed) {
         host_.resize(spec_.buffers.size());
+        shared_inputs_.resize(spec_.buffers.size());
     }
 
     KernelDescriptor descriptor() const override { return data_plan_request(spec_).kernel; }
@@ -194,23 +254,18 @@ public:
     nlohmann::json tuning_key() const override { return {{"job", spec_.name}}; }
 
     void generate() override {
-        const JobFile& f = specs_->file();
+        // The inputs of a size and seed are made once and shared (the tuner and bench make a
+        // job per run); outputs get fresh memory, starting from their input where they have one.
+        const auto& inputs = specs_->inputs(spec_, seed_);
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
             const auto& d = spec_.buffers[b];
-            const std::uint64_t elems = d.layout == BufferLayout::split ? spec_.units * d.pitch : d.count;
-            auto& h = host_[b];
-            h.assign(elems * elem_size(d.type), std::byte{0});
-            const BufferInit& init = f.init[b];
-            if (init.kind == BufferInit::Kind::random) {
-                std::mt19937_64 rng(seed_ * 1000003u + init.seed);
-                const bool integer = d.type == ElemType::i32 || d.type == ElemType::u32;
-                std::uniform_real_distribution<double> u(init.lo, init.hi);
-                std::uniform_int_distribution<std::int64_t> ui(std::int64_t(init.lo), std::int64_t(init.hi));
-                for (std::uint64_t i = 0; i < elems; ++i) data::store(h.data(), d.type, i, integer ? double(ui(rng)) : u(rng));
-            } else if (init.kind == BufferInit::Kind::constant) {
-                for (std::uint64_t i = 0; i < elems; ++i) data::store(h.data(), d.type, i, init.value);
-            } else if (init.kind == BufferInit::Kind::file) {
-                load(init.path, d, h);
+            if (d.output) {
+                shared_inputs_[b].reset();
+                host_[b] = *inputs[b];
+            } else {
+                shared_inputs_[b] = inputs[b];
+                host_[b].clear();
+                host_[b].shrink_to_fit();
             }
         }
     }
@@ -225,10 +280,10 @@ public:
             const auto& d = spec_.buffers[b];
             if (!d.input || d.layout != BufferLayout::split) continue;
             const auto [first, n] = input_rows(spec_, halo[b], a.offset, a.units);
-            parts.emplace_back(host_[b].data() + first * row_bytes(d), n * row_bytes(d));
+            parts.emplace_back(host(b).data() + first * row_bytes(d), n * row_bytes(d));
         }
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b)
-            if (spec_.buffers[b].input && spec_.buffers[b].layout == BufferLayout::shared) parts.emplace_back(host_[b]);
+            if (spec_.buffers[b].input && spec_.buffers[b].layout == BufferLayout::shared) parts.emplace_back(host(b));
         if (parts.empty()) parts.emplace_back();  // nothing to send: one empty part
         return parts;
     }
@@ -281,18 +336,15 @@ public:
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
             const auto& d = spec_.buffers[b];
             if (!d.output) continue;
-            const std::size_t n = host_[b].size() / elem_size(d.type);
-            for (std::size_t i = 0; i < n; ++i) {
-                const double got = value(host_[b].data(), d.type, i), want = value(reference[b].data(), d.type, i);
-                double err = std::abs(got - want) / std::max(1.0, std::abs(want));
-                if (std::isnan(err)) err = INFINITY;
-                if (err > worst) {
-                    worst = err;
-                    std::ostringstream w;
-                    w.precision(9);
-                    w << d.name << "[" << i << "] = " << got << ", the single-device run has " << want;
-                    where = w.str();
-                }
+            std::size_t at = 0;
+            const double err = worst_error(d.type, host_[b].data(), reference[b].data(), host_[b].size() / elem_size(d.type), at);
+            if (err > worst || (std::isnan(err) && !std::isnan(worst))) {
+                worst = std::isnan(err) ? INFINITY : err;
+                std::ostringstream w;
+                w.precision(9);
+                w << d.name << "[" << at << "] = " << value(host_[b].data(), d.type, at) << ", the single-device run has "
+                  << value(reference[b].data(), d.type, at);
+                where = w.str();
             }
         }
         std::ostringstream s;
@@ -315,6 +367,29 @@ public:
     }
 
 private:
+    /// The largest |got - want| / max(1, |want|) over n elements of type t, and where (NaN: inf).
+    static double worst_error(ElemType t, const std::byte* got, const std::byte* want, std::size_t n, std::size_t& at) {
+        switch (t) {
+        case ElemType::f32: return worst_typed<float>(got, want, n, at);
+        case ElemType::f64: return worst_typed<double>(got, want, n, at);
+        case ElemType::i32: return worst_typed<std::int32_t>(got, want, n, at);
+        case ElemType::u32: return worst_typed<std::uint32_t>(got, want, n, at);
+        }
+        return 0;
+    }
+    template <class T>
+    static double worst_typed(const std::byte* got, const std::byte* want, std::size_t n, std::size_t& at) {
+        double worst = 0;
+        const T* g = reinterpret_cast<const T*>(got);
+        const T* w = reinterpret_cast<const T*>(want);
+        for (std::size_t i = 0; i < n; ++i) {
+            double err = std::abs(double(g[i]) - double(w[i])) / std::max(1.0, std::abs(double(w[i])));
+            if (std::isnan(err)) err = INFINITY;
+            if (err > worst) worst = err, at = i;
+        }
+        return worst;
+    }
+
     static double value(const std::byte* p, ElemType t, std::size_t i) {
         switch (t) {
         case ElemType::f32: { float v; std::memcpy(&v, p + i * 4, 4); return v; }
@@ -323,29 +398,6 @@ private:
         case ElemType::u32: { std::uint32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
         }
         return 0;
-    }
-
-    /// A raw file of the buffer's elements, or a .npy of its type (version 1 or 2, C order).
-    static void load(const std::string& path, const BufferDecl& d, std::vector<std::byte>& h) {
-        std::ifstream f(path, std::ios::binary);
-        std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-        std::size_t start = 0;
-        if (data.size() >= 10 && data.compare(0, 6, "\x93NUMPY") == 0) {
-            const bool v1 = data[6] == 1;
-            const std::size_t hlen = v1 ? std::size_t(std::uint8_t(data[8])) | std::size_t(std::uint8_t(data[9])) << 8
-                                        : std::size_t(std::uint8_t(data[8])) | std::size_t(std::uint8_t(data[9])) << 8 |
-                                              std::size_t(std::uint8_t(data[10])) << 16 | std::size_t(std::uint8_t(data[11])) << 24;
-            start = (v1 ? 10 : 12) + hlen;
-            const std::string header = data.substr(v1 ? 10 : 12, hlen);
-            const char* want = d.type == ElemType::f32 ? "<f4" : d.type == ElemType::f64 ? "<f8" : d.type == ElemType::i32 ? "<i4" : "<u4";
-            if (header.find(want) == std::string::npos || header.find("'fortran_order': True") != std::string::npos)
-                throw InvalidArgument("'" + path + "' is not a C-order .npy of " + std::string(to_string(d.type)) + " (" +
-                                      want + ")");
-        }
-        if (data.size() - start != h.size())
-            throw InvalidArgument("'" + path + "' holds " + std::to_string(data.size() - start) + " bytes of data; buffer '" +
-                                  d.name + "' needs " + std::to_string(h.size()));
-        std::memcpy(h.data(), data.data() + start, h.size());
     }
 
     /// The whole problem as one slice on the first OpenCL device of this node: the reference.
@@ -361,7 +413,9 @@ private:
         Bytes out;
         execute_slice(spec_, ctx, slice_spec(a), in, out);
         // Unpack like accept_output into a copy of the host buffers.
-        auto ref = host_;
+        std::vector<std::vector<std::byte>> ref(spec_.buffers.size());
+        for (std::size_t b = 0; b < spec_.buffers.size(); ++b)
+            if (spec_.buffers[b].output) ref[b] = host(b);
         std::uint64_t o = 0;
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
             const auto& d = spec_.buffers[b];
@@ -384,7 +438,11 @@ private:
     std::shared_ptr<Specs> specs_;
     DataJobSpec spec_;
     std::uint64_t iterations_, seed_;
-    std::vector<std::vector<std::byte>> host_;
+    std::vector<std::vector<std::byte>> host_;  // outputs (and inputs that are outputs too)
+    std::vector<std::shared_ptr<const std::vector<std::byte>>> shared_inputs_;  // inputs only
+
+    /// Buffer b's memory on rank 0: its own for outputs, the shared inputs else.
+    const std::vector<std::byte>& host(std::size_t b) const { return shared_inputs_[b] ? *shared_inputs_[b] : host_[b]; }
     std::map<std::uint64_t, std::vector<std::vector<double>>> partials_;  // by slice offset
 };
 

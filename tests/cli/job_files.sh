@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Job files in one process: `run --job` verifies the committed examples (saxpy, the 5x5 filter)
+# against a single-device run, `plan --job` plans one offline over the hetero golden devices with
+# the file's size or --size, and every mistake in a job file (tests/jobs/*.json) or in the use of
+# --job ends with exit 2 and one stderr line naming the field or problem.
+ws=$1; src=$2
+source "$src/tests/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
+export WORKSIZE_DB="$tmp/db.json"  # never the user's database
+jobs="$src/examples/jobs"; bad="$src/tests/jobs"; hetero="$src/tests/golden/hetero.json"
+
+# 1. run --job verifies against a single-device run.
+run 120 "$ws" run --job "$jobs/saxpy.json" --size 4099
+expect_rc 0 "run --job saxpy.json --size 4099"
+expect_out "^kernel saxpy-job, size 4099," "the run names the job file's kernel and the --size"
+expect_out "verified: max rel error 0 against a single-device run \(tolerance 0\)" "saxpy verified (tolerance 0)"
+run 120 "$ws" run --job "$jobs/filter5x5.json" --size 300x200
+expect_rc 0 "run --job filter5x5.json --size 300x200"
+expect_out "^kernel filter5x5, size 300x200," "the run of the 2-D job at 300x200"
+expect_out "verified: max rel error [0-9.e+-]+ against a single-device run \(tolerance 1e-06\)" "filter5x5 verified (tolerance 1e-06)"
+run 120 "$ws" run --job="$jobs/filter5x5.json" --size 257x31 --json
+expect_rc 0 "run --job=FILE (one word) --size 257x31 --json"
+expect_jq '.verified == true and .kernel == "filter5x5"' "filter5x5 at an odd size verifies (--json)"
+# The job file's relative source is found from any working directory.
+run 120 bash -c 'cd "$1" && "$2" run --job "$3" --size 1000' _ "$tmp" "$ws" "$jobs/saxpy.json"
+expect_rc 0 "run --job from another working directory"
+expect_out "verified: max rel error 0" "saxpy verified from another working directory"
+
+# 2. plan --job offline over the hetero golden devices (no device work).
+run 60 "$ws" plan --job "$jobs/filter5x5.json" --devices "$hetero"
+expect_rc 0 "plan --job filter5x5.json --devices hetero.json"
+expect_out "^kernel filter5x5, global 2048x2048, .* 209715200 operations" "the file's size and ops (50*width per row)"
+expect_out "^0: H200-like +0 " "the plan lists the H200-like device"
+expect_out "^1: Xeon-16 +1 " "the plan lists the Xeon-16 device"
+expect_out "^2: small-gpu +2 " "the plan lists the small GPU"
+run 60 "$ws" plan --job "$jobs/filter5x5.json" --devices "$hetero" --size 1024x512 --json
+expect_rc 0 "plan --job filter5x5.json --size 1024x512 --json"
+expect_jq '.kernel == "filter5x5" and .global == [1024, 512] and .ops == 26214400' "--size replaces the file's size; ops follow the width"
+expect_jq '[.assignments[].units] | add == 512' "the rows are split over the devices"
+expect_jq '[.assignments[] | select(.units > 0) | .global[0]] | all(. == 1024)' "every slice is the full width"
+run 60 "$ws" plan --job "$jobs/saxpy.json" --devices "$hetero" --json
+expect_rc 0 "plan --job saxpy.json (1-D) --json"
+expect_jq '.kernel == "saxpy-job" and .global[0] == 1000003 and ([.assignments[].units] | add == 1000003)' "saxpy's own size, split whole"
+
+# 3. Mistakes: exit 2, one stderr line, no work done (nothing on stdout).
+refused() { # refused REGEX DESCRIPTION
+  expect_fail_line 2 "$1" "$2"
+  if [ -s "$out" ]; then bad "$2: printed on stdout before failing"; fi
+}
+run 60 "$ws" run --job "$bad/bad_json.json"
+refused "^worksize: error: job file '[^']*bad_json\.json': not JSON: " "a job file that is not JSON"
+run 60 "$ws" run --job "$bad/unknown_buffer.json"
+refused "^worksize: error: job file '[^']*unknown_buffer\.json': kernels\[0\]\.args\[2\]\.origin: no buffer is named 'w'$" "an argument naming an unknown buffer"
+for cmd in plan tune calibrate bench; do
+  run 60 "$ws" $cmd --job "$bad/unknown_buffer.json"
+  refused "kernels\[0\]\.args\[2\]\.origin: no buffer is named 'w'" "$cmd --job with an unknown buffer"
+done
+run 60 "$ws" run --job "$bad/missing_source.json"
+refused "^worksize: error: job file '[^']*missing_source\.json': source: cannot read '[^']*no_such_kernel\.cl'$" "a missing kernel source"
+# The argument count is known only once the kernel is built: run finds it, plan does not.
+run 120 "$ws" run --job "$bad/arg_count.json"
+refused "kernel 'filter' takes 8 arguments; the job declares 7" "8 kernel arguments declared as 7 (run)"
+run 60 "$ws" run --job "$bad/name_matmul.json"
+refused "^worksize: error: job file '[^']*name_matmul\.json': name 'matmul' is a registered kernel's; give the job another name$" "a job named like the sample kernel matmul"
+run 60 "$ws" run --job "$jobs/saxpy.json" --kernel matmul
+refused "^worksize: error: --job and --kernel exclude each other$" "--job with --kernel"
+run 60 "$ws" plan --kernel matmul --job "$jobs/saxpy.json"
+refused "^worksize: error: --job and --kernel exclude each other$" "--kernel before --job"
+run 60 "$ws" devices --job "$jobs/saxpy.json"
+refused "^worksize: error: --job is an option of plan, run, tune, calibrate and bench, not of devices$" "--job on devices"
+run 60 "$ws" run --job "$tmp/nonexistent.json"
+refused "^worksize: error: job file '[^']*nonexistent\.json': cannot read it$" "a job file that does not exist"
+run 60 "$ws" run --job
+refused "^worksize: error: --job needs a job file$" "--job without a file"
+run 60 "$ws" run --job "$jobs/saxpy.json" --size 64x64
+refused "invalid size '64x64': a 1-D kernel takes one number" "a 2-D --size for a 1-D job"
+run 60 "$ws" plan --job "$jobs/filter5x5.json" --devices "$hetero" --size 64x1
+refused "job file '[^']*filter5x5\.json': kernel 'filter', argument 0 \('in'\): a halo of 2 rows reads past the buffer" "a --size the halo does not fit"
+if [ ! -e "$WORKSIZE_DB" ]; then ok "no mistake left a database behind"; else bad "a refused job wrote $WORKSIZE_DB"; fi
+finish

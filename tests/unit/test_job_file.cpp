@@ -1,0 +1,400 @@
+// Job files (scheduler/job_file.hpp) without a device: a filter5x5-like file parses, its sizes
+// follow the problem's in spec_for(), the committed examples read, and each kind of mistake is
+// refused with one message "job file 'PATH': <field>: why" that names the field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "source_dir.hpp"
+#include "worksize/scheduler/job_file.hpp"
+
+namespace worksize {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string filter_cl() { return (test::source_dir() / "examples" / "filter2d" / "filter2d.cl").string(); }
+
+/// The filter5x5 example's declaration with its source given by an absolute path.
+nlohmann::json filter_json() {
+    auto j = nlohmann::json::parse(R"({
+      "name": "filter5x5",
+      "description": "5x5 neighbourhood filter",
+      "build_options": "-DR=2",
+      "dims": 2,
+      "size": [2048, 2048],
+      "ops_per_unit": "50*width",
+      "buffers": [
+        {"name": "in", "type": "float", "pitch": "width", "init": {"random": [0, 1], "seed": 3}},
+        {"name": "weights", "layout": "shared", "count": 25, "init": {"constant": 0.04}},
+        {"name": "out", "pitch": "width", "output": true}
+      ],
+      "kernels": [{"name": "filter", "args": [
+        {"halo": "in", "depth": 2}, {"origin": "in"}, {"all": "weights"}, {"out": "out"},
+        {"origin": "out"}, {"int": "width"}, {"int": "height"}, {"end": true}]}],
+      "verify": {"tolerance": 1e-5}
+    })");
+    j["source"] = filter_cl();
+    return j;
+}
+
+/// A temporary directory, removed at the end of the test.
+class TempDir {
+public:
+    TempDir() {
+        path_ = fs::temp_directory_path() /
+                ("worksize_job_file_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const fs::path& path() const { return path_; }
+    void write(const std::string& name, const std::string& text) const {
+        std::ofstream(path_ / name, std::ios::binary) << text;
+    }
+
+private:
+    fs::path path_;
+};
+
+/// The message job_file_from_json(j) throws (InvalidArgument), or "" if it accepts j.
+std::string refusal(const nlohmann::json& j, const std::string& dir = ".") {
+    try {
+        job_file_from_json(j, "f.json", dir);
+    } catch (const InvalidArgument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+#define EXPECT_REFUSED(json, expected)                                                                   \
+    do {                                                                                                 \
+        const std::string msg_ = refusal(json);                                                          \
+        EXPECT_EQ(msg_.rfind("job file 'f.json': ", 0), 0u) << "message: '" << msg_ << "'";             \
+        EXPECT_NE(msg_.find(expected), std::string::npos) << "message: '" << msg_ << "'\nwant: " << (expected); \
+    } while (0)
+
+// --- Accepted ---------------------------------------------------------------------------------
+
+TEST(JobFile, FilterParses) {
+    const JobFile f = job_file_from_json(filter_json(), "f.json", ".");
+    EXPECT_EQ(f.path, "f.json");
+    EXPECT_EQ(f.description, "5x5 neighbourhood filter");
+    EXPECT_DOUBLE_EQ(f.tolerance, 1e-5);
+    EXPECT_EQ(f.size(), (GlobalSize{2048, 2048}));
+    const DataJobSpec& s = f.spec;
+    EXPECT_EQ(s.name, "filter5x5");
+    EXPECT_NE(s.source.find("__kernel void filter("), std::string::npos) << "the source text, not its path";
+    EXPECT_EQ(s.build_options, "-DR=2");
+    EXPECT_EQ(s.dims, 2);
+    EXPECT_EQ(s.width, 2048u);
+    EXPECT_EQ(s.units, 2048u);
+    EXPECT_EQ(s.steps, 1u);
+    EXPECT_TRUE(s.swaps.empty());
+    EXPECT_DOUBLE_EQ(s.ops_per_unit, 50.0 * 2048);
+    ASSERT_EQ(s.buffers.size(), 3u);
+    EXPECT_EQ(s.buffers[0].name, "in");
+    EXPECT_EQ(s.buffers[0].layout, BufferLayout::split);
+    EXPECT_EQ(s.buffers[0].pitch, 2048u);
+    EXPECT_TRUE(s.buffers[0].input);
+    EXPECT_FALSE(s.buffers[0].output);
+    EXPECT_EQ(s.buffers[1].layout, BufferLayout::shared);
+    EXPECT_EQ(s.buffers[1].type, ElemType::f32);
+    EXPECT_EQ(s.buffers[1].count, 25u);
+    EXPECT_TRUE(s.buffers[1].input);
+    EXPECT_FALSE(s.buffers[2].input);
+    EXPECT_TRUE(s.buffers[2].output);
+    ASSERT_EQ(s.kernels.size(), 1u);
+    const auto& args = s.kernels[0].args;
+    ASSERT_EQ(args.size(), 8u);
+    EXPECT_EQ(args[0].kind, ArgKind::halo);
+    EXPECT_EQ(args[0].buffer, 0);
+    EXPECT_EQ(args[0].depth, 2u);
+    EXPECT_EQ(args[1].kind, ArgKind::origin);
+    EXPECT_EQ(args[2].kind, ArgKind::all);
+    EXPECT_EQ(args[2].buffer, 1);
+    EXPECT_EQ(args[3].kind, ArgKind::write);
+    EXPECT_EQ(args[3].buffer, 2);
+    EXPECT_EQ(args[5].kind, ArgKind::scalar);
+    EXPECT_EQ(args[5].scalar_type, ElemType::i32);
+    EXPECT_DOUBLE_EQ(args[5].value, 2048);
+    EXPECT_DOUBLE_EQ(args[6].value, 2048);
+    EXPECT_EQ(args[7].kind, ArgKind::end);
+    ASSERT_EQ(f.init.size(), 3u);
+    EXPECT_EQ(f.init[0].kind, BufferInit::Kind::random);
+    EXPECT_DOUBLE_EQ(f.init[0].lo, 0.0);
+    EXPECT_DOUBLE_EQ(f.init[0].hi, 1.0);
+    EXPECT_EQ(f.init[0].seed, 3u);
+    EXPECT_EQ(f.init[1].kind, BufferInit::Kind::constant);
+    EXPECT_DOUBLE_EQ(f.init[1].value, 0.04);
+    EXPECT_EQ(f.init[2].kind, BufferInit::Kind::zero);
+}
+
+TEST(JobFile, SpecForResolvesSizesAtAnotherProblemSize) {
+    const JobFile f = job_file_from_json(filter_json(), "f.json", ".");
+    const DataJobSpec s = f.spec_for({1024, 512});
+    EXPECT_EQ(s.width, 1024u);
+    EXPECT_EQ(s.units, 512u);
+    EXPECT_EQ(s.buffers[0].pitch, 1024u) << "pitch \"width\"";
+    EXPECT_EQ(s.buffers[2].pitch, 1024u) << "pitch \"width\"";
+    EXPECT_EQ(s.buffers[1].count, 25u) << "a shared buffer's count does not follow the size";
+    EXPECT_DOUBLE_EQ(s.kernels[0].args[5].value, 1024) << "int \"width\"";
+    EXPECT_DOUBLE_EQ(s.kernels[0].args[6].value, 512) << "int \"height\"";
+    EXPECT_DOUBLE_EQ(s.ops_per_unit, 50.0 * 1024) << "ops \"50*width\"";
+    EXPECT_EQ(s.source, f.spec.source);
+    // The file's own size is unchanged.
+    EXPECT_EQ(f.size(), (GlobalSize{2048, 2048}));
+    EXPECT_EQ(f.spec.buffers[0].pitch, 2048u);
+}
+
+TEST(JobFile, OneDimensionalSizesAndNamedScalars) {
+    auto j = filter_json();
+    j["dims"] = 1;
+    j["size"] = 1000;
+    j["ops_per_unit"] = 7;
+    j["buffers"][0]["pitch"] = 4;
+    j["buffers"][2].erase("pitch");
+    j["kernels"][0]["args"][5] = {{"uint", "units"}};
+    j["kernels"][0]["args"][6] = {{"float", "2*units"}};
+    const JobFile f = job_file_from_json(j, "f.json", ".");
+    EXPECT_EQ(f.size(), (GlobalSize{1000, 1}));
+    EXPECT_EQ(f.spec.width, 1u);
+    EXPECT_EQ(f.spec.units, 1000u);
+    EXPECT_EQ(f.spec.buffers[0].pitch, 4u);
+    EXPECT_EQ(f.spec.buffers[2].pitch, 1u);
+    const DataJobSpec s = f.spec_for({300, 1});
+    EXPECT_EQ(s.units, 300u);
+    EXPECT_DOUBLE_EQ(s.ops_per_unit, 7.0);
+    EXPECT_EQ(s.kernels[0].args[5].scalar_type, ElemType::u32);
+    EXPECT_DOUBLE_EQ(s.kernels[0].args[5].value, 300);
+    EXPECT_DOUBLE_EQ(s.kernels[0].args[6].value, 600);
+    // [n] is a 1-D size too.
+    j["size"] = {77};
+    EXPECT_EQ(job_file_from_json(j, "f.json", ".").size(), (GlobalSize{77, 1}));
+}
+
+TEST(JobFile, RelativePathsStartAtTheJobFilesDirectory) {
+    TempDir dir;
+    dir.write("k.cl", "__kernel void filter() {}\n");
+    dir.write("weights.bin", std::string(25 * sizeof(float), '\0'));
+    auto j = filter_json();
+    j["source"] = "k.cl";
+    j["buffers"][1]["init"] = {{"file", "weights.bin"}};
+    const JobFile f = job_file_from_json(j, "f.json", dir.path().string());
+    EXPECT_EQ(f.spec.source, "__kernel void filter() {}\n");
+    EXPECT_EQ(f.init[1].kind, BufferInit::Kind::file);
+    EXPECT_EQ(fs::path(f.init[1].path), dir.path() / "weights.bin");
+    // Without "verify", no verification.
+    j.erase("verify");
+    EXPECT_LT(job_file_from_json(j, "f.json", dir.path().string()).tolerance, 0.0);
+}
+
+TEST(JobFile, CommittedExamplesRead) {
+    const fs::path jobs = test::source_dir() / "examples" / "jobs";
+    const JobFile filter = read_job_file((jobs / "filter5x5.json").string());
+    EXPECT_EQ(filter.spec.name, "filter5x5");
+    EXPECT_EQ(filter.size(), (GlobalSize{2048, 2048}));
+    EXPECT_NE(filter.spec.source.find("__kernel void filter("), std::string::npos);
+    EXPECT_DOUBLE_EQ(filter.tolerance, 1e-6);
+    EXPECT_EQ(filter.spec_for({300, 200}).buffers[0].pitch, 300u);
+
+    const JobFile saxpy = read_job_file((jobs / "saxpy.json").string());
+    EXPECT_EQ(saxpy.spec.name, "saxpy-job");
+    EXPECT_EQ(saxpy.spec.dims, 1);
+    EXPECT_EQ(saxpy.size(), (GlobalSize{1000003, 1}));
+    EXPECT_DOUBLE_EQ(saxpy.tolerance, 0.0);
+    EXPECT_DOUBLE_EQ(saxpy.spec.ops_per_unit, 2.0);
+    EXPECT_EQ(saxpy.spec_for({4099, 1}).units, 4099u);
+}
+
+// --- Refused, naming the field ------------------------------------------------------------------
+
+TEST(JobFile, MissingName) {
+    auto j = filter_json();
+    j.erase("name");
+    EXPECT_REFUSED(j, "job file 'f.json': name: missing 'name'");
+}
+
+TEST(JobFile, MissingSource) {
+    TempDir dir;
+    auto j = filter_json();
+    j["source"] = "no_such.cl";
+    const std::string msg = refusal(j, dir.path().string());
+    EXPECT_EQ(msg.rfind("job file 'f.json': source: cannot read '", 0), 0u) << msg;
+    EXPECT_NE(msg.find("no_such.cl'"), std::string::npos) << msg;
+    j.erase("source");
+    EXPECT_REFUSED(j, "job file 'f.json': source: missing 'source'");
+}
+
+TEST(JobFile, UnknownBufferInAnArgument) {
+    auto j = filter_json();
+    j["kernels"][0]["args"][2] = {{"all", "w"}};
+    EXPECT_EQ(refusal(j), "job file 'f.json': kernels[0].args[2].all: no buffer is named 'w'");
+    j = filter_json();
+    j["kernels"][0]["args"][3] = {{"out", 3}};
+    EXPECT_REFUSED(j, "kernels[0].args[3].out: names a buffer by its name, not 3");
+}
+
+TEST(JobFile, ArgumentWithTwoKinds) {
+    auto j = filter_json();
+    j["kernels"][0]["args"][3] = {{"out", "out"}, {"in", "in"}};
+    EXPECT_REFUSED(j, "kernels[0].args[3]: ");
+    EXPECT_REFUSED(j, "is not one argument");
+    j = filter_json();
+    j["kernels"][0]["args"][5] = {{"int", "width"}, {"uint", 3}};
+    EXPECT_REFUSED(j, "kernels[0].args[5]: ");
+    EXPECT_REFUSED(j, "is not one argument");
+    j = filter_json();
+    j["kernels"][0]["args"][5] = {{"intt", "width"}};
+    EXPECT_REFUSED(j, "kernels[0].args[5]: ");
+    EXPECT_REFUSED(j, "is not one argument");
+    j["kernels"][0]["args"][5] = nlohmann::json::object();
+    EXPECT_REFUSED(j, "kernels[0].args[5]: an object such as");
+}
+
+TEST(JobFile, PitchIsWidthHeightUnitsOrANumber) {
+    auto j = filter_json();
+    j["buffers"][0]["pitch"] = "depth";
+    EXPECT_REFUSED(j, "job file 'f.json': buffers[0].pitch: 'depth' is neither a number nor width, height or units");
+    j["buffers"][0]["pitch"] = 0;
+    EXPECT_REFUSED(j, "buffers[0].pitch: must be a whole number >= 1");
+    j["buffers"][0]["pitch"] = 2.5;
+    EXPECT_REFUSED(j, "buffers[0].pitch: must be a whole number >= 1");
+    j["buffers"][0]["pitch"] = "x*width";
+    EXPECT_REFUSED(j, "buffers[0].pitch: 'x*width' is not N*width");
+}
+
+TEST(JobFile, HaloWithoutDepth) {
+    auto j = filter_json();
+    j["kernels"][0]["args"][0] = {{"halo", "in"}};
+    EXPECT_REFUSED(j, "job file 'f.json': kernels[0].args[0]: missing 'depth'");
+    j["kernels"][0]["args"][0] = {{"halo", "in"}, {"depth", 0}};
+    EXPECT_REFUSED(j, "kernels[0].args[0].depth: 0 is not a whole number >= 1");
+}
+
+TEST(JobFile, RandomInitNeedsLoNotAboveHi) {
+    auto j = filter_json();
+    j["buffers"][0]["init"] = {{"random", {1, 0}}};
+    EXPECT_REFUSED(j, "job file 'f.json': buffers[0].init.random: is [lo, hi] with lo <= hi");
+    j["buffers"][0]["init"] = {{"random", {0}}};
+    EXPECT_REFUSED(j, "buffers[0].init.random: is [lo, hi]");
+    j["buffers"][0]["init"] = {{"random", {0, 1}}, {"seed", -1}};
+    EXPECT_REFUSED(j, "buffers[0].init.seed: -1 is not a whole number >= 0");
+}
+
+TEST(JobFile, InitOfAnUnknownKind) {
+    auto j = filter_json();
+    j["buffers"][1]["init"] = {{"gaussian", {0, 1}}};
+    EXPECT_REFUSED(j, "job file 'f.json': buffers[1].init: ");
+    EXPECT_REFUSED(j, "is none of random, constant, file");
+    j["buffers"][1]["init"] = {{"constant", "x"}};
+    EXPECT_REFUSED(j, "buffers[1].init.constant: is a number");
+    j["buffers"][1]["init"] = {{"file", "no_such_weights.bin"}};
+    EXPECT_REFUSED(j, "buffers[1].init.file: no file '");
+}
+
+TEST(JobFile, OneStepOnly) {
+    auto j = filter_json();
+    j["steps"] = 10;
+    EXPECT_REFUSED(j, "job file 'f.json': steps: a job file runs one step");
+    j = filter_json();
+    j["swaps"] = {{"in", "out"}};
+    EXPECT_REFUSED(j, "job file 'f.json': swaps: a job file runs one step");
+}
+
+TEST(JobFile, TwoDimensionalSizeIsWidthAndHeight) {
+    auto j = filter_json();
+    j["size"] = 4096;
+    EXPECT_REFUSED(j, "job file 'f.json': size: a 2-D job's size is [width, height]");
+    j["size"] = {1, 2, 3};
+    EXPECT_REFUSED(j, "size: a 2-D job's size is [width, height]");
+    j["size"] = {64, 0};
+    EXPECT_REFUSED(j, "size[1]: 0 is not a whole number >= 1");
+    j["size"] = {-64, 32};
+    EXPECT_REFUSED(j, "size[0]: -64 is not a whole number >= 1");
+    j.erase("size");
+    EXPECT_REFUSED(j, "size: missing 'size'");
+    j = filter_json();
+    j["dims"] = 3;
+    EXPECT_REFUSED(j, "dims: must be 1 or 2");
+}
+
+TEST(JobFile, DeclarationRefusedByValidate) {
+    // A halo on a shared buffer: the fields parse, data_spec's validate() refuses it.
+    auto j = filter_json();
+    j["kernels"][0]["args"][0] = {{"halo", "weights"}, {"depth", 2}};
+    const std::string msg = refusal(j);
+    EXPECT_EQ(msg.rfind("job file 'f.json': ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("a halo needs a split buffer; 'weights' is shared"), std::string::npos) << msg;
+    // all() of a split buffer, likewise.
+    j = filter_json();
+    j["kernels"][0]["args"][2] = {{"all", "in"}};
+    EXPECT_REFUSED(j, "all() takes a shared buffer; 'in' is split");
+    // A split buffer nobody initialises, writes or gets back.
+    j = filter_json();
+    j["buffers"][2]["output"] = false;
+    j["kernels"][0]["args"][3] = {{"in", "out"}};
+    EXPECT_REFUSED(j, "buffers: 'out' is neither initialised (init), written nor an output");
+}
+
+TEST(JobFile, SpecForRefusesASizeTheDeclarationCannotTake) {
+    const JobFile f = job_file_from_json(filter_json(), "f.json", ".");
+    // A halo of 2 rows on a 1-row problem reads past the buffer: validate() at that size.
+    try {
+        (void)f.spec_for({64, 1});
+        FAIL() << "spec_for({64, 1}) accepted a halo of 2 rows on one row";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("job file 'f.json': ", 0), 0u) << e.what();
+        EXPECT_NE(std::string(e.what()).find("a halo of 2 rows reads past the buffer"), std::string::npos) << e.what();
+    }
+}
+
+TEST(JobFile, OtherFieldsNamed) {
+    auto j = filter_json();
+    j["verify"] = {{"tol", 1e-3}};
+    EXPECT_REFUSED(j, "verify: missing 'tolerance'");
+    j = filter_json();
+    j["buffers"][1]["layout"] = "replicated";
+    EXPECT_REFUSED(j, "buffers[1].layout: 'replicated' is neither split nor shared");
+    j = filter_json();
+    j["buffers"][0]["type"] = "half";
+    EXPECT_REFUSED(j, "buffers[0].type: unknown element type 'half'");
+    j = filter_json();
+    j["buffers"][1].erase("count");
+    EXPECT_REFUSED(j, "buffers[1]: missing 'count'");
+    j = filter_json();
+    j["kernels"] = nlohmann::json::array();
+    EXPECT_REFUSED(j, "kernels: a list of at least one kernel");
+    j = filter_json();
+    j["ops_per_unit"] = "lots";
+    EXPECT_REFUSED(j, "ops_per_unit: 'lots' is neither a number nor width, height or units");
+    EXPECT_REFUSED(nlohmann::json::array(), "(top): a job file is a JSON object");
+}
+
+TEST(JobFile, ReadJobFileRefusesAMissingOrMalformedFile) {
+    TempDir dir;
+    const std::string missing = (dir.path() / "none.json").string();
+    try {
+        (void)read_job_file(missing);
+        FAIL() << "read a missing file";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "job file '" + missing + "': cannot read it");
+    }
+    dir.write("bad.json", "{\"name\": \"x\",\n");
+    const std::string bad = (dir.path() / "bad.json").string();
+    try {
+        (void)read_job_file(bad);
+        FAIL() << "read malformed JSON";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("job file '" + bad + "': not JSON: ", 0), 0u) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace worksize
