@@ -17,7 +17,7 @@ date -u +%FT%TZ; nvidia-smi -L 2>/dev/null
 cpus=$(( $(nproc) - 3 ))
 for size in 4096x4096 8192x8192; do  # each bounded, so that one slow size cannot eat the call
     echo "=== tune --report --job filter5x5, $size, GPU"
-    timeout 200 mpiexec -n 1 worksize tune --report --job examples/jobs/filter5x5.json --size "$size" --select 0=gpu \
+    timeout 250 mpiexec -n 1 worksize tune --report --job examples/jobs/filter5x5.json --size "$size" --select 0=gpu \
         --heatmap-csv "$OUT/heatmap-$size.csv"
 done
 echo "=== run --job filter5x5 8192x8192 on the GPU, local tuned / paper / null, 20 iterations"
