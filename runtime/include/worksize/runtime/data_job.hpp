@@ -5,7 +5,7 @@
 // (MPI point-to-point between ranks, host copies within a rank), combines reductions along the
 // slices, and gathers the outputs on rank 0 only at the end (or every N steps).
 //
-//   DataJob job("heat", read_text_file("heat.cl"), {width, height});
+//   DataJob job("heat", read_text_file("heat.cl"), {width, height}, 2);
 //   auto t = job.split("t", width, temperature);          // input and output
 //   auto next = job.split<float>("next", width);          // device-only
 //   auto p = job.split("power", width, power);

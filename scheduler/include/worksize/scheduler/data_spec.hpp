@@ -106,8 +106,9 @@ nlohmann::json to_json(const DataJobSpec& spec);
 DataJobSpec data_job_from_json(const nlohmann::json& j);
 
 /// Checks the declaration on its own: names, shapes, every argument's access. A wrong one is
-/// refused with one line naming the kernel and the argument, e.g. "kernel 'step', argument 2
-/// ('t'): a halo access is read-only; write the slice with write() and swap".
+/// refused with one line naming the kernel and the argument, e.g. "kernel 'heat_step', argument 4
+/// ('t'): overlapping writes: the kernel reads 't' with a halo and writes it, so a neighbour's rows
+/// would change under it; write another buffer and swap them".
 /// @throws InvalidArgument
 void validate(const DataJobSpec& spec);
 
