@@ -273,7 +273,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                     chosen = t->tune(int(d), topts);
                 }
                 bool stored = false;
-                const std::string untunable = nothing_to_tune(chosen, t->dims());
+                const std::string untunable = nothing_to_tune(chosen, t->dims(), t->job().required_local());
                 if (!untunable.empty()) {
                     // One candidate: nothing was chosen, so nothing is stored as "tuned" (and
                     // `--local tuned` keeps the paper rule, with its reason).

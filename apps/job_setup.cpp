@@ -149,6 +149,7 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     r.local_policy = parse_local_policy(k.local);
     if (!k.priority.empty()) r.priority = parse_priority(k.priority);
     r.granule = job.granule();
+    r.required_local = job.required_local();
     return r;
 }
 

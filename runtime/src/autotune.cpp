@@ -27,6 +27,7 @@ Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, cons
     r.strategy = "even";
     r.local_policy = LocalPolicy::paper;
     r.granule = job.granule();
+    r.required_local = job.required_local();
     std::vector<double> w(devices.size(), 0.0);
     w.at(static_cast<std::size_t>(device)) = 1.0;
     r.weights = w;
@@ -62,7 +63,17 @@ LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobOptions options,
 std::vector<CandidateScore> LocalTuner::ranked(int device) const {
     const DeviceInfo& dev = this->device(device);
     KernelLimits limits;  // the device's; kernel-specific limits surface as launch failures
-    const auto cands = local_candidates(dev, limits, size(), dims());
+    auto cands = local_candidates(dev, limits, size(), dims());
+    if (const LocalSize r = proto_->required_local(); !r.is_null()) {
+        // The kernel runs only with its required shape: that is the one candidate.
+        std::erase_if(cands, [&](const Candidate& c) { return !(c.local == r); });
+        if (cands.empty()) {  // it does not divide the size: launched padded to whole groups
+            const GlobalSize g = size();
+            const std::uint64_t ry = std::max<std::uint64_t>(r.y, 1);
+            const GlobalSize launch{(g.x + r.x - 1) / r.x * r.x, (g.y + ry - 1) / ry * ry};
+            cands.push_back(Candidate{r, launch, (launch.x / r.x) * (launch.y / ry)});
+        }
+    }
     if (cands.empty()) return {};
     return rank_candidates(dev, limits, cands, priority());
 }

@@ -118,45 +118,29 @@ std::string read_text_file(const std::string& path) {
     return s.str();
 }
 
-Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job, const DataRunOptions& options) {
+Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
+                   const DataRunOptions& options) {
     validate(job.spec());
     PlanRequest req = data_plan_request(job.spec());
     req.strategy = options.strategy;
     req.local_policy = options.local == LocalPolicy::tuned ? LocalPolicy::paper : options.local;
     Plan plan = make_plan(devices, req);
-    // The planner gives a granule's remainder to the first device; a data job's slices must
-    // start on the granule (a chunk a work-item reduces), so the remainder moves to the last.
-    if (req.granule > 1) {
-        std::uint64_t carry = 0, offset = 0;
-        Assignment* last = nullptr;
-        for (auto& a : plan.assignments)
-            if (a.units > 0) last = &a;
-        for (auto& a : plan.assignments) {
-            if (a.units > 0 && &a != last) {
-                carry += a.units % req.granule;
-                a.units -= a.units % req.granule;
-            } else if (&a == last) {
-                a.units += carry;
+    align_slices(job.spec(), plan.assignments);
+    // Kernels that require a shape of their own (not the plan's) run with it; the report says so.
+    if (req.required_local.is_null())
+        for (const auto& k : job.spec().kernels) {
+            if (k.required_local.is_null()) continue;
+            std::string note = "kernel '" + k.name + "' requires " + std::to_string(k.required_local.x);
+            if (job.spec().dims == 2) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
+                note += 'x';
+                note += std::to_string(k.required_local.y);
             }
-            a.offset = offset;
-            offset += a.units;
-            a.global = job.spec().dims == 2 ? GlobalSize{job.spec().width, a.units} : GlobalSize{a.units, 1};
+            for (auto& a : plan.assignments) {
+                if (a.units == 0) continue;
+                if (!a.local_rule.empty()) a.local_rule += "; ";
+                a.local_rule += note;
+            }
         }
-    }
-    // Kernels that require a work-group shape run with it; the report says so.
-    for (const auto& k : job.spec().kernels) {
-        if (k.required_local.is_null()) continue;
-        std::string note = "kernel '" + k.name + "' requires " + std::to_string(k.required_local.x);
-        if (job.spec().dims == 2) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
-            note += 'x';
-            note += std::to_string(k.required_local.y);
-        }
-        for (auto& a : plan.assignments) {
-            if (a.units == 0) continue;
-            if (!a.local_rule.empty()) a.local_rule += "; ";
-            a.local_rule += note;
-        }
-    }
     return plan;
 }
 
@@ -176,9 +160,9 @@ using data::Geometry;
 
 /// A slice as the command describes it to its rank.
 struct SliceDesc {
-    int device = 0;        ///< index into rank 0's device list
+    int device = 0;  ///< index into rank 0's device list
     int rank = 0;
-    int local_index = 0;   ///< the device's index on its rank
+    int local_index = 0;  ///< the device's index on its rank
     std::uint64_t offset = 0, units = 0;
     LocalSize local;
 };
@@ -186,16 +170,23 @@ struct SliceDesc {
 nlohmann::json slices_to_json(const std::vector<SliceDesc>& v) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& s : v)
-        j.push_back({{"device", s.device}, {"rank", s.rank}, {"index", s.local_index}, {"offset", s.offset},
-                     {"units", s.units}, {"local", {s.local.x, s.local.y}}});
+        j.push_back({{"device", s.device},
+                     {"rank", s.rank},
+                     {"index", s.local_index},
+                     {"offset", s.offset},
+                     {"units", s.units},
+                     {"local", {s.local.x, s.local.y}}});
     return j;
 }
 
 std::vector<SliceDesc> slices_from_json(const nlohmann::json& j) {
     std::vector<SliceDesc> v;
     for (const auto& x : j)
-        v.push_back({x.at("device").get<int>(), x.at("rank").get<int>(), x.at("index").get<int>(),
-                     x.at("offset").get<std::uint64_t>(), x.at("units").get<std::uint64_t>(),
+        v.push_back({x.at("device").get<int>(),
+                     x.at("rank").get<int>(),
+                     x.at("index").get<int>(),
+                     x.at("offset").get<std::uint64_t>(),
+                     x.at("units").get<std::uint64_t>(),
                      {x.at("local").at(0).get<std::uint64_t>(), x.at("local").at(1).get<std::uint64_t>()}});
     return v;
 }
@@ -215,15 +206,15 @@ std::vector<Assignment> as_assignments(const std::vector<SliceDesc>& v) {
 }
 
 struct SliceState {
-    std::size_t index = 0;          ///< into the layout's slices
+    std::size_t index = 0;  ///< into the layout's slices
     SliceDesc desc;
     DeviceContext* ctx = nullptr;
-    std::vector<cl::Buffer> bufs;   ///< per declared buffer
+    std::vector<cl::Buffer> bufs;  ///< per declared buffer
     std::vector<cl::Kernel> kernels;
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
-    std::vector<Geometry> geometry;  ///< per kernel
-    cl::Event first, last;          ///< the run's first and last launch
-    Bytes top, bottom;              ///< staged halo rows for the left and right neighbours
+    std::vector<Geometry> geometry;                                     ///< per kernel
+    cl::Event first, last;                                              ///< the run's first and last launch
+    Bytes top, bottom;  ///< staged halo rows for the left and right neighbours
 };
 
 class Execution {
@@ -274,6 +265,19 @@ public:
     }
     void fail(const std::string& what) { fail(Error(what)); }
 
+    /// Run `f`; an OpenCL error in it becomes this rank's failure, in the context `where()` names
+    /// (made only then). Returns whether `f` completed.
+    template <class F, class W>
+    bool guarded(F&& f, W&& where) {
+        try {
+            f();
+            return true;
+        } catch (const cl::Error& e) {
+            fail(ClError(e.what() ? e.what() : "OpenCL call", e.err(), where()));
+        }
+        return false;
+    }
+
     /// Buffers, programs and kernels of this rank's slices.
     void setup() {
         for (auto& s : mine_) {
@@ -295,13 +299,14 @@ public:
                 for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
                     const auto& kd = spec_.kernels[k];
                     s.kernels.push_back(data::make_kernel(program, kd));
-                    s.geometry.push_back(data::geometry(spec_, kd, s.desc.offset, s.desc.units, s.desc.local));
+                    s.geometry.push_back(
+                        data::geometry(spec_, kd, s.desc.offset, s.desc.units, s.desc.local));
                     for (std::size_t i = 0; i < kd.args.size(); ++i)
                         if (kd.args[i].kind == ArgKind::reduce) {
                             const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
-                            s.records.emplace(std::pair{k, i},
-                                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
-                                                         s.geometry.back().padded * d.count * elem_size(d.type)));
+                            s.records.emplace(std::pair{k, i}, cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
+                                                                          s.geometry.back().padded * d.count *
+                                                                              elem_size(d.type)));
                         }
                 }
             } catch (const cl::Error& e) {
@@ -319,19 +324,19 @@ public:
     /// Rows [first, first + n) of split buffer `b` (or all of shared `b`) into slice `s`.
     void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data) {
         if (failed_) return;
-        try {
-            const auto& d = spec_.buffers[std::size_t(b)];
-            std::uint64_t at = 0;
-            if (d.layout == BufferLayout::split)
-                at = (first + halo_[std::size_t(b)] - s.desc.offset) * d.pitch * elem_size(d.type);
-            s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, data.size(), data.data());
-        } catch (const cl::Error& e) {
-            try {
-                rethrow_cl(e, "device '" + s.ctx->info().name + "', uploading '" + spec_.buffers[std::size_t(b)].name + "'");
-            } catch (const std::exception& x) {
-                fail(x);
-            }
-        }
+        guarded(
+            [&] {
+                const auto& d = spec_.buffers[std::size_t(b)];
+                std::uint64_t at = 0;
+                if (d.layout == BufferLayout::split)
+                    at = (first + halo_[std::size_t(b)] - s.desc.offset) * d.pitch * elem_size(d.type);
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, data.size(),
+                                                  data.data());
+            },
+            [&] {
+                return "device '" + s.ctx->info().name + "', uploading '" +
+                       spec_.buffers[std::size_t(b)].name + "'";
+            });
     }
 
     /// The rows of split buffer `b` slice `s` needs at the start: its own and its halo.
@@ -361,7 +366,8 @@ public:
             flush_queues();  // once per step: a flush per launch costs NVIDIA ~10 us
             apply_swaps(spec_, dirty);
             for (auto& s : mine_)
-                for (const auto& [a, b] : spec_.swaps) std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
+                for (const auto& [a, b] : spec_.swaps)
+                    std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
             if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps)
                 gather_point(step + 1);
         }
@@ -371,7 +377,8 @@ public:
             if (failed_ || !s.first() || !s.last()) continue;
             try {
                 report_.kernel_s += double(s.last.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                           s.first.getProfilingInfo<CL_PROFILING_COMMAND_START>()) * 1e-9;
+                                           s.first.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                                    1e-9;
             } catch (const cl::Error&) {
             }
         }
@@ -387,7 +394,8 @@ public:
             s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data());
         } catch (const cl::Error& e) {
             try {
-                rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'");
+                rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" +
+                                  spec_.buffers[std::size_t(b)].name + "'");
             } catch (const std::exception& x) {
                 fail(x);
             }
@@ -410,16 +418,22 @@ private:
                 auto& q = s.ctx->queue();
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
                     if (kd.args[i].kind == ArgKind::reduce)
-                        data::fill_identity(q, s.records.at({k, i}), spec_.buffers[std::size_t(kd.args[i].buffer)],
-                                            kd.args[i].op, g.padded);
-                data::bind_args(kernel, kd, s.bufs, [&](std::size_t i) -> const cl::Buffer& { return s.records.at({k, i}); },
-                                g, s.desc.offset, halo_);
+                        data::fill_identity(q, s.records.at({k, i}),
+                                            spec_.buffers[std::size_t(kd.args[i].buffer)], kd.args[i].op,
+                                            g.padded);
+                data::bind_args(
+                    kernel, kd, s.bufs,
+                    [&](std::size_t i) -> const cl::Buffer& {
+                        return s.records.at({k, i});
+                    },
+                    g, s.desc.offset, halo_);
                 // Events only for the run's first and last launch: the device's span between
                 // them is the report's kernel time; an event per launch costs NVIDIA microseconds.
                 const bool first = step_ == 0 && k == 0;
                 const bool last = step_ + 1 == spec_.steps && k + 1 == spec_.kernels.size();
                 cl::Event ev;
-                q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, nullptr, first || last ? &ev : nullptr);
+                q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, nullptr,
+                                       first || last ? &ev : nullptr);
                 if (first) s.first = ev;
                 if (last) s.last = ev;
             } catch (const cl::Error& e) {
@@ -436,30 +450,14 @@ private:
     void flush_queues() {
         if (failed_) return;
         for (auto& s : mine_) {
-            try {
-                s.ctx->queue().flush();
-            } catch (const cl::Error& e) {
-                try {
-                    rethrow_cl(e, "device '" + s.ctx->info().name + "'");
-                } catch (const std::exception& x) {
-                    fail(x);
-                }
-            }
+            guarded([&] { s.ctx->queue().flush(); }, [&] { return "device '" + s.ctx->info().name + "'"; });
         }
     }
 
     void finish_queues() {
         for (auto& s : mine_) {
             if (failed_) return;
-            try {
-                s.ctx->queue().finish();
-            } catch (const cl::Error& e) {
-                try {
-                    rethrow_cl(e, "device '" + s.ctx->info().name + "'");
-                } catch (const std::exception& x) {
-                    fail(x);
-                }
-            }
+            guarded([&] { s.ctx->queue().finish(); }, [&] { return "device '" + s.ctx->info().name + "'"; });
         }
     }
 
@@ -493,34 +491,32 @@ private:
         const std::uint64_t h = halo_[std::size_t(b)], row = row_bytes(b), n = h * row;
         // 1. Each slice stages its boundary rows for its neighbours.
         if (!failed_) {
-            try {
-                for (auto& s : mine_) {
-                    const auto& sl = layout_.slices[s.index];
-                    auto& q = s.ctx->queue();
-                    if (sl.left >= 0) {
-                        s.top.resize(n);
-                        q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, h * row, n, s.top.data());
+            guarded(
+                [&] {
+                    for (auto& s : mine_) {
+                        const auto& sl = layout_.slices[s.index];
+                        auto& q = s.ctx->queue();
+                        if (sl.left >= 0) {
+                            s.top.resize(n);
+                            q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, h * row, n, s.top.data());
+                        }
+                        if (sl.right >= 0) {
+                            s.bottom.resize(n);
+                            q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, s.desc.units * row, n,
+                                                s.bottom.data());
+                        }
                     }
-                    if (sl.right >= 0) {
-                        s.bottom.resize(n);
-                        q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, s.desc.units * row, n, s.bottom.data());
+                    for (auto& s : mine_) s.ctx->queue().finish();
+                    // 2. Neighbours on this rank: copies.
+                    for (std::size_t i = 0; i + 1 < mine_.size(); ++i) {
+                        auto &l = mine_[i], &r = mine_[i + 1];
+                        r.ctx->queue().enqueueWriteBuffer(r.bufs[std::size_t(b)], CL_TRUE, 0, n,
+                                                          l.bottom.data());
+                        l.ctx->queue().enqueueWriteBuffer(l.bufs[std::size_t(b)], CL_TRUE,
+                                                          (h + l.desc.units) * row, n, r.top.data());
                     }
-                }
-                for (auto& s : mine_) s.ctx->queue().finish();
-                // 2. Neighbours on this rank: copies.
-                for (std::size_t i = 0; i + 1 < mine_.size(); ++i) {
-                    auto &l = mine_[i], &r = mine_[i + 1];
-                    r.ctx->queue().enqueueWriteBuffer(r.bufs[std::size_t(b)], CL_TRUE, 0, n, l.bottom.data());
-                    l.ctx->queue().enqueueWriteBuffer(l.bufs[std::size_t(b)], CL_TRUE, (h + l.desc.units) * row, n,
-                                                      r.top.data());
-                }
-            } catch (const cl::Error& e) {
-                try {
-                    rethrow_cl(e, "halo exchange of '" + spec_.buffers[std::size_t(b)].name + "'");
-                } catch (const std::exception& x) {
-                    fail(x);
-                }
-            }
+                },
+                [&] { return "halo exchange of '" + spec_.buffers[std::size_t(b)].name + "'"; });
         }
         for (const auto& s : mine_) {
             const auto& sl = layout_.slices[s.index];
@@ -531,21 +527,21 @@ private:
         const int left = rank_left(), right = rank_right();
         auto send_recv = [&](int dest, const Bytes& rows, int source, std::uint64_t at, SliceState& into) {
             const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
-            std::span<const std::byte> parts[2] = {std::as_bytes(std::span(&status, 1)),
-                                                   failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
+            std::span<const std::byte> parts[2] = {
+                std::as_bytes(std::span(&status, 1)),
+                failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
             comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo);
             if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
             if (source != Comm::none && accept(inbox_, source, n)) {
-                try {
-                    into.ctx->queue().enqueueWriteBuffer(into.bufs[std::size_t(b)], CL_TRUE, at, n, inbox_.data() + 8);
-                } catch (const cl::Error& e) {
-                    try {
-                        rethrow_cl(e, "halo rows of '" + spec_.buffers[std::size_t(b)].name + "' from rank " +
-                                          std::to_string(source));
-                    } catch (const std::exception& x) {
-                        fail(x);
-                    }
-                }
+                guarded(
+                    [&] {
+                        into.ctx->queue().enqueueWriteBuffer(into.bufs[std::size_t(b)], CL_TRUE, at, n,
+                                                             inbox_.data() + 8);
+                    },
+                    [&] {
+                        return "halo rows of '" + spec_.buffers[std::size_t(b)].name + "' from rank " +
+                               std::to_string(source);
+                    });
             }
         };
         send_recv(right, mine_.back().bottom, left, 0, mine_.front());
@@ -559,31 +555,28 @@ private:
         std::vector<double> total(R, data::identity(a.op));
         // This rank's slices, records in item order.
         if (!failed_) {
-            try {
-                for (auto& s : mine_) {
-                    const auto& rec = s.records.at({k, i});
-                    const std::uint64_t items = s.geometry[k].padded;
-                    if (records_.get_allocator().resource() != s.ctx->host_memory())
-                        records_ = bytes_with(s.ctx->host_memory());  // pinned: read at DMA speed
-                    records_.resize(items * R * elem_size(d.type));
-                    s.ctx->queue().enqueueReadBuffer(rec, CL_TRUE, 0, records_.size(), records_.data());
-                    data::combine_records(a.op, d.type, records_.data(), items, total);
-                }
-            } catch (const cl::Error& e) {
-                try {
-                    rethrow_cl(e, "reduction into '" + d.name + "'");
-                } catch (const std::exception& x) {
-                    fail(x);
-                }
-            }
+            guarded(
+                [&] {
+                    for (auto& s : mine_) {
+                        const auto& rec = s.records.at({k, i});
+                        const std::uint64_t items = s.geometry[k].padded;
+                        if (records_.get_allocator().resource() != s.ctx->host_memory())
+                            records_ = bytes_with(s.ctx->host_memory());  // pinned: read at DMA speed
+                        records_.resize(items * R * elem_size(d.type));
+                        s.ctx->queue().enqueueReadBuffer(rec, CL_TRUE, 0, records_.size(), records_.data());
+                        data::combine_records(a.op, d.type, records_.data(), items, total);
+                    }
+                },
+                [&] { return "reduction into '" + d.name + "'"; });
         }
         // Along the ranks in slice order: running totals go right, the grand total comes back.
         const int left = rank_left(), right = rank_right();
         const std::size_t bytes = R * sizeof(double);
         auto send = [&](int dest) {
             const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
-            std::span<const std::byte> parts[2] = {std::as_bytes(std::span(&status, 1)),
-                                                   failed_ ? std::span<const std::byte>() : std::as_bytes(std::span(total))};
+            std::span<const std::byte> parts[2] = {
+                std::as_bytes(std::span(&status, 1)),
+                failed_ ? std::span<const std::byte>() : std::as_bytes(std::span(total))};
             comm_.send_parts(parts, dest, kReduce);
             if (!failed_) report_.sent_per_step[step_] += bytes;
         };
@@ -611,7 +604,7 @@ private:
     Comm& comm_;
     int me_;
     DataLayout layout_;
-    std::vector<int> rank_of_;   // per slice
+    std::vector<int> rank_of_;  // per slice
     std::vector<SliceState> mine_;
     std::vector<std::uint64_t> halo_;
     RankReport report_;
@@ -674,9 +667,9 @@ void read_own_outputs(DataJob& job, Execution& x) {
 }
 
 nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool origin) {
-    nlohmann::json j = {{"rank", r.rank},         {"devices", r.devices},         {"setup_s", r.setup_s},
-                        {"steps_s", r.steps_s},   {"kernel_s", r.kernel_s},       {"sent", r.sent_per_step},
-                        {"halo", r.halo_per_step}, {"ok", f.empty()},              {"origin", origin}};
+    nlohmann::json j = {{"rank", r.rank},          {"devices", r.devices},   {"setup_s", r.setup_s},
+                        {"steps_s", r.steps_s},    {"kernel_s", r.kernel_s}, {"sent", r.sent_per_step},
+                        {"halo", r.halo_per_step}, {"ok", f.empty()},        {"origin", origin}};
     if (!f.empty()) wire::put_failure(j, f);
     return j;
 }
@@ -714,11 +707,13 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     validate(spec);
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         const auto& d = spec.buffers[b];
-        const std::uint64_t want = (d.layout == BufferLayout::split ? spec.units * d.pitch : d.count) * elem_size(d.type);
+        const std::uint64_t want =
+            (d.layout == BufferLayout::split ? spec.units * d.pitch : d.count) * elem_size(d.type);
         const auto have = job.host(int(b)).size();
         if ((d.input || d.output) && have != want)
-            throw InvalidArgument("data job '" + spec.name + "', buffer '" + d.name + "': rank 0's data holds " +
-                                  std::to_string(have) + " bytes; the declaration reads " + std::to_string(want) +
+            throw InvalidArgument("data job '" + spec.name + "', buffer '" + d.name +
+                                  "': rank 0's data holds " + std::to_string(have) +
+                                  " bytes; the declaration reads " + std::to_string(want) +
                                   (have < want ? " (past its end)" : ""));
     }
     DataRunResult result;
@@ -732,13 +727,15 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     for (const auto& a : result.plan.assignments) {
         if (a.units == 0) continue;
         if (a.device < 0 || std::size_t(a.device) >= devs.size())
-            throw InvalidArgument("the plan names device " + std::to_string(a.device) + " of " + std::to_string(devs.size()));
+            throw InvalidArgument("the plan names device " + std::to_string(a.device) + " of " +
+                                  std::to_string(devs.size()));
         const auto& d = devs[std::size_t(a.device)];
         slices.push_back({a.device, d.rank, d.index, a.offset, a.units, a.local});
     }
     std::vector<int> workers;
     for (const auto& s : slices)
-        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end()) workers.push_back(s.rank);
+        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end())
+            workers.push_back(s.rank);
     std::sort(workers.begin(), workers.end());
 
     const double t0 = now_s();
@@ -756,7 +753,8 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
                 continue;
             }
             const auto [first, n] = x.input_rows(s.desc, int(b));
-            x.upload(s, int(b), first, job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
+            x.upload(s, int(b), first,
+                     job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
         }
     }
     // The scatter: each worker slice's input rows, then the shared inputs once per rank.
@@ -766,7 +764,8 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
             for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
                 if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
                 const auto [first, n] = x.input_rows(s, int(b));
-                comm.send_bytes(job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))), r, kData);
+                comm.send_bytes(
+                    job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))), r, kData);
             }
         }
         for (std::size_t b = 0; b < spec.buffers.size(); ++b)
@@ -823,14 +822,17 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
         }
     (void)gathered_ok;
     for (auto& [rep, f] : reports) result.ranks.push_back(rep);
-    std::sort(result.ranks.begin(), result.ranks.end(), [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
+    std::sort(result.ranks.begin(), result.ranks.end(),
+              [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
     result.steps_s = 0;
     for (const auto& r : result.ranks) result.steps_s = std::max(result.steps_s, r.steps_s);
     result.gather_s = std::max(0.0, result.run_s - result.steps_s);
     return result;
 }
 
-DataRunResult run(Cluster& cluster, DataJob& job, const DataRunOptions& options) { return cluster.run(job, options); }
+DataRunResult run(Cluster& cluster, DataJob& job, const DataRunOptions& options) {
+    return cluster.run(job, options);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The other ranks.
@@ -860,7 +862,8 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     x.run_steps([&](std::uint64_t) { send_outputs(x, spec, comm, staging); });
     comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
     send_outputs(x, spec, comm, staging);
-    if (!x.failed() && comm.rank() == shared_sender(slices) && !std::any_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; }))
+    if (!x.failed() && comm.rank() == shared_sender(slices) &&
+        !std::any_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; }))
         for (int b : shared_outputs(spec)) {
             staging.resize(spec.buffers[std::size_t(b)].count * elem_size(spec.buffers[std::size_t(b)].type));
             x.download(x.mine_mutable().front(), b, staging);
@@ -877,12 +880,13 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
     for (const auto& a : r.plan.assignments) {
         if (a.units == 0) continue;
         o << "  device " << a.device << " (rank " << a.rank << ", "
-          << (std::size_t(a.device) < devices.size() ? devices[std::size_t(a.device)].name : a.device_name) << "): units "
-          << a.offset << ".." << a.offset + a.units << ", local " << a.local.x << "x" << a.local.y << " (" << a.local_rule
-          << ")\n";
+          << (std::size_t(a.device) < devices.size() ? devices[std::size_t(a.device)].name : a.device_name)
+          << "): units " << a.offset << ".." << a.offset + a.units << ", local " << a.local.x << "x"
+          << a.local.y << " (" << a.local_rule << ")\n";
     }
-    o << "  setup " << r.setup_s * 1e3 << " ms, steps " << r.steps_s * 1e3 << " ms, gather " << r.gather_s * 1e3
-      << " ms (steps and gather " << r.run_s * 1e3 << " ms), total " << r.total_s * 1e3 << " ms\n";
+    o << "  setup " << r.setup_s * 1e3 << " ms, steps " << r.steps_s * 1e3 << " ms, gather "
+      << r.gather_s * 1e3 << " ms (steps and gather " << r.run_s * 1e3 << " ms), total " << r.total_s * 1e3
+      << " ms\n";
     for (const auto& k : r.ranks) {
         std::uint64_t first = k.sent_per_step.empty() ? 0 : k.sent_per_step.front(), most = 0, halo = 0;
         for (auto v : k.sent_per_step) most = std::max(most, v);

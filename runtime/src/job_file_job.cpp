@@ -252,6 +252,12 @@ public:
     }
     std::uint64_t granule() const override { return data_granule(spec_); }
     nlohmann::json tuning_key() const override { return {{"job", spec_.name}}; }
+    LocalSize required_local() const override { return common_required_local(spec_); }
+    /// Slices start on the granule; a halo deeper than a slice is refused here, before any send.
+    void partition(std::vector<Assignment>& assignments) override {
+        align_slices(spec_, assignments);
+        check_slices(spec_, assignments);
+    }
 
     void generate() override {
         // The inputs of a size and seed are made once and shared (the tuner and bench make a

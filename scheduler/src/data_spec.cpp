@@ -326,8 +326,20 @@ std::uint64_t data_granule(const DataJobSpec& s) {
     return g;
 }
 
+LocalSize common_required_local(const DataJobSpec& s) {
+    LocalSize common;
+    for (const auto& k : s.kernels) {
+        if (k.required_local.is_null()) return {};
+        const LocalSize r = s.dims == 2 ? k.required_local : LocalSize{k.required_local.x, 1};
+        if (!common.is_null() && !(common == r)) return {};
+        common = r;
+    }
+    return common;
+}
+
 PlanRequest data_plan_request(const DataJobSpec& s) {
     PlanRequest r;
+    r.required_local = common_required_local(s);
     r.kernel.name = s.name;
     r.kernel.dims = s.dims;
     double in = 0, out = 0, fixed = 0, elems = 0;
@@ -352,6 +364,32 @@ PlanRequest data_plan_request(const DataJobSpec& s) {
     r.iterations = s.steps;
     r.granule = data_granule(s);
     return r;
+}
+
+void align_slices(const DataJobSpec& s, std::vector<Assignment>& assignments) {
+    const std::uint64_t granule = data_granule(s);
+    if (granule <= 1) return;
+    std::uint64_t carry = 0, offset = 0;
+    Assignment* last = nullptr;
+    for (auto& a : assignments)
+        if (a.units > 0) last = &a;
+    const std::uint64_t total = [&] {
+        std::uint64_t t = 0;
+        for (const auto& a : assignments) t += a.units;
+        return t;
+    }();
+    for (auto& a : assignments) {
+        if (a.units > 0 && &a != last) {
+            carry += a.units % granule;
+            a.units -= a.units % granule;
+        } else if (&a == last) {
+            a.units += carry;
+        }
+        a.offset = offset;
+        offset += a.units;
+        a.global = s.dims == 2 ? GlobalSize{s.width, a.units} : GlobalSize{a.units, 1};
+        if (total > 0) a.share = double(a.units) / double(total);
+    }
 }
 
 void check_slices(const DataJobSpec& s, const std::vector<Assignment>& assignments) {

@@ -412,6 +412,15 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
             a.local = {};
             a.local_rule = "none";
             a.note = "no work";
+        } else if (!request.required_local.is_null()) {
+            const LocalSize r = request.required_local;
+            const std::uint64_t items = r.x * (kd.dims == 2 ? std::max<std::uint64_t>(r.y, 1) : 1);
+            if (dev.max_work_group_size > 0 && items > dev.max_work_group_size)
+                throw InvalidArgument("kernel '" + kd.name + "' requires work-groups of " + std::to_string(items) +
+                                      " items; device " + std::to_string(i) + " (" + dev.name + ") allows at most " +
+                                      std::to_string(dev.max_work_group_size));
+            a.local = kd.dims == 2 ? r : LocalSize{r.x, 1};
+            a.local_rule = kRequiredLocalRule;
         } else {
             a.local = local.local(dev, a.global, kd.dims, plan.priority, a.local_rule);
         }

@@ -433,9 +433,10 @@ TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& meas
     return r;
 }
 
-std::string nothing_to_tune(const TuneResult& r, int dims) {
+std::string nothing_to_tune(const TuneResult& r, int dims, LocalSize required) {
     if (!r.found || r.candidates != 1) return {};
     const std::string local = "(" + std::to_string(r.best.x) + (dims == 2 ? "," + std::to_string(r.best.y) : "") + ")";
+    if (!required.is_null()) return "the kernel requires the local size " + local + ": nothing to tune";
     return "only 1 candidate local size " + local +
            ": nothing to tune; the kernel needs a padded or bounds-checked NDRange";
 }

@@ -26,6 +26,28 @@ run 120 bash -c 'cd "$1" && "$2" run --job "$3" --size 1000' _ "$tmp" "$ws" "$jo
 expect_rc 0 "run --job from another working directory"
 expect_out "verified: max rel error 0" "saxpy verified from another working directory"
 
+# 1b. A kernel that requires its work-group size (16x16 __local tiles): every plan and run uses
+# it, with its rule; tune has nothing to tune, says why and stores nothing.
+run 120 "$ws" run --job "$jobs/filter5x5_tiled.json" --size 300x203
+expect_rc 0 "run --job filter5x5_tiled.json --size 300x203"
+expect_out "16x16 " "the tiled filter runs with its required 16x16 (padded NDRange)"
+expect_out "verified: max rel error 0 against a single-device run" "the tiled filter verifies"
+run 60 "$ws" plan --job "$jobs/filter5x5_tiled.json" --devices "$hetero" --local null
+expect_rc 0 "plan --job filter5x5_tiled.json --local null"
+expect_out "16x16 .*required by the kernel" "the plan gives every device the required 16x16, whatever --local"
+run 120 "$ws" tune --job "$jobs/filter5x5_tiled.json" --size 256x128
+expect_rc 0 "tune --job filter5x5_tiled.json"
+if grep -Eq "the kernel requires the local size \(16,16\): nothing to tune; nothing stored" "$err"; then
+  ok "tune says the kernel requires its local size"
+else
+  bad "tune does not say the kernel requires its local size"
+fi
+if [ -f "$WORKSIZE_DB" ] && grep -q "filter5x5-tiled" "$WORKSIZE_DB"; then
+  bad "tune stored an entry for a kernel that requires its local size"
+else
+  ok "no tuning entry for the tiled filter"
+fi
+
 # 2. plan --job offline over the hetero golden devices (no device work).
 run 60 "$ws" plan --job "$jobs/filter5x5.json" --devices "$hetero"
 expect_rc 0 "plan --job filter5x5.json --devices hetero.json"

@@ -549,3 +549,38 @@ TEST(Oversubscription, WarnsPerNodeOnlyWhenComputeUnitsExceedCores) {
     EXPECT_TRUE(oversubscribed_nodes({{"a", 2, 0}, {"a", 2, 1}, {"a", 2, 1}}).empty());
     EXPECT_TRUE(oversubscribed_nodes({{"a", 0, 8}, {"a", 0, 8}}).empty());
 }
+
+namespace {
+// A kernel's required work-group size (issue 12): every device with work gets it, whatever the
+// local policy, under the rule tuned entries never replace; a device too small is refused.
+TEST(RequiredLocal, EveryDeviceGetsItWhateverThePolicy) {
+    for (const LocalPolicy policy : {LocalPolicy::paper, LocalPolicy::null}) {
+        PlanRequest r;
+        r.kernel = kernel2d();
+        r.global = {2048, 2048};
+        r.granule = 16;
+        r.local_policy = policy;
+        r.required_local = {16, 16};
+        const Plan p = make_plan({k20(), quadro(), gts()}, r);
+        for (const auto& a : p.assignments) {
+            ASSERT_GT(a.units, 0u);
+            EXPECT_EQ(a.local, (LocalSize{16, 16})) << a.device_name;
+            EXPECT_EQ(a.local_rule, kRequiredLocalRule);
+        }
+    }
+}
+
+TEST(RequiredLocal, ADeviceWithSmallerGroupsIsRefusedByName) {
+    PlanRequest r;
+    r.kernel = kernel2d();
+    r.global = {2048, 2048};
+    r.required_local = {32, 32};  // 1024 items; the 8800GTS allows 512
+    try {
+        (void)make_plan({k20(), gts()}, r);
+        FAIL() << "a required work-group larger than a device's limit was planned";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("requires work-groups of 1024 items"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("GeForce 8800GTS"), std::string::npos) << e.what();
+    }
+}
+}  // namespace

@@ -71,6 +71,10 @@ public:
     /// its entries (beside the device and the problem's size class, so no sizes here). Default:
     /// the `params` of the whole problem's slice_spec().
     virtual nlohmann::json tuning_key() const;
+    /// The work-group shape the kernel requires (e.g. 16x16 for __local tiles); {0,0} (the
+    /// default): any. The planner gives it to every device, the tuner has nothing to tune, and
+    /// the reports show it with the rule "required by the kernel".
+    virtual LocalSize required_local() const { return {}; }
 
     /// Master: make the seeded inputs.
     virtual void generate() = 0;

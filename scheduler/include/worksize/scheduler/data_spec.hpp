@@ -120,9 +120,18 @@ std::uint64_t halo_rows(const DataJobSpec& spec, int b);
 /// work-group's extent along the split dimension, together).
 std::uint64_t data_granule(const DataJobSpec& spec);
 
+/// The work-group shape every kernel of the job requires, when they all require the same one
+/// (1-D: {x, 1}); else {0,0}: the plan's local size serves the kernels that require none.
+LocalSize common_required_local(const DataJobSpec& spec);
+
 /// What the planner needs: the descriptor (ops per unit, bytes per unit in and out, bytes every
 /// device needs whole) and the NDRange, with the granule.
 PlanRequest data_plan_request(const DataJobSpec& spec);
+
+/// The planner gives the granule's remainder to the first device with work; a data job's slices
+/// must start on the granule (a chunk one work-item reduces, a required work-group's rows), so
+/// this moves every remainder to the last slice and recomputes offsets and globals.
+void align_slices(const DataJobSpec& spec, std::vector<Assignment>& assignments);
 
 /// Checks the declaration against a plan's slices: a halo deeper than a neighbouring slice, a
 /// required work-group size that does not fit. @throws InvalidArgument naming the argument.

@@ -73,7 +73,13 @@ struct PlanRequest {
     /// tuned work-group's y for 2-D, x for 1-D), so that its tuned local size divides its slice.
     /// 0 or 1: no constraint. plan_tuned sets it for `--local tuned`.
     std::vector<std::uint64_t> unit_multiples;
+    /// The work-group shape the kernel requires ({0,0}: none, the local policy decides): every
+    /// device with work gets it, whatever the policy, with the rule kRequiredLocalRule.
+    LocalSize required_local;
 };
+
+/// Assignment::local_rule of a local size the kernel requires (tuned entries never replace it).
+inline constexpr const char* kRequiredLocalRule = "required by the kernel";
 
 /// The split granule make_plan uses for `request` over `devices` (see align_1d_to_groups).
 std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRequest& request);

@@ -190,8 +190,9 @@ struct TuningRecord {
 /// Why a search result must not be stored as a tuned local size: its candidate space had a
 /// single local size (e.g. a prime global size above the device's work-group limit leaves only
 /// 1), so nothing was chosen. Empty when there was a choice (or nothing succeeded: that is a
-/// failure, not this). `dims` (1 or 2) only formats the local size: "(1)" or "(1,1)".
-std::string nothing_to_tune(const TuneResult& r, int dims);
+/// failure, not this). `dims` (1 or 2) only formats the local size: "(1)" or "(1,1)". With the
+/// kernel's `required` local size the reason says so.
+std::string nothing_to_tune(const TuneResult& r, int dims, LocalSize required = {});
 
 /// The record's `iterations` stays 0: the result does not know them (store_tuning sets them).
 /// @throws InvalidArgument if the result has no successful measurement.
