@@ -48,6 +48,30 @@ else
   ok "no tuning entry for the tiled filter"
 fi
 
+# 1c. Inputs from files: the weights as raw floats and as a .npy (header written by hand: no
+# numpy needed); the run uses them (a weights file of zeros gives an all-zero image), and a file
+# of the wrong size is refused with one line naming it.
+python3 - "$tmp" <<'PY'
+import struct, sys, os
+d = sys.argv[1]
+open(os.path.join(d, "w.bin"), "wb").write(struct.pack("<25f", *([0.0] * 25)))
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (25,), }"
+hdr += " " * (64 - 10 - len(hdr) - 1) + "\n"
+open(os.path.join(d, "w.npy"), "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + struct.pack("<25f", *([0.04] * 25)))
+open(os.path.join(d, "short.bin"), "wb").write(struct.pack("<3f", 1, 2, 3))
+PY
+for w in w.bin w.npy short.bin; do
+  sed -e "s|\"source\": \"../filter2d/filter2d.cl\"|\"source\": \"$src/examples/filter2d/filter2d.cl\"|" \
+      -e "s|{\"constant\": 0.04}|{\"file\": \"$tmp/$w\"}|" "$jobs/filter5x5.json" > "$tmp/job-$w.json"
+done
+run 120 "$ws" run --job "$tmp/job-w.bin.json" --size 64x48 --json
+expect_rc 0 "run --job with the weights from a raw file"
+run 120 "$ws" run --job "$tmp/job-w.npy.json" --size 64x48
+expect_rc 0 "run --job with the weights from a .npy file"
+expect_out "verified: max rel error 0" "the .npy weights run verifies"
+run 60 "$ws" run --job "$tmp/job-short.bin.json" --size 64x48
+expect_fail_line 2 "short.bin' holds 12 bytes of data; buffer 'weights' needs 100" "a weights file of the wrong size: one line naming it"
+
 # 2. plan --job offline over the hetero golden devices (no device work).
 run 60 "$ws" plan --job "$jobs/filter5x5.json" --devices "$hetero"
 expect_rc 0 "plan --job filter5x5.json --devices hetero.json"
