@@ -776,14 +776,12 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     result.setup_s = x.report().setup_s;
 
     // The steps: rank 0 takes part with its own slices, and takes the gathers it asked for.
-    bool gathered_ok = true;
     const double s0 = now_s();
     x.run_steps([&](std::uint64_t step) {
         if (!x.failed()) read_own_outputs(job, x);
         bool ok = !x.failed();
         for (int r : workers) ok = recv_outputs(job, slices, r, comm) && ok;
         if (ok && job.on_gather()) job.on_gather()(step);
-        gathered_ok = gathered_ok && ok;
     });
 
     // The end: every worker's report, then its outputs; rank 0's own outputs.
@@ -820,7 +818,6 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
             if (f.empty() || (pass == 0 && !origins[i])) continue;
             f.raise("data job '" + spec.name + "', rank " + std::to_string(rep.rank) + ": ");
         }
-    (void)gathered_ok;
     for (auto& [rep, f] : reports) result.ranks.push_back(rep);
     std::sort(result.ranks.begin(), result.ranks.end(),
               [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });

@@ -216,7 +216,6 @@ void validate(const DataJobSpec& s) {
         if (!k.required_local.is_null() && (k.required_local.x == 0 || (s.dims == 2 && k.required_local.y == 0)))
             throw InvalidArgument(job + ", kernel '" + k.name + "': a required work-group size needs every extent");
         std::set<int> written, halo_read;
-        bool has_reduce = false;
         for (std::size_t i = 0; i < k.args.size(); ++i) {
             const ArgDecl& a = k.args[i];
             const std::string an = arg_name(s, k, i);
@@ -256,7 +255,6 @@ void validate(const DataJobSpec& s) {
             case ArgKind::reduce:
                 if (split) throw InvalidArgument(an + ": reduce() writes a shared buffer; '" + b.name + "' is split");
                 if (s.dims != 1) throw InvalidArgument(an + ": reductions need a 1-D job");
-                has_reduce = true;
                 break;
             default:
                 break;
@@ -265,7 +263,6 @@ void validate(const DataJobSpec& s) {
                 throw InvalidArgument(an + ": overlapping writes: the kernel writes '" + b.name + "' twice");
             if (a.kind == ArgKind::halo) halo_read.insert(a.buffer);
         }
-        (void)has_reduce;
         for (std::size_t i = 0; i < k.args.size(); ++i) {
             const ArgDecl& a = k.args[i];
             if (a.kind == ArgKind::all && written.count(a.buffer))
