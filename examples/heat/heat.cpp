@@ -1,7 +1,8 @@
 // Heat diffusion on worksize: a 5-point stencil iterated over time steps. The temperature stays
 // on the devices for the whole run; between steps each slice swaps one halo row with each
 // neighbour (directly, not through rank 0); rank 0 gathers the result at the end and checks it
-// against the CPU reference.   mpiexec -n 3 worksize_example_heat [width] [height] [steps]
+// against the CPU reference.   mpiexec -n 3 worksize_example_heat [width] [height] [steps] [k]
+// With k > 1 the halos move every k steps, k rows deep (ghost zones), the rows between computed twice.
 #include <iostream>
 
 #include "reference.hpp"
@@ -12,6 +13,7 @@ using namespace worksize;
 int main(int argc, char** argv) {
     return cluster_main(argc, argv, "heat", [](App& app) {
         const auto width = app.count(0, 512), height = app.count(1, 512), steps = app.count(2, 200);
+        const auto every = app.count(3, 1);  // ghost zones: halos every k steps, k rows deep
         const auto in = example::heat_inputs(int(width), int(height), 7);
         std::vector<float> temp = in.t, power = in.power;
 
@@ -21,7 +23,7 @@ int main(int argc, char** argv) {
         job.kernel("heat_step", {arg::halo(t, 1), arg::origin(t), arg::in(p), arg::origin(p), arg::out(next),
                                  arg::origin(next), arg::value<int>(width), arg::value<int>(height), arg::end(),
                                  arg::value(in.cx), arg::value(in.cy), arg::value(in.cp)});
-        job.swap(t, next).steps(steps).gather(t).ops_per_unit(12.0 * double(width));
+        job.swap(t, next).steps(steps).exchange_every(every).gather(t).ops_per_unit(12.0 * double(width));
 
         run(app.cluster, job, app.options);  // warm-up: programs built, launches compiled
         temp = in.t;

@@ -94,6 +94,11 @@ DataJob& DataJob::gather(BufferRef b) {
     return *this;
 }
 
+DataJob& DataJob::exchange_every(std::uint64_t k) {
+    spec_.exchange_every = k;
+    return *this;
+}
+
 DataJob& DataJob::gather_every(std::uint64_t n, std::function<void(std::uint64_t)> on_gather) {
     spec_.gather_every = n;
     on_gather_ = std::move(on_gather);
@@ -355,8 +360,12 @@ public:
         const double t0 = now_s();
         for (std::uint64_t step = 0; step < spec_.steps; ++step) {
             step_ = step;
+            // With ghost zones, halos move only every exchange_every steps (k times as deep),
+            // and the launches in between cover the rows the next steps will read.
+            const bool exchanges = step % spec_.exchange_every == 0;
             for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
-                for (int b : halo_exchanges_before(spec_, k, dirty)) exchange(b);
+                if (exchanges)
+                    for (int b : halo_exchanges_before(spec_, k, dirty)) exchange(b);
                 launch(k);
                 const auto& args = spec_.kernels[k].args;
                 for (std::size_t i = 0; i < args.size(); ++i)
@@ -414,7 +423,9 @@ private:
         for (auto& s : mine_) {
             try {
                 auto& kernel = s.kernels[k];
-                const Geometry& g = s.geometry[k];
+                const std::uint64_t ghost = ghost_rows(spec_, step_);
+                const Geometry g = ghost == 0 ? s.geometry[k]
+                                              : data::geometry(spec_, kd, s.desc.offset, s.desc.units, s.desc.local, ghost);
                 auto& q = s.ctx->queue();
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
                     if (kd.args[i].kind == ArgKind::reduce)

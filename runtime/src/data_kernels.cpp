@@ -13,10 +13,12 @@ std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return b <= 1 ? a : c
 }  // namespace
 
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
-                  LocalSize plan_local) {
+                  LocalSize plan_local, std::uint64_t extend) {
     Geometry g;
-    g.begin = offset / k.units_per_item;
-    g.end = ceil_div(offset + units, k.units_per_item);
+    const std::uint64_t first = offset > extend ? offset - extend : 0;
+    const std::uint64_t last = std::min(spec.units, offset + units + extend);
+    g.begin = first / k.units_per_item;
+    g.end = ceil_div(last, k.units_per_item);
     const std::uint64_t items = g.end - g.begin;
     const LocalSize local = !k.required_local.is_null() ? k.required_local
                             : k.units_per_item == 1    ? plan_local

@@ -21,8 +21,9 @@ struct Geometry {
     std::uint64_t padded = 0;  ///< launched items along the split, padded to whole groups
     cl::NDRange offset, global, local;
 };
+/// `extend`: ghost-zone rows on each side (within the problem) the launch covers too.
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
-                  LocalSize plan_local);
+                  LocalSize plan_local, std::uint64_t extend = 0);
 
 /// The kernel `k` of `program`. @throws InvalidArgument naming it when the source lacks it (with
 /// the kernels it has) or when its parameter count differs from the declaration's.

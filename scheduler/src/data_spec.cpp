@@ -80,6 +80,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
     nlohmann::json j = {{"name", s.name},       {"source", s.source}, {"build_options", s.build_options},
                         {"dims", s.dims},       {"width", s.width},   {"units", s.units},
                         {"steps", s.steps},     {"gather_every", s.gather_every},
+                        {"exchange_every", s.exchange_every},
                         {"ops_per_unit", s.ops_per_unit}};
     j["buffers"] = nlohmann::json::array();
     for (const auto& b : s.buffers)
@@ -126,6 +127,7 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
         s.units = j.at("units").get<std::uint64_t>();
         s.steps = j.value("steps", std::uint64_t{1});
         s.gather_every = j.value("gather_every", std::uint64_t{0});
+        s.exchange_every = j.value("exchange_every", std::uint64_t{1});
         s.ops_per_unit = j.value("ops_per_unit", 0.0);
         for (const auto& jb : j.at("buffers")) {
             where = "buffer " + std::to_string(s.buffers.size());
@@ -200,6 +202,15 @@ void validate(const DataJobSpec& s) {
     if (s.width == 0) throw InvalidArgument(job + ": width 0");
     if (s.dims == 1 && s.width != 1) throw InvalidArgument(job + ": a 1-D job has width 1");
     if (s.steps == 0) throw InvalidArgument(job + ": steps must be at least 1");
+    if (s.exchange_every == 0) throw InvalidArgument(job + ": exchange_every must be at least 1");
+    if (s.exchange_every > 1) {
+        bool reduces = false;
+        for (const auto& k : s.kernels)
+            for (const auto& a : k.args) reduces = reduces || a.kind == ArgKind::reduce;
+        if (s.kernels.size() != 1 || s.kernels[0].units_per_item != 1 || reduces)
+            throw InvalidArgument(job + ": ghost zones (exchange_every " + std::to_string(s.exchange_every) +
+                                  ") need a job of one kernel of one unit per item, without reductions");
+    }
     if (s.kernels.empty()) throw InvalidArgument(job + ": no kernel");
     if (s.units > std::uint64_t(INT32_MAX)) throw InvalidArgument(job + ": more than 2^31-1 units (kernels index with int)");
     std::set<std::string> names;
@@ -291,7 +302,22 @@ void validate(const DataJobSpec& s) {
     }
 }
 
+std::uint64_t deepest_halo(const DataJobSpec& s) {
+    std::uint64_t h = 0;
+    for (const auto& k : s.kernels)
+        for (const auto& a : k.args)
+            if (a.kind == ArgKind::halo) h = std::max(h, a.depth);
+    return h;
+}
+
+std::uint64_t ghost_rows(const DataJobSpec& s, std::uint64_t step) {
+    if (s.exchange_every <= 1) return 0;
+    return (s.exchange_every - 1 - step % s.exchange_every) * deepest_halo(s);
+}
+
 std::uint64_t halo_rows(const DataJobSpec& s, int b) {
+    if (s.exchange_every > 1 && s.buffers[std::size_t(b)].layout == BufferLayout::split)
+        return s.exchange_every * deepest_halo(s);
     auto own = [&](int x) {
         std::uint64_t h = 0;
         for (const auto& k : s.kernels)
@@ -443,11 +469,17 @@ DataLayout data_layout(const DataJobSpec& s, const std::vector<Assignment>& assi
         l.slices[i].left = i > 0 ? int(i) - 1 : -1;
         l.slices[i].right = i + 1 < l.slices.size() ? int(i) + 1 : -1;
     }
-    // The steady state: walk two steps with the runtime's rules; count the second.
+    // The steady state: walk two exchanges with the runtime's rules (with ghost zones, the steps
+    // that exchange); count the second.
     l.halo_bytes_per_step.assign(l.slices.size(), 0);
     std::vector<bool> dirty(s.buffers.size(), false);
-    for (int step = 0; step < 2; ++step) {
+    for (std::uint64_t step = 0; step < 2 * s.exchange_every; ++step) {
+        const bool exchanges = step % s.exchange_every == 0;
         for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+            if (!exchanges) {
+                mark_written(s, k, dirty);
+                continue;
+            }
             for (int b : halo_exchanges_before(s, k, dirty)) {
                 if (step == 0) continue;
                 const auto& d = s.buffers[std::size_t(b)];

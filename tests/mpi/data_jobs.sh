@@ -59,6 +59,14 @@ verify heat "$heat" "96 90 200" 96x90x200
 verify filter2d "$filter2d" "200 150 3" 200x150
 verify kmeans "$kmeans" "5000 4 5 5" 5000x4-k5-i5
 
+# Ghost zones: halos every 4th step, 4 rows deep; the same result, 4 rows per neighbour.
+mpmd_cmd "$mpx" "$heat" "$cus" 96 90 200 4 --select all; run 120 "${MPMD[@]}"
+expect_rc 0 "heat with ghost zones (k 4) on 3 ranks"
+expect_out "^worksize,heat,96x90x200,3 ranks,[0-9.e+-]+,verified$" "heat with ghost zones (k 4): verified"
+rank_line 0 0 $((4 * 384)) $((4 * 384))
+rank_line 1 0 $((8 * 384)) $((8 * 384))
+rank_line 2 0 $((4 * 384)) $((4 * 384))
+
 # The heat stencil with the default selection: two slices (ranks 1 and 2), one row each way.
 mpmd_cmd "$mpx" "$heat" "$cus" 96 90 200; run 120 "${MPMD[@]}"
 expect_rc 0 "heat on 3 ranks, default selection"

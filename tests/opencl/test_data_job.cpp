@@ -85,6 +85,37 @@ TEST(DataJob, GathersEveryNStepsAndSendsOnlyHaloRows) {
     EXPECT_TRUE(wrong.empty()) << "gathered contents differ from the reference at " << (wrong.empty() ? "" : wrong.front());
 }
 
+// Ghost zones: halos three rows deep every third step, the rows between computed redundantly;
+// the same result, and the bytes move only on the exchanging steps (three ints per neighbour).
+TEST(DataJob, GhostZonesExchangeEveryKSteps) {
+    const int n = 2000, steps = 10, every = 3;
+    std::vector<std::int32_t> start(n);
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 31) % 97;
+    const auto out = run_local(3, every_rank_drives_its_devices(), [&](Cluster& c) {
+        std::vector<std::int32_t> a = start;
+        DataJob job("smooth", kSource, std::uint64_t(n));
+        const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(n),
+                              arg::end()});
+        job.swap(ba, bb).steps(steps).gather(ba).exchange_every(every);
+        DataRunOptions o;
+        o.strategy = "even";
+        const DataRunResult r = run(c, job, o);
+        EXPECT_EQ(a, smooth_reference(start, steps));
+        for (const auto& k : r.ranks) {
+            EXPECT_EQ(k.sent_per_step.size(), std::size_t(steps));
+            if (k.sent_per_step.size() != std::size_t(steps)) continue;
+            const std::uint64_t want = (k.rank == 1 ? 2 : 1) * every * 4;
+            for (int s = 0; s < steps; ++s)
+                EXPECT_EQ(k.sent_per_step[std::size_t(s)], s > 0 && s % every == 0 ? want : 0u)
+                    << "rank " << k.rank << ", step " << s;
+        }
+        EXPECT_EQ(r.layout.halo_bytes_per_step.at(1), 2u * every * 4);
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+}
+
 TEST(DataJob, ReductionsCombineEveryRanksRecords) {
     const int n = 5000;
     std::vector<std::int32_t> a(n);

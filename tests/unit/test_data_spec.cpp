@@ -533,3 +533,34 @@ TEST(DataSpec, JsonNamesTheUnknownAccess) {
 
 }  // namespace
 }  // namespace worksize
+
+namespace worksize {
+namespace {
+// Ghost zones: every split buffer holds k times the deepest halo, launches between exchanges
+// cover the rows the next steps read, the traffic of an exchanging step is k rows per neighbour;
+// jobs of several kernels or with reductions are refused.
+TEST(DataSpec, GhostZones) {
+    DataJobSpec s = heat_spec();
+    s.exchange_every = 4;
+    validate(s);
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) EXPECT_EQ(halo_rows(s, int(b)), 4u) << s.buffers[b].name;
+    EXPECT_EQ(ghost_rows(s, 0), 3u);
+    EXPECT_EQ(ghost_rows(s, 3), 0u);
+    EXPECT_EQ(ghost_rows(s, 4), 3u);
+    EXPECT_EQ(data_job_from_json(to_json(s)).exchange_every, 4u);
+    s.exchange_every = 1;
+    EXPECT_EQ(ghost_rows(s, 0), 0u);
+
+    DataJobSpec two = heat_spec();
+    two.kernels.push_back(two.kernels.front());
+    two.exchange_every = 2;
+    try {
+        validate(two);
+        FAIL() << "ghost zones over two kernels were accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("ghost zones (exchange_every 2) need a job of one kernel"), std::string::npos)
+            << e.what();
+    }
+}
+}  // namespace
+}  // namespace worksize

@@ -110,6 +110,9 @@ public:
     DataJob& swap(BufferRef a, BufferRef b);
     DataJob& steps(std::uint64_t n);
     DataJob& gather(BufferRef b);
+    /// Ghost zones: exchange halos every k steps, k times as deep, computing the rows between
+    /// redundantly (a job of one kernel without reductions; DataJobSpec::exchange_every).
+    DataJob& exchange_every(std::uint64_t k);
     /// Also gather the outputs after every n-th step and call `on_gather(step)` on rank 0.
     DataJob& gather_every(std::uint64_t n, std::function<void(std::uint64_t)> on_gather);
     DataJob& build_options(std::string options);

@@ -97,6 +97,11 @@ struct DataJobSpec {
     std::uint64_t steps = 1;
     /// 0: rank 0 gathers the outputs at the end only; N: also after every N-th step.
     std::uint64_t gather_every = 0;
+    /// Ghost zones: exchange halos only every k steps, k times as deep, and compute the rows
+    /// in between redundantly (each step's launch covers the slice plus the rows the remaining
+    /// steps until the next exchange will read). 1: every step. k > 1 needs a job of one kernel
+    /// of one unit per item, without reductions.
+    std::uint64_t exchange_every = 1;
     /// Operations per unit and step, for the planner's compute class (0: one per element).
     double ops_per_unit = 0.0;
 };
@@ -113,7 +118,8 @@ DataJobSpec data_job_from_json(const nlohmann::json& j);
 void validate(const DataJobSpec& spec);
 
 /// Halo rows allocated on each side of split buffer `b`: the deepest halo any kernel reads it
-/// with, the same for both buffers of a swap pair (their contents trade places).
+/// with, the same for both buffers of a swap pair (their contents trade places). With ghost
+/// zones (exchange_every k > 1) every split buffer holds k times the job's deepest halo.
 std::uint64_t halo_rows(const DataJobSpec& spec, int b);
 
 /// The split granule: every slice boundary a multiple of it (units per item, and the required
@@ -154,6 +160,12 @@ struct DataLayout {
 };
 
 DataLayout data_layout(const DataJobSpec& spec, const std::vector<Assignment>& assignments);
+
+/// The deepest halo any kernel of the job reads (0: none).
+std::uint64_t deepest_halo(const DataJobSpec& spec);
+/// Ghost zones: the rows beyond its slice (each side) a launch covers in `step`: the rows the
+/// steps until the next exchange will read; 0 without ghost zones.
+std::uint64_t ghost_rows(const DataJobSpec& spec, std::uint64_t step);
 
 /// Which buffers a step's kernel `k` needs fresh halos of before it runs: those it reads with a
 /// halo that were written since their last exchange. `dirty` (one flag per buffer) says which
