@@ -53,9 +53,10 @@ void Cluster::start(const DeviceSelection& sel) {
             try {
                 auto inv = wire::parse_inventory(parts[static_cast<std::size_t>(r)], r);
                 impl_->hosts.push_back(inv.host);
-                // Rank 0 runs kernels only alone or with --master-works: its devices idle otherwise.
+                // Rank 0 runs kernels alone, with --master-works, or when a selection other than
+                // auto gives it devices (--select all, 0=...): its devices idle otherwise.
                 RankLoad load{inv.host, inv.cores, 0};
-                if (r > 0 || size == 1 || sel.master_works)
+                if (r > 0 || size == 1 || sel.master_works || sel.spec != "auto")
                     for (const auto& d : inv.devices)
                         if (d.type == DeviceType::cpu) load.cpu_compute_units += d.compute_units;
                 loads.push_back(load);

@@ -42,5 +42,10 @@ if [ "$cores" -ge 2 ]; then
   mpmd_cmd "$mpx" "$ws" "$big 1 1" plan --kernel quad --size 100000 --json; run 120 "${MPMD[@]}"
   expect_rc 0 "plan with two 1-CU workers"
   if grep -q "compute units in all" "$err"; then bad "unexpected oversubscription warning: $(cat "$err")"; else ok "no oversubscription warning"; fi
+  # The same ranks with --select all: rank 0 drives its device too, and counts.
+  mpmd_cmd "$mpx" "$ws" "$big 1 1" plan --kernel quad --size 100000 --select all --json; run 120 "${MPMD[@]}"
+  expect_rc 0 "plan with --select all"
+  n=$(grep -c "^worksize: warning: node .*: 3 ranks drive CPU devices with $((big + 2)) compute units in all on $cores cores;" "$err")
+  [ "$n" = 1 ] && ok "--select all: rank 0's device counts" || bad "--select all: expected the warning for 3 ranks, got: $(cat "$err")"
 fi
 finish
