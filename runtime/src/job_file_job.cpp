@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -251,7 +252,23 @@ public:
         return spec_.dims == 2 ? GlobalSize{spec_.width, spec_.units} : GlobalSize{spec_.units, 1};
     }
     std::uint64_t granule() const override { return data_granule(spec_); }
-    nlohmann::json tuning_key() const override { return {{"job", spec_.name}}; }
+    /// The job's name and a fingerprint of what it runs (source, options, kernels and their
+    /// accesses): an edited job file of the same name does not reuse the old entries.
+    nlohmann::json tuning_key() const override {
+        // The file as written (sizes by name, not resolved) and the kernel source it names, less
+        // what does not change the kernels' runs: the size (the database's size class), the
+        // inputs' values, verification, ops and the description.
+        nlohmann::json what = specs_->file().raw;
+        for (const char* k : {"size", "description", "verify", "ops_per_unit"}) what.erase(k);
+        if (what.contains("buffers"))
+            for (auto& b : what["buffers"])
+                if (b.is_object()) b.erase("init");
+        std::uint64_t h = 1469598103934665603ull;  // FNV-1a: the same on every node
+        for (const unsigned char c : what.dump() + spec_.source) h = (h ^ c) * 1099511628211ull;
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+        return {{"job", spec_.name}, {"fingerprint", hex}};
+    }
     LocalSize required_local() const override { return common_required_local(spec_); }
     /// Slices start on the granule; a halo deeper than a slice is refused here, before any send.
     void partition(std::vector<Assignment>& assignments) override {
