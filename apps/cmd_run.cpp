@@ -125,6 +125,12 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
                       << to_string(o.plan.local_policy) << '\n'
                       << result_table(o.plan, o.result);
         }
+        // --local tuned: say where a device ran without a tuned entry (the table shows sizes only).
+        if (o.plan.local_policy == LocalPolicy::tuned)
+            for (const auto& a : o.plan.assignments)
+                if (a.units > 0 && a.local_rule.rfind("tuned", 0) != 0 && a.local_rule != kRequiredLocalRule)
+                    std::cerr << "worksize: warning: device " << a.device << " (" << a.device_name
+                              << ") ran without a tuned local size: " << a.local_rule << '\n';
         return o.result.verdict.ok ? kOk : kWrong;
     });
 }
