@@ -219,6 +219,7 @@ struct SliceState {
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
     std::vector<Geometry> geometry;                                     ///< per kernel
     cl::Event first, last;                                              ///< the run's first and last launch
+    std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
     Bytes top, bottom;  ///< staged halo rows for the left and right neighbours
 };
 
@@ -304,6 +305,7 @@ public:
                 for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
                     const auto& kd = spec_.kernels[k];
                     s.kernels.push_back(data::make_kernel(program, kd));
+                    s.bound.emplace_back();
                     s.geometry.push_back(
                         data::geometry(spec_, kd, s.desc.offset, s.desc.units, s.desc.local));
                     for (std::size_t i = 0; i < kd.args.size(); ++i)
@@ -437,7 +439,7 @@ private:
                     [&](std::size_t i) -> const cl::Buffer& {
                         return s.records.at({k, i});
                     },
-                    g, s.desc.offset, halo_);
+                    g, s.desc.offset, halo_, &s.bound[k]);
                 // Events only for the run's first and last launch: the device's span between
                 // them is the report's kernel time; an event per launch costs NVIDIA microseconds.
                 const bool first = step_ == 0 && k == 0;

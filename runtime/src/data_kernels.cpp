@@ -2,6 +2,8 @@
 #include "data_kernels.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -57,7 +59,16 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
 
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
-               std::uint64_t offset, const std::vector<std::uint64_t>& halo) {
+               std::uint64_t offset, const std::vector<std::uint64_t>& halo, std::vector<std::int64_t>* bound) {
+    if (bound && bound->size() != k.args.size()) bound->assign(k.args.size(), INT64_MIN);
+    // Set argument i unless `key` (a buffer's handle or an int's value) is what it holds already.
+    auto fresh = [&](cl_uint i, std::int64_t key) {
+        if (!bound) return true;
+        if ((*bound)[i] == key) return false;
+        (*bound)[i] = key;
+        return true;
+    };
+    auto handle = [](const cl::Buffer& b) { return std::int64_t(reinterpret_cast<std::intptr_t>(b())); };
     for (cl_uint i = 0; i < k.args.size(); ++i) {
         const ArgDecl& a = k.args[i];
         switch (a.kind) {
@@ -65,9 +76,14 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
         case ArgKind::write:
         case ArgKind::read_write:
         case ArgKind::halo:
-        case ArgKind::all: kernel.setArg(i, bufs[std::size_t(a.buffer)]); break;
-        case ArgKind::reduce: kernel.setArg(i, records(i)); break;
+        case ArgKind::all:
+            if (fresh(i, handle(bufs[std::size_t(a.buffer)]))) kernel.setArg(i, bufs[std::size_t(a.buffer)]);
+            break;
+        case ArgKind::reduce:
+            if (fresh(i, handle(records(i)))) kernel.setArg(i, records(i));
+            break;
         case ArgKind::scalar:
+            if (!fresh(i, 0)) break;  // a constant: set once
             switch (a.scalar_type) {
             case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
             case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
@@ -75,11 +91,17 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
             case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
             }
             break;
-        case ArgKind::begin: kernel.setArg(i, static_cast<cl_int>(g.begin)); break;
-        case ArgKind::end: kernel.setArg(i, static_cast<cl_int>(g.end)); break;
-        case ArgKind::origin:
-            kernel.setArg(i, static_cast<cl_int>(std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)])));
+        case ArgKind::begin:
+            if (fresh(i, std::int64_t(g.begin))) kernel.setArg(i, static_cast<cl_int>(g.begin));
             break;
+        case ArgKind::end:
+            if (fresh(i, std::int64_t(g.end))) kernel.setArg(i, static_cast<cl_int>(g.end));
+            break;
+        case ArgKind::origin: {
+            const std::int64_t origin = std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
+            if (fresh(i, origin)) kernel.setArg(i, static_cast<cl_int>(origin));
+            break;
+        }
         }
     }
 }
