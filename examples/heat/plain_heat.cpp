@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
 
         const cl::Device device = plain::pick_device();
         const cl::Context ctx(device);
-        const cl::CommandQueue queue(ctx, device);
+        // PLAIN_PROFILE=1: a profiling queue, as worksize's (to compare like with like).
+        const cl::CommandQueue queue(ctx, device, plain::env_is("PLAIN_PROFILE", "1") ? CL_QUEUE_PROFILING_ENABLE : 0);
         const cl::Program program = plain::build(ctx, device, plain::kernel_source("heat.cl"));
         cl::Kernel kernel(program, "heat_step");
         cl::Buffer t[2] = {cl::Buffer(ctx, CL_MEM_READ_WRITE, bytes), cl::Buffer(ctx, CL_MEM_READ_WRITE, bytes)};
