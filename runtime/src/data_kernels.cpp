@@ -28,12 +28,12 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
     if (spec.dims == 2) {
         const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
         g.padded = round_up(items, ly);
-        g.offset = cl::NDRange(0, g.begin);
+        g.offset = g.begin == 0 ? cl::NullRange : cl::NDRange(0, g.begin);
         g.global = cl::NDRange(round_up(spec.width, lx), g.padded);
         g.local = local.is_null() ? cl::NullRange : cl::NDRange(lx, ly);
     } else {
         g.padded = round_up(items, local.is_null() ? 1 : local.x);
-        g.offset = cl::NDRange(g.begin);
+        g.offset = g.begin == 0 ? cl::NullRange : cl::NDRange(g.begin);
         g.global = cl::NDRange(g.padded);
         g.local = local.is_null() ? cl::NullRange : cl::NDRange(local.x);
     }
