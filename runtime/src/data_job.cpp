@@ -11,7 +11,9 @@
 // rank that failed keeps walking the schedule and sends "failed" instead of data, so its
 // neighbours learn it and nobody waits for a message that will not come. Gathers (kData: a
 // header, then the output rows of each slice) go to rank 0 at the end, or every N steps; the
-// final one follows each rank's report (kResult).
+// final one follows each rank's report (kResult). With ghost zones (exchange_every k) the halo
+// exchanges happen only on every k-th step, k times as deep, and the launches of the steps
+// between cover the rows the next steps will read (ghost_rows()).
 #include "worksize/runtime/data_job.hpp"
 
 #include <algorithm>
