@@ -348,13 +348,6 @@ public:
             });
     }
 
-    /// The rows of split buffer `b` slice `s` needs at the start: its own and its halo.
-    std::pair<std::uint64_t, std::uint64_t> input_rows(const SliceDesc& s, int b) const {
-        const std::uint64_t h = halo_[std::size_t(b)];
-        const std::uint64_t lo = s.offset >= h ? s.offset - h : 0;
-        const std::uint64_t hi = std::min(spec_.units, s.offset + s.units + h);
-        return {lo, hi - lo};
-    }
 
     /// The steps, with a gather on rank 0's request every gather_every steps.
     void run_steps(const std::function<void(std::uint64_t)>& gather_point) {
@@ -418,10 +411,7 @@ public:
         }
     }
 
-    std::uint64_t row_bytes(int b) const {
-        const auto& d = spec_.buffers[std::size_t(b)];
-        return d.pitch * elem_size(d.type);
-    }
+    std::uint64_t row_bytes(int b) const { return worksize::row_bytes(spec_.buffers[std::size_t(b)]); }
 
 private:
     void launch(std::size_t k) {
@@ -770,7 +760,7 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
                 x.upload(s, int(b), 0, job.host(int(b)));
                 continue;
             }
-            const auto [first, n] = x.input_rows(s.desc, int(b));
+            const auto [first, n] = input_rows(spec, int(b), s.desc.offset, s.desc.units);
             x.upload(s, int(b), first,
                      job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
         }
@@ -781,7 +771,7 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
             if (s.rank != r) continue;
             for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
                 if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
-                const auto [first, n] = x.input_rows(s, int(b));
+                const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
                 comm.send_bytes(
                     job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))), r, kData);
             }
@@ -866,7 +856,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
             comm.recv_bytes_into(staging, 0, kData);
-            x.upload(s, int(b), x.input_rows(s.desc, int(b)).first, staging);
+            x.upload(s, int(b), input_rows(spec, int(b), s.desc.offset, s.desc.units).first, staging);
         }
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::shared) continue;

@@ -155,6 +155,16 @@ void combine_records(ReduceOp op, ElemType t, const std::byte* p, std::uint64_t 
     }
 }
 
+double load(const std::byte* p, ElemType t, std::size_t i) {
+    switch (t) {
+    case ElemType::f32: { float v; std::memcpy(&v, p + i * 4, 4); return v; }
+    case ElemType::f64: { double v; std::memcpy(&v, p + i * 8, 8); return v; }
+    case ElemType::i32: { std::int32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
+    case ElemType::u32: { std::uint32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
+    }
+    return 0;
+}
+
 void store(std::byte* p, ElemType t, std::size_t i, double v) {
     switch (t) {
     case ElemType::f32: { const float x = float(v); std::memcpy(p + i * 4, &x, 4); break; }

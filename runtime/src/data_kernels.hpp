@@ -47,7 +47,8 @@ void fill_identity(cl::CommandQueue& q, const cl::Buffer& records, const BufferD
 void combine_records(ReduceOp op, ElemType t, const std::byte* p, std::uint64_t records, std::vector<double>& total);
 double combine(ReduceOp op, double a, double b);
 double identity(ReduceOp op);
-/// Element i of memory `p` of type `t` set to `v` (converted).
+/// Element i of memory `p` of type `t` set to `v` (converted), and read back as a double.
 void store(std::byte* p, ElemType t, std::size_t i, double v);
+double load(const std::byte* p, ElemType t, std::size_t i);
 
 }  // namespace worksize::data

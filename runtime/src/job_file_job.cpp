@@ -95,14 +95,6 @@ std::vector<std::uint64_t> halos(const DataJobSpec& s) {
     return h;
 }
 
-/// Rows [first, first + n) of split buffer b that slice [offset, offset + units) receives.
-std::pair<std::uint64_t, std::uint64_t> input_rows(const DataJobSpec& s, std::uint64_t h, std::uint64_t offset,
-                                                   std::uint64_t units) {
-    const std::uint64_t lo = offset >= h ? offset - h : 0, hi = std::min(s.units, offset + units + h);
-    return {lo, hi - lo};
-}
-
-std::uint64_t row_bytes(const BufferDecl& d) { return d.pitch * elem_size(d.type); }
 
 /// The reduce arguments of the job, (kernel, argument), in order.
 std::vector<std::pair<std::size_t, std::size_t>> reductions(const DataJobSpec& s) {
@@ -141,7 +133,7 @@ SliceTimes execute_slice(const DataJobSpec& spec, DeviceContext& ctx, const Slic
             continue;
         }
         if (d.layout == BufferLayout::split) {
-            const auto [first, n] = input_rows(spec, halo[b], s.offset, s.units);
+            const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
             h2d.emplace_back();
             q.enqueueWriteBuffer(bufs.back(), CL_FALSE, (first + halo[b] - s.offset) * row_bytes(d), n * row_bytes(d),
                                  take(n * row_bytes(d)), nullptr, &h2d.back());
@@ -298,11 +290,10 @@ public:
     }
     std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
         std::vector<std::span<const std::byte>> parts;
-        const auto halo = halos(spec_);
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
             const auto& d = spec_.buffers[b];
             if (!d.input || d.layout != BufferLayout::split) continue;
-            const auto [first, n] = input_rows(spec_, halo[b], a.offset, a.units);
+            const auto [first, n] = input_rows(spec_, int(b), a.offset, a.units);
             parts.emplace_back(host(b).data() + first * row_bytes(d), n * row_bytes(d));
         }
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b)
@@ -365,8 +356,8 @@ public:
                 worst = std::isnan(err) ? INFINITY : err;
                 std::ostringstream w;
                 w.precision(9);
-                w << d.name << "[" << at << "] = " << value(host_[b].data(), d.type, at) << ", the single-device run has "
-                  << value(reference[b].data(), d.type, at);
+                w << d.name << "[" << at << "] = " << data::load(host_[b].data(), d.type, at) << ", the single-device run has "
+                  << data::load(reference[b].data(), d.type, at);
                 where = w.str();
             }
         }
@@ -383,7 +374,7 @@ public:
             const auto& d = spec_.buffers[std::size_t(spec_.kernels[k].args[i].buffer)];
             s << (s.tellp() > 0 ? "; " : "") << d.name << " =";
             for (std::size_t j = 0; j < std::min<std::size_t>(d.count, 4); ++j)
-                s << ' ' << value(host_[std::size_t(spec_.kernels[k].args[i].buffer)].data(), d.type, j);
+                s << ' ' << data::load(host_[std::size_t(spec_.kernels[k].args[i].buffer)].data(), d.type, j);
             if (d.count > 4) s << " ...";
         }
         return s.str();
@@ -413,15 +404,6 @@ private:
         return worst;
     }
 
-    static double value(const std::byte* p, ElemType t, std::size_t i) {
-        switch (t) {
-        case ElemType::f32: { float v; std::memcpy(&v, p + i * 4, 4); return v; }
-        case ElemType::f64: { double v; std::memcpy(&v, p + i * 8, 8); return v; }
-        case ElemType::i32: { std::int32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
-        case ElemType::u32: { std::uint32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
-        }
-        return 0;
-    }
 
     /// The whole problem as one slice on the first OpenCL device of this node: the reference.
     std::vector<std::vector<std::byte>> single_device_run() const {

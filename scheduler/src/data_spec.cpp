@@ -340,6 +340,13 @@ std::uint64_t halo_rows(const DataJobSpec& s, int b) {
     return h;
 }
 
+std::pair<std::uint64_t, std::uint64_t> input_rows(const DataJobSpec& s, int b, std::uint64_t offset,
+                                                   std::uint64_t units) {
+    const std::uint64_t h = halo_rows(s, b);
+    const std::uint64_t lo = offset >= h ? offset - h : 0, hi = std::min(s.units, offset + units + h);
+    return {lo, hi - lo};
+}
+
 std::uint64_t data_granule(const DataJobSpec& s) {
     std::uint64_t g = 1;
     for (const auto& k : s.kernels) {

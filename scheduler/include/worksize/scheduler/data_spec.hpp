@@ -122,6 +122,14 @@ void validate(const DataJobSpec& spec);
 /// zones (exchange_every k > 1) every split buffer holds k times the job's deepest halo.
 std::uint64_t halo_rows(const DataJobSpec& spec, int b);
 
+/// Bytes of one unit (row) of split buffer `d`: pitch × element size.
+inline std::uint64_t row_bytes(const BufferDecl& d) { return d.pitch * elem_size(d.type); }
+
+/// The rows [first, first + count) of split buffer `b` that the slice [offset, offset + units)
+/// holds at the start: its own and its halo_rows(), within the problem.
+std::pair<std::uint64_t, std::uint64_t> input_rows(const DataJobSpec& spec, int b, std::uint64_t offset,
+                                                   std::uint64_t units);
+
 /// The split granule: every slice boundary a multiple of it (units per item, and the required
 /// work-group's extent along the split dimension, together).
 std::uint64_t data_granule(const DataJobSpec& spec);
