@@ -8,29 +8,23 @@
 
 namespace worksize {
 
-nlohmann::json to_json(const SliceSpec& s) {
-    return {{"kernel", s.kernel},
-            {"problem", {s.problem.x, s.problem.y}},
-            {"offset", s.offset},
-            {"units", s.units},
-            {"global", {s.global.x, s.global.y}},
-            {"local", {s.local.x, s.local.y}},
-            {"iterations", s.iterations},
-            {"params", s.params}};
+// SliceSpec's wire format: nlohmann's type macro, with the sizes as [x, y].
+static void to_json(nlohmann::json& j, const GlobalSize& g) { j = {g.x, g.y}; }
+static void from_json(const nlohmann::json& j, GlobalSize& g) {
+    g = {j.at(0).get<std::uint64_t>(), j.at(1).get<std::uint64_t>()};
 }
+static void to_json(nlohmann::json& j, const LocalSize& l) { j = {l.x, l.y}; }
+static void from_json(const nlohmann::json& j, LocalSize& l) {
+    l = {j.at(0).get<std::uint64_t>(), j.at(1).get<std::uint64_t>()};
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SliceSpec, kernel, problem, offset, units, global, local, iterations,
+                                   params)
+
+nlohmann::json to_json(const SliceSpec& s) { return s; }
 
 SliceSpec slice_spec_from_json(const nlohmann::json& j) {
     try {
-        SliceSpec s;
-        s.kernel = j.at("kernel").get<std::string>();
-        s.problem = {j.at("problem").at(0).get<std::uint64_t>(), j.at("problem").at(1).get<std::uint64_t>()};
-        s.offset = j.at("offset").get<std::uint64_t>();
-        s.units = j.at("units").get<std::uint64_t>();
-        s.global = {j.at("global").at(0).get<std::uint64_t>(), j.at("global").at(1).get<std::uint64_t>()};
-        s.local = {j.at("local").at(0).get<std::uint64_t>(), j.at("local").at(1).get<std::uint64_t>()};
-        s.iterations = j.at("iterations").get<std::uint64_t>();
-        s.params = j.value("params", nlohmann::json::object());
-        return s;
+        return j.get<SliceSpec>();
     } catch (const nlohmann::json::exception& e) {
         throw Error(std::string("malformed slice specification: ") + e.what());
     }

@@ -10,6 +10,8 @@
 #include <numeric>
 #include <sstream>
 
+#include <Eigen/Dense>
+
 namespace worksize {
 
 namespace {
@@ -34,37 +36,9 @@ struct Form {
 };
 
 /// Columns of the design matrix for one point under `form`.
-std::vector<double> basis(double x, const Form& form) {
+Eigen::Vector2d basis(double x, const Form& form) {
     if (form.log_x0 > 0) return {1.0, std::log(std::max(x, form.log_x0) / form.log_x0)};
     return {1.0, x};
-}
-
-/// Solve the small dense system A c = b (Gaussian elimination with partial pivoting).
-/// Returns false if singular.
-bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& c) {
-    const std::size_t n = b.size();
-    for (std::size_t k = 0; k < n; ++k) {
-        std::size_t p = k;
-        for (std::size_t i = k + 1; i < n; ++i)
-            if (std::abs(a[i][k]) > std::abs(a[p][k])) p = i;
-        double scale = 0;
-        for (std::size_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(a[i][i]));
-        if (std::abs(a[p][k]) <= 1e-13 * std::max(scale, 1e-300)) return false;
-        std::swap(a[k], a[p]);
-        std::swap(b[k], b[p]);
-        for (std::size_t i = k + 1; i < n; ++i) {
-            const double f = a[i][k] / a[k][k];
-            for (std::size_t j = k; j < n; ++j) a[i][j] -= f * a[k][j];
-            b[i] -= f * b[k];
-        }
-    }
-    c.assign(n, 0.0);
-    for (std::size_t k = n; k-- > 0;) {
-        double s = b[k];
-        for (std::size_t j = k + 1; j < n; ++j) s -= a[k][j] * c[j];
-        c[k] = s / a[k][k];
-    }
-    return true;
 }
 
 /// Weight of a point: 1 / T^2 so that the fit minimises relative error.
@@ -80,44 +54,43 @@ std::vector<double> weights_of(const std::vector<Point>& pts) {
     return w;
 }
 
-/// Exact non-negative weighted least squares for the 2 columns of a form: try every active set,
-/// keep the feasible one with the smallest residual.
-std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<double>& w,
-                               const Form& form) {
-    const std::size_t k = 2;
-    std::vector<double> best(k, 0.0);
+/// Exact non-negative weighted least squares for the 2 columns of a form. Eigen 3.4 has no NNLS,
+/// and with 2 columns the optimum is the unconstrained optimum of one of the 4 active sets: solve
+/// each set's normal equations, keep the feasible one with the smallest residual. A set whose
+/// columns are dependent (e.g. a single x, or x always 0) is skipped; the rank test runs on the
+/// matrix scaled to a unit diagonal, so that it does not depend on the units of x.
+Eigen::Vector2d nnls_small(const std::vector<Point>& pts, const std::vector<double>& w, const Form& form) {
+    Eigen::Matrix2d ata = Eigen::Matrix2d::Zero();
+    Eigen::Vector2d atb = Eigen::Vector2d::Zero();
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        const Eigen::Vector2d phi = basis(pts[i].x, form);
+        const Eigen::Vector2d wphi = w[i] * phi;
+        ata += wphi * phi.transpose();
+        atb += wphi * pts[i].y;
+    }
+    Eigen::Vector2d best = Eigen::Vector2d::Zero();
     double best_rss = kInf;
-    for (unsigned mask = 0; mask < (1u << k); ++mask) {
-        std::vector<std::size_t> cols;
-        for (std::size_t j = 0; j < k; ++j)
+    for (unsigned mask = 0; mask < 4; ++mask) {
+        std::vector<Eigen::Index> cols;
+        for (Eigen::Index j = 0; j < 2; ++j)
             if (mask & (1u << j)) cols.push_back(j);
-        std::vector<double> coef(k, 0.0);
+        Eigen::Vector2d coef = Eigen::Vector2d::Zero();
         if (!cols.empty()) {
-            const std::size_t m = cols.size();
-            std::vector<std::vector<double>> a(m, std::vector<double>(m, 0.0));
-            std::vector<double> b(m, 0.0);
-            for (std::size_t i = 0; i < pts.size(); ++i) {
-                const auto phi = basis(pts[i].x, form);
-                for (std::size_t r = 0; r < m; ++r) {
-                    b[r] += w[i] * phi[cols[r]] * pts[i].y;
-                    for (std::size_t c = 0; c < m; ++c) a[r][c] += w[i] * phi[cols[r]] * phi[cols[c]];
-                }
-            }
-            std::vector<double> c;
-            if (!solve(a, b, c)) continue;
-            bool feasible = true;
-            for (std::size_t r = 0; r < m; ++r) {
-                if (c[r] < 0) feasible = false;
-                coef[cols[r]] = c[r];
-            }
-            if (!feasible) continue;
+            const Eigen::MatrixXd a = ata(cols, cols);
+            const Eigen::VectorXd d = a.diagonal().cwiseSqrt();
+            if ((d.array() <= 0).any()) continue;  // a column of zeros
+            const auto unscale = d.cwiseInverse().asDiagonal();
+            Eigen::FullPivLU<Eigen::MatrixXd> rank(unscale * a * unscale);
+            rank.setThreshold(1e-13);
+            if (!rank.isInvertible()) continue;
+            const Eigen::VectorXd c = a.partialPivLu().solve(atb(cols));
+            if ((c.array() < 0).any()) continue;
+            coef(cols) = c;
         }
         double rss = 0;
         for (std::size_t i = 0; i < pts.size(); ++i) {
-            const auto phi = basis(pts[i].x, form);
-            double pred = 0;
-            for (std::size_t j = 0; j < k; ++j) pred += coef[j] * phi[j];
-            rss += w[i] * (pred - pts[i].y) * (pred - pts[i].y);
+            const double r = coef.dot(basis(pts[i].x, form)) - pts[i].y;
+            rss += w[i] * r * r;
         }
         if (rss < best_rss * (1 - 1e-12)) {
             best_rss = rss;
@@ -127,7 +100,7 @@ std::vector<double> nnls_small(const std::vector<Point>& pts, const std::vector<
     return best;
 }
 
-PhaseModel make_phase(const std::vector<double>& coef, const Form& form) {
+PhaseModel make_phase(const Eigen::Vector2d& coef, const Form& form) {
     PhaseModel p;
     p.fixed_s = coef[0];
     if (form.log_x0 > 0) {

@@ -208,5 +208,43 @@ TEST(Wire, InventoryRoundTripAndFailures) {
     }
 }
 
+TEST(Wire, SliceSpecKeepsItsLayoutAndRefusesAMalformedOne) {
+    SliceSpec s;
+    s.kernel = "matmul";
+    s.problem = {512, 300};
+    s.offset = 100;
+    s.units = 50;
+    s.global = {512, 56};
+    s.local = {16, 8};
+    s.iterations = 3;
+    s.params = {{"k", 512}};
+    const nlohmann::json j = to_json(s);
+    EXPECT_EQ(j, nlohmann::json::parse(R"({"kernel": "matmul", "problem": [512, 300], "offset": 100, "units": 50,
+        "global": [512, 56], "local": [16, 8], "iterations": 3, "params": {"k": 512}})"));
+    const SliceSpec back = slice_spec_from_json(nlohmann::json::parse(j.dump()));
+    EXPECT_EQ(back.kernel, s.kernel);
+    EXPECT_EQ(back.problem, s.problem);
+    EXPECT_EQ(back.offset, s.offset);
+    EXPECT_EQ(back.units, s.units);
+    EXPECT_EQ(back.global, s.global);
+    EXPECT_EQ(back.local, s.local);
+    EXPECT_EQ(back.iterations, s.iterations);
+    EXPECT_EQ(back.params, s.params);
+    for (const auto& [key, value] : {std::pair<const char*, nlohmann::json>{"units", nullptr},
+                                     {"local", {16}},
+                                     {"offset", "100"},
+                                     {"problem", 512}}) {
+        nlohmann::json bad = j;
+        if (value.is_null()) bad.erase(key);
+        else bad[key] = value;
+        try {
+            slice_spec_from_json(bad);
+            ADD_FAILURE() << bad.dump();
+        } catch (const Error& e) {
+            EXPECT_EQ(std::string(e.what()).rfind("malformed slice specification: ", 0), 0u) << e.what();
+        }
+    }
+}
+
 }  // namespace
 }  // namespace worksize

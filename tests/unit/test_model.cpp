@@ -104,6 +104,37 @@ TEST(ModelFit, CoefficientsAreNonNegative) {
     EXPECT_EQ(m.send.fixed_s, 0.0);  // an absent phase is all zeros
 }
 
+TEST(ModelFit, LineIsFoundWhateverTheUnitsOfX) {
+    // The fit's rank test must not take a line over x in the 1e12s (or 1e-6s) for a singular
+    // system: the exact line comes back at every scale.
+    for (double scale : {1e-6, 1.0, 1e12}) {
+        std::vector<Sample> s;
+        for (double k : {1.0, 2.0, 4.0, 8.0}) {
+            Sample v;
+            v.items = k * scale;
+            v.kernel_s = 1e-3 + 2e-3 * k;
+            s.push_back(v);
+        }
+        const CostModel m = fit_cost_model(s);
+        EXPECT_NEAR(m.kernel.fixed_s, 1e-3, 1e-12) << "scale " << scale;
+        EXPECT_NEAR(m.kernel.per_x_s * scale, 2e-3, 1e-12) << "scale " << scale;
+        EXPECT_LT(m.kernel.rms_rel, 1e-9) << "scale " << scale;
+    }
+}
+
+TEST(ModelFit, OneSizeOnlyIsFittedWithoutTheSingularLine) {
+    // All samples at one x: fixed + slope is singular; a one-column fit reproduces the time.
+    std::vector<Sample> s(3);
+    for (int i = 0; i < 3; ++i) {
+        s[i].items = 5e5;
+        s[i].kernel_s = 4e-3 * (1 + 0.01 * i);
+    }
+    const CostModel m = fit_cost_model(s);
+    EXPECT_TRUE(std::isfinite(m.kernel.fixed_s) && std::isfinite(m.kernel.per_x_s));
+    EXPECT_TRUE(m.kernel.fixed_s == 0.0 || m.kernel.per_x_s == 0.0);
+    EXPECT_NEAR(m.kernel.eval(5e5), 4.04e-3, 1e-12);
+}
+
 TEST(ModelFit, RejectsBadSamples) {
     EXPECT_THROW(fit_cost_model({}), InvalidArgument);
     Sample s;
