@@ -105,7 +105,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
          "sizes for the automatic calibration when the database has no model (comma-separated)")
         ("no-calibrate", po::bool_switch(&no_calibrate),
          "fail instead of calibrating when the model strategy has no calibration");
-    desc.add(kernel_options(k, "512"));
+    desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     const auto vm = parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;

@@ -19,7 +19,7 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
         ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("devices", po::value(&profile), "plan for the devices of a profile file (offline) instead of the live ones")
         ("json", po::bool_switch(&json), "print one JSON document");
-    desc.add(kernel_options(k, "1024"));
+    desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     parse(args, desc, true);  // --ops (a number > 0) is in k.ops when given
     if (show_help(env, desc, help)) return kOk;

@@ -102,7 +102,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
              .c_str())
         ("repeat-scale", real_value("repeat-scale", &repeat_scale, 0, 1e6, Open::low),
          "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)");
-    desc.add(kernel_options(k, "512"));
+    desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
