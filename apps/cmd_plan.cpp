@@ -3,6 +3,7 @@
 
 #include "job_setup.hpp"
 #include "kernel_help.hpp"
+#include "output_meta.hpp"
 #include "plan_output.hpp"
 #include "worksize/scheduler/profile.hpp"
 
@@ -31,7 +32,7 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     auto show = [&](const std::vector<DeviceInfo>& devices) {
         const Plan plan = build_plan(devices, k, *job, nullptr);  // offline or live: no measuring
         if (json)
-            std::cout << plan_to_json(plan).dump(2) << '\n';
+            std::cout << OutputMeta(schema::plan).stamp(plan_to_json(plan, job_size(k))).dump(2) << '\n';
         else
             std::cout << plan_table(plan);
         return kOk;
