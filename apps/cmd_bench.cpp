@@ -8,6 +8,7 @@
 
 #include "job_setup.hpp"
 #include "kernel_help.hpp"
+#include "output_meta.hpp"
 #include "plan_output.hpp"
 #include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/stats.hpp"
@@ -105,7 +106,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
          "sizes for the automatic calibration when the database has no model (comma-separated)")
         ("no-calibrate", po::bool_switch(&no_calibrate),
          "fail instead of calibrating when the model strategy has no calibration");
-    desc.add(kernel_options(k, "512"));
+    desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     const auto vm = parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
@@ -342,14 +343,17 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         else if (calib_source == "reused")
             std::cout << "calibration time 0 s: reused from the database\n";
 
+        // Each row ends with its schema, the tool's version, the host and the date (--append keeps
+        // the rows of several runs apart).
         if (!csv.empty()) {
+            const OutputMeta meta(schema::bench);
             const bool header = !append || starts_empty(csv);
             std::ostringstream f;
             if (header) {
                 f << "kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,efficiency,small_share,"
                      "verified,calibration,calibration_s,same_plan_as,samples,makespan_q1_s,makespan_q3_s";
                 for (std::size_t i = 0; i < devs.size(); ++i) f << ",share_d" << i;
-                f << '\n';
+                f << meta.csv_header() << '\n';
             }
             for (const auto& r : rows) {
                 f << k.kernel << ',' << k.size << ',' << k.iterations << ',' << r.strategy << ',' << num(r.makespan_s)
@@ -364,17 +368,18 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                         if (a.device == int(i)) share = a.share;
                     f << ',' << num(share);
                 }
-                f << '\n';
+                f << meta.csv_cells() << '\n';
             }
             write_file_checked(csv, "csv", f.str(), append);
             if (sweep && oracle) {
+                const OutputMeta smeta(schema::bench_sweep);
                 const std::string sp = sweep_path(csv);
                 const bool sheader = !append || starts_empty(sp);
                 std::ostringstream g;
                 if (sheader) {
                     g << "kernel,size,iterations,small_share,makespan_s";
                     for (std::size_t i = 0; i < devs.size(); ++i) g << ",share_d" << i;
-                    g << '\n';
+                    g << smeta.csv_header() << '\n';
                 }
                 auto pts = oracle->points;
                 std::sort(pts.begin(), pts.end(), [&](const auto& a, const auto& b) {
@@ -384,18 +389,20 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                     g << k.kernel << ',' << k.size << ',' << k.iterations << ',' << num(p.shares.at(std::size_t(small)))
                       << ',' << num(p.makespan_s);
                     for (double s : p.shares) g << ',' << num(s);
-                    g << '\n';
+                    g << smeta.csv_cells() << '\n';
                 }
                 write_file_checked(sp, "csv (its -sweep file)", g.str(), append);
             }
         }
         if (!phases_csv.empty()) {
+            const OutputMeta meta(schema::bench_phases);
             const bool header = !append || starts_empty(phases_csv);
             std::ostringstream f;
             if (header)
                 f << "kernel,size,iterations,strategy,device,units,pack_s,send_s,h2d_s,kernel_s,d2h_s,recv_s,exec_s,"
                      "host_s,done_s,prepare_s,combine_s,makespan_s,pred_send_s,pred_h2d_s,pred_kernel_s,pred_d2h_s,"
-                     "pred_recv_s,pred_host_s,pred_finish_s,pred_makespan_s\n";
+                     "pred_recv_s,pred_host_s,pred_finish_s,pred_makespan_s"
+                  << meta.csv_header() << '\n';
             for (const auto& r : rows) {
                 const auto& jr = r.median_run;
                 for (const auto& d : jr.devices) {
@@ -416,7 +423,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                     } else {
                         f << ",,,,,,,,";
                     }
-                    f << '\n';
+                    f << meta.csv_cells() << '\n';
                 }
             }
             write_file_checked(phases_csv, "phases-csv", f.str(), append);

@@ -4,6 +4,7 @@
 
 #include "job_setup.hpp"
 #include "kernel_help.hpp"
+#include "output_meta.hpp"
 #include "worksize/scheduler/parse.hpp"
 
 namespace worksize::cli {
@@ -29,10 +30,11 @@ std::string phase_text(const PhaseModel& p, const char* unit, double scale) {
 
 /// Every timed run of a calibration, one row each (docs/models.md, "Checking a calibration").
 void write_runs_csv(std::ostream& f, bool header, const std::string& kernel, const std::vector<DeviceInfo>& devs,
-                    const CalibrationResult& res) {
+                    const CalibrationResult& res, const OutputMeta& meta) {
     if (header)
         f << "kernel,device,rank,step,size,fitted,units,ops,bytes_in,bytes_out,send_s,h2d_s,kernel_s,d2h_s,recv_s,"
-             "host_s,pack_s,exec_s,done_s,prepare_s,combine_s,makespan_s,predicted_done_s\n";
+             "host_s,pack_s,exec_s,done_s,prepare_s,combine_s,makespan_s,predicted_done_s"
+          << meta.csv_header() << '\n';
     for (const auto& dc : res.devices) {
         const auto& d = devs.at(std::size_t(dc.device));
         for (const auto& r : dc.runs) {
@@ -48,7 +50,7 @@ void write_runs_csv(std::ostream& f, bool header, const std::string& kernel, con
               << num(s.bytes_in) << ',' << num(s.bytes_out) << ',' << num(s.send_s) << ',' << num(s.h2d_s) << ','
               << num(s.kernel_s) << ',' << num(s.d2h_s) << ',' << num(s.recv_s) << ',' << num(s.host_s) << ','
               << num(r.pack_s) << ',' << num(r.exec_s) << ',' << num(r.done_s) << ',' << num(r.prepare_s) << ','
-              << num(r.combine_s) << ',' << num(r.makespan_s) << ',' << num(p.total_s) << '\n';
+              << num(r.combine_s) << ',' << num(r.makespan_s) << ',' << num(p.total_s) << meta.csv_cells() << '\n';
         }
     }
 }
@@ -125,6 +127,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         check_writable(runs_csv, "runs-csv");
         Database db(k.db);  // opened once: every kernel's models go into it (saved after each)
         std::ostringstream runs_text;  // the runs CSV so far, rewritten after each kernel
+        const OutputMeta runs_meta(schema::calibrate_runs);
         nlohmann::json out = {{"db", path}, {"kernels", nlohmann::json::array()}};
         double total = 0;
         for (const auto& name : kernels) {
@@ -133,7 +136,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
             const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats, max_size, &db);
             total += res.seconds;
             if (!runs_csv.empty()) {
-                write_runs_csv(runs_text, &name == &kernels.front(), name, c.devices(), res);
+                write_runs_csv(runs_text, &name == &kernels.front(), name, c.devices(), res, runs_meta);
                 write_file_checked(runs_csv, "runs-csv", runs_text.str());
             }
             nlohmann::json kj = {{"kernel", name},
@@ -162,7 +165,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
                                       {"fitted", ls.fitted}});
                 kj["devices"].push_back({{"device", dc.device},
                                          {"rank", d.rank},
-                                         {"name", d.name},
+                                         {"device_name", d.name},
                                          {"samples", dc.samples.size()},
                                          {"seconds", dc.seconds},
                                          {"max_rel_error", dc.max_rel_error},
@@ -199,7 +202,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         }
         out["seconds"] = total;
         if (json)
-            std::cout << out.dump(2) << '\n';
+            std::cout << OutputMeta(schema::calibrate).stamp(out).dump(2) << '\n';
         else
             std::cout << "calibration time " << fmt(total, 2) << " s; models stored in " << path << '\n';
         return kOk;

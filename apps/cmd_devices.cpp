@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "common.hpp"
+#include "output_meta.hpp"
 #include "worksize/scheduler/profile.hpp"
 
 namespace worksize::cli {
@@ -12,7 +13,7 @@ void print_devices(const std::vector<DeviceInfo>& devs, bool json, const std::st
     if (json) {
         nlohmann::json j = {{"source", source}, {"devices", nlohmann::json::array()}};
         for (const auto& d : devs) j["devices"].push_back(to_json(d));
-        std::cout << j.dump(2) << '\n';
+        std::cout << OutputMeta(schema::devices).stamp(j).dump(2) << '\n';
         return;
     }
     Table t({"rank", "host", "idx", "device", "type", "CUs", "PEs/CU", "PE source", "PEs", "clock MHz",

@@ -3,6 +3,7 @@
 
 #include "job_setup.hpp"
 #include "kernel_help.hpp"
+#include "output_meta.hpp"
 #include "plan_output.hpp"
 #include "worksize/scheduler/profile.hpp"
 
@@ -19,7 +20,7 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
         ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("devices", po::value(&profile), "plan for the devices of a profile file (offline) instead of the live ones")
         ("json", po::bool_switch(&json), "print one JSON document");
-    desc.add(kernel_options(k, "1024"));
+    desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     parse(args, desc, true);  // --ops (a number > 0) is in k.ops when given
     if (show_help(env, desc, help)) return kOk;
@@ -31,7 +32,7 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     auto show = [&](const std::vector<DeviceInfo>& devices) {
         const Plan plan = build_plan(devices, k, *job, nullptr);  // offline or live: no measuring
         if (json)
-            std::cout << plan_to_json(plan).dump(2) << '\n';
+            std::cout << OutputMeta(schema::plan).stamp(plan_to_json(plan, job_size(k))).dump(2) << '\n';
         else
             std::cout << plan_table(plan);
         return kOk;

@@ -4,6 +4,7 @@
 
 #include "job_setup.hpp"
 #include "kernel_help.hpp"
+#include "output_meta.hpp"
 #include "plan_output.hpp"
 
 namespace worksize::cli {
@@ -64,8 +65,8 @@ int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bo
                ra.result.verdict.ok ? "yes" : "NO", fmt_ms(rb.result.makespan_s), rb.result.verdict.ok ? "yes" : "NO",
                fmt(change, 1)});
         out["kernels"].push_back({{"kernel", kernel},
-                                  {"pe_ratio_null", result_to_json(kernel, ra.plan, ra.result)},
-                                  {"paper", result_to_json(kernel, rb.plan, rb.result)},
+                                  {"pe_ratio_null", result_to_json(kernel, job_size(a), ra.plan, ra.result)},
+                                  {"paper", result_to_json(kernel, job_size(b), rb.plan, rb.result)},
                                   {"change_percent", change}});
         if (!json) {
             std::cout << "== " << kernel << " " << pc.size << " x" << k.iterations << ": pe-ratio + NULL\n"
@@ -75,7 +76,7 @@ int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bo
     }
     progress.done();
     if (json)
-        std::cout << out.dump(2) << '\n';
+        std::cout << OutputMeta(schema::paper_experiment).stamp(out).dump(2) << '\n';
     else
         std::cout << "Time change of the paper's rules against PE-ratio split with NULL local size "
                      "(negative = faster; the paper's Figure 7):\n"
@@ -102,7 +103,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
              .c_str())
         ("repeat-scale", real_value("repeat-scale", &repeat_scale, 0, 1e6, Open::low),
          "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)");
-    desc.add(kernel_options(k, "512"));
+    desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
@@ -118,9 +119,11 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
     return with_cluster(env, sel, [&](Cluster& c) {
         const auto o = run_one(c, k, warmup);
         if (json) {
-            std::cout << result_to_json(k.kernel, o.plan, o.result).dump(2) << '\n';
+            std::cout << OutputMeta(schema::run).stamp(result_to_json(k.kernel, job_size(k), o.plan, o.result)).dump(2)
+                      << '\n';
         } else {
-            std::cout << "kernel " << k.kernel << ", size " << global_text(o.plan.global, o.plan.dims) << ", "
+            std::cout << "kernel " << k.kernel << ", size " << k.size << ", global "
+                      << global_text(o.plan.global, o.plan.dims) << ", "
                       << k.iterations << " iteration(s), strategy " << o.plan.strategy << ", local "
                       << to_string(o.plan.local_policy) << '\n'
                       << result_table(o.plan, o.result);

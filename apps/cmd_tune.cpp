@@ -11,6 +11,7 @@
 
 #include "job_setup.hpp"
 #include "kernel_help.hpp"
+#include "output_meta.hpp"
 #include "worksize/runtime/autotune.hpp"
 
 namespace worksize::cli {
@@ -240,7 +241,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                 const DeviceInfo& dev = devs[d];
                 const std::size_t steps_before = progress.count();
                 unit_plan = planned[ti][d];
-                const std::string size_txt = std::to_string(t->size().x) + (t->dims() == 2 ? "x" + std::to_string(t->size().y) : "");
+                const std::string& size_txt = jobs[ti].size;  // the problem size, as --size gave it
                 TuneResult chosen;
                 bool failed_h2h = false;  // the choice failed when timed head to head: not stored
                 if (report) {
@@ -251,6 +252,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                     chosen = exhaustive ? ex : gd;
                     failed_h2h = exhaustive ? r.best_failed : r.tuned_failed;
                     results.push_back(to_json(r));
+                    const GlobalSize problem = job_size(jobs[ti]);
+                    results.back()["size"] = {problem.x, problem.y};  // the NDRange is "global"
                     // Which numbers "tuned ms" and "best ms" are (the legend is printed above the table).
                     std::string compared = "search";
                     if (r.head_to_head)
@@ -326,7 +329,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
 
         if (!heatmap_csv.empty()) {
             std::ostringstream f;
-            f << "kernel,device_index,device,x,y,ms\n";
+            const OutputMeta meta(schema::tune_heatmap);
+            f << "kernel,device,device_name,x,y,ms" << meta.csv_header() << '\n';
             for (const auto& r : rows)
                 for (const auto& [l, s] : r.heatmap) {
                     f << r.kernel << ',' << r.device << ",\"" << r.device_name << "\"," << l.x << ',' << l.y << ',';
@@ -334,12 +338,12 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         f << s * 1e3;
                     else
                         f << "NaN";
-                    f << '\n';
+                    f << meta.csv_cells() << '\n';
                 }
             write_file_checked(heatmap_csv, "heatmap-csv", f.str());
         }
         if (json) {
-            std::cout << nlohmann::json{{"db", store.path()},
+            const nlohmann::json doc = {{"db", store.path()},
                                         {"search", search},
                                         {"budget", budget},
                                         {"iterations", base.iterations},
@@ -350,9 +354,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                                         {"confirm_runs_each", topts.confirm_runs},
                                         {"head_to_head_runs_each", ropts.head_to_head_runs},
                                         {"merged_from_ranks", merged},
-                                        {"results", results}}
-                             .dump(2)
-                      << '\n';
+                                        {"results", results}};
+            std::cout << OutputMeta(schema::tune_report).stamp(doc).dump(2) << '\n';
             return code;
         }
         std::cout << summary.str();

@@ -15,7 +15,7 @@
 
 namespace worksize::cli {
 
-po::options_description kernel_options(KernelArgs& k, const char* default_size) {
+po::options_description kernel_options(KernelArgs& k) {
     po::options_description d("Kernel and plan");
     // From the registries: "split: even, pe-ratio, paper, model, oracle" (boost copies the text).
     const std::string strategy_help = "split: " + strategy_names_text();
@@ -25,7 +25,7 @@ po::options_description kernel_options(KernelArgs& k, const char* default_size) 
         local_help.append(find_local_policy(name).help());
     }
     d.add_options()
-        ("size", po::value(&k.size)->default_value(default_size),
+        ("size", po::value(&k.size)->default_value(kDefaultSize),
          "problem size: N (NxN for 2-D kernels, N items for 1-D) or WxH")
         ("iterations", count_value("iterations", &k.iterations, 1), "kernel repetitions on each device")
         ("ops", real_value("ops", &k.ops, 0, std::numeric_limits<double>::infinity(), Open::low),

@@ -29,8 +29,12 @@ struct KernelArgs {
     double join_margin = 0.10;  ///< model strategy: a device joins only for a larger predicted gain
 };
 
+/// The default --size of every command that runs or plans one kernel (plan, run, bench): N for
+/// N items of a 1-D kernel, NxN for a 2-D one. (A job file's default is its own size.)
+inline constexpr const char* kDefaultSize = "512";
+
 /// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param (not --kernel).
-po::options_description kernel_options(KernelArgs& k, const char* default_size);
+po::options_description kernel_options(KernelArgs& k);
 
 /// The job for these options (its inputs are not generated yet).
 std::unique_ptr<KernelJob> make_job(const KernelArgs& k);

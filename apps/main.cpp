@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "kernel_help.hpp"
+#include "output_meta.hpp"
 #include "worksize/runtime/job_file_job.hpp"
 
 namespace {
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
         return args.empty() ? cli::kUsage : cli::kOk;
     }
     if (args[0] == "--version") {
-        if (master) std::cout << "worksize 0.1.0\n";
+        if (master) std::cout << "worksize " << cli::tool_version() << '\n';
         return cli::kOk;
     }
     const std::string cmd = args[0];

@@ -26,8 +26,9 @@ std::string shape_text(const LocalSize& l, int dims) {
 }
 }  // namespace
 
-nlohmann::json plan_to_json(const Plan& p) {
+nlohmann::json plan_to_json(const Plan& p, const GlobalSize& size) {
     nlohmann::json j = {{"kernel", p.kernel},
+                        {"size", {size.x, size.y}},
                         {"global", {p.global.x, p.global.y}},
                         {"dims", p.dims},
                         {"iterations", p.iterations},
@@ -87,9 +88,11 @@ std::string plan_table(const Plan& p) {
     return os.str();
 }
 
-nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const JobResult& r) {
+nlohmann::json result_to_json(const std::string& kernel, const GlobalSize& size, const Plan& plan,
+                              const JobResult& r) {
     nlohmann::json j = {{"kernel", kernel},
-                        {"size", {plan.global.x, plan.global.y}},
+                        {"size", {size.x, size.y}},
+                        {"global", {plan.global.x, plan.global.y}},
                         {"iterations", plan.iterations},
                         {"strategy", plan.strategy},
                         {"local_policy", to_string(plan.local_policy)},
@@ -101,8 +104,8 @@ nlohmann::json result_to_json(const std::string& kernel, const Plan& plan, const
     for (const auto& d : r.devices) {
         const auto& a = d.assignment;
         j["devices"].push_back({{"rank", a.rank},
-                                {"device", a.device_name},
-                                {"device_index", a.device},
+                                {"device", a.device},
+                                {"device_name", a.device_name},
                                 {"share", a.share},
                                 {"offset", a.offset},
                                 {"units", a.units},

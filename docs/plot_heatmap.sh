@@ -9,7 +9,8 @@ dev=${3:-0}
 png=${4:-heatmap-$kernel-dev$dev.png}
 here=$(cd "$(dirname "$0")" && pwd)
 dat=$(mktemp); trap 'rm -f "$dat"' EXIT
-# CSV: kernel,device_index,"device",x,y,ms (the device name is quoted and has no commas).
+# CSV: kernel,device,"device_name",x,y,ms[,schema,tool_version,host,date] (device: the index; the
+# name is quoted and has no commas; files before the schema: kernel,device_index,"device",x,y,ms).
 rows=$(awk -F, -v k="$kernel" -v d="$dev" 'NR > 1 && $1 == k && $2 == d' "$csv")
 [ -n "$rows" ] || { echo "plot_heatmap.sh: no rows for kernel '$kernel' on device $dev in $csv" >&2; exit 2; }
 name=$(printf '%s\n' "$rows" | head -1 | awk -F, '{ gsub(/"/, "", $3); print $3 }')

@@ -265,10 +265,10 @@ nlohmann::json to_json(const TuneReportRow& r) {
     nlohmann::json heat = nlohmann::json::array();
     for (const auto& [l, s] : r.heatmap) heat.push_back({{"x", l.x}, {"y", l.y}, {"seconds", num(s)}});
     return {{"kernel", r.kernel},
-            {"device", r.device_name},
-            {"device_index", r.device},
+            {"device", r.device},
+            {"device_name", r.device_name},
             {"rank", r.rank},
-            {"size", r.dims == 2 ? nlohmann::json::array({r.size.x, r.size.y}) : nlohmann::json::array({r.size.x})},
+            {"global", {r.size.x, r.size.y}},  // the NDRange tuned (the problem's size is the caller's)
             {"tuned_s", num(r.tuned_s)},
             {"tuned_local", loc(r.tuned_local)},
             {"exhaustive_best_s", num(r.exhaustive_best_s)},

@@ -42,7 +42,7 @@ expect_jq '([.kernels[0].devices[0].ladder[].size[0]] | max) == 65536 and
 run 200 "$ws" calibrate --kernel quad --sizes 16384,65536 --min-repeats 3 --max-repeats 3 --db "$tmp/runs.json" \
   --runs-csv "$tmp/runs.csv"
 expect_rc 0 "calibrate --runs-csv"
-if [ "$(head -1 "$tmp/runs.csv")" = "kernel,device,rank,step,size,fitted,units,ops,bytes_in,bytes_out,send_s,h2d_s,kernel_s,d2h_s,recv_s,host_s,pack_s,exec_s,done_s,prepare_s,combine_s,makespan_s,predicted_done_s" ] &&
+if [ "$(head -1 "$tmp/runs.csv")" = "kernel,device,rank,step,size,fitted,units,ops,bytes_in,bytes_out,send_s,h2d_s,kernel_s,d2h_s,recv_s,host_s,pack_s,exec_s,done_s,prepare_s,combine_s,makespan_s,predicted_done_s,schema,tool_version,host,date" ] &&
    [ "$(tail -n +2 "$tmp/runs.csv" | wc -l)" -eq 6 ] &&
    awk -F, 'NR > 1 && !($1 == "quad" && $6 == 1 && $19 > 0 && $22 >= $19 && $23 > 0) { bad = 1 } END { exit bad }' "$tmp/runs.csv"; then
   ok "runs CSV: header, 2 sizes x 3 runs, done <= makespan, a prediction per run"

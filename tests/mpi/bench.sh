@@ -44,13 +44,13 @@ mpmd_cmd "$mpx" "$ws" "2 1 2" bench --kernel matmul --size 128 --repeats 2 --db 
 run 300 "${MPMD[@]}"
 expect_rc 0 "bench matmul, five strategies"
 # --phases-csv: every working device of every strategy's median run, measured and predicted.
-if head -1 "$tmp/p.csv" | grep -q '^kernel,size,iterations,strategy,device,units,pack_s,send_s,h2d_s,kernel_s,d2h_s,recv_s,exec_s,host_s,done_s,prepare_s,combine_s,makespan_s,pred_send_s,.*,pred_finish_s,pred_makespan_s$' &&
+if head -1 "$tmp/p.csv" | grep -q '^kernel,size,iterations,strategy,device,units,pack_s,send_s,h2d_s,kernel_s,d2h_s,recv_s,exec_s,host_s,done_s,prepare_s,combine_s,makespan_s,pred_send_s,.*,pred_finish_s,pred_makespan_s,schema,tool_version,host,date$' &&
    awk -F, 'NR > 1 { rows++; if (!($6 > 0 && $15 > 0 && $18 >= $15 && $25 > 0 && $26 >= $25)) bad = 1; s[$4] = 1 }
             END { n = 0; for (k in s) n++; exit bad || n != 5 || rows < 5 }' "$tmp/p.csv"
 then ok "phases CSV: each strategy's working devices, done <= makespan, predictions"; else bad "phases CSV: $(cat "$tmp/p.csv")"; fi
 expect_out "reused from the database" "bench reuses the calibration"
 cp "$out" "$tmp/bench.out"
-if head -1 "$tmp/b.csv" | grep -q '^kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,.*share_d0,share_d1$'
+if head -1 "$tmp/b.csv" | grep -q '^kernel,size,iterations,strategy,makespan_s,ratio_to_oracle,predicted_s,.*share_d0,share_d1,schema,tool_version,host,date$'
 then ok "CSV header has the required columns"; else bad "CSV header: $(head -1 "$tmp/b.csv")"; fi
 if [ "$(tail -n +2 "$tmp/b.csv" | cut -d, -f4 | tr '\n' ' ')" = "even pe-ratio paper model oracle " ]
 then ok "one CSV row per strategy"; else bad "CSV rows: $(cat "$tmp/b.csv")"; fi

@@ -4,6 +4,7 @@
 
 #include "source_dir.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "synthetic_devices.hpp"
 #include "worksize/scheduler/tuning.hpp"
@@ -289,26 +291,47 @@ DeviceInfo xeon_pocl() {
                                   {4096, 4096, 4096}, 2 * 1024 * 1024, 1);
 }
 
-/// (kernel, device_index) -> {(x, y) -> seconds}
+/// (kernel, device) -> {(x, y) -> seconds}
 using Landscapes = std::map<std::pair<std::string, int>, std::map<std::pair<std::uint64_t, std::uint64_t>, double>>;
 
+/// One CSV line's cells; a quoted cell (a device name) keeps its commas.
+std::vector<std::string> csv_cells(const std::string& line) {
+    std::vector<std::string> cells(1);
+    bool quoted = false;
+    for (char c : line) {
+        if (c == '"')
+            quoted = !quoted;
+        else if (c == ',' && !quoted)
+            cells.emplace_back();
+        else
+            cells.back() += c;
+    }
+    return cells;
+}
+
+/// The heat-map CSV of `tune --heatmap-csv`, its columns found by name: the device's index is
+/// `device` (worksize.tune-heatmap/1) or, in files written before the schema, `device_index`.
 Landscapes read_heatmap_csv(const std::filesystem::path& p) {
     std::ifstream in(p);
     if (!in) throw std::runtime_error("cannot read " + p.string());
     Landscapes out;
     std::string line;
-    std::getline(in, line);  // header
+    std::getline(in, line);
+    const auto header = csv_cells(line);
+    auto column = [&](const std::string& name) {
+        const auto it = std::find(header.begin(), header.end(), name);
+        return it == header.end() ? header.size() : std::size_t(it - header.begin());
+    };
+    const std::size_t ck = column("kernel"), cx = column("x"), cy = column("y"), cms = column("ms");
+    const std::size_t cd = column("device_index") < header.size() ? column("device_index") : column("device");
+    for (std::size_t c : {ck, cd, cx, cy, cms})
+        if (c >= header.size()) throw std::runtime_error(p.string() + ": a column is missing in '" + line + "'");
     while (std::getline(in, line)) {
         if (line.empty()) continue;
-        // kernel,device_index,"device",x,y,ms: the device name is quoted; split the ends.
-        const auto c1 = line.find(','), c2 = line.find(',', c1 + 1);
-        const auto r3 = line.rfind(','), r2 = line.rfind(',', r3 - 1), r1 = line.rfind(',', r2 - 1);
-        const std::string kernel = line.substr(0, c1);
-        const int dev = std::stoi(line.substr(c1 + 1, c2 - c1 - 1));
-        const auto x = std::stoull(line.substr(r1 + 1, r2 - r1 - 1));
-        const auto y = std::stoull(line.substr(r2 + 1, r3 - r2 - 1));
-        const double ms = std::stod(line.substr(r3 + 1));
-        out[{kernel, dev}][{x, y}] = ms * 1e-3;
+        const auto cells = csv_cells(line);
+        if (cells.size() != header.size()) throw std::runtime_error(p.string() + ": bad line '" + line + "'");
+        out[{cells[ck], std::stoi(cells[cd])}][{std::stoull(cells[cx]), std::stoull(cells[cy])}] =
+            std::stod(cells[cms]) * 1e-3;
     }
     return out;
 }

@@ -121,7 +121,7 @@ struct TuneReportRow {
     int device = 0;
     int rank = 0;
     std::string device_name;
-    GlobalSize size;
+    GlobalSize size;  ///< the NDRange tuned (LocalTuner::size); to_json writes it as "global"
     int dims = 1;
     LocalSize tuned_local, best_local, paper_local;
     std::string paper_rule;
