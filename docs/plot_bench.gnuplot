@@ -8,7 +8,9 @@
 #   pointfile  (sweep) "index share_% makespan_ms q1_ms q3_ms", one line per strategy;
 #              (pred) "measured_ms predicted_ms q1_ms q3_ms strategy_index combo_index"
 #   n, stitle[], scolour[], spt[], sps[] (sweep) strategies: legend text, colour, point type, size
-#   ns, sname[], scolour[], nc, cname[], cpt[]   (pred) strategies and kernel-size markers
+#   ns, sname[], scolour[], sps[], nc, cname[], cpt[]   (pred) strategies (name, colour, marker
+#              size: nested where their points coincide; sord[]: largest first) and kernel-size
+#              markers
 #   quartiles (1: draw the q1-q3 bars), logy, ylo, yhi (sweep: a log y axis over that range),
 #   havesweep (sweep: 0 = no scan),
 #   zoom, zx0, zx1, zy0, zy1 (sweep: a zoom panel of that range), outfile, titletext, subtext
@@ -31,7 +33,7 @@ logmant(lo, hi) = log10(hi / lo) <= 1.2 ? "1 1.5 2 3 5 7" : log10(hi / lo) <= 2 
 logtics = 'eval sprintf("set %stics ()", ax); do for [k = floor(log10(tlo)) : ceil(log10(thi))] { do for [m in logmant(tlo, thi)] { v = real(m) * 10.0**k; if (v >= tlo * 0.999 && v <= thi * 1.001) { eval sprintf("set %stics add (\"%g\" %.10g)", ax, v, v) } } }'
 if (mode eq "sweep") {
     # Fixed layout: the main panel, and to its right a zoom panel when plot_bench.sh found
-    # three or more splits crowded together; the legend under the main panel.
+    # two or more splits crowded together; the legend under the main panel.
     set terminal pngcairo size (zoom ? 1300 : 1000),700 noenhanced font "Sans,13" linewidth 1.2
     set output outfile
     W = zoom ? 1300.0 : 1000.0
@@ -40,7 +42,7 @@ if (mode eq "sweep") {
     set rmargin at screen (zoom ? 800 : 975) / W
     set tmargin at screen 0.88
     set bmargin at screen 0.30
-    set key at screen 105 / W, 0.17 left top Left reverse horizontal maxrows 3 width 2 samplen 1.5 spacing 1.25
+    set key at screen 105 / W, 0.17 left top Left reverse vertical maxrows 3 width 2 samplen 1.5 spacing 1.25
     set xlabel "share of the smaller device (%)"
     set ylabel (logy ? "makespan (ms, log scale)" : "makespan (ms)")
     set xrange [-2:102]
@@ -88,7 +90,7 @@ if (mode eq "sweep") {
          1.15*x with lines lc rgb "#a6a6a6" dt 3 lw 1.5 title "±15 %", \
          0.85*x with lines lc rgb "#a6a6a6" dt 3 lw 1.5 notitle, \
          for [s=1:ns] pointfile using 1:($5 == s && quartiles ? $2 : NaN):3:4 with xerrorbars lw 1.5 pt 0 ps 0 lc rgb scolour[s] notitle, \
-         for [c=1:nc] for [s=1:ns] pointfile using 1:($5 == s && $6 == c ? $2 : NaN) with points lw 2 pt cpt[c] ps 2 lc rgb scolour[s] notitle, \
+         for [c=1:nc] for [j=1:ns] pointfile using 1:($5 == sord[j] && $6 == c ? $2 : NaN) with points lw 2 pt cpt[c] ps sps[sord[j]] lc rgb scolour[sord[j]] notitle, \
          for [s=1:ns] keyentry with points pt 5 ps 2 lc rgb scolour[s] title sname[s], \
          for [c=1:nc] keyentry with points lw 2 pt cpt[c] ps 2 lc rgb "black" title cname[c]
 }

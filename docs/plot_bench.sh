@@ -73,7 +73,7 @@ function style(s, i,    c, p) {
 }
 # q(s): a gnuplot single-quoted string.
 function q(s) { gsub(/'/, "''", s); return "'" s "'" }
-function ms(v) { v *= 1e3; return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : sprintf("%.3g", v) }
+function ms(v) { v *= 1e3; return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : v >= 1 ? sprintf("%.2f", v) : sprintf("%.3g", v) }
 EOF
 )
 
@@ -108,23 +108,22 @@ for key in $(awk '{ print $1 ":" $2 ":" $3 }' "$tmp/rows" | awk '!seen[$0]++'); 
               END { printf "logy = %d; ylo = %.6g; yhi = %.6g\n", (lo > 0 && hi / lo > 20) ? 1 : 0, lo, hi }' \
          "$tmp/sweep" <(awk '{ print $2, $3; print $2, $4; print $2, $5 }' "$tmp/points"))
   echo "$logy; havesweep = $(( nsweep > 0 ))" >>"$tmp/vars.gp"
-  # A zoom panel where three or more strategies' splits lie within 5 points of share (a GPU
+  # A zoom panel where two or more strategies' splits lie within 5 points of share (a GPU
   # beside a CPU gives the CPU a few per cent, and the markers would crowd at the left edge):
-  # x around those splits, y around their bars and the scan's points in that x range.
-  awk -v sweep="$tmp/sweep" '
+  # x around those splits, y around their markers and bars (the scan's line is clipped).
+  awk '
     { n++; x[n] = $2; y[n] = $3; lo_[n] = ($4 ~ /^[0-9.eE+-]+$/) ? $4 : $3; hi_[n] = ($5 ~ /^[0-9.eE+-]+$/) ? $5 : $3 }
     END {
       best = 0
       for (i = 1; i <= n; i++) { c = 0; for (j = 1; j <= n; j++) if (x[j] >= x[i] && x[j] - x[i] <= 5) c++; if (c > best) { best = c; at = x[i] } }
-      if (best < 3) { print "zoom = 0"; exit }
+      if (best < 2) { print "zoom = 0"; exit }
       x0 = at; x1 = at
       for (j = 1; j <= n; j++) if (x[j] >= at && x[j] - at <= 5) { if (x[j] > x1) x1 = x[j] }
       pad = (x1 - x0) * 0.15; if (pad < 0.5) pad = 0.5
       x0 -= pad; x1 += pad
       y0 = ""; y1 = ""
       for (j = 1; j <= n; j++) if (x[j] >= x0 && x[j] <= x1) { if (y0 == "" || lo_[j] < y0) y0 = lo_[j]; if (hi_[j] > y1) y1 = hi_[j] }
-      while ((getline line < sweep) > 0) { split(line, f, " "); if (f[1] ~ /^[0-9.eE+-]+$/ && f[1] + 0 >= x0 && f[1] + 0 <= x1) { if (f[2] < y0) y0 = f[2]; if (f[2] > y1) y1 = f[2] } }
-      d = (y1 - y0) * 0.12; if (d <= 0) d = y1 * 0.05 + 1e-9
+      d = (y1 - y0) * 0.15; if (d < y1 * 0.05) d = y1 * 0.05 + 1e-9
       printf "zoom = 1; zx0 = %.6g; zx1 = %.6g; zy0 = %.6g; zy1 = %.6g\n", x0, x1, y0 - d, y1 + d
     }' "$tmp/points" >>"$tmp/vars.gp"
   png="$outdir/bench-$kernel-$size-x$iters.png"
@@ -159,8 +158,11 @@ if [ -s "$tmp/predrows" ]; then
                (f[8] == "NaN" ? "NaN" : f[8] * 1e3), sidx[f[4]], pos[cidx[f[1] " " f[2]]] > pts
         if (f[7] != "NaN") nq++
       }
-      printf "ns = %d; nc = %d; array sname[%d]; array scolour[%d]; array cname[%d]; array cpt[%d]\n", ns, nc, ns, ns, nc, nc
-      for (i = 1; i <= ns; i++) { style(sname[i], i); printf "sname[%d] = %s; scolour[%d] = %s\n", i, q(sname[i]), i, q(colr) }
+      printf "ns = %d; nc = %d; array sname[%d]; array scolour[%d]; array sps[%d]; array cname[%d]; array cpt[%d]\n", ns, nc, ns, ns, ns, nc, nc
+      for (i = 1; i <= ns; i++) { style(sname[i], i); z[i] = ps; printf "sname[%d] = %s; scolour[%d] = %s; sps[%d] = %g\n", i, q(sname[i]), i, q(colr), i, ps * 0.8 }
+      # Drawing order: the largest markers first, so that coinciding points stay visible.
+      printf "array sord[%d]\n", ns
+      for (i = 1; i <= ns; i++) { o = 1; for (j = 1; j <= ns; j++) if (z[j] > z[i] || (z[j] == z[i] && j < i)) o++; printf "sord[%d] = %d\n", o, i }
       for (i = 1; i <= nc; i++) printf "cname[%d] = %s; cpt[%d] = %d\n", pos[i], q(ct[i]), pos[i], cpt[i]
       printf "titletext = %s\n", q("predicted against measured makespan")
       printf "subtext = %s\n", q("colour: strategy; marker: kernel and size" (nq > 0 ? "; bar: q1-q3 of the measured runs" : " (CSV without quartiles)"))

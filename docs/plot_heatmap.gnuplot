@@ -16,7 +16,7 @@
 #   havemarks  0: no cell is marked (the legend leaves the marks out)
 #   outfile, titletext, subtext
 # Palette: viridis (sequential, colour-blind safe, monotone in lightness); marks: black shapes
-# with a white rim, in the cell's corners so that its time stays readable.
+# with a white rim, in a row above the cell's time, and the marked cell outlined.
 if (!exists("outfile")) outfile = "heatmap.png"
 if (!exists("subtext")) subtext = ""
 if (!exists("havemarks")) havemarks = 1
@@ -55,17 +55,22 @@ if (nullv == nullv) {
     set label 1 "NULL" at screen cbx - 9 / real(W), ny_ right front font "Sans,11"
 }
 set key at screen L / real(W), 58 / real(H) left center horizontal Left reverse samplen 1 spacing 1.2 width 1 maxrows 2 font "Sans,11"
-mx(k) = k == 2 ? 0.36 : -0.36
-my(k) = k == 3 ? -0.27 : 0.27
+# In each cell: its time a little below the centre, the marks in a row above it (tuned left,
+# best in the middle, paper right), so that neither hides the other nor leaves the cell.
+mx(k) = (k - 2) * 0.27
+my(k) = 0.25
+ly = -0.12
 pts(k) = k == 1 ? 7 : k == 2 ? 9 : 5
 plot gridfile using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder fc palette notitle, \
      invfile using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder fc rgb "#eeeeee" notitle, \
      failfile using 1:2:(0.5):(0.5) with boxxyerror fs solid 1.0 noborder fc rgb "#cfcfcf" notitle, \
      failfile using 1:2:(0.5):(0.5) with boxxyerror fs transparent pattern 4 noborder lc rgb "#525252" notitle, \
-     darkfile using 1:2:3 with labels tc rgb "white" font "Sans,9" notitle, \
-     lightfile using 1:2:3 with labels tc rgb "black" font "Sans,9" notitle, \
-     for [k=1:3] markfile using ($1 == k ? $2 + mx(k) : NaN):($3 + my(k)) with points pt pts(k) ps 2.3 lc rgb "white" notitle, \
-     for [k=1:3] markfile using ($1 == k ? $2 + mx(k) : NaN):($3 + my(k)) with points pt pts(k) ps 1.5 lc rgb "black" notitle, \
+     darkfile using 1:($2 + ly):3 with labels tc rgb "white" font "Sans,9" notitle, \
+     lightfile using 1:($2 + ly):3 with labels tc rgb "black" font "Sans,9" notitle, \
+     markfile using 2:3:(0.46):(0.44) with boxxyerror fs empty lc rgb "black" lw 4 notitle, \
+     markfile using 2:3:(0.46):(0.44) with boxxyerror fs empty lc rgb "white" lw 1.5 notitle, \
+     for [k=1:3] markfile using ($1 == k ? $2 + mx(k) : NaN):($3 + my(k)) with points pt pts(k) ps 2.0 lc rgb "white" notitle, \
+     for [k=1:3] markfile using ($1 == k ? $2 + mx(k) : NaN):($3 + my(k)) with points pt pts(k) ps 1.35 lc rgb "black" notitle, \
      keyentry with points pt 7 ps 1.5 lc rgb "black" title (havemarks ? "tuned (guided search)" : ""), \
      keyentry with points pt 9 ps 1.5 lc rgb "black" title (havemarks ? "exhaustive best" : ""), \
      keyentry with points pt 5 ps 1.5 lc rgb "black" title (havemarks ? "paper's rule" : ""), \
