@@ -329,16 +329,23 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
 
         if (!heatmap_csv.empty()) {
             std::ostringstream f;
+            // One row per candidate (NaN: failed; a shape that was no candidate has no row).
+            // marks: which of the report's choices this cell is (tuned+best+paper); null_ms: NULL's
+            // time on that kernel and device, the same on each of its rows (docs/plot_heatmap.sh).
+            auto ms = [](double s) { return std::isfinite(s) ? num(s * 1e3) : std::string("NaN"); };
             const OutputMeta meta(schema::tune_heatmap);
-            f << "kernel,device,device_name,x,y,ms" << meta.csv_header() << '\n';
+            f << "kernel,device,device_name,x,y,ms,marks,null_ms" << meta.csv_header() << '\n';
             for (const auto& r : rows)
                 for (const auto& [l, s] : r.heatmap) {
-                    f << r.kernel << ',' << r.device << ",\"" << r.device_name << "\"," << l.x << ',' << l.y << ',';
-                    if (std::isfinite(s))
-                        f << s * 1e3;
-                    else
-                        f << "NaN";
-                    f << meta.csv_cells() << '\n';
+                    std::string marks;
+                    for (const auto& [local, name] : {std::pair{r.tuned_local, "tuned"}, {r.best_local, "best"},
+                                                      {r.paper_local, "paper"}})
+                        if (l == local) {
+                            if (!marks.empty()) marks += '+';
+                            marks += name;
+                        }
+                    f << r.kernel << ',' << r.device << ",\"" << r.device_name << "\"," << l.x << ',' << l.y << ','
+                      << ms(s) << ',' << marks << ',' << ms(r.null_s) << meta.csv_cells() << '\n';
                 }
             write_file_checked(heatmap_csv, "heatmap-csv", f.str());
         }

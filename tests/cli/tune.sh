@@ -66,6 +66,21 @@ if grep -Eq '^tune: [0-9]+/[0-9]+ .* \[[0-9]+ (s|min [0-9]{2} s), ~[0-9]+ (s|min
 expect_jq '[.results[] | (.heatmap | length) == .candidates] | all' "heat map covers every candidate"
 if [ "$(grep -c '^matmul,0,' "$tmp/heat.csv")" -eq "$(jq '.results[] | select(.kernel == "matmul") | .candidates' "$tmp/report.json")" ]; then
   ok "heat-map CSV has a row per matmul candidate"; else bad "heat-map CSV rows"; fi
+# marks and null_ms: each kernel's tuned, best and paper cells are the report's local sizes, and
+# null_ms is its NULL time.
+marks_bad=""
+for k in matmul interp sort quad; do
+  for m in tuned:tuned_local best:exhaustive_best_local paper:paper_local; do
+    want=$(jq -r --arg k "$k" --arg f "${m#*:}" '.results[] | select(.kernel == $k) | .[$f] | "\(.[0]),\(.[1])"' "$tmp/report.json")
+    got=$(awk -F, -v k="$k" -v m="${m%%:*}" 'NR > 1 && $1 == k && index("+" $7 "+", "+" m "+") { print $4 "," $5 }' "$tmp/heat.csv")
+    [ "$got" = "$want" ] || marks_bad="$marks_bad $k/${m%%:*}: csv '$got' report '$want';"
+  done
+  null_s=$(jq -r --arg k "$k" '.results[] | select(.kernel == $k) | .null_s' "$tmp/report.json")
+  awk -F, -v k="$k" -v n="$null_s" 'NR > 1 && $1 == k { d = $8 / (n * 1e3) - 1; if (d > 1e-6 || d < -1e-6) bad = 1; rows++ }
+    END { exit !(rows > 0 && !bad) }' "$tmp/heat.csv" || marks_bad="$marks_bad $k/null_ms;"
+done
+if [ -z "$marks_bad" ]; then ok "heat-map CSV marks the report's tuned, best and paper cells and carries NULL's time"
+else bad "heat-map CSV marks:$marks_bad"; fi
 if command -v gnuplot >/dev/null; then
   run 60 bash "$src/docs/plot_heatmap.sh" "$tmp/heat.csv" matmul 0 "$tmp/matmul.png"
   if [ "$rc" -eq 0 ] && [ -s "$tmp/matmul.png" ]; then ok "gnuplot heat map PNG"; else bad "plot_heatmap.sh failed"; fi
