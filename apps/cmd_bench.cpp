@@ -10,6 +10,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "plan_output.hpp"
+#include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/stats.hpp"
 #include "worksize/scheduler/strategy.hpp"
@@ -162,7 +163,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
                 if (no_calibrate)
                     throw Error(missing.front() + " (database " + path + "): run `worksize calibrate --kernel " +
                                 k.kernel + "`");
-                std::cout << "calibration: " << missing.front() << "; calibrating now\n";
+                log::info() << "calibration: " << missing.front() << "; calibrating now";
                 const auto res = calibrate_and_store(c, k, calib, 3, 15, "", &db);
                 calib_s = res.seconds;
                 calib_source = "measured";

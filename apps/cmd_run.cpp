@@ -6,6 +6,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "plan_output.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize::cli {
 
@@ -132,8 +133,8 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         if (o.plan.local_policy == LocalPolicy::tuned)
             for (const auto& a : o.plan.assignments)
                 if (a.units > 0 && a.local_rule.rfind("tuned", 0) != 0 && a.local_rule != kRequiredLocalRule)
-                    std::cerr << "worksize: warning: device " << a.device << " (" << a.device_name
-                              << ") ran without a tuned local size: " << a.local_rule << '\n';
+                    log::warn() << "device " << a.device << " (" << a.device_name
+                                << ") ran without a tuned local size: " << a.local_rule;
         return o.result.verdict.ok ? kOk : kWrong;
     });
 }

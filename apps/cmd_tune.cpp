@@ -13,6 +13,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "worksize/runtime/autotune.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize::cli {
 
@@ -176,7 +177,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         check_writable(db_path, "db", true);
         check_writable(heatmap_csv, "heatmap-csv");
         Store store = Store::open(db_path, CorruptPolicy::report_and_ignore);
-        for (const auto& w : store.warnings()) std::cerr << "worksize: warning: " << w << '\n';
+        for (const auto& w : store.warnings()) log::warn(w);
         const auto& devs = c.devices();
         if (devs.empty()) throw Error("no device to tune (see worksize devices)");
 
@@ -270,8 +271,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                              std::to_string(r.confirm_runs) + "+" + std::to_string(r.exhaustive_confirm_runs),
                              ratio_str(r.null_s, r.tuned_s), ratio_str(r.paper_s, r.tuned_s)});
                     if (!r.head_to_head_error.empty())
-                        std::cerr << "worksize: warning: " << r.kernel << " on device " << d
-                                  << " failed in the head-to-head: " << r.head_to_head_error << '\n';
+                        log::warn() << r.kernel << " on device " << d
+                                    << " failed in the head-to-head: " << r.head_to_head_error;
                 } else {
                     chosen = t->tune(int(d), topts);
                 }
@@ -280,23 +281,23 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                 if (!untunable.empty()) {
                     // One candidate: nothing was chosen, so nothing is stored as "tuned" (and
                     // `--local tuned` keeps the paper rule, with its reason).
-                    std::cerr << "worksize: warning: " << t->kernel() << " on device " << d << " (" << dev.name
-                              << "), size " << size_txt << ": " << untunable << "; nothing stored\n";
+                    log::warn() << t->kernel() << " on device " << d << " (" << dev.name
+                                << "), size " << size_txt << ": " << untunable << "; nothing stored";
                 } else if (chosen.found && failed_h2h) {
-                    std::cerr << "worksize: warning: the chosen local size " << local_str(chosen.best) << " of '"
-                              << t->kernel() << "' failed on re-timing on device " << d << " (" << dev.name
-                              << "); nothing stored\n";
+                    log::warn() << "the chosen local size " << local_str(chosen.best) << " of '"
+                                << t->kernel() << "' failed on re-timing on device " << d << " (" << dev.name
+                                << "); nothing stored";
                     code = kFailure;
                 } else if (chosen.found) {
                     store_tuning(store, *t, dev, to_record(chosen));
                     store.save();
                     stored = true;
                 } else {
-                    std::cerr << "worksize: warning: every local size of '" << t->kernel() << "' failed on device " << d
-                              << " (" << dev.name << "); nothing stored\n";
+                    log::warn() << "every local size of '" << t->kernel() << "' failed on device " << d
+                                << " (" << dev.name << "); nothing stored";
                     for (const auto& m : chosen.measurements)
                         if (!m.ok) {
-                            std::cerr << "worksize: first failure: " << m.error << '\n';
+                            log::warn() << "first failure: " << m.error;
                             break;
                         }
                     code = kFailure;
@@ -322,7 +323,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         for (std::size_t r = 1; r < texts.size(); ++r) {
             if (texts[r].empty()) continue;
             const Store other = Store::from_text(texts[r], "rank " + std::to_string(r) + "'s database");
-            for (const auto& w : other.warnings()) std::cerr << "worksize: warning: " << w << '\n';
+            for (const auto& w : other.warnings()) log::warn(w);
             merged += store.merge(other);
         }
         if (merged > 0) store.save();

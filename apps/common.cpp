@@ -16,19 +16,38 @@
 #include <limits>
 #include <sstream>
 
+#include "worksize/scheduler/log.hpp"
+
 namespace worksize::cli {
+
+po::options_description logging_options(bool* quiet, std::string* level) {
+    po::options_description d("Messages (standard error)");
+    d.add_options()
+        ("quiet,q", po::bool_switch(quiet), "warnings and errors only: no progress, no notes (--log-level warn)")
+        ("log-level", po::value(level),
+         "error, warn, info (default: progress and notes) or debug; default $WORKSIZE_LOG_LEVEL, else info");
+    return d;
+}
 
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
                         bool kernel_positional) {
     po::positional_options_description pos;
     if (kernel_positional) pos.add("kernel", 1);
+    bool quiet = false;
+    std::string level;
+    po::options_description all;
+    all.add(desc).add(logging_options(&quiet, &level));
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+        po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
         throw InvalidArgument(e.what());
     }
+    // The command line overrides WORKSIZE_LOG_LEVEL (main() applied it).
+    if (quiet && vm.count("log-level")) throw InvalidArgument("--quiet and --log-level exclude each other (--quiet is --log-level warn)");
+    if (quiet) log::set_level(log::Level::warn);
+    if (vm.count("log-level")) log::set_level(log::parse_level(level, "--log-level"));
     return vm;
 }
 
@@ -161,7 +180,11 @@ void write_file_checked(const std::string& path, const std::string& option, cons
 }
 
 bool show_help(const mpi::Environment& env, const po::options_description& desc, bool help) {
-    if (help && env.rank() == 0) std::cout << desc << '\n';
+    if (help && env.rank() == 0) {
+        bool quiet = false;
+        std::string level;
+        std::cout << desc << '\n' << logging_options(&quiet, &level) << '\n';
+    }
     return help;
 }
 
@@ -248,14 +271,14 @@ std::string fmt_bytes(std::uint64_t b) {
 }
 
 Progress::Progress(std::string label, std::size_t total)
-    : label_(std::move(label)), total_(total) {
+    : label_(std::move(label)), total_(total), on_(log::enabled(log::Level::info)) {
     const char* e = std::getenv("WORKSIZE_PROGRESS");
     tty_ = (e && std::string(e) == "1") || isatty(2);
 }
 
 void Progress::step(const std::string& what) {
     ++n_;
-    draw(what);
+    if (on_) draw(what);
 }
 
 namespace {
@@ -275,8 +298,9 @@ std::string duration_text(double s) {
 
 }  // namespace
 
-void Progress::draw(const std::string& what) {
+void Progress::draw(const std::string& what, bool last) {
     shown_total_ = total_;
+    shown_n_ = n_;
     // Elapsed time, and from the third step on a linear estimate of what is left (steps differ
     // in cost, e.g. a CPU's and a GPU's measurements: an estimate, hence the "~").
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -291,19 +315,20 @@ void Progress::draw(const std::string& what) {
         const int fill = total_ ? static_cast<int>(width * std::min(n_, total_) / total_) : width;
         line << '\r' << label_ << " [" << std::string(static_cast<std::size_t>(fill), '=')
              << std::string(static_cast<std::size_t>(width - fill), ' ') << "] " << n_ << '/' << total_
-             << (what.empty() ? "" : " " + what) << when << "\033[K";
+             << (what.empty() ? "" : " " + what) << when << "\033[K" << (last ? "\n" : "");
     } else {
         line << label_ << ": " << n_ << '/' << total_ << (what.empty() ? "" : " " + what) << when << '\n';
     }
-    const std::string text = line.str();
-    std::fwrite(text.data(), 1, text.size(), stderr);
-    std::fflush(stderr);
+    log::progress(line.str(), tty_ && !last);
 }
 
 void Progress::done() {
-    // The total was corrected (set_total) after the last step was shown: show the final count.
-    if (n_ > 0 && shown_total_ != total_) draw("done");
-    if (tty_) std::cerr << '\n';
+    if (!on_ || n_ == 0) return;
+    // The count reached is the end: a planned total is an upper bound (an adaptive calibration
+    // that saturates early, a tune whose candidates failed). The bar ends full, at n/n, with its
+    // newline; one line per step ends with a "done" line unless the last step showed n/n.
+    total_ = n_;
+    if (tty_ || shown_total_ != total_ || shown_n_ != n_) draw("done", true);
 }
 
 }  // namespace worksize::cli

@@ -21,7 +21,8 @@ namespace po = boost::program_options;
 enum Exit { kOk = 0, kFailure = 1, kUsage = 2, kWrong = 3 };
 
 /// Parse `args` against `desc`; with `kernel_positional` a bare first argument is --kernel.
-/// Unknown options are errors. Throws InvalidArgument with a one-line message.
+/// Unknown options are errors. Adds logging_options() and sets the log level from them.
+/// Throws InvalidArgument with a one-line message.
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
                         bool kernel_positional = false);
 
@@ -82,8 +83,10 @@ std::string num(double v);
 std::string fmt_ms(double seconds);
 std::string fmt_bytes(std::uint64_t b);
 
-/// Progress bar on stderr ("label [=====>    ] 12/40"), only when stderr is a terminal or
-/// WORKSIZE_PROGRESS=1; otherwise one line per step.
+/// Progress on stderr at log level info (not with --quiet): on a terminal (or with
+/// WORKSIZE_PROGRESS=1) a bar redrawn in place ("label [=====>    ] 12/40"), otherwise one line
+/// per step ("label: 12/40 what [time]"). done() ends it at the count reached (n/n): the bar full
+/// and with its newline.
 class Progress {
 public:
     Progress(std::string label, std::size_t total);
@@ -95,12 +98,16 @@ public:
     void set_total(std::size_t total) { total_ = total; }
 
 private:
-    void draw(const std::string& what);
+    void draw(const std::string& what, bool last = false);
     std::string label_;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-    std::size_t total_, n_ = 0, shown_total_ = 0;
-    bool tty_;
+    std::size_t total_, n_ = 0, shown_total_ = 0, shown_n_ = 0;
+    bool on_, tty_;
 };
+
+/// --quiet and --log-level, which parse() adds to every command's options and applies
+/// (log::set_level), and show_help() shows.
+po::options_description logging_options(bool* quiet, std::string* level);
 
 int cmd_devices(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args);

@@ -9,6 +9,7 @@
 
 #include "kernel_help.hpp"
 #include "worksize/runtime/autotune.hpp"
+#include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/store.hpp"
 #include "worksize/scheduler/strategy.hpp"
@@ -202,6 +203,8 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
     }
     Plan plan = plan_split(devices, request, ctx);
     if (progress) progress->done();
+    log::debug() << "plan of " << k.kernel << ": strategy " << plan.strategy << ", local "
+                 << to_string(plan.local_policy) << ", " << devices.size() << " device(s)";
     if (extras && ctx.oracle) extras->oracle = std::move(oracle_result);
     return plan;
 }
@@ -259,7 +262,7 @@ CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std
     Database own(k.db);
     Database& db = database ? *database : own;
     Store& store = db.store();
-    for (const auto& w : db.take_warnings()) std::cerr << "worksize: warning: " << w << '\n';
+    for (const auto& w : db.take_warnings()) log::warn(w);
     if (o.local == LocalPolicy::tuned) o.tuning = &db.tuning();
     Progress progress("calibrate " + k.kernel, calibration_steps(c.devices().size(), o));
     auto res = calibrate(c, k.kernel, job_maker(k), o, [&](const std::string& what) { progress.step(what); });

@@ -10,6 +10,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "worksize/runtime/job_file_job.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace {
 
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
     try {
         env = std::make_unique<mpi::Environment>(argc, argv);
     } catch (const std::exception& e) {
-        std::cerr << "worksize: error: " << e.what() << '\n';
+        log::error(e.what());
         return cli::kFailure;
     }
     const bool master = env->rank() == 0;
@@ -90,6 +91,8 @@ int main(int argc, char** argv) {
     const std::string cmd = args[0];
     args.erase(args.begin());
     try {
+        // The level of WORKSIZE_LOG_LEVEL; a command's --quiet or --log-level overrides it.
+        if (const auto level = log::level_from_env()) log::set_level(*level);
         expand_job_file(cmd, args);
         if (cmd == "devices") return cli::cmd_devices(*env, args);
         if (cmd == "plan") return cli::cmd_plan(*env, args);
@@ -107,14 +110,14 @@ int main(int argc, char** argv) {
         // a usage error (2), anything else a failure (1).
         const int code = reason_of(e) == ErrorReason::bad_input ? cli::kUsage : cli::kFailure;
         if (master) {
-            std::cerr << "worksize: error: " << e.what() << '\n';
+            log::error(e.what());
             return code;
         }
         // Bad input (e.g. the arguments every rank parsed alike): rank 0 has said why.
         if (code == cli::kUsage) return code;
         // A worker failed outside the job protocol: say so and end the whole job, so that
         // nobody waits for this rank.
-        std::cerr << "worksize: rank " << env->rank() << ": error: " << e.what() << '\n';
+        log::error(e.what());  // worksize[rank N]: error: ...
         env->abort(cli::kFailure);
     }
 }

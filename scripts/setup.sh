@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config
           ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
           libmpich-dev mpich libboost-program-options-dev googletest libgtest-dev
-          nlohmann-json3-dev libeigen3-dev libclblast-dev gnuplot-nox jq)
+          nlohmann-json3-dev libeigen3-dev libspdlog-dev libclblast-dev gnuplot-nox jq)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

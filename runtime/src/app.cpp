@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize {
 
@@ -51,6 +52,11 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
             bad = "unknown option '" + a + "' (--select, --strategy, --local)";
         else
             args.push_back(a);
+    }
+    try {
+        if (const auto level = log::level_from_env()) log::set_level(*level);
+    } catch (const std::exception& e) {
+        if (bad.empty()) bad = e.what();
     }
     if (!bad.empty()) {
         if (env.rank() == 0) std::cerr << name << ": error: " << bad << '\n';

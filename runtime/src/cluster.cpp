@@ -6,8 +6,8 @@
 
 #include "cluster_impl.hpp"
 #include "worksize/runtime/devices.hpp"
+#include "worksize/scheduler/log.hpp"
 
-#include <iostream>
 #include <thread>
 
 namespace worksize {
@@ -60,6 +60,14 @@ void Cluster::start(const DeviceSelection& sel) {
                     for (const auto& d : inv.devices)
                         if (d.type == DeviceType::cpu) load.cpu_compute_units += d.compute_units;
                 loads.push_back(load);
+                if (log::enabled(log::Level::debug)) {
+                    auto line = log::debug();
+                    line << "rank " << r << " on " << inv.host << " (" << inv.cores << " hardware threads) drives "
+                         << inv.devices.size() << " device(s)";
+                    for (const auto& d : inv.devices)
+                        line << (&d == &inv.devices.front() ? ": " : ", ") << d.index << " " << d.name << " ("
+                             << to_string(d.type) << ", " << d.compute_units << " CUs)";
+                }
                 for (auto& d : inv.devices) impl_->devices.push_back(std::move(d));
             } catch (const std::exception& e) {
                 auto f = wire::failure_of(e);
@@ -74,7 +82,7 @@ void Cluster::start(const DeviceSelection& sel) {
             wire::put_failure(failure, {"no rank drives an OpenCL device (check --select and --filter)"});
         }
         if (failure.is_null())
-            for (const auto& w : oversubscribed_nodes(loads)) std::cerr << "worksize: warning: " << w << '\n';
+            for (const auto& w : oversubscribed_nodes(loads)) log::warn(w);
     }
     const std::string text = comm.broadcast_string(failure.is_null() ? std::string() : failure.dump());
     if (!text.empty()) {

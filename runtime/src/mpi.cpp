@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "worksize/scheduler/log.hpp"
+
 namespace worksize::mpi {
 
 namespace {
@@ -31,6 +33,7 @@ Environment::Environment(int& argc, char**& argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    log::set_rank(rank_);  // messages of ranks other than 0 say which rank wrote them
     MPI_Comm node;
     check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
           "MPI_Comm_split_type");

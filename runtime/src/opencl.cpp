@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <iostream>
 #include <mutex>
 #include <optional>
 #include <sstream>
 
 #include "worksize/embedded_kernels.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize {
 
@@ -156,8 +156,8 @@ bool PinnedHostMemory::enabled_by_environment() {
     if (!(s == "1" || s == "on" || s == "yes" || s == "true")) {
         static std::once_flag warned;
         std::call_once(warned, [&] {
-            std::cerr << "worksize: warning: WORKSIZE_PINNED='" << v
-                      << "' is none of 0, off, no, false, 1, on, yes, true; pinned memory stays on\n";
+            log::warn() << "WORKSIZE_PINNED='" << v
+                        << "' is none of 0, off, no, false, 1, on, yes, true; pinned memory stays on";
         });
     }
     return true;

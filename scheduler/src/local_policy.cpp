@@ -3,10 +3,10 @@
 #include "worksize/scheduler/local_policy.hpp"
 
 #include "registry.hpp"
+#include "worksize/scheduler/log.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <limits>
 
 namespace worksize {
@@ -37,8 +37,10 @@ void Database::open() {
         path_ = resolve_db_path(arg_);
         store_ = Store::open(path_, CorruptPolicy::report_and_ignore);
         tuning_ = tuning_source(*store_);
+        log::debug() << "database " << path_ << ": " << store_->size() << " entries";
     } catch (const Error& e) {
         error_ = e.what();
+        log::debug() << "database not opened: " << error_;
         tuning_ = tuning_source_unavailable(error_);
     }
 }
@@ -157,7 +159,7 @@ void emit_warnings(const std::vector<std::string>& ws, std::vector<std::string>*
         if (warnings)
             warnings->push_back(w);
         else
-            std::cerr << "worksize: warning: " << w << '\n';
+            log::warn(w);
     }
 }
 

@@ -28,6 +28,17 @@ expect_jq '[.assignments[].rank] == [0,1,2]' "--master-works: rank 0 drives its 
 RANK_ENV_1="POCL_DEVICES=pthread,basic" mpmd_cmd "$mpx" "$ws" "2 1" plan --kernel matmul --size 256 --select 1=0+1 --json
 run 120 "${MPMD[@]}"
 expect_jq '[.assignments[].rank] == [1,1]' "--select 1=0+1: rank 1 drives two devices"
+# Messages of a rank other than 0 say which rank wrote them: a bad WORKSIZE_PINNED on rank 1
+# only. --log-level applies on every rank.
+RANK_ENV_1="WORKSIZE_PINNED=maybe" mpmd_cmd "$mpx" "$ws" "1 1" plan --kernel quad --size 100000 --json; run 120 "${MPMD[@]}"
+expect_rc 0 "plan with a bad WORKSIZE_PINNED on rank 1"
+if [ "$(grep -c "^worksize\[rank 1\]: warning: WORKSIZE_PINNED='maybe' is none of " "$err")" = 1 ] && [ "$(grep -c . "$err")" = 1 ]; then
+  ok "rank 1's warning names rank 1"; else bad "expected one 'worksize[rank 1]: warning:' line: $(cat "$err")"; fi
+expect_jq '.assignments | length == 1' "stdout keeps the plan"
+RANK_ENV_1="WORKSIZE_PINNED=maybe" mpmd_cmd "$mpx" "$ws" "1 1" plan --kernel quad --size 100000 --json --log-level error
+run 120 "${MPMD[@]}"
+if [ "$rc" -eq 0 ] && [ ! -s "$err" ]; then ok "--log-level error silences rank 1's warning"
+else bad "--log-level error on 2 ranks: exit $rc, stderr: $(cat "$err")"; fi
 # Issue 16: the ranks of one node drive CPU devices with more compute units than its cores
 # (nproc, as each rank reports it): one warning from rank 0 after the inventory.
 cores=$(nproc)

@@ -31,6 +31,16 @@ expect_plan() {
   fi
 }
 
+# expect_log FILE HOW: the consumer's stderr is its two log lines (the level filters the third).
+expect_log() {
+  local file=$1 how=$2
+  if [ "$(cat "$file")" = "$(printf 'worksize: info: consumer: shown at the default level\nworksize: warning: consumer: 2 assignments')" ]; then
+    ok "$how: the log writes its lines and filters by level"
+  else
+    bad "$how: unexpected log output"; cat "$file"
+  fi
+}
+
 step "cmake --install into a fresh prefix" cmake --install "$build" --prefix "$prefix"
 
 # The prefix: headers, libraries, CMake package and pkg-config file; no tests or examples.
@@ -43,6 +53,8 @@ if ls "$prefix"/lib/libworksize_scheduler.* "$prefix"/lib/libworksize_runtime.* 
   ok "installed both libraries"; else bad "a library is not installed"; fi
 extra=$(find "$prefix" -type f | grep -Ev "^$prefix/(bin/worksize|include/worksize/(scheduler|runtime)/[a-z_]+\.hpp|lib/libworksize_(scheduler|runtime)\.(a|so[.0-9]*)|lib/cmake/worksize/worksize[A-Za-z-]*\.cmake|lib/pkgconfig/worksize\.pc)$" || true)
 if [ -z "$extra" ]; then ok "nothing else is installed"; else bad "unexpected files installed:"; echo "$extra"; fi
+if grep -Eq "#[[:space:]]*include.*(spdlog|fmt/)" "$prefix"/include/worksize/*/*.hpp; then bad "an installed header includes spdlog or fmt"
+else ok "no installed header includes spdlog or fmt"; fi
 leaks=$(grep -rlF -e "$src" -e "$build" "$prefix/include" "$prefix/lib/cmake" "$prefix/lib/pkgconfig" || true)
 if [ -z "$leaks" ]; then ok "no build-tree or source-tree paths in headers, config, .pc"
 else bad "build-tree paths in:"; echo "$leaks"; fi
@@ -52,8 +64,9 @@ gen=(); if command -v ninja >/dev/null; then gen=(-G Ninja); fi
 step "configure the consumer with find_package(worksize)" \
   cmake -S "$here" -B "$tmp/cmake" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix"
 step "build the consumer (CMake)" cmake --build "$tmp/cmake"
-step "run the consumer (CMake)" sh -c "'$tmp/cmake/worksize_consumer' > '$tmp/cmake.out'"
+step "run the consumer (CMake)" sh -c "'$tmp/cmake/worksize_consumer' > '$tmp/cmake.out' 2> '$tmp/cmake.err'"
 expect_plan "$tmp/cmake.out" "find_package"
+expect_log "$tmp/cmake.err" "find_package"
 
 # pkg-config: one plain compiler command. LD_LIBRARY_PATH: a shared build's libraries.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
@@ -62,8 +75,9 @@ flags=$(pkg-config --cflags --libs worksize) || { bad "pkg-config --cflags --lib
 echo "pkg-config --cflags --libs worksize: $flags"
 step "build the consumer (pkg-config)" sh -c "\${CXX:-c++} -std=c++20 -O1 '$here/main.cpp' -o '$tmp/pc_consumer' $flags"
 step "run the consumer (pkg-config)" \
-  sh -c "LD_LIBRARY_PATH='$prefix/lib' '$tmp/pc_consumer' > '$tmp/pc.out'"
+  sh -c "LD_LIBRARY_PATH='$prefix/lib' '$tmp/pc_consumer' > '$tmp/pc.out' 2> '$tmp/pc.err'"
 expect_plan "$tmp/pc.out" "pkg-config"
+expect_log "$tmp/pc.err" "pkg-config"
 if cmp -s "$tmp/cmake.out" "$tmp/pc.out"; then ok "both builds print the same"
 else bad "the two builds differ"; diff "$tmp/cmake.out" "$tmp/pc.out"; fi
 

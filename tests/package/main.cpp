@@ -1,12 +1,13 @@
 // A program built against the installed worksize package (tests/package/check.sh): plans a
-// matrix product over two profile devices with the scheduler and lists the runtime's sample
-// kernels (no device needed).
+// matrix product over two profile devices with the scheduler, lists the runtime's sample kernels
+// (no device needed) and writes through the log (spdlog inside, not in its header).
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "worksize/runtime/kernel_job.hpp"
+#include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/profile.hpp"
 
@@ -50,6 +51,11 @@ int main() {
         std::printf("kernels");
         for (const std::string& name : worksize::kernel_job_names()) std::printf(" %s", name.c_str());
         std::printf("\n");
+
+        worksize::log::info("consumer: shown at the default level");
+        worksize::log::set_level(worksize::log::Level::warn);
+        worksize::log::info("consumer: hidden at level warn");
+        worksize::log::warn() << "consumer: " << plan.assignments.size() << " assignments";
     } catch (const std::exception& e) {
         std::fprintf(stderr, "worksize_consumer: %s\n", e.what());
         return 1;

@@ -7,6 +7,8 @@
 //   --select SPEC      which devices each rank drives (DeviceSelection::spec; default auto)
 //   --strategy NAME    the split strategy (default paper)
 //   --local null|paper the local-size policy (default paper)
+// The log's level (worksize/scheduler/log.hpp) comes from WORKSIZE_LOG_LEVEL; a bad value is a
+// bad input.
 #pragma once
 
 #include <cstdint>

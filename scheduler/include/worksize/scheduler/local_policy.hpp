@@ -68,7 +68,7 @@ public:
     virtual LocalSize local(const DeviceInfo& dev, GlobalSize slice, int dims, Priority priority,
                             std::string& rule) const = 0;
     /// The plan with this policy: make_plan, then (tuned) the database's entries from `tuning`
-    /// for kernel parameters `params`. Warnings to `warnings`, or stderr when null.
+    /// for kernel parameters `params`. Warnings to `warnings`, or log::warn when null.
     virtual Plan plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request, const TuningSource* tuning,
                       const nlohmann::json& params, std::vector<std::string>* warnings) const;
 };
@@ -92,7 +92,7 @@ std::string tuned_fallback_rule(const std::optional<std::string>& why, const std
 /// own size class, the entry of the nearest size class of the same device, kernel and parameters
 /// whose local size fits the slice is used (local_rule says so). Otherwise the paper's rule stays
 /// and local_rule is tuned_fallback_rule(why, the paper rule). Database problems (damaged or
-/// stale entries, unreadable file) are written to `warnings` (or stderr when null), never used.
+/// stale entries, unreadable file) are written to `warnings` (or log::warn when null), never used.
 void apply_tuned_locals(Plan& plan, const std::vector<DeviceInfo>& devices, const TuningSource& tuning,
                         const nlohmann::json& params, std::vector<std::string>* warnings = nullptr);
 
