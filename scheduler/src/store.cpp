@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -129,7 +130,10 @@ DeviceFingerprint fingerprint_from_json(const nlohmann::json& j) {
     f.name = str("name");
     f.vendor = str("vendor");
     f.driver_version = str("driver_version");
-    f.compute_units = std::uint32_t(num("compute_units"));
+    const auto cu = num("compute_units");
+    if (cu > std::numeric_limits<std::uint32_t>::max())
+        throw InvalidArgument("device fingerprint: 'compute_units' " + std::to_string(cu) + " is out of range");
+    f.compute_units = std::uint32_t(cu);
     f.max_work_group_size = num("max_work_group_size");
     return f;
 }

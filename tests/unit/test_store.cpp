@@ -277,4 +277,7 @@ TEST(StoreFingerprint, FromDeviceInfoAndJson) {
     nlohmann::json bad = to_json(f);
     bad.erase("driver_version");
     EXPECT_THROW(fingerprint_from_json(bad), InvalidArgument);
+    nlohmann::json huge = to_json(f);
+    huge["compute_units"] = std::uint64_t(1) << 32;  // would wrap to 0 in 32 bits
+    EXPECT_THROW(fingerprint_from_json(huge), InvalidArgument);
 }
