@@ -27,9 +27,14 @@ struct KernelArgs {
     std::vector<std::string> params;
     std::string db;  ///< calibration/tuning database path ("": the default)
     double join_margin = 0.10;  ///< model strategy: a device joins only for a larger predicted gain
+    FitLimits fit_limits;       ///< model fits above these errors are not trusted (calibrate warns)
 };
 
-/// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param (not --kernel).
+/// --fit-rms-limit and --fit-max-limit (calibrate, and kernel_options for plan, run, bench).
+po::options_description fit_limit_options(FitLimits& limits);
+
+/// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param, --db,
+/// --join-margin and the fit limits (not --kernel).
 po::options_description kernel_options(KernelArgs& k, const char* default_size);
 
 /// The job for these options (its inputs are not generated yet).
