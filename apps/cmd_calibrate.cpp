@@ -87,6 +87,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("json", po::bool_switch(&json), "print one JSON document")
         ("runs-csv", po::value(&runs_csv),
          "write every timed run (phases, rank 0's times, the fitted model's prediction) to this CSV");
+    desc.add(fit_limit_options(k.fit_limits));
     desc.add(selection_options(sel));
     parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
@@ -147,12 +148,11 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
                                  {"key", model_key(kk)},
                                  {"devices", nlohmann::json::array()}};
             Table t({"device", "rank", "samples", "send", "h2d", "kernel", "d2h", "recv", "host", "fit rms %",
-                     "max err %", "contention"});
+                     "max err %", "trusted", "contention"});
             for (const auto& dc : res.devices) {
                 const auto& d = c.devices().at(std::size_t(dc.device));
                 const auto& m = dc.model;
-                const double rms = std::max({m.send.rms_rel, m.h2d.rms_rel, m.kernel.rms_rel, m.d2h.rms_rel,
-                                             m.recv.rms_rel, m.host.rms_rel});
+                const std::string untrusted = untrusted_fit(m.fit, k.fit_limits);
                 nlohmann::json ladder = nlohmann::json::array();
                 for (const auto& ls : dc.ladder)
                     ladder.push_back({{"size", {ls.size.x, ls.size.y}},
@@ -169,6 +169,14 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
                                          {"samples", dc.samples.size()},
                                          {"seconds", dc.seconds},
                                          {"max_rel_error", dc.max_rel_error},
+                                         {"fit",
+                                          {{"rms_rel", m.fit.rms_rel},
+                                           {"max_rel", m.fit.max_rel},
+                                           {"sizes", m.fit.sizes},
+                                           {"size_range", m.fit.size_range},
+                                           {"trusted", untrusted.empty()},
+                                           {"untrusted_reason", untrusted.empty() ? nlohmann::json(nullptr)
+                                                                                  : nlohmann::json(untrusted)}}},
                                          {"saturated", dc.saturated},
                                          {"ladder", ladder},
                                          {"corun",
@@ -180,8 +188,8 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
                        std::to_string(dc.samples.size()), phase_text(m.send, "ns/B", 1e9),
                        phase_text(m.h2d, "ns/B", 1e9), phase_text(m.kernel, "ns/kop", 1e12),
                        phase_text(m.d2h, "ns/B", 1e9), phase_text(m.recv, "ns/B", 1e9),
-                       phase_text(m.host, "ns/B", 1e9), fmt(rms * 100, 1), fmt(dc.max_rel_error * 100, 1),
-                       dc.corun_units > 0 ? fmt(m.contention, 2) : "-"});
+                       phase_text(m.host, "ns/B", 1e9), fmt(m.fit.rms_rel * 100, 1), fmt(m.fit.max_rel * 100, 1),
+                       untrusted.empty() ? "yes" : "NO", dc.corun_units > 0 ? fmt(m.contention, 2) : "-"});
             }
             out["kernels"].push_back(kj);
             if (!json) {

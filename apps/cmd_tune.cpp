@@ -23,6 +23,14 @@ std::string local_str(const LocalSize& l) {
     return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
 }
 
+/// The summary's "stored" column: "no", "yes" (the search's choice), or the baseline stored instead.
+std::string stored_text(bool stored, const BaselineCheck& check) {
+    if (!stored) return "no";
+    if (check.source == "null") return "yes: NULL";
+    if (check.source == "paper") return std::string("yes: paper ").append(local_str(check.local));
+    return "yes";
+}
+
 std::string ms_or_dash(double s) { return std::isfinite(s) ? fmt(s * 1e3, 4) : "failed"; }
 
 std::string ratio_str(double a, double b) {
@@ -73,7 +81,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     TuneReportOptions ropts;
     // Counts (count_value refuses a negative or out-of-range value rather than wrapping it).
     int confirm_top = int(defaults.confirm_top), confirm_runs = int(defaults.confirm_runs),
-        head_to_head = int(ropts.head_to_head_runs);
+        head_to_head = int(ropts.head_to_head_runs), baseline_runs = int(defaults.baseline_runs);
+    double topts_margin = defaults.baseline_margin;
     MeasureOptions mo;
     double min_run_ms = mo.min_run_s * 1e3;
     po::options_description desc(
@@ -94,6 +103,12 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         ("confirm-runs", count_value("confirm-runs", &confirm_runs),
          "... this many more times each (fresh measurements, interleaved); the lowest median of all "
          "their timings wins (0: off)")
+        ("baseline-runs", count_value("baseline-runs", &baseline_runs),
+         "after the confirmation, time the choice against the paper rule's local size and NULL this many "
+         "more times each, fresh and interleaved (0: no check) ...")
+        ("baseline-margin", real_value("baseline-margin", &topts_margin, 0, 10),
+         "... and store the faster baseline instead when the choice's median is slower than it by more "
+         "than this fraction (0.05: 5 %)")
         ("head-to-head", count_value("head-to-head", &head_to_head),
          "report: when the tuned choice and the exhaustive best differ, measure both afresh this many "
          "times each, interleaved, and compare those medians (0: compare the searches' own times)")
@@ -162,6 +177,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     topts.min_budget = min_budget;
     topts.confirm_top = std::size_t(confirm_top);
     topts.confirm_runs = std::size_t(confirm_runs);
+    topts.baseline_runs = std::size_t(baseline_runs);
+    topts.baseline_margin = topts_margin;
     const std::string db = base.db;
 
     Cluster cluster(env, sel);
@@ -212,6 +229,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                 } else {
                     steps = b + planned_confirm_runs(b, topts);
                 }
+                // The baseline check: the choice, the paper rule's local size and NULL (at most).
+                steps += 3 * topts.baseline_runs;
                 planned.back().push_back(steps);
                 total += steps;
             }
@@ -232,7 +251,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         Table summary({"kernel", "device", "rank", "size", "best local", "best ms", "measured", "confirm runs", "candidates",
                        "failed", "stored"});
         Table rep({"kernel", "device", "size", "tuned", "tuned ms", "exh. best", "best ms", "tuned/best", "compared",
-                   "paper", "paper ms", "NULL ms", "measured/cands", "confirm runs", "vs NULL", "vs paper"});
+                   "paper", "paper ms", "NULL ms", "measured/cands", "confirm runs", "vs NULL", "vs paper", "stored"});
         std::vector<TuneReportRow> rows;
         std::vector<std::string> raised;  // (kernel, device)s timed over more iterations (--min-run-ms)
         nlohmann::json results = nlohmann::json::array();
@@ -245,6 +264,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                 const std::string& size_txt = jobs[ti].size;  // the problem size, as --size gave it
                 TuneResult chosen;
                 bool failed_h2h = false;  // the choice failed when timed head to head: not stored
+                std::vector<std::string> rep_row;  // the report's row, but its last column ("stored")
                 if (report) {
                     TuneResult ex, gd;
                     rows.push_back(tune_report_row(*t, int(d), topts, ropts, &ex, &gd));
@@ -252,9 +272,6 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                     const bool exhaustive = topts.strategy == SearchStrategy::exhaustive;
                     chosen = exhaustive ? ex : gd;
                     failed_h2h = exhaustive ? r.best_failed : r.tuned_failed;
-                    results.push_back(to_json(r));
-                    const GlobalSize problem = job_size(jobs[ti]);
-                    results.back()["size"] = {problem.x, problem.y};  // the NDRange is "global"
                     // Which numbers "tuned ms" and "best ms" are (the legend is printed above the table).
                     std::string compared = "search";
                     if (r.head_to_head)
@@ -263,13 +280,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         compared = "-";
                     else if (r.tuned_local == r.best_local)
                         compared = "same";
-                    rep.add({r.kernel, std::to_string(d) + " " + r.device_name, size_txt, local_str(r.tuned_local),
+                    rep_row = {r.kernel, std::to_string(d) + " " + r.device_name, size_txt, local_str(r.tuned_local),
                              ms_or_dash(r.tuned_s), local_str(r.best_local), ms_or_dash(r.exhaustive_best_s),
                              ratio_str(r.tuned_s, r.exhaustive_best_s), compared, local_str(r.paper_local),
                              ms_or_dash(r.paper_s), ms_or_dash(r.null_s),
                              std::to_string(r.measured) + "/" + std::to_string(r.candidates),
                              std::to_string(r.confirm_runs) + "+" + std::to_string(r.exhaustive_confirm_runs),
-                             ratio_str(r.null_s, r.tuned_s), ratio_str(r.paper_s, r.tuned_s)});
+                             ratio_str(r.null_s, r.tuned_s), ratio_str(r.paper_s, r.tuned_s)};
                     if (!r.head_to_head_error.empty())
                         log::warn() << r.kernel << " on device " << d
                                     << " failed in the head-to-head: " << r.head_to_head_error;
@@ -277,6 +294,9 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                     chosen = t->tune(int(d), topts);
                 }
                 bool stored = false;
+                BaselineCheck check;
+                const std::string where = t->kernel() + " on device " + std::to_string(d) + " (" + dev.name +
+                                          "), size " + size_txt + ": ";
                 const std::string untunable = nothing_to_tune(chosen, t->dims(), t->job().required_local());
                 if (!untunable.empty()) {
                     // One candidate: nothing was chosen, so nothing is stored as "tuned" (and
@@ -289,9 +309,25 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                                 << "); nothing stored";
                     code = kFailure;
                 } else if (chosen.found) {
-                    store_tuning(store, *t, dev, to_record(chosen));
-                    store.save();
-                    stored = true;
+                    // The baseline check: a choice slower than the paper rule's local size or NULL
+                    // is not stored as tuned; the faster baseline is, with its source.
+                    check = t->check_baselines(int(d), chosen, topts);
+                    if (check.tuned_failed) {
+                        log::warn() << where << "the chosen local size " << local_str(chosen.best)
+                                  << " failed on re-timing against the paper rule and NULL ("
+                                  << check.timed.front().error << "); nothing stored";
+                        code = kFailure;
+                    } else {
+                        if (const std::string w = baseline_warning(check, chosen.strategy, t->dims()); !w.empty())
+                            log::warn() << where << w;
+                        store_tuning(store, *t, dev, to_record(chosen, check));
+                        store.save();
+                        stored = true;
+                    }
+                    if (const std::string few = search_too_small(chosen, topts); !few.empty())
+                        log::warn() << where << few
+                                  << ": its choice may be far from the best (--min-budget 8 or --search exhaustive "
+                                     "measures more)";
                 } else {
                     log::warn() << "every local size of '" << t->kernel() << "' failed on device " << d
                                 << " (" << dev.name << "); nothing stored";
@@ -305,7 +341,20 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                 summary.add({t->kernel(), std::to_string(d) + " " + dev.name, std::to_string(dev.rank), size_txt,
                              chosen.found ? local_str(chosen.best) : "-", chosen.found ? fmt(chosen.best_s * 1e3, 4) : "-",
                              std::to_string(chosen.measured), std::to_string(chosen.confirm_runs),
-                             std::to_string(chosen.candidates), std::to_string(chosen.failed), stored ? "yes" : "no"});
+                             std::to_string(chosen.candidates), std::to_string(chosen.failed), stored_text(stored, check)});
+                if (report) {
+                    auto& r = rows.back();
+                    r.baseline_check = check;
+                    if (stored) {
+                        r.stored_source = check.source;
+                        r.stored_local = check.local;
+                    }
+                    results.push_back(to_json(r));
+                    const GlobalSize problem = job_size(jobs[ti]);
+                    results.back()["size"] = {problem.x, problem.y};  // the NDRange is "global"
+                    rep_row.push_back(stored_text(stored, check));
+                    rep.add(rep_row);
+                }
                 if (const std::uint64_t n = t->timed_iterations(int(d)); n > t->iterations())
                     raised.push_back(t->kernel() + " on device " + std::to_string(d) + " (" + dev.name + "): runs of " +
                                      std::to_string(n) + " iterations timed, scaled to " +
@@ -361,6 +410,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                                         {"confirm_top", topts.confirm_top},
                                         {"confirm_runs_each", topts.confirm_runs},
                                         {"head_to_head_runs_each", ropts.head_to_head_runs},
+                                        {"baseline_runs_each", topts.baseline_runs},
+                                        {"baseline_margin", topts.baseline_margin},
                                         {"merged_from_ranks", merged},
                                         {"results", results}};
             std::cout << OutputMeta(schema::tune_report).stamp(doc).dump(2) << '\n';

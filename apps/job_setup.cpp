@@ -40,6 +40,20 @@ po::options_description kernel_options(KernelArgs& k) {
         ("join-margin", real_value("join-margin", &k.join_margin, 0, 1, Open::high),
          "model strategy: a device gets work only if that cuts the predicted makespan by more than "
          "this fraction (the models' error; 0: the plain optimum)");
+    d.add(fit_limit_options(k.fit_limits));
+    return d;
+}
+
+po::options_description fit_limit_options(FitLimits& limits) {
+    po::options_description d("Model fit limits");
+    const double inf = std::numeric_limits<double>::infinity();
+    d.add_options()
+        ("fit-rms-limit", real_value("fit-rms-limit", &limits.rms_rel, 0, inf, Open::low),
+         "a cost model whose predicted done times miss its calibration runs by more than this RMS "
+         "relative error is not trusted: calibrate warns, and --strategy model gives the device the "
+         "paper rule's share")
+        ("fit-max-limit", real_value("fit-max-limit", &limits.max_rel, 0, inf, Open::low),
+         "... or by more than this at any calibrated size");
     return d;
 }
 
@@ -182,6 +196,18 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
                             k.kernel + (k.db.empty() ? "" : " --db " + k.db) + "`");
             if (extras)
                 for (const auto& w : store.warnings()) extras->warnings.push_back(w);
+            // Models that miss their own calibration by more than the limits: the strategy gives
+            // their devices the paper rule's share, and says so here.
+            ctx.untrusted.assign(devices.size(), "");
+            for (std::size_t i = 0; i < devices.size(); ++i) {
+                ctx.untrusted[i] = untrusted_fit(models[i].fit, k.fit_limits);
+                if (ctx.untrusted[i].empty()) continue;
+                std::string w = "not trusting the " + k.kernel + " model of device " + std::to_string(i) + " (";
+                w.append(devices[i].name).append(", rank ").append(std::to_string(devices[i].rank)).append("): ");
+                w.append(ctx.untrusted[i]).append("; --strategy model gives it the paper rule's share (recalibrate it, ");
+                w.append("or raise --fit-rms-limit / --fit-max-limit to use the model anyway)");
+                log::warn() << w;
+            }
             ctx.models = &models;
             ctx.split_job = split_job_for(job, k.iterations);
             ctx.split_job.join_margin = k.join_margin;
@@ -267,6 +293,16 @@ CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std
     Progress progress("calibrate " + k.kernel, calibration_steps(c.devices().size(), o));
     auto res = calibrate(c, k.kernel, job_maker(k), o, [&](const std::string& what) { progress.step(what); });
     progress.done();
+    // A weak fit: said now, and stored with the model (its "fit"), so that plans say it too.
+    for (const auto& dc : res.devices) {
+        const std::string why = untrusted_fit(dc.model.fit, k.fit_limits);
+        if (why.empty()) continue;
+        const auto& d = c.devices().at(std::size_t(dc.device));
+        log::warn() << "weak calibration of " << k.kernel << " on device " << dc.device << " ("
+                  << d.name << ", rank " << d.rank << "): " << why
+                  << "; --strategy model will not trust this model and gives the device the paper rule's share "
+                     "(calibrate larger sizes, --sizes or a higher --max-size, or with more --min-repeats)";
+    }
     store_calibration(store, c.devices(), res, model_key(k));
     store.save();
     return res;

@@ -27,13 +27,18 @@ struct KernelArgs {
     std::vector<std::string> params;
     std::string db;  ///< calibration/tuning database path ("": the default)
     double join_margin = 0.10;  ///< model strategy: a device joins only for a larger predicted gain
+    FitLimits fit_limits;       ///< model fits above these errors are not trusted (calibrate warns)
 };
 
 /// The default --size of every command that runs or plans one kernel (plan, run, bench): N for
 /// N items of a 1-D kernel, NxN for a 2-D one. (A job file's default is its own size.)
 inline constexpr const char* kDefaultSize = "512";
 
-/// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param (not --kernel).
+/// --fit-rms-limit and --fit-max-limit (calibrate, and kernel_options for plan, run, bench).
+po::options_description fit_limit_options(FitLimits& limits);
+
+/// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param, --db,
+/// --join-margin and the fit limits (not --kernel).
 po::options_description kernel_options(KernelArgs& k);
 
 /// The job for these options (its inputs are not generated yet).

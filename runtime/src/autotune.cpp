@@ -188,6 +188,14 @@ TuneResult LocalTuner::tune(int device, const TuneOptions& options) {
     return worksize::tune(r, measuring(*this, device, false), options, measuring(*this, device, true));
 }
 
+BaselineCheck LocalTuner::check_baselines(int device, const TuneResult& result, const TuneOptions& options) {
+    std::vector<Baseline> baselines;
+    if (const LocalSize paper = paper_local(device); !paper.is_null()) baselines.push_back({"paper", paper});
+    baselines.push_back({"null", LocalSize{}});
+    return worksize::check_baselines(result, baselines, measuring(*this, device, true), options.baseline_runs,
+                                     options.baseline_margin);
+}
+
 TuneReportRow tune_report_row(LocalTuner& tuner, int device, const TuneOptions& guided, const TuneReportOptions& report,
                               TuneResult* exhaustive_out, TuneResult* guided_out) {
     TuneReportRow row;
@@ -297,7 +305,19 @@ nlohmann::json to_json(const TuneReportRow& r) {
             {"gain_over_paper", ratio(r.paper_s, r.tuned_s)},
             // >= 1: how much slower the tuned choice is than the exhaustive best.
             {"tuned_over_exhaustive", ratio(r.tuned_s, r.exhaustive_best_s)},
-            {"heatmap", heat}};
+            {"heatmap", heat},
+            // What was stored for the --search strategy's choice: "tuned", or the baseline that
+            // beat it in the baseline check ("paper", "null"); null: nothing stored.
+            {"stored_source", r.stored_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stored_source)},
+            {"stored_local", r.stored_source.empty() ? nlohmann::json(nullptr) : loc(r.stored_local)},
+            {"baseline_check",
+             {{"checked", r.baseline_check.checked},
+              {"runs", r.baseline_check.runs},
+              {"tuned_s", num(r.baseline_check.tuned_s)},
+              {"baseline", r.baseline_check.baseline.empty() ? nlohmann::json(nullptr)
+                                                             : nlohmann::json(r.baseline_check.baseline)},
+              {"baseline_local", loc(r.baseline_check.baseline_local)},
+              {"baseline_s", num(r.baseline_check.baseline_s)}}}};
 }
 
 void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, TuningRecord record) {

@@ -327,13 +327,20 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
         for (std::size_t i = 0; i < dc.ladder.size(); ++i)
             if (dc.ladder[i].fitted) dc.samples.insert(dc.samples.end(), per_step[i].begin(), per_step[i].end());
         dc.model = fit_cost_model(dc.samples);
+        // The fit's quality: the model's done time against each fitted size's measured median.
+        std::vector<double> predicted, measured;
+        std::string first, last;
         for (std::size_t i = 0; i < dc.ladder.size(); ++i) {
             const auto& ls = dc.ladder[i];
             if (!ls.fitted || !(ls.done_s > 0)) continue;
             const Sample& s = last_of[i];
-            const double p = predict(dc.model, s.units, s.items, s.bytes_in, s.bytes_out).total_s;
-            dc.max_rel_error = std::max(dc.max_rel_error, std::abs(p / ls.done_s - 1.0));
+            predicted.push_back(predict(dc.model, s.units, s.items, s.bytes_in, s.bytes_out).total_s);
+            measured.push_back(ls.done_s);
+            if (first.empty()) first = size_text(ls.size, dims);
+            last = size_text(ls.size, dims);
         }
+        dc.model.fit = fit_quality(predicted, measured, first == last ? first : first + ".." + last);
+        dc.max_rel_error = dc.model.fit.max_rel;
         dc.seconds = now_s() - t_dev;
         res.devices.push_back(std::move(dc));
     }

@@ -67,8 +67,9 @@ struct Cluster::Impl {
         auto& ctx = context(device_index);
         fault::before_execute(ctx.info());
         const auto& factory = kernel_job(spec.kernel);
-        const SliceTimes t = factory.execute(ctx, spec, in, out);
+        SliceTimes t = factory.execute(ctx, spec, in, out);
         fault::after_execute(spec, out);
+        fault::scale_times(spec, t);
         return t;
     }
 };

@@ -15,6 +15,8 @@ namespace {
 struct InjectedFault {
     bool execute = false, crash = false, pack_throw = false, inventory_version = false, inventory_garbage = false;
     std::optional<std::uint64_t> wrong_local;
+    std::optional<std::uint64_t> scale_local;
+    double scale = 1.0;
 };
 
 const InjectedFault& injected_fault() {
@@ -31,6 +33,21 @@ const InjectedFault& injected_fault() {
         if (v.rfind(prefix, 0) == 0) {
             const std::string n = v.substr(prefix.size());
             if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) f.wrong_local = std::stoull(n);
+        }
+        const std::string scale = "scale-local:";
+        if (v.rfind(scale, 0) == 0) {
+            const std::string rest = v.substr(scale.size());
+            const auto colon = rest.find(':');
+            const std::string n = rest.substr(0, colon);
+            if (colon != std::string::npos && !n.empty() && n.find_first_not_of("0123456789") == std::string::npos) {
+                char* end = nullptr;
+                const std::string factor = rest.substr(colon + 1);
+                const double x = std::strtod(factor.c_str(), &end);
+                if (!factor.empty() && end && *end == '\0' && x > 0) {
+                    f.scale_local = std::stoull(n);
+                    f.scale = x;
+                }
+            }
         }
         return f;
     }();
@@ -52,6 +69,11 @@ void after_execute(const SliceSpec& spec, Bytes& out) {
     if (!f.wrong_local || spec.local.x != *f.wrong_local || out.size() < sizeof(float)) return;
     const float wrong = 1e30f;
     std::memcpy(out.data(), &wrong, sizeof wrong);
+}
+
+void scale_times(const SliceSpec& spec, SliceTimes& times) {
+    const InjectedFault& f = injected_fault();
+    if (f.scale_local && spec.local.x == *f.scale_local) times.kernel *= f.scale;
 }
 
 void before_pack() {

@@ -15,6 +15,10 @@ void before_execute(const DeviceInfo& dev);
 /// "wrong-local:N": a slice run with local size x == N returns a wrong result (its first float
 /// becomes 1e30), so that the verification fails.
 void after_execute(const SliceSpec& spec, Bytes& out);
+/// "scale-local:N:F": a slice run with local size x == N (0: NULL) reports its kernel time
+/// multiplied by F, so that the tuner's baseline check sees NULL (or a local size) faster or
+/// slower than it is.
+void scale_times(const SliceSpec& spec, SliceTimes& times);
 /// "pack-throw": rank 0's packing of a worker's slice input throws, after the worker was sent
 /// its command.
 void before_pack();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <tuple>
 #include <limits>
 #include <map>
@@ -651,10 +652,14 @@ nlohmann::json to_json(const PhaseModel& p) {
 }
 
 nlohmann::json to_json(const CostModel& m) {
-    return {{"format", kCostModelFormat}, {"send", to_json(m.send)}, {"h2d", to_json(m.h2d)},
+    nlohmann::json j = {{"format", kCostModelFormat}, {"send", to_json(m.send)}, {"h2d", to_json(m.h2d)},
             {"kernel", to_json(m.kernel)},    {"d2h", to_json(m.d2h)},   {"recv", to_json(m.recv)},
             {"host", to_json(m.host)},        {"prepare", to_json(m.prepare)}, {"combine", to_json(m.combine)},
             {"samples", m.samples},    {"contention", m.contention}};
+    if (m.fit.sizes > 0)
+        j["fit"] = {{"rms_rel", m.fit.rms_rel}, {"max_rel", m.fit.max_rel}, {"sizes", m.fit.sizes},
+                    {"size_range", m.fit.size_range}};
+    return j;
 }
 
 PhaseModel phase_model_from_json(const nlohmann::json& j) {
@@ -704,7 +709,57 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     if (!(m.contention >= 1.0 && m.contention <= kMaxContention))
         throw InvalidArgument("cost model: contention " + std::to_string(m.contention) + " outside [1, " +
                               std::to_string(kMaxContention) + "]");
+    if (j.contains("fit")) {
+        const auto& f = j.at("fit");
+        m.fit.rms_rel = get_num(f, "rms_rel", "cost model fit");
+        m.fit.max_rel = get_num(f, "max_rel", "cost model fit");
+        m.fit.sizes = std::size_t(get_num(f, "sizes", "cost model fit"));
+        if (f.contains("size_range")) {
+            if (!f.at("size_range").is_string()) throw InvalidArgument("cost model fit: field 'size_range' must be a string");
+            m.fit.size_range = f.at("size_range").get<std::string>();
+        }
+    }
     return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fit quality
+
+FitQuality fit_quality(const std::vector<double>& predicted, const std::vector<double>& measured,
+                       std::string size_range) {
+    if (predicted.size() != measured.size())
+        throw InvalidArgument("fit_quality: " + std::to_string(predicted.size()) + " predictions for " +
+                              std::to_string(measured.size()) + " measurements");
+    FitQuality q;
+    q.size_range = std::move(size_range);
+    double ss = 0;
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+        if (!(measured[i] > 0) || !std::isfinite(measured[i]) || !std::isfinite(predicted[i]))
+            throw InvalidArgument("fit_quality: measured and predicted times must be finite, measured > 0");
+        const double e = std::abs(predicted[i] / measured[i] - 1.0);
+        ss += e * e;
+        q.max_rel = std::max(q.max_rel, e);
+    }
+    q.sizes = measured.size();
+    q.rms_rel = q.sizes ? std::sqrt(ss / double(q.sizes)) : 0.0;
+    return q;
+}
+
+std::string untrusted_fit(const FitQuality& q, const FitLimits& limits) {
+    if (q.sizes == 0 || (q.rms_rel <= limits.rms_rel && q.max_rel <= limits.max_rel)) return {};
+    auto pct = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g %%", v * 100);
+        return std::string(buf);
+    };
+    std::string t = "fit error rms ";
+    t.append(pct(q.rms_rel)).append(", max ").append(pct(q.max_rel)).append(" over ");
+    if (q.size_range.empty())
+        t.append(std::to_string(q.sizes)).append(" calibrated sizes");
+    else
+        t.append("the calibrated sizes ").append(q.size_range);
+    t.append(" (limits: rms ").append(pct(limits.rms_rel)).append(", max ").append(pct(limits.max_rel)).append(")");
+    return t;
 }
 
 }  // namespace worksize

@@ -7,6 +7,7 @@
 #include "registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace worksize {
 
@@ -130,6 +131,11 @@ Plan plan_split(const std::vector<DeviceInfo>& devices, const PlanRequest& reque
     const SplitStrategy& s = find_strategy(request.strategy);
     ctx.devices = &devices;
     ctx.request = &request;
+    // The plan's compute class (as make_plan classifies it), for strategies that ask for it.
+    const double ops = request.ops ? *request.ops
+                                   : request.kernel.ops_per_item * double(request.global.items()) *
+                                         double(request.iterations);
+    if (std::isfinite(ops) && ops >= 0) ctx.compute_class = classify(ops);
     // Explicit weights: no strategy of its own runs (nor its finish).
     if (request.weights) return plan_for(devices, request, ctx.tuning, ctx.tuning_params);
     if (s.needs() == StrategyNeeds::nothing) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -446,6 +447,95 @@ TuningRecord to_record(const TuneResult& r) {
     return {r.best, r.best_s, r.measured, r.candidates, r.strategy};
 }
 
+TuningRecord to_record(const TuneResult& r, const BaselineCheck& check) {
+    TuningRecord rec = to_record(r);
+    if (check.source == "tuned") return rec;
+    rec.tuned_local = r.best;
+    rec.tuned_s = check.tuned_s;
+    rec.best = check.local;
+    rec.best_s = check.baseline_s;
+    rec.source = check.source;
+    return rec;
+}
+
+std::string search_too_small(const TuneResult& r, const TuneOptions& options, std::size_t floor) {
+    if (!r.found || r.strategy != to_string(SearchStrategy::guided)) return {};
+    if (r.measured >= std::min(r.candidates, floor)) return {};
+    if (r.measured < guided_budget(r.candidates, options)) return {};  // it stopped by itself
+    return "the guided search measured " + std::to_string(r.measured) + " of " + std::to_string(r.candidates) +
+           " candidates, all its budget allowed";
+}
+
+BaselineCheck check_baselines(const TuneResult& r, const std::vector<Baseline>& baselines, const MeasureFn& fresh,
+                              std::size_t runs, double margin) {
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    if (!(margin >= 0) || !std::isfinite(margin))
+        throw InvalidArgument("check_baselines: the margin must be a finite fraction >= 0");
+    BaselineCheck c;
+    c.local = r.best;
+    c.tuned_s = c.baseline_s = nan;
+    if (!r.found || runs == 0) return c;
+    std::vector<Retimed> configs{{r.best, {}, false, {}, 0}};
+    std::vector<std::string> sources{"tuned"};
+    for (const auto& b : baselines) {
+        if (b.source != "paper" && b.source != "null")
+            throw InvalidArgument("check_baselines: unknown baseline '" + b.source + "' (paper or null)");
+        if (b.source == "null" && !b.local.is_null())
+            throw InvalidArgument("check_baselines: the null baseline's local size must be {0,0}");
+        const bool seen = std::any_of(configs.begin(), configs.end(), [&](const Retimed& t) { return t.local == b.local; });
+        if (seen) continue;  // the choice itself, or a baseline already in
+        configs.push_back({b.local, {}, false, {}, 0});
+        sources.push_back(b.source);
+    }
+    if (configs.size() < 2) return c;
+    const RetimeResult t = retime(std::move(configs), fresh, runs);
+    c.checked = true;
+    c.runs = t.runs;
+    c.timed = t.configs;
+    c.tuned_failed = t.configs[0].dropped;
+    c.tuned_s = t.configs[0].median_s;
+    for (std::size_t i = 1; i < t.configs.size(); ++i) {
+        const Retimed& b = t.configs[i];
+        if (b.dropped || !std::isfinite(b.median_s)) continue;
+        if (c.baseline.empty() || b.median_s < c.baseline_s) {
+            c.baseline = sources[i];
+            c.baseline_local = b.local;
+            c.baseline_s = b.median_s;
+        }
+    }
+    if (!c.tuned_failed && !c.baseline.empty() && c.tuned_s > (1.0 + margin) * c.baseline_s) {
+        c.source = c.baseline;
+        c.local = c.baseline_local;
+    }
+    return c;
+}
+
+std::string baseline_warning(const BaselineCheck& c, const std::string& strategy, int dims) {
+    if (c.source == "tuned") return {};
+    auto local = [dims](const LocalSize& l) {
+        if (l.is_null()) return std::string("NULL");
+        std::string t = "(" + std::to_string(l.x);
+        if (dims == 2) t.append(",").append(std::to_string(l.y));
+        return t.append(")");
+    };
+    auto ms = [](double s) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+        return std::string(buf);
+    };
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2fx", c.tuned_s / c.baseline_s);
+    const std::string base = c.source == "null" ? std::string("NULL (the driver's choice)")
+                                                : std::string("the paper rule's ").append(local(c.local));
+    const std::size_t each = c.timed.empty() ? 0 : c.timed.front().samples.size();
+    std::string w = "the " + strategy;
+    w.append(" search's local size ").append(local(c.timed.empty() ? LocalSize{} : c.timed.front().local));
+    w.append(" ran ").append(ms(c.tuned_s)).append(" against ").append(ms(c.baseline_s)).append(" with ").append(base);
+    w.append(", ").append(ratio).append(" slower, in ").append(std::to_string(each)).append(" fresh runs each; ");
+    w.append(local(c.local)).append(" stored instead (source ").append(c.source).append(")");
+    return w;
+}
+
 double per_iteration_s(const TuningRecord& r) {
     return r.iterations ? r.best_s / double(r.iterations) : r.best_s;
 }
@@ -454,6 +544,11 @@ nlohmann::json to_json(const TuningRecord& r) {
     nlohmann::json j = {{"local", {r.best.x, r.best.y}}, {"best_s", r.best_s},   {"measured", r.measured},
                         {"candidates", r.candidates},   {"strategy", r.strategy}};
     if (r.iterations) j["iterations"] = r.iterations;
+    j["source"] = r.source;
+    if (r.source != "tuned") {
+        j["tuned_local"] = {r.tuned_local.x, r.tuned_local.y};
+        j["tuned_s"] = r.tuned_s;
+    }
     return j;
 }
 
@@ -465,7 +560,24 @@ TuningRecord tuning_record_from_json(const nlohmann::json& j) {
         !j["local"][0].is_number_unsigned() || !j["local"][1].is_number_unsigned())
         fail("'local' must be [x, y] with non-negative integers");
     r.best = {j["local"][0].get<std::uint64_t>(), j["local"][1].get<std::uint64_t>()};
-    if (r.best.x == 0 || r.best.y == 0) fail("'local' must not be 0");
+    // "source" (absent in entries written before it existed: "tuned"); only "null" is NULL.
+    if (j.contains("source")) {
+        if (!j["source"].is_string()) fail("'source' must be a string");
+        r.source = j["source"].get<std::string>();
+        if (r.source != "tuned" && r.source != "paper" && r.source != "null")
+            fail("'source' must be tuned, paper or null, not '" + r.source + "'");
+    }
+    if (r.source == "null" && !(r.best.x == 0 && r.best.y == 0)) fail("'local' must be [0, 0] (NULL) with source null");
+    if (r.source != "null" && (r.best.x == 0 || r.best.y == 0)) fail("'local' must not be 0");
+    if (r.source != "tuned") {
+        if (!j.contains("tuned_local") || !j["tuned_local"].is_array() || j["tuned_local"].size() != 2 ||
+            !j["tuned_local"][0].is_number_unsigned() || !j["tuned_local"][1].is_number_unsigned())
+            fail("'tuned_local' must be [x, y] with non-negative integers when the source is not tuned");
+        r.tuned_local = {j["tuned_local"][0].get<std::uint64_t>(), j["tuned_local"][1].get<std::uint64_t>()};
+        if (!j.contains("tuned_s") || !j["tuned_s"].is_number()) fail("missing or non-numeric 'tuned_s'");
+        r.tuned_s = j["tuned_s"].get<double>();
+        if (!std::isfinite(r.tuned_s) || r.tuned_s <= 0) fail("'tuned_s' must be a positive time");
+    }
     if (!j.contains("best_s") || !j["best_s"].is_number()) fail("missing or non-numeric 'best_s'");
     r.best_s = j["best_s"].get<double>();
     if (!std::isfinite(r.best_s) || r.best_s <= 0) fail("'best_s' must be a positive time");

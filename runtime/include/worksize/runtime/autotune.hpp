@@ -98,6 +98,12 @@ public:
     /// (TuneOptions::confirm_top) re-times the finalists with measure_fresh.
     TuneResult tune(int device, const TuneOptions& options);
 
+    /// The baseline check of a search's choice on the device (docs/tuning.md): the choice, the
+    /// paper rule's local size and NULL, each re-timed `options.baseline_runs` times afresh
+    /// (measure_fresh), interleaved; a baseline faster by more than options.baseline_margin is
+    /// what to store (worksize::check_baselines).
+    BaselineCheck check_baselines(int device, const TuneResult& result, const TuneOptions& options);
+
 private:
     ConfigTime time_config(int device, LocalSize local);
     /// One run of the whole problem on `device`: its kernel time (seconds, `iterations`
@@ -149,6 +155,12 @@ struct TuneReportRow {
     std::string head_to_head_error;
     /// The exhaustive sweep: (x, y) -> seconds (NaN: failed).
     std::vector<std::pair<LocalSize, double>> heatmap;
+    /// What `tune` stored for the --search strategy's choice (set by the caller, after
+    /// tune_report_row): its source ("tuned", "paper", "null"; "": nothing stored), its local
+    /// size, and the baseline check that decided it.
+    std::string stored_source;
+    LocalSize stored_local;
+    BaselineCheck baseline_check;
 };
 
 struct TuneReportOptions {

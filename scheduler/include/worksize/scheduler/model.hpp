@@ -61,6 +61,37 @@ struct PhaseModel {
     double eval(double x) const;
 };
 
+/// How well a fitted model predicts its own calibration (docs/models.md, "Fit quality"): the
+/// relative error of the predicted total (the device's done time) against the measured median
+/// done time of each fitted size. Stored with the model; `sizes` 0: not known (a model stored
+/// before this was recorded, or one fitted outside `calibrate`).
+struct FitQuality {
+    double rms_rel = 0;      ///< RMS of the relative errors over the fitted sizes
+    double max_rel = 0;      ///< the largest |relative error| among them
+    std::size_t sizes = 0;   ///< fitted sizes compared
+    std::string size_range;  ///< the smallest and largest fitted size, e.g. "4096..65536" ("": unknown)
+};
+
+/// Fit errors above which a model is not trusted: `calibrate` warns, and the `model` strategy
+/// gives the device the paper rule's share instead of the model's (docs/models.md). Defaults
+/// from the calibrations in docs/results: good fits stay within rms 14 % and max 17 %; the
+/// known-bad ones (before the data-path fix) had rms 23-37 %, and the weak PoCL fit of issue 16
+/// max 75 %.
+struct FitLimits {
+    double rms_rel = 0.20;
+    double max_rel = 0.50;
+};
+
+/// The fit quality of `predicted` against `measured` done times, one pair per fitted size.
+/// @throws InvalidArgument on a size mismatch, or a measured time that is not positive and finite.
+FitQuality fit_quality(const std::vector<double>& predicted, const std::vector<double>& measured,
+                       std::string size_range = {});
+
+/// Why a fit of this quality is not trusted under `limits`, e.g. "fit error rms 54 %, max 75 %
+/// over the calibrated sizes 4096..65536 (limits: rms 20 %, max 50 %)"; "" when it is within
+/// them or its quality is unknown (sizes == 0).
+std::string untrusted_fit(const FitQuality& quality, const FitLimits& limits);
+
 /// Cost model of one kernel on one device: one line per phase.
 struct CostModel {
     PhaseModel send;    ///< x = bytes_in
@@ -81,6 +112,8 @@ struct CostModel {
     /// at the same time (shared cores, memory bus, the master's CPU). Measured by co-runs after
     /// the solo calibration, clamped to [1, kMaxContention]; 1: none measured.
     double contention = 1.0;
+    /// How well the model predicts its calibration runs (JSON "fit"; absent: unknown).
+    FitQuality fit{};
 };
 
 inline constexpr double kMaxContention = 4.0;
@@ -213,7 +246,9 @@ bool judge_ladder(std::vector<LadderStep>& steps, double saturation_items, const
 
 /// Serialisation. @throws InvalidArgument naming the missing or malformed field, or for a
 /// model of another format than kCostModelFormat (stale: recalibrate). Unknown fields are
-/// ignored, among them the legacy "wave_items" / "per_wave_s" of older databases.
+/// ignored, among them the legacy "wave_items" / "per_wave_s" of older databases. The optional
+/// "fit" object (FitQuality) is written when its sizes are known; a model without it reads
+/// with an unknown fit (the same format: older databases stay readable).
 nlohmann::json to_json(const PhaseModel& p);
 nlohmann::json to_json(const CostModel& m);
 PhaseModel phase_model_from_json(const nlohmann::json& j);

@@ -39,6 +39,10 @@ struct SplitContext {
     /// needs models: one model per device (order of `devices`) and the job in the models' units.
     const std::vector<CostModel>* models = nullptr;
     SplitJob split_job;
+    /// needs models: per device (order of `devices`), why its model is not trusted ("" or
+    /// absent: trusted; see untrusted_fit). The model strategy gives such a device the paper
+    /// rule's share and splits the rest among the trusted ones by their models.
+    std::vector<std::string> untrusted;
     /// needs measurements: how to run a plan of the job, and where the search's record goes.
     const OracleInputs* oracle = nullptr;
     OracleResult* oracle_result = nullptr;
