@@ -25,7 +25,9 @@ cp "$out" "$tmp/plan.json"
 run 120 "$ws" plan --kernel matmul --size 256 --json --log-level debug
 expect_rc 0 "plan --json --log-level debug"
 stdout_is_one_json "debug: stdout is still one JSON document"
-if cmp -s "$out" "$tmp/plan.json"; then ok "debug: the same stdout"; else bad "debug changed stdout"; fi
+# (the document's date may tick over between the two runs)
+if cmp -s <(jq -S 'del(.date)' "$out") <(jq -S 'del(.date)' "$tmp/plan.json"); then ok "debug: the same stdout"
+else bad "debug changed stdout"; fi
 n=$(stderr_lines '^worksize: debug: ')
 if [ "$n" -ge 2 ] && [ "$n" -eq "$(grep -c . "$err")" ]; then ok "debug: $n 'worksize: debug:' lines, nothing else"
 else bad "debug: expected debug lines only on stderr, got $n of $(grep -c . "$err")"; fi
@@ -62,7 +64,8 @@ done
 warning="^worksize: warning: WORKSIZE_PINNED='maybe' is none of"
 progress="^calibrate matmul: [0-9]+/[0-9]+ "
 # The adaptive ladder, capped at 128: it plans more steps than it runs (the count ends at n/n).
-calib=(calibrate --kernel matmul --max-size 128 --min-repeats 1 --max-repeats 1 --json)
+# (fit limits high: a calibration this small is a weak fit, whose warning is not the one looked for)
+calib=(calibrate --kernel matmul --max-size 128 --min-repeats 1 --max-repeats 1 --fit-rms-limit 100 --fit-max-limit 100 --json)
 WORKSIZE_PINNED=maybe run 120 "$ws" "${calib[@]}" --db "$tmp/db1.json"
 expect_rc 0 "calibrate at level info"
 stdout_is_one_json "calibrate --json: stdout is one JSON document"
