@@ -438,6 +438,7 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
     if (schema == 1) {
         s.schema1_on_disk_ = !s.path_.empty();
         s.fresh_.clear();
+        s.mine_.clear();
         s.warnings_.push_back("worksize database " + origin + " has schema 1 (keys by host): read " +
                               std::to_string(s.migrated_) + " entries as schema " + std::to_string(kStoreSchemaVersion) +
                               " (" + std::to_string(s.entries_.size()) +
@@ -562,7 +563,7 @@ bool Store::absorb(const StoreEntry& e, bool combine_any) {
     auto it = std::find_if(entries_.begin(), entries_.end(),
                            [&](const StoreEntry& m) { return same_key(m.key, e.key, true); });
     StoreEntry next = e;
-    if (it != entries_.end() && (combine_any || contains(fresh_, identity(it->key, true)))) {
+    if (it != entries_.end() && (combine_any || contains(mine_, identity(it->key, true)))) {
         next = combine_entries(e, *it);
         if (entry_json(next) == entry_json(*it)) return false;
     }
@@ -570,6 +571,7 @@ bool Store::absorb(const StoreEntry& e, bool combine_any) {
     std::erase_if(corrupt_, [&](const auto& c) { return c.first == id; });
     const std::string nid = identity(next.key, true);
     if (!contains(fresh_, nid)) fresh_.push_back(nid);
+    if (!contains(mine_, nid)) mine_.push_back(nid);
     std::erase(removed_, nid);
     entries_.push_back(std::move(next));
     return true;

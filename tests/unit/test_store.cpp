@@ -377,6 +377,7 @@ TEST_F(StoreTest, IdenticalDevicesMergeInsteadOfOverwriting) {
     s.put_tuning(b, "quad", kParams, {1024, 1}, rec({16, 1}, 3e-3), 101.0, "nodeB");
     // Two models: the newer is used, the other kept as an alternate with its host.
     s.put_model(a, "matmul", kParams, some_model(1e-12), 100.0, "nodeA");
+    s.save();  // saved between the two devices (as tune does): still combined
     s.put_model(b, "matmul", kParams, some_model(2e-12), 101.0, "nodeB");
     s.save();
     const Store t = Store::open(db(), CorruptPolicy::refuse);

@@ -179,8 +179,8 @@ public:
     Lookup find(const StoreKey& key) const;
 
     /// Insert or replace (an entry of the same device under another driver is replaced too). An
-    /// entry of the same key put or merged since this store was opened or saved (an identical
-    /// device of this run) is combined with the new one instead (combine_entries). `host`: the
+    /// entry of the same key that this store put or merged before (an identical device of this
+    /// run, saved or not) is combined with the new one instead (combine_entries). `host`: the
     /// provenance (the host that measured it).
     void put(const StoreKey& key, nlohmann::json payload, double timestamp = unix_now(),
              const std::string& host = {});
@@ -225,7 +225,9 @@ private:
     std::vector<StoreEntry> entries_;
     /// Keys (exact identity) put or merged since open/save, keys removed, and the (identity,
     /// timestamp) of each entry as it was read: what save() merges into the file on disk.
+    /// mine_: every key this store put or merged (a later put of the key combines with it).
     std::vector<std::string> fresh_;
+    std::vector<std::string> mine_;
     std::vector<std::string> removed_;
     std::vector<std::pair<std::string, double>> loaded_;
     std::size_t migrated_ = 0;
