@@ -115,5 +115,6 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args);
+int cmd_db(mpi::Environment& env, const std::vector<std::string>& args);
 
 }  // namespace worksize::cli

@@ -24,6 +24,7 @@ const char* kUsage =
     "  calibrate  fit each device's cost model of a kernel from short runs (for --strategy model)\n"
     "  bench      compare split strategies (even, pe-ratio, paper, model, oracle) on a kernel\n"
     "  tune       tune local work sizes on every device into the database (--report: compare)\n"
+    "  db         list, show or remove entries of the model and tuning database\n"
     "\n"
     "Run `worksize <command> --help` for a command's options. Under MPI: mpiexec -n N worksize ...\n"
     "Your own kernel: plan, run, tune, calibrate and bench take --job FILE (a JSON job file, see\n"
@@ -100,8 +101,9 @@ int main(int argc, char** argv) {
         if (cmd == "tune") return cli::cmd_tune(*env, args);
         if (cmd == "calibrate") return cli::cmd_calibrate(*env, args);
         if (cmd == "bench") return cli::cmd_bench(*env, args);
+        if (cmd == "db") return cli::cmd_db(*env, args);
         throw InvalidArgument("unknown command '" + cmd +
-                              "' (commands: devices, plan, run, tune, calibrate, bench; see worksize --help)");
+                              "' (commands: devices, plan, run, tune, calibrate, bench, db; see worksize --help)");
     } catch (const JobAborted& e) {
         // Rank 0 has said why; the same code as rank 0's (mpiexec ORs the ranks' codes).
         return e.reason() == ErrorReason::bad_input ? cli::kUsage : cli::kFailure;

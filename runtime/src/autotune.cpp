@@ -322,7 +322,8 @@ nlohmann::json to_json(const TuneReportRow& r) {
 
 void store_tuning(Store& store, const LocalTuner& tuner, const DeviceInfo& device, TuningRecord record) {
     record.iterations = tuner.iterations();  // the unit of the tuner's times
-    store.put_tuning(fingerprint_of(device), tuner.kernel(), tuner.job().tuning_key(), tuner.size(), record);
+    store.put_tuning(fingerprint_of(device), tuner.kernel(), tuner.job().tuning_key(), tuner.size(), record,
+                     unix_now(), device.host);
 }
 
 }  // namespace worksize

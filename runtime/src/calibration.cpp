@@ -351,8 +351,10 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
 
 void store_calibration(Store& store, const std::vector<DeviceInfo>& devices, const CalibrationResult& result,
                        const nlohmann::json& params_key) {
-    for (const auto& dc : result.devices)
-        store.put_model(fingerprint_of(devices.at(std::size_t(dc.device))), result.kernel, params_key, dc.model);
+    for (const auto& dc : result.devices) {
+        const DeviceInfo& d = devices.at(std::size_t(dc.device));
+        store.put_model(fingerprint_of(d), result.kernel, params_key, dc.model, unix_now(), d.host);
+    }
 }
 
 std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceInfo>& devices,

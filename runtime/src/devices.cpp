@@ -4,6 +4,8 @@
 #include <CL/cl_ext.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 namespace worksize {
 
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
@@ -49,7 +51,10 @@ DeviceType device_type(cl_device_type t) {
     return DeviceType::other;
 }
 
+/// $WORKSIZE_HOSTNAME when set (emulated nodes, or a batch system's node name; the database
+/// keeps it as provenance, docs/tuning.md), else gethostname.
 std::string host_name() {
+    if (const char* h = std::getenv("WORKSIZE_HOSTNAME"); h && *h) return h;
     char buf[256] = {};
     if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
     return buf;

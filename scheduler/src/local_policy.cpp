@@ -141,7 +141,7 @@ std::optional<TuningRecord> nearest_entry(const Store& store, const DeviceFinger
     int best_dist = std::numeric_limits<int>::max();
     std::optional<TuningRecord> best;
     for (const auto& e : store.entries()) {
-        if (e.key.kind != EntryKind::tuning || !(e.key.device == fp) || e.key.kernel != kernel ||
+        if (e.key.kind != EntryKind::tuning || !fingerprint_matches(e.key.device, fp) || e.key.kernel != kernel ||
             e.key.params != params || e.key.size_class == key)
             continue;
         const auto ec = parse_size_class(e.key.size_class);

@@ -5,7 +5,9 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -24,7 +26,10 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string device_label(const DeviceFingerprint& d) {
-    return d.name + " (" + d.platform + ", driver " + d.driver_version + ") on " + d.host;
+    std::string s = d.name;
+    s.append(" (").append(d.platform).append(", driver ").append(d.driver_version).append(")");
+    if (!d.host.empty()) s.append(" on ").append(d.host);
+    return s;
 }
 
 /// Identity of a key; without the driver version when `with_driver` is false.
@@ -46,7 +51,23 @@ std::string describe(const StoreKey& k) {
     return s;
 }
 
+/// Same kind, kernel, parameters and size class, and fingerprint_matches (driver aside when
+/// `with_driver` is false).
+bool same_key(const StoreKey& stored, const StoreKey& k, bool with_driver) {
+    if (stored.kind != k.kind || stored.kernel != k.kernel || stored.params != k.params ||
+        stored.size_class != k.size_class)
+        return false;
+    DeviceFingerprint a = stored.device;
+    if (!with_driver) a.driver_version = k.device.driver_version;
+    return fingerprint_matches(a, k.device);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
 nlohmann::json entry_json(const StoreEntry& e) {
+    nlohmann::json prov = {{"host", e.host}, {"hosts", e.hosts}};
     nlohmann::json j = {{"kind", to_string(e.key.kind)},
                         {"device", to_json(e.key.device)},
                         {"kernel", e.key.kernel},
@@ -54,10 +75,77 @@ nlohmann::json entry_json(const StoreEntry& e) {
                         {"size_class", e.key.size_class},
                         {"timestamp", e.timestamp},
                         {"schema", kStoreSchemaVersion},
+                        {"provenance", prov},
                         {"payload", e.payload}};
+    if (!e.alternates.empty()) {
+        auto& alts = j["alternates"] = nlohmann::json::array();
+        for (const auto& a : e.alternates)
+            alts.push_back({{"host", a.host}, {"timestamp", a.timestamp}, {"payload", a.payload}});
+    }
     j["checksum"] = "fnv1a64:" + fnv1a64_hex(j.dump());
     return j;
 }
+
+/// Provenance and alternates of a schema 2 entry (InvalidArgument or nlohmann errors if malformed).
+void provenance_from_json(const nlohmann::json& j, StoreEntry& e) {
+    const auto& p = j.at("provenance");
+    e.host = p.at("host").get<std::string>();
+    e.hosts = p.at("hosts").get<std::vector<std::string>>();
+    if (j.contains("alternates"))
+        for (const auto& a : j["alternates"])
+            e.alternates.push_back({a.at("host").get<std::string>(), a.at("timestamp").get<double>(), a.at("payload")});
+}
+
+/// $WORKSIZE_DB_LOCK_TIMEOUT in seconds (default 60).
+double lock_timeout_s() {
+    const char* v = std::getenv("WORKSIZE_DB_LOCK_TIMEOUT");
+    if (!v || !*v) return 60;
+    char* end = nullptr;
+    const double t = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !std::isfinite(t) || t < 0)
+        throw InvalidArgument(std::string("WORKSIZE_DB_LOCK_TIMEOUT '") + v + "' is not a number of seconds >= 0");
+    return t;
+}
+
+/// An exclusive fcntl lock on `<db>.lock`, held for the object's lifetime. fcntl locks are the
+/// POSIX ones that NFS (lockd / NFSv4) honours as well as local file systems.
+class FileLock {
+public:
+    explicit FileLock(const std::string& db) : path_(db + ".lock") {
+        fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0)
+            throw Error("cannot create the lock file '" + path_ + "' of the worksize database: " + std::strerror(errno));
+        const double timeout = lock_timeout_s();
+        const auto start = std::chrono::steady_clock::now();
+        for (;;) {
+            struct flock fl {};
+            fl.l_type = F_WRLCK;
+            fl.l_whence = SEEK_SET;
+            if (::fcntl(fd_, F_SETLK, &fl) == 0) return;
+            if (errno != EACCES && errno != EAGAIN && errno != EINTR) {
+                const int err = errno;
+                ::close(fd_);
+                throw Error("cannot lock '" + path_ + "' for the worksize database: " + std::strerror(err));
+            }
+            const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (waited >= timeout) {
+                ::close(fd_);
+                std::ostringstream m;
+                m << "worksize database '" << db << "' stayed locked by another process (lock file '" << path_
+                  << "') for " << timeout << " s; nothing saved (set WORKSIZE_DB_LOCK_TIMEOUT to wait longer)";
+                throw Error(m.str());
+            }
+            ::usleep(20000);
+        }
+    }
+    ~FileLock() { ::close(fd_); }  // closing releases the lock
+    FileLock(const FileLock&) = delete;
+    FileLock& operator=(const FileLock&) = delete;
+
+private:
+    std::string path_;
+    int fd_ = -1;
+};
 
 StoreKey key_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw InvalidArgument("entry is not a JSON object");
@@ -97,9 +185,62 @@ std::string utc_stamp() {
 
 }  // namespace
 
+bool per_host_keys() {
+    const char* v = std::getenv("WORKSIZE_DB_PER_HOST");
+    if (!v) return false;
+    const std::string s = v;
+    return !(s.empty() || s == "0" || s == "no" || s == "false" || s == "off");
+}
+
 DeviceFingerprint fingerprint_of(const DeviceInfo& d) {
-    return {d.host, d.platform, d.name, d.vendor, d.driver_version, d.compute_units,
-            d.max_work_group_size};
+    return {per_host_keys() ? d.host : std::string(), d.platform, d.name, d.vendor, d.driver_version,
+            d.compute_units, d.max_work_group_size, d.max_clock_mhz};
+}
+
+bool fingerprint_matches(const DeviceFingerprint& stored, const DeviceFingerprint& device) {
+    DeviceFingerprint a = stored;
+    if (a.max_clock_mhz == 0 || device.max_clock_mhz == 0) a.max_clock_mhz = device.max_clock_mhz;
+    return a == device;
+}
+
+nlohmann::json to_json(const StoreEntry& e) { return entry_json(e); }
+
+std::string entry_id(const StoreKey& key) { return fnv1a64_hex(identity(key, true)).substr(0, 8); }
+
+StoreEntry combine_entries(const StoreEntry& a, const StoreEntry& b) {
+    StoreEntry out;
+    if (a.key.kind == EntryKind::tuning) {
+        out = tuning_better(a, b) ? a : b;
+    } else {
+        const bool a_newer = a.timestamp >= b.timestamp;
+        out = a_newer ? a : b;
+        const StoreEntry& other = a_newer ? b : a;
+        // The other model and its alternates, newest first, without repeats.
+        std::vector<StoreAlternate> alts = out.alternates;
+        alts.push_back({other.host, other.timestamp, other.payload});
+        alts.insert(alts.end(), other.alternates.begin(), other.alternates.end());
+        std::stable_sort(alts.begin(), alts.end(),
+                         [](const StoreAlternate& x, const StoreAlternate& y) { return x.timestamp > y.timestamp; });
+        out.alternates.clear();
+        for (const auto& alt : alts) {
+            if (alt.payload == out.payload && alt.timestamp == out.timestamp) continue;
+            const bool seen = std::any_of(out.alternates.begin(), out.alternates.end(), [&](const StoreAlternate& x) {
+                return x.timestamp == alt.timestamp && x.payload == alt.payload;
+            });
+            if (!seen && out.alternates.size() < kMaxAlternates) out.alternates.push_back(alt);
+        }
+    }
+    // The known clock wins over "not recorded" (a migrated entry).
+    if (out.key.device.max_clock_mhz == 0)
+        out.key.device.max_clock_mhz = std::max(a.key.device.max_clock_mhz, b.key.device.max_clock_mhz);
+    std::vector<std::string> hosts = a.hosts;
+    hosts.insert(hosts.end(), b.hosts.begin(), b.hosts.end());
+    for (const auto* h : {&a.host, &b.host})
+        if (!h->empty()) hosts.push_back(*h);
+    std::sort(hosts.begin(), hosts.end());
+    hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+    out.hosts = std::move(hosts);
+    return out;
 }
 
 nlohmann::json to_json(const DeviceFingerprint& f) {
@@ -109,7 +250,8 @@ nlohmann::json to_json(const DeviceFingerprint& f) {
             {"vendor", f.vendor},
             {"driver_version", f.driver_version},
             {"compute_units", f.compute_units},
-            {"max_work_group_size", f.max_work_group_size}};
+            {"max_work_group_size", f.max_work_group_size},
+            {"max_clock_mhz", f.max_clock_mhz}};
 }
 
 DeviceFingerprint fingerprint_from_json(const nlohmann::json& j) {
@@ -135,6 +277,13 @@ DeviceFingerprint fingerprint_from_json(const nlohmann::json& j) {
         throw InvalidArgument("device fingerprint: 'compute_units' " + std::to_string(cu) + " is out of range");
     f.compute_units = std::uint32_t(cu);
     f.max_work_group_size = num("max_work_group_size");
+    // Schema 1 fingerprints have no clock: 0, not recorded (matches any clock).
+    if (j.contains("max_clock_mhz")) {
+        const auto mhz = num("max_clock_mhz");
+        if (mhz > std::numeric_limits<std::uint32_t>::max())
+            throw InvalidArgument("device fingerprint: 'max_clock_mhz' " + std::to_string(mhz) + " is out of range");
+        f.max_clock_mhz = std::uint32_t(mhz);
+    }
     return f;
 }
 
@@ -237,20 +386,21 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
                policy);
         return s;
     }
-    if (doc["schema"].get<int>() != kStoreSchemaVersion) {
-        s.note("worksize database " + origin + " has schema version " +
-                   std::to_string(doc["schema"].get<int>()) + ", this worksize uses " +
-                   std::to_string(kStoreSchemaVersion) + "; its entries are stale and ignored",
+    const int schema = doc["schema"].get<int>();
+    if (schema != kStoreSchemaVersion && schema != 1) {
+        s.note("worksize database " + origin + " has schema version " + std::to_string(schema) +
+                   ", this worksize uses " + std::to_string(kStoreSchemaVersion) + "; its entries are stale and ignored",
                policy);
         return s;
     }
+    const bool per_host = per_host_keys();
     const auto& entries = doc["entries"];
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& j = entries[i];
         std::string id;
         std::string what = "entry #" + std::to_string(i);
         try {
-            const StoreKey key = key_from_json(j);
+            StoreKey key = key_from_json(j);
             id = identity(key, true);
             what = describe(key);
             if (!j.contains("checksum") || !j["checksum"].is_string())
@@ -259,13 +409,25 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
             body.erase("checksum");
             if (j["checksum"].get<std::string>() != "fnv1a64:" + fnv1a64_hex(body.dump()))
                 throw InvalidArgument("checksum mismatch");
-            if (!j.contains("schema") || j["schema"] != kStoreSchemaVersion)
+            if (!j.contains("schema") || j["schema"] != schema)
                 throw InvalidArgument("stale schema version");
             StoreEntry e;
-            e.key = key;
             e.payload = j.at("payload");
             e.timestamp = j.at("timestamp").get<double>();
-            s.entries_.push_back(std::move(e));
+            if (schema == 1) {
+                // Schema 1 keyed by host: the host becomes provenance (and stays in the key with
+                // per-host keys). Entries that now share a key are combined.
+                e.host = key.device.host;
+                if (!e.host.empty()) e.hosts = {e.host};
+                if (!per_host) key.device.host.clear();
+                e.key = key;
+                s.absorb(e, true);
+                ++s.migrated_;
+            } else {
+                provenance_from_json(j, e);
+                e.key = key;
+                s.entries_.push_back(std::move(e));
+            }
         } catch (const std::exception& ex) {
             // InvalidArgument from our checks, nlohmann errors for missing or mistyped fields.
             const std::string msg = "ignoring corrupt " + what + " in " + origin + ": " + ex.what();
@@ -273,6 +435,16 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
             if (!id.empty()) s.corrupt_.push_back({id, msg});
         }
     }
+    if (schema == 1) {
+        s.schema1_on_disk_ = !s.path_.empty();
+        s.fresh_.clear();
+        s.mine_.clear();
+        s.warnings_.push_back("worksize database " + origin + " has schema 1 (keys by host): read " +
+                              std::to_string(s.migrated_) + " entries as schema " + std::to_string(kStoreSchemaVersion) +
+                              " (" + std::to_string(s.entries_.size()) +
+                              " keys, the host kept as provenance); the file is rewritten on the next save");
+    }
+    for (const auto& e : s.entries_) s.loaded_.push_back({identity(e.key, true), e.timestamp});
     return s;
 }
 
@@ -294,15 +466,46 @@ void Store::save_as(const std::string& path) {
         fs::create_directories(p.parent_path(), ec);
         if (ec) throw Error("cannot create directory '" + p.parent_path().string() + "' for the worksize database: " + ec.message());
     }
-    if (backup_on_save_ && path == path_ && fs::exists(p, ec)) {
+    const FileLock lock(path);
+    // What is on disk now (other writers may have saved since we read it).
+    Store disk = Store::open(path, CorruptPolicy::report_and_ignore);
+    const bool own = path == path_;
+    if (disk.backup_on_save_ && fs::exists(p, ec)) {
         std::string aside = path + ".corrupt-" + utc_stamp();
         for (int n = 1; fs::exists(aside, ec); ++n) aside = path + ".corrupt-" + utc_stamp() + "-" + std::to_string(n);
         fs::copy_file(p, aside, ec);
         if (ec) throw Error("cannot move the corrupt worksize database '" + path + "' aside to '" + aside + "': " + ec.message());
         warnings_.push_back("moved the corrupt worksize database '" + path + "' aside to '" + aside + "'");
     }
+    if (disk.schema1_on_disk_ && !fs::exists(path + ".schema1", ec)) {
+        fs::copy_file(p, path + ".schema1", ec);
+        if (ec) throw Error("cannot keep the schema 1 worksize database '" + path + "' as '" + path + ".schema1': " + ec.message());
+    }
+    // Our changes on top of the file: removals, then each entry we put or merged. One the file
+    // holds as we read it is replaced; one written by another process since is combined.
+    if (own)
+        for (const auto& id : removed_)
+            std::erase_if(disk.entries_, [&](const StoreEntry& e) { return identity(e.key, true) == id; });
+    for (const auto& e : entries_) {
+        const std::string id = identity(e.key, true);
+        if (own && !contains(fresh_, id)) continue;
+        auto it = std::find_if(disk.entries_.begin(), disk.entries_.end(),
+                               [&](const StoreEntry& d) { return same_key(d.key, e.key, false); });
+        if (it == disk.entries_.end()) {
+            disk.entries_.push_back(e);
+            continue;
+        }
+        const std::string did = identity(it->key, true);
+        const bool known = own && std::any_of(loaded_.begin(), loaded_.end(), [&](const auto& l) {
+                               return l.first == did && l.second == it->timestamp;
+                           });
+        if (known || !(it->key.device.driver_version == e.key.device.driver_version))
+            *it = e;  // ours supersedes what we read, and a recording under another driver
+        else
+            *it = combine_entries(e, *it);
+    }
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    const std::string text = dump();
+    const std::string text = disk.dump();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) throw Error("cannot write worksize database '" + tmp + "'");
     std::size_t done = 0;
@@ -326,19 +529,28 @@ void Store::save_as(const std::string& path) {
         fs::remove(tmp, ec);
         throw Error("cannot replace worksize database '" + path + "': " + ec.message());
     }
-    if (path == path_) backup_on_save_ = false;
+    if (own) {
+        // The store now holds what was written.
+        entries_ = std::move(disk.entries_);
+        corrupt_.clear();
+        fresh_.clear();
+        removed_.clear();
+        loaded_.clear();
+        for (const auto& e : entries_) loaded_.push_back({identity(e.key, true), e.timestamp});
+        backup_on_save_ = false;
+    }
 }
 
 Store::Lookup Store::find(const StoreKey& key) const {
     Lookup r;
     const std::string id = identity(key, true);
-    const std::string loose = identity(key, false);
     for (const auto& [cid, msg] : corrupt_)
         if (cid == id) r.warnings.push_back(msg);
     for (const auto& e : entries_) {
-        if (identity(e.key, true) == id) {
-            r.entry = e;
-        } else if (identity(e.key, false) == loose) {
+        if (same_key(e.key, key, true)) {
+            // An entry with the device's clock before one whose clock was not recorded.
+            if (!r.entry || e.key.device.max_clock_mhz == key.device.max_clock_mhz) r.entry = e;
+        } else if (same_key(e.key, key, false)) {
             r.warnings.push_back("ignoring stale " + describe(e.key) + ": the device now has driver " +
                                  key.device.driver_version);
         }
@@ -346,12 +558,45 @@ Store::Lookup Store::find(const StoreKey& key) const {
     return r;
 }
 
-void Store::put(const StoreKey& key, nlohmann::json payload, double timestamp) {
-    const std::string loose = identity(key, false);
-    std::erase_if(entries_, [&](const StoreEntry& e) { return identity(e.key, false) == loose; });
-    const std::string id = identity(key, true);
+bool Store::absorb(const StoreEntry& e, bool combine_any) {
+    const std::string id = identity(e.key, true);
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const StoreEntry& m) { return same_key(m.key, e.key, true); });
+    StoreEntry next = e;
+    if (it != entries_.end() && (combine_any || contains(mine_, identity(it->key, true)))) {
+        next = combine_entries(e, *it);
+        if (entry_json(next) == entry_json(*it)) return false;
+    }
+    std::erase_if(entries_, [&](const StoreEntry& m) { return same_key(m.key, e.key, false); });
     std::erase_if(corrupt_, [&](const auto& c) { return c.first == id; });
-    entries_.push_back({key, std::move(payload), timestamp});
+    const std::string nid = identity(next.key, true);
+    if (!contains(fresh_, nid)) fresh_.push_back(nid);
+    if (!contains(mine_, nid)) mine_.push_back(nid);
+    std::erase(removed_, nid);
+    entries_.push_back(std::move(next));
+    return true;
+}
+
+void Store::put(const StoreKey& key, nlohmann::json payload, double timestamp, const std::string& host) {
+    StoreEntry e{key, std::move(payload), timestamp, host, {}, {}};
+    if (!host.empty()) e.hosts = {host};
+    absorb(e, false);
+}
+
+std::size_t Store::remove_if(const std::function<bool(const StoreEntry&)>& pred) {
+    std::size_t n = 0;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        if (pred(*it)) {
+            const std::string id = identity(it->key, true);
+            if (!contains(removed_, id)) removed_.push_back(id);
+            std::erase(fresh_, id);
+            it = entries_.erase(it);
+            ++n;
+        } else {
+            ++it;
+        }
+    }
+    return n;
 }
 
 std::optional<CostModel> Store::find_model(const DeviceFingerprint& device, const std::string& kernel,
@@ -371,8 +616,9 @@ std::optional<CostModel> Store::find_model(const DeviceFingerprint& device, cons
 }
 
 void Store::put_model(const DeviceFingerprint& device, const std::string& kernel,
-                      const nlohmann::json& params, const CostModel& model, double timestamp) {
-    put({EntryKind::model, device, kernel, params, ""}, to_json(model), timestamp);
+                      const nlohmann::json& params, const CostModel& model, double timestamp,
+                      const std::string& host) {
+    put({EntryKind::model, device, kernel, params, ""}, to_json(model), timestamp, host);
 }
 
 std::optional<TuningRecord> Store::find_tuning(const DeviceFingerprint& device, const std::string& kernel,
@@ -393,30 +639,21 @@ std::optional<TuningRecord> Store::find_tuning(const DeviceFingerprint& device, 
 
 void Store::put_tuning(const DeviceFingerprint& device, const std::string& kernel,
                        const nlohmann::json& params, GlobalSize global, const TuningRecord& record,
-                       double timestamp) {
-    put({EntryKind::tuning, device, kernel, params, size_class(global)}, to_json(record), timestamp);
+                       double timestamp, const std::string& host) {
+    put({EntryKind::tuning, device, kernel, params, size_class(global)}, to_json(record), timestamp, host);
 }
 
 std::size_t Store::merge(const Store& other) {
     std::size_t taken = 0;
     for (const auto& e : other.entries_) {
-        const std::string loose = identity(e.key, false);
         auto it = std::find_if(entries_.begin(), entries_.end(),
-                               [&](const StoreEntry& m) { return identity(m.key, false) == loose; });
-        bool take = false;
-        if (it == entries_.end()) {
-            take = true;
-        } else if (!(it->key.device == e.key.device)) {
-            take = e.timestamp > it->timestamp;  // another driver: the newer recording wins
-        } else if (e.key.kind == EntryKind::tuning) {
-            take = tuning_better(e, *it);
-        } else {
-            take = e.timestamp > it->timestamp;
+                               [&](const StoreEntry& m) { return same_key(m.key, e.key, false); });
+        if (it != entries_.end() && !(it->key.device.driver_version == e.key.device.driver_version)) {
+            // Another driver: the newer recording wins.
+            if (e.timestamp > it->timestamp) taken += absorb(e, false);
+            continue;
         }
-        if (take) {
-            put(e.key, e.payload, e.timestamp);
-            ++taken;
-        }
+        taken += absorb(e, true);
     }
     for (const auto& w : other.warnings_) warnings_.push_back(w);
     return taken;

@@ -2,10 +2,17 @@
 // drivers and schemas, merge semantics, atomic save, default path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "worksize/scheduler/store.hpp"
 
@@ -166,7 +173,7 @@ TEST_F(StoreTest, StaleDriverAndSchemaAreNeverUsed) {
     EXPECT_TRUE(w.empty());
     // Another schema version: stale, ignored, reported.
     std::string text = read(db());
-    const auto pos = text.rfind("\"schema\": 1");  // the top-level one (keys are sorted)
+    const auto pos = text.rfind("\"schema\": 2");  // the top-level one (keys are sorted)
     ASSERT_NE(pos, std::string::npos);
     text.replace(pos, 11, "\"schema\": 99");
     write(db(), text);
@@ -192,9 +199,11 @@ TEST_F(StoreTest, MergeSemantics) {
     b.put_model(other, "matmul", kParams, some_model(4e-12), 1.0);           // new key: taken
     a.put_model(h200("550.00"), "sort", kParams, some_model(1e-12), 100.0);
     b.put_model(h200("565.57"), "sort", kParams, some_model(5e-12), 150.0);  // newer driver entry wins
-    // Through text, as between ranks.
+    // Through text, as between ranks. Changed: matmul's and interp's models (the loser of each
+    // kept as an alternate), matmul's tuning, the new key and the newer driver's sort; interp's
+    // tuning keeps a's record (no host to pool).
     const Store bt = Store::from_text(b.dump(), "rank 1", CorruptPolicy::refuse);
-    EXPECT_EQ(a.merge(bt), 4u);
+    EXPECT_EQ(a.merge(bt), 5u);
     EXPECT_EQ(a.find_model(h200(), "matmul", kParams)->kernel.per_x_s, 2e-12);
     EXPECT_EQ(a.find_model(h200(), "interp", kParams)->kernel.per_x_s, 1e-12);
     EXPECT_EQ(a.find_tuning(h200(), "matmul", kParams, {512, 512})->best, (LocalSize{32, 8}));
@@ -231,9 +240,10 @@ TEST_F(StoreTest, AtomicSaveLeavesNoTempFileAndReplacesContent) {
     s.save();
     s.put_model(h200(), "interp", kParams, some_model(1e-12));
     s.save();
-    const auto names = files();
-    ASSERT_EQ(names.size(), 1u);
-    EXPECT_EQ(names[0], "db.json");
+    auto names = files();
+    std::sort(names.begin(), names.end());
+    // The lock file stays (removing it would race with a writer waiting on it).
+    EXPECT_EQ(names, (std::vector<std::string>{"db.json", "db.json.lock"}));
     EXPECT_EQ(Store::open(db(), CorruptPolicy::refuse).size(), 2u);
     EXPECT_EQ(read(db()), s.dump());
     EXPECT_THROW(Store().save(), Error);
@@ -280,4 +290,251 @@ TEST(StoreFingerprint, FromDeviceInfoAndJson) {
     nlohmann::json huge = to_json(f);
     huge["compute_units"] = std::uint64_t(1) << 32;  // would wrap to 0 in 32 bits
     EXPECT_THROW(fingerprint_from_json(huge), InvalidArgument);
+}
+
+namespace {
+
+/// Sets an environment variable for a scope, restoring it after.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* v = std::getenv(name)) old_ = v;
+        if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+    }
+    ~ScopedEnv() {
+        if (old_) ::setenv(name_, old_->c_str(), 1); else ::unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+DeviceInfo pocl_on(const std::string& host) {
+    DeviceInfo d;
+    d.host = host;
+    d.platform = "Portable Computing Language";
+    d.name = "cpu-haswell";
+    d.vendor = "GenuineIntel";
+    d.driver_version = "5.0";
+    d.compute_units = 2;
+    d.max_work_group_size = 4096;
+    d.max_clock_mhz = 2000;
+    return d;
+}
+
+/// A schema 1 entry as worksize wrote it then (host in the key, no clock, no provenance).
+nlohmann::json schema1_entry(const std::string& host, const std::string& kind, const std::string& kernel,
+                             const std::string& size_class, const nlohmann::json& payload, double t) {
+    nlohmann::json dev = {{"host", host}, {"platform", "Portable Computing Language"}, {"name", "cpu-haswell"},
+                          {"vendor", "GenuineIntel"}, {"driver_version", "5.0"}, {"compute_units", 2},
+                          {"max_work_group_size", 4096}};
+    nlohmann::json j = {{"kind", kind}, {"device", dev}, {"kernel", kernel}, {"params", kParams},
+                        {"size_class", size_class}, {"timestamp", t}, {"schema", 1}, {"payload", payload}};
+    j["checksum"] = "fnv1a64:" + fnv1a64_hex(j.dump());
+    return j;
+}
+
+TuningRecord rec(LocalSize l, double s) { return {l, s, 10, 40, "guided", 1}; }
+
+}  // namespace
+
+TEST(StoreKeys, HostIsProvenanceUnlessPerHost) {
+    {
+        ScopedEnv e("WORKSIZE_DB_PER_HOST", nullptr);
+        EXPECT_FALSE(per_host_keys());
+        // Identical devices on two nodes: one key, without the host; the clock is part of it.
+        EXPECT_EQ(fingerprint_of(pocl_on("nodeA")), fingerprint_of(pocl_on("nodeB")));
+        EXPECT_EQ(fingerprint_of(pocl_on("nodeA")).host, "");
+        EXPECT_EQ(fingerprint_of(pocl_on("nodeA")).max_clock_mhz, 2000u);
+        DeviceInfo faster = pocl_on("nodeA");
+        faster.max_clock_mhz = 3000;
+        EXPECT_FALSE(fingerprint_of(faster) == fingerprint_of(pocl_on("nodeA")));
+        EXPECT_FALSE(fingerprint_matches(fingerprint_of(faster), fingerprint_of(pocl_on("nodeA"))));
+        // A clock not recorded (0: migrated entries) matches any clock.
+        DeviceFingerprint old = fingerprint_of(pocl_on("nodeA"));
+        old.max_clock_mhz = 0;
+        EXPECT_TRUE(fingerprint_matches(old, fingerprint_of(faster)));
+    }
+    for (const char* off : {"0", "no", "false", "off", ""}) {
+        ScopedEnv e("WORKSIZE_DB_PER_HOST", off);
+        EXPECT_FALSE(per_host_keys()) << off;
+    }
+    ScopedEnv e("WORKSIZE_DB_PER_HOST", "1");
+    EXPECT_TRUE(per_host_keys());
+    EXPECT_EQ(fingerprint_of(pocl_on("nodeA")).host, "nodeA");
+    EXPECT_FALSE(fingerprint_of(pocl_on("nodeA")) == fingerprint_of(pocl_on("nodeB")));
+}
+
+TEST_F(StoreTest, IdenticalDevicesMergeInsteadOfOverwriting) {
+    ScopedEnv e("WORKSIZE_DB_PER_HOST", nullptr);
+    const DeviceFingerprint a = fingerprint_of(pocl_on("nodeA")), b = fingerprint_of(pocl_on("nodeB"));
+    Store s(db());
+    // Two identical devices tuned in one run: the faster record is kept, both hosts listed.
+    s.put_tuning(a, "sort", kParams, {1024, 1}, rec({64, 1}, 2e-3), 100.0, "nodeA");
+    s.put_tuning(b, "sort", kParams, {1024, 1}, rec({128, 1}, 1e-3), 101.0, "nodeB");
+    s.put_tuning(a, "quad", kParams, {1024, 1}, rec({32, 1}, 1e-3), 100.0, "nodeA");
+    s.put_tuning(b, "quad", kParams, {1024, 1}, rec({16, 1}, 3e-3), 101.0, "nodeB");
+    // Two models: the newer is used, the other kept as an alternate with its host.
+    s.put_model(a, "matmul", kParams, some_model(1e-12), 100.0, "nodeA");
+    s.save();  // saved between the two devices (as tune does): still combined
+    s.put_model(b, "matmul", kParams, some_model(2e-12), 101.0, "nodeB");
+    s.save();
+    const Store t = Store::open(db(), CorruptPolicy::refuse);
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t.find_tuning(a, "sort", kParams, {1024, 1})->best, (LocalSize{128, 1}));
+    EXPECT_EQ(t.find_tuning(a, "quad", kParams, {1024, 1})->best, (LocalSize{32, 1}));
+    EXPECT_EQ(t.find_model(b, "matmul", kParams)->kernel.per_x_s, 2e-12);
+    for (const auto& en : t.entries()) {
+        EXPECT_EQ(en.hosts, (std::vector<std::string>{"nodeA", "nodeB"})) << en.key.kernel;
+        if (en.key.kernel == "sort") {
+            EXPECT_EQ(en.host, "nodeB");
+        }
+        if (en.key.kernel == "quad") {
+            EXPECT_EQ(en.host, "nodeA");
+        }
+        if (en.key.kernel == "matmul") {
+            EXPECT_EQ(en.host, "nodeB");
+            ASSERT_EQ(en.alternates.size(), 1u);
+            EXPECT_EQ(en.alternates[0].host, "nodeA");
+            EXPECT_EQ(cost_model_from_json(en.alternates[0].payload).kernel.per_x_s, 1e-12);
+        }
+    }
+    // A later run's measurement replaces the entry it read (a re-tune is not merged with the
+    // old result: the old one may be from older code).
+    Store u = Store::open(db());
+    u.put_tuning(a, "sort", kParams, {1024, 1}, rec({256, 1}, 5e-3), 200.0, "nodeA");
+    u.save();
+    const Store v = Store::open(db());
+    EXPECT_EQ(v.find_tuning(a, "sort", kParams, {1024, 1})->best, (LocalSize{256, 1}));
+    EXPECT_EQ(v.size(), 3u);
+}
+
+TEST_F(StoreTest, PerHostKeysKeepOneEntryPerNode) {
+    ScopedEnv e("WORKSIZE_DB_PER_HOST", "1");
+    Store s(db());
+    const DeviceFingerprint a = fingerprint_of(pocl_on("nodeA")), b = fingerprint_of(pocl_on("nodeB"));
+    s.put_tuning(a, "sort", kParams, {1024, 1}, rec({64, 1}, 2e-3), 100.0, "nodeA");
+    s.put_tuning(b, "sort", kParams, {1024, 1}, rec({128, 1}, 1e-3), 101.0, "nodeB");
+    s.save();
+    const Store t = Store::open(db());
+    EXPECT_EQ(t.size(), 2u);
+    EXPECT_EQ(t.find_tuning(a, "sort", kParams, {1024, 1})->best, (LocalSize{64, 1}));
+    EXPECT_EQ(t.find_tuning(b, "sort", kParams, {1024, 1})->best, (LocalSize{128, 1}));
+}
+
+TEST_F(StoreTest, Schema1IsMigratedOnLoadLosingNothing) {
+    ScopedEnv e("WORKSIZE_DB_PER_HOST", nullptr);
+    fs::create_directories(dir_ / "nested");
+    nlohmann::json doc = {{"schema", 1}, {"generator", "worksize"}, {"entries", nlohmann::json::array()}};
+    doc["entries"].push_back(schema1_entry("node1", "tuning", "sort", "x2^10.y2^0", to_json(rec({64, 1}, 2e-3)), 100));
+    doc["entries"].push_back(schema1_entry("node2", "tuning", "sort", "x2^10.y2^0", to_json(rec({128, 1}, 1e-3)), 90));
+    doc["entries"].push_back(schema1_entry("node1", "model", "matmul", "", to_json(some_model(3e-12)), 80));
+    const std::string old = doc.dump(1) + "\n";
+    write(db(), old);
+    Store s = Store::open(db(), CorruptPolicy::refuse);
+    EXPECT_EQ(s.migrated(), 3u);
+    ASSERT_EQ(s.size(), 2u);
+    ASSERT_EQ(s.warnings().size(), 1u);  // said once
+    EXPECT_NE(s.warnings()[0].find("schema 1"), std::string::npos) << s.warnings()[0];
+    // Found for today's fingerprint (no host, a clock): the faster of the two nodes' records.
+    const DeviceFingerprint now = fingerprint_of(pocl_on("node3"));
+    const auto r = s.find_tuning(now, "sort", kParams, {1024, 1});
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->best, (LocalSize{128, 1}));
+    EXPECT_TRUE(s.find_model(now, "matmul", kParams).has_value());
+    for (const auto& en : s.entries())
+        if (en.key.kernel == "sort") {
+            EXPECT_EQ(en.hosts, (std::vector<std::string>{"node1", "node2"}));
+        }
+    // Saving writes schema 2 and keeps the schema 1 file beside it.
+    s.put_model(now, "interp", kParams, some_model(1e-12), 300.0, "node3");
+    s.save();
+    EXPECT_EQ(read(db() + ".schema1"), old);
+    const Store t = Store::open(db(), CorruptPolicy::refuse);
+    EXPECT_EQ(t.migrated(), 0u);
+    EXPECT_EQ(t.size(), 3u);
+    EXPECT_TRUE(t.warnings().empty());
+    // With per-host keys the schema 1 entries stay one per node.
+    write(db(), old);
+    ScopedEnv ph("WORKSIZE_DB_PER_HOST", "1");
+    EXPECT_EQ(Store::open(db(), CorruptPolicy::refuse).size(), 3u);
+}
+
+TEST_F(StoreTest, ConcurrentWritersLoseNothing) {
+    ScopedEnv e("WORKSIZE_DB_PER_HOST", nullptr);
+    const DeviceFingerprint f = fingerprint_of(pocl_on("nodeA"));
+    Store seed(db());
+    seed.put_tuning(f, "old", kParams, {1024, 1}, rec({8, 1}, 1e-3), 50.0, "nodeA");
+    seed.save();
+    // Two writers open the same file, each records its own kernels, and one the same key.
+    Store a = Store::open(db()), b = Store::open(db());
+    a.put_tuning(f, "sort", kParams, {1024, 1}, rec({64, 1}, 2e-3), 100.0, "nodeA");
+    b.put_tuning(f, "quad", kParams, {1024, 1}, rec({32, 1}, 1e-3), 101.0, "nodeB");
+    a.put_tuning(f, "scan", kParams, {1024, 1}, rec({64, 1}, 4e-3), 100.0, "nodeA");
+    b.put_tuning(f, "scan", kParams, {1024, 1}, rec({16, 1}, 3e-3), 101.0, "nodeB");
+    a.save();
+    b.save();
+    const Store t = Store::open(db(), CorruptPolicy::refuse);
+    EXPECT_EQ(t.size(), 4u);
+    for (const char* k : {"old", "sort", "quad", "scan"})
+        EXPECT_TRUE(t.find_tuning(f, k, kParams, {1024, 1}).has_value()) << k;
+    // The key both wrote: combined (the faster record, both hosts), not the last writer's alone.
+    EXPECT_EQ(t.find_tuning(f, "scan", kParams, {1024, 1})->best, (LocalSize{16, 1}));
+    // b's store holds what it wrote (a's entries too).
+    EXPECT_EQ(b.size(), 4u);
+    // A removal is saved the same way, and leaves what others wrote since.
+    Store c = Store::open(db());
+    a.put_tuning(f, "heat", kParams, {1024, 1}, rec({8, 1}, 1e-3), 300.0, "nodeA");
+    a.save();
+    EXPECT_EQ(c.remove_if([](const StoreEntry& en) { return en.key.kernel == "old"; }), 1u);
+    c.save();
+    const Store u = Store::open(db());
+    EXPECT_EQ(u.size(), 4u);
+    EXPECT_FALSE(u.find_tuning(f, "old", kParams, {1024, 1}).has_value());
+    EXPECT_TRUE(u.find_tuning(f, "heat", kParams, {1024, 1}).has_value());
+}
+
+TEST_F(StoreTest, LockHeldElsewhereTimesOutWithAClearError) {
+    fs::create_directories(dir_ / "nested");
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // Another process holding the database's lock.
+        const int fd = ::open((db() + ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+        struct flock fl {};
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        const char ok = (fd >= 0 && ::fcntl(fd, F_SETLK, &fl) == 0) ? 'y' : 'n';
+        (void)!::write(ready[1], &ok, 1);
+        ::sleep(30);
+        ::_exit(0);
+    }
+    char got = 0;
+    ASSERT_EQ(::read(ready[0], &got, 1), 1);
+    ASSERT_EQ(got, 'y');
+    {
+        ScopedEnv t("WORKSIZE_DB_LOCK_TIMEOUT", "0.3");
+        Store s(db());
+        s.put_model(h200(), "matmul", kParams, some_model(1e-12), 100.0);
+        try {
+            s.save();
+            ADD_FAILURE() << "saved while another process held the lock";
+        } catch (const Error& ex) {
+            EXPECT_NE(std::string(ex.what()).find("stayed locked by another process"), std::string::npos) << ex.what();
+            EXPECT_NE(std::string(ex.what()).find("WORKSIZE_DB_LOCK_TIMEOUT"), std::string::npos) << ex.what();
+        }
+        EXPECT_FALSE(fs::exists(db()));
+    }
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    // Released: the save goes through.
+    Store s(db());
+    s.put_model(h200(), "matmul", kParams, some_model(1e-12), 100.0);
+    EXPECT_NO_THROW(s.save());
+    EXPECT_EQ(Store::open(db()).size(), 1u);
 }

@@ -1,13 +1,18 @@
 // The persistent database of calibration models and tuning results: one JSON file (default
 // $WORKSIZE_DB, else $XDG_CACHE_HOME/worksize/db.json, else ~/.cache/worksize/db.json) whose
-// entries are keyed by a device fingerprint, a kernel, its parameters and, for tuning, a
-// global-size class. Every entry carries an FNV-1a checksum, so that a damaged entry is
-// detected and ignored; entries recorded under another driver or schema are stale and never
-// used. Saving is atomic (temporary file + rename); a damaged file is moved aside, never lost.
-// Stores from several ranks are combined with `merge` (the runtime ships `dump()` text).
+// entries are keyed by what decides performance (a device fingerprint without the host, a
+// kernel, its parameters and, for tuning, a global-size class), so that identical devices of
+// several ranks or nodes share one entry; the host that measured it is kept as provenance
+// (WORKSIZE_DB_PER_HOST=1 puts the host back into the key). Every entry carries an FNV-1a
+// checksum, so that a damaged entry is detected and ignored; entries recorded under another
+// driver are stale and never used; schema 1 files are migrated on load. Saving locks
+// `<path>.lock`, re-reads the file, merges this process's new entries into it and replaces it
+// atomically (temporary file + rename), so concurrent writers lose nothing; a damaged file is
+// moved aside, never lost. Stores from several ranks are combined with `merge`.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,11 +25,14 @@
 
 namespace worksize {
 
-/// Version of the file layout; a file or entry with another version is stale.
-inline constexpr int kStoreSchemaVersion = 1;
+/// Version of the file layout. Schema 1 (the host in every key, no provenance) is migrated on
+/// load; any other version is stale.
+inline constexpr int kStoreSchemaVersion = 2;
 
-/// What identifies a device across runs. The driver version is part of it: a model measured
-/// under another driver is stale.
+/// What identifies a device across runs: what decides its performance. The driver version is
+/// part of it (a model measured under another driver is stale). `host` is "" unless per-host
+/// keys are on (per_host_keys()); `max_clock_mhz` 0 is "not recorded" (entries migrated from
+/// schema 1) and matches any clock (fingerprint_matches).
 struct DeviceFingerprint {
     std::string host;
     std::string platform;
@@ -33,10 +41,18 @@ struct DeviceFingerprint {
     std::string driver_version;
     std::uint32_t compute_units = 0;
     std::uint64_t max_work_group_size = 0;
+    std::uint32_t max_clock_mhz = 0;
     bool operator==(const DeviceFingerprint&) const = default;
 };
 
+/// Whether the host is part of database keys: $WORKSIZE_DB_PER_HOST is set to anything but
+/// "", "0", "no", "false" or "off" (per-node entries, like StarPU's STARPU_HOSTNAME).
+bool per_host_keys();
+/// The device's key fingerprint: its host only with per_host_keys().
 DeviceFingerprint fingerprint_of(const DeviceInfo& device);
+/// Whether an entry recorded for `stored` applies to `device`: every field equal, except that a
+/// clock of 0 (not recorded) on either side matches any clock.
+bool fingerprint_matches(const DeviceFingerprint& stored, const DeviceFingerprint& device);
 nlohmann::json to_json(const DeviceFingerprint& f);
 /// @throws InvalidArgument naming the missing or malformed field.
 DeviceFingerprint fingerprint_from_json(const nlohmann::json& j);
@@ -70,11 +86,37 @@ struct StoreKey {
     std::string size_class;                            ///< tuning only ("" for models)
 };
 
+/// A short id of a key (8 hex digits of its checksum), as `worksize db list` shows it.
+std::string entry_id(const StoreKey& key);
+
+/// Another measurement of the same key that is not the one used (cost models: their samples are
+/// not kept, so two models of identical devices cannot be refitted into one; the newer is used
+/// and the others are kept here, newest first, at most kMaxAlternates).
+struct StoreAlternate {
+    std::string host;
+    double timestamp = 0;
+    nlohmann::json payload;
+};
+inline constexpr std::size_t kMaxAlternates = 8;
+
 struct StoreEntry {
     StoreKey key;
     nlohmann::json payload;  ///< to_json(CostModel) or to_json(TuningRecord)
     double timestamp = 0;    ///< seconds since the Unix epoch when it was recorded
+    /// Provenance (not part of the key): the host that measured the payload, and every host
+    /// whose measurement of this key was merged into the entry (sorted, distinct).
+    std::string host;
+    std::vector<std::string> hosts;
+    std::vector<StoreAlternate> alternates;  ///< models only (see StoreAlternate)
 };
+
+/// An entry as the file holds it (with its schema, provenance and checksum).
+nlohmann::json to_json(const StoreEntry& e);
+
+/// The two entries of one key (devices identical up to the clock) combined into one: tuning
+/// keeps the record with the lower time per iteration (equal: the newer); a model keeps the
+/// newer model and the other among the alternates. Hosts are pooled.
+StoreEntry combine_entries(const StoreEntry& a, const StoreEntry& b);
 
 /// What to do with a malformed file or a damaged entry when opening.
 enum class CorruptPolicy {
@@ -110,9 +152,15 @@ public:
     /// The database text (what save() writes).
     std::string dump() const;
 
-    /// Write atomically to path() (creating directories). If the file on disk was found
-    /// malformed, damaged or of another schema, it is first copied to
-    /// `<path>.corrupt-<UTC timestamp>`. @throws Error naming the file on I/O failure.
+    /// Write to path() (creating directories), safe against other writers: take an exclusive
+    /// lock on `<path>.lock` (fcntl; waiting at most $WORKSIZE_DB_LOCK_TIMEOUT seconds, default
+    /// 60), re-read the file, merge into it the entries put, merged or removed since this store
+    /// was opened or last saved (an entry another process wrote meanwhile is combined with ours,
+    /// see combine_entries; one we had loaded is replaced), write a temporary file, rename it
+    /// over the file and unlock; the store then holds what was written. If the file on disk is
+    /// malformed or damaged, it is first copied to `<path>.corrupt-<UTC timestamp>`; a schema 1
+    /// file to `<path>.schema1` (once). @throws Error naming the file on I/O failure or when
+    /// the lock is not had in time.
     void save();
     void save_as(const std::string& path);
 
@@ -130,8 +178,15 @@ public:
     /// for the same device, kernel and parameters is reported and not returned.
     Lookup find(const StoreKey& key) const;
 
-    /// Insert or replace (an entry of the same device under another driver is replaced too).
-    void put(const StoreKey& key, nlohmann::json payload, double timestamp = unix_now());
+    /// Insert or replace (an entry of the same device under another driver is replaced too). An
+    /// entry of the same key that this store put or merged before (an identical device of this
+    /// run, saved or not) is combined with the new one instead (combine_entries). `host`: the
+    /// provenance (the host that measured it).
+    void put(const StoreKey& key, nlohmann::json payload, double timestamp = unix_now(),
+             const std::string& host = {});
+
+    /// Remove the entries for which `pred` is true (saved like puts); returns how many.
+    std::size_t remove_if(const std::function<bool(const StoreEntry&)>& pred);
 
     /// Typed helpers. `warnings` (optional) receives the lookup's messages; a payload that does
     /// not parse is reported there and treated as absent.
@@ -139,27 +194,44 @@ public:
                                         const nlohmann::json& params,
                                         std::vector<std::string>* warnings = nullptr) const;
     void put_model(const DeviceFingerprint& device, const std::string& kernel,
-                   const nlohmann::json& params, const CostModel& model, double timestamp = unix_now());
+                   const nlohmann::json& params, const CostModel& model, double timestamp = unix_now(),
+                   const std::string& host = {});
     std::optional<TuningRecord> find_tuning(const DeviceFingerprint& device, const std::string& kernel,
                                             const nlohmann::json& params, GlobalSize global,
                                             std::vector<std::string>* warnings = nullptr) const;
     void put_tuning(const DeviceFingerprint& device, const std::string& kernel,
                     const nlohmann::json& params, GlobalSize global, const TuningRecord& record,
-                    double timestamp = unix_now());
+                    double timestamp = unix_now(), const std::string& host = {});
 
-    /// Take entries from `other` (e.g. gathered from other ranks). For one key: a model entry
-    /// with a newer timestamp wins; a tuning entry with a lower best_s wins (equal: newer).
-    /// Entries for the same device under different drivers: the newer one wins.
-    /// Returns how many entries were taken from `other`.
+    /// Take entries from `other` (e.g. gathered from other ranks). For one key the two are
+    /// combined (combine_entries: a tuning entry with a lower best_s wins, equal: newer; the
+    /// newer model wins and the other is kept as an alternate). Entries for the same device
+    /// under different drivers: the newer one wins. Returns how many entries changed.
     std::size_t merge(const Store& other);
+
+    /// How many schema 1 entries were migrated when this store was read.
+    std::size_t migrated() const { return migrated_; }
 
 private:
     static Store parse(const std::string& text, const std::string& origin, CorruptPolicy policy,
                        std::string path);
     void note(const std::string& warning, CorruptPolicy policy);
 
+    /// Put `e` in: combined with a fresh entry of its key, else replacing any of its device.
+    /// Returns false when nothing changed.
+    bool absorb(const StoreEntry& e, bool combine_any);
+
     std::string path_;
     std::vector<StoreEntry> entries_;
+    /// Keys (exact identity) put or merged since open/save, keys removed, and the (identity,
+    /// timestamp) of each entry as it was read: what save() merges into the file on disk.
+    /// mine_: every key this store put or merged (a later put of the key combines with it).
+    std::vector<std::string> fresh_;
+    std::vector<std::string> mine_;
+    std::vector<std::string> removed_;
+    std::vector<std::pair<std::string, double>> loaded_;
+    std::size_t migrated_ = 0;
+    bool schema1_on_disk_ = false;
     /// Identity (kind, device, kernel, params, size class) of damaged entries, and why.
     std::vector<std::pair<std::string, std::string>> corrupt_;
     std::vector<std::string> warnings_;
