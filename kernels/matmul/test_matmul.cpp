@@ -37,7 +37,7 @@ JobOptions options(const Shape& s, std::uint64_t iterations = 1) {
 const Shape kShapes[] = {{1, 1, 1}, {17, 17, 17}, {509, 17, 23}, {7, 509, 509}, {48, 30, 1}};
 
 constexpr LocalKind kLocalKinds[] = {LocalKind::null, LocalKind::square, LocalKind::npot,
-                                     LocalKind::wide, LocalKind::tall};
+                                     LocalKind::wide, LocalKind::tall, LocalKind::padded};
 
 // One test per (size, slice count) covers every local kind: a process per test costs PoCL
 // start-up time, so ctest stays quick.
