@@ -208,9 +208,12 @@ TEST(Matmul, BadLocalSizeNamesKernelDeviceAndLocal) {
     a.units = 2;
     a.global = {10, 2};
     a.local = {4, 2};  // does not divide 10
+    SliceSpec spec = job->slice_spec(a);
+    EXPECT_EQ(spec.global, (GlobalSize{12, 2}));  // the slice spec pads to whole groups ...
+    spec.global = {10, 2};                         // ... a launch that does not, the device refuses
     Bytes out;
     try {
-        f.execute(test::first_device(), job->slice_spec(a), job->slice_input(a), out);
+        f.execute(test::first_device(), spec, job->slice_input(a), out);
         FAIL() << "no error";
     } catch (const ClError& e) {
         const std::string what = e.what();
