@@ -211,6 +211,8 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
             ctx.models = &models;
             ctx.split_job = split_job_for(job, k.iterations);
             ctx.split_job.join_margin = k.join_margin;
+            if (request.pad_ndrange)
+                for (const auto& d : devices) ctx.split_job.padding.push_back(split_padding(d, job.descriptor().dims, job.problem()));
             break;
         }
         case StrategyNeeds::measurements: {

@@ -17,6 +17,13 @@ std::string global_text(const GlobalSize& g, int dims) {
 }
 
 namespace {
+/// "3000017" or, padded, "3000017 -> 3000064" (the NDRange as launched).
+std::string slice_global_text(const Assignment& a, int dims) {
+    std::string t = global_text(a.global, dims);
+    if (a.units > 0 && !(a.padded_global == a.global)) t.append(" -> ").append(global_text(a.padded_global, dims));
+    return t;
+}
+
 std::string shape_text(const LocalSize& l, int dims) {
     if (l.is_null()) return "driver";
     if (dims == 1) return "1-D";
@@ -45,6 +52,7 @@ nlohmann::json plan_to_json(const Plan& p, const GlobalSize& size) {
                              {"device_name", a.device_name}, {"share", a.share},
                              {"offset", a.offset},        {"units", a.units},
                              {"global", {a.global.x, a.global.y}},
+                             {"padded_global", {a.padded_global.x, a.padded_global.y}},
                              {"local", {a.local.x, a.local.y}},
                              {"local_rule", a.local_rule}};
         if (a.predicted_s >= 0) aj["predicted_s"] = a.predicted_s;
@@ -72,7 +80,7 @@ std::string plan_table(const Plan& p) {
                                         fmt(a.share * 100, 2),
                                         std::to_string(a.units),
                                         std::to_string(a.offset),
-                                        global_text(a.global, p.dims),
+                                        slice_global_text(a, p.dims),
                                         local_text(a.local, p.dims),
                                         shape_text(a.local, p.dims),
                                         to_string(p.compute_class),
@@ -110,6 +118,7 @@ nlohmann::json result_to_json(const std::string& kernel, const GlobalSize& size,
                                 {"offset", a.offset},
                                 {"units", a.units},
                                 {"global", {a.global.x, a.global.y}},
+                                {"padded_global", {a.padded_global.x, a.padded_global.y}},
                                 {"local", {a.local.x, a.local.y}},
                                 {"done_s", d.done_s},
                                 {"times",

@@ -44,7 +44,7 @@ const Case kCases[] = {
 };
 
 constexpr LocalKind kLocalKinds[] = {LocalKind::null, LocalKind::square, LocalKind::npot,
-                                     LocalKind::wide, LocalKind::tall};
+                                     LocalKind::wide, LocalKind::tall, LocalKind::padded};
 
 // One test per (size, slice count) covers every local kind: a process per test costs PoCL
 // start-up time, so ctest stays quick.

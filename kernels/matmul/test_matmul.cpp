@@ -37,7 +37,7 @@ JobOptions options(const Shape& s, std::uint64_t iterations = 1) {
 const Shape kShapes[] = {{1, 1, 1}, {17, 17, 17}, {509, 17, 23}, {7, 509, 509}, {48, 30, 1}};
 
 constexpr LocalKind kLocalKinds[] = {LocalKind::null, LocalKind::square, LocalKind::npot,
-                                     LocalKind::wide, LocalKind::tall};
+                                     LocalKind::wide, LocalKind::tall, LocalKind::padded};
 
 // One test per (size, slice count) covers every local kind: a process per test costs PoCL
 // start-up time, so ctest stays quick.
@@ -208,9 +208,12 @@ TEST(Matmul, BadLocalSizeNamesKernelDeviceAndLocal) {
     a.units = 2;
     a.global = {10, 2};
     a.local = {4, 2};  // does not divide 10
+    SliceSpec spec = job->slice_spec(a);
+    EXPECT_EQ(spec.global, (GlobalSize{12, 2}));  // the slice spec pads to whole groups ...
+    spec.global = {10, 2};                         // ... a launch that does not, the device refuses
     Bytes out;
     try {
-        f.execute(test::first_device(), job->slice_spec(a), job->slice_input(a), out);
+        f.execute(test::first_device(), spec, job->slice_input(a), out);
         FAIL() << "no error";
     } catch (const ClError& e) {
         const std::string what = e.what();

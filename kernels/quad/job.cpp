@@ -138,7 +138,7 @@ public:
         partials_.resize(old + count);
         if (count) std::memcpy(partials_.data() + old, out.data(), out.size());
         if (count) {
-            const std::uint64_t g = std::max(a.global.x, a.units);
+            const std::uint64_t g = std::max({a.global.x, a.padded_global.x, a.units});
             max_group_ = std::max<std::uint64_t>(max_group_, (g + count - 1) / count);
         }
         runs_.push_back({a.offset, a.units});

@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values<std::uint64_t>(1, 17, 1000, 1023, 509, 65536),
                        ::testing::Values(1, 2, 3),
                        ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
-                                         LocalChoice::one)),
+                                         LocalChoice::one, LocalChoice::padded)),
     [](const auto& info) {
         std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
         s += std::to_string(std::get<0>(info.param));

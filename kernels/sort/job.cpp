@@ -255,10 +255,11 @@ public:
             // Keep the planner's local size: a bucket that is no multiple of it gets an NDRange
             // rounded up (the kernels are grid-stride loops, the extra work-items idle).
             a.global = {a.units, 1};
+            a.padded_global = a.global;
             if (!a.local.is_null() && a.units % a.local.x != 0) {
-                a.global.x = (a.units / a.local.x + 1) * a.local.x;
-                a.note = "bucket of " + std::to_string(a.units) + " items; NDRange rounded up to " +
-                         std::to_string(a.global.x) + " for local size " + std::to_string(a.local.x);
+                a.padded_global.x = (a.units / a.local.x + 1) * a.local.x;
+                a.note = "bucket of " + std::to_string(a.units) + " items; NDRange padded to " +
+                         std::to_string(a.padded_global.x) + " for local size " + std::to_string(a.local.x);
             }
         }
     }

@@ -75,9 +75,11 @@ TEST_P(SortRoundTrip, PartitionSortGatherVerify) {
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < as.size(); ++i) {
         total += as[i].units;
-        EXPECT_GE(as[i].global.x, as[i].units);
+        EXPECT_EQ(as[i].global.x, as[i].units);
+        EXPECT_GE(as[i].padded_global.x, as[i].units);
         if (!as[i].local.is_null()) {
-            EXPECT_EQ(as[i].global.x % as[i].local.x, 0u);
+            EXPECT_EQ(as[i].padded_global.x % as[i].local.x, 0u);
+            EXPECT_LT(as[i].padded_global.x - as[i].units, as[i].local.x);
         }
         EXPECT_EQ(as[i].local, planned[i].local);  // the planner's local size is kept
     }
@@ -92,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values<std::uint64_t>(1, 17, 1000, 1023, 509, 65536),
                        ::testing::Values(1, 2, 3),
                        ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
-                                         LocalChoice::one)),
+                                         LocalChoice::one, LocalChoice::padded)),
     [](const auto& info) {
         std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
         s += std::to_string(std::get<0>(info.param));

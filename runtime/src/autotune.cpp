@@ -63,7 +63,8 @@ LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobOptions options,
 std::vector<CandidateScore> LocalTuner::ranked(int device) const {
     const DeviceInfo& dev = this->device(device);
     KernelLimits limits;  // the device's; kernel-specific limits surface as launch failures
-    auto cands = local_candidates(dev, limits, size(), dims());
+    // The kernels guard their index: candidates divide the padded NDRange the plan launches.
+    auto cands = local_candidates(dev, limits, rule_global(dev, size(), true), dims());
     if (const LocalSize r = proto_->required_local(); !r.is_null()) {
         // The kernel runs only with its required shape: that is the one candidate.
         std::erase_if(cands, [&](const Candidate& c) { return !(c.local == r); });

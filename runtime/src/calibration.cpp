@@ -52,7 +52,11 @@ Sample sample_of(const DeviceRun& run, const KernelJob& job, std::uint64_t itera
     Sample s;
     const double u = double(run.assignment.units);
     s.units = u;
-    s.items = u * sj.ops_per_unit;
+    // The kernel ran on the padded NDRange (Assignment::padded_global): its work is counted.
+    const Assignment& a = run.assignment;
+    const double slice_items = double(a.global.x) * double(a.global.y);
+    const double launched = double(a.padded_global.x) * double(a.padded_global.y);
+    s.items = u * sj.ops_per_unit * (slice_items > 0 && launched > slice_items ? launched / slice_items : 1.0);
     s.bytes_in = u > 0 ? u * sj.bytes_in_per_unit + sj.bytes_in_fixed : 0.0;
     s.bytes_out = u * sj.bytes_out_per_unit;
     s.send_s = run.send_s;

@@ -43,7 +43,16 @@ inline SliceSpec base_slice_spec(const char* kernel, GlobalSize problem, const A
     s.problem = problem;
     s.offset = a.offset;
     s.units = a.units;
-    s.global = a.global;
+    // The sample kernels guard their index: launch the plan's padded NDRange (where it covers
+    // the slice), rounded up to whole groups of the local size (a caller such as the tuner may
+    // have set another local size on the assignment).
+    const bool covers = a.padded_global.x >= a.global.x && a.padded_global.y >= a.global.y;
+    s.global = covers ? a.padded_global : a.global;
+    if (!a.local.is_null() && a.units > 0) {
+        const std::uint64_t ly = a.local.y ? a.local.y : 1;
+        s.global.x = (s.global.x + a.local.x - 1) / a.local.x * a.local.x;
+        s.global.y = (s.global.y + ly - 1) / ly * ly;
+    }
     s.local = a.local;
     s.iterations = iterations;
     return s;

@@ -104,15 +104,17 @@ std::string origin_text(const TuningRecord& r) {
         .append(seconds_text(r.tuned_s)).append(")");
 }
 
-/// Does `local` fit a slice of `global` on `dev` as a uniform launch?
-bool fits(const LocalSize& local, const GlobalSize& global, const DeviceInfo& dev, int dims, std::string* why) {
+/// Does `local` fit a slice of `global` on `dev`: as a uniform launch, or (`pad`: the plan pads
+/// the NDRange to whole groups) within the device's limits?
+bool fits(const LocalSize& local, const GlobalSize& global, const DeviceInfo& dev, int dims, bool pad,
+          std::string* why) {
     auto no = [&](const std::string& w) {
         if (why) *why = w;
         return false;
     };
     if (local.x == 0 || local.y == 0) return no("zero local size");
     if (dims == 1 && local.y != 1) return no("2-D local size for a 1-D kernel");
-    if (global.x % local.x != 0 || global.y % local.y != 0)
+    if (!pad && (global.x % local.x != 0 || global.y % local.y != 0))
         return no("local " + local_text(local) + " does not divide the slice's global (" + std::to_string(global.x) +
                   "," + std::to_string(global.y) + ")");
     if (dev.max_work_group_size && local.x * local.y > dev.max_work_group_size)
@@ -125,8 +127,9 @@ bool fits(const LocalSize& local, const GlobalSize& global, const DeviceInfo& de
 }
 
 /// Does the entry fit the slice? A NULL entry (source "null") fits any.
-bool entry_fits(const TuningRecord& r, const GlobalSize& global, const DeviceInfo& dev, int dims, std::string* why) {
-    return r.source == "null" || fits(r.best, global, dev, dims, why);
+bool entry_fits(const TuningRecord& r, const GlobalSize& global, const DeviceInfo& dev, int dims, bool pad,
+                std::string* why) {
+    return r.source == "null" || fits(r.best, global, dev, dims, pad, why);
 }
 
 /// The tuning entry of the size class nearest to `cls` (sum of |delta log2| per dimension; not
@@ -185,6 +188,10 @@ std::string paper_rule_for(const DeviceInfo& dev, GlobalSize slice, int dims, Pr
     return rule;
 }
 
+bool divides(const LocalSize& l, const GlobalSize& g) {
+    return l.x != 0 && l.y != 0 && g.x % l.x == 0 && g.y % l.y == 0;
+}
+
 /// apply_tuned_locals on a source. For each assignment left on the paper rule although the
 /// device has an entry (of the slice's class, else of the nearest class) that does not fit its
 /// slice, `unfit[device]` is that entry's local size ({0,0} elsewhere).
@@ -206,8 +213,11 @@ void apply_entries(Plan& plan, const std::vector<DeviceInfo>& devices, const Tun
             const SizeClass cls = size_class_of(a.global);
             const std::string cls_text = cls.to_string();
             std::string why;
-            if (rec && entry_fits(*rec, a.global, dev, plan.dims, &why)) {
+            if (rec && entry_fits(*rec, a.global, dev, plan.dims, plan.padded, &why)) {
                 a.local = rec->best;
+                // Padded to whole groups; plan_tuned still re-splits to spare the padding.
+                if (unfit && rec->source != "null" && !divides(rec->best, a.global))
+                    unfit->at(std::size_t(a.device)) = rec->best;
                 a.local_rule = "tuned (db entry " + cls_text + ", " + origin_text(*rec) + ", " +
                                std::to_string(rec->measured) + "/" + std::to_string(rec->candidates) +
                                " measured, " + record_time_text(*rec) + ")";
@@ -217,10 +227,11 @@ void apply_entries(Plan& plan, const std::vector<DeviceInfo>& devices, const Tun
                 std::string best_cls;
                 const auto best = nearest_entry(
                     store, fp, plan.kernel, params, cls,
-                    [&](const TuningRecord& r) { return entry_fits(r, a.global, dev, plan.dims, nullptr); }, best_cls,
-                    warn);
+                    [&](const TuningRecord& r) { return entry_fits(r, a.global, dev, plan.dims, plan.padded, nullptr); },
+                    best_cls, warn);
                 if (best) {
                     a.local = best->best;
+                    if (unfit && !divides(best->best, a.global)) unfit->at(std::size_t(a.device)) = best->best;
                     a.local_rule = "tuned (nearest db entry " + best_cls + " for slice class " + cls_text + ", " +
                                    origin_text(*best) + ", " + record_time_text(*best) + ")";
                     done = true;
@@ -240,9 +251,10 @@ void apply_entries(Plan& plan, const std::vector<DeviceInfo>& devices, const Tun
             // The plan's local size stays (the paper's, unless the plan is a NULL one); say why.
             std::string rule = a.local_rule;
             if (plan.local_policy != LocalPolicy::null)
-                rule = paper_rule_for(dev, a.global, plan.dims, plan.priority, a.local);
+                rule = paper_rule_for(dev, rule_global(dev, a.global, plan.padded), plan.dims, plan.priority, a.local);
             a.local_rule = tuned_fallback_rule(reason, rule);
         }
+        a.padded_global = launch_global(dev, a.global, a.local, plan.dims, plan.padded);
     }
 }
 

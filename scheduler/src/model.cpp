@@ -1,5 +1,6 @@
 // Cost-model fitting, prediction and the split optimiser (see model.hpp and docs/models.md).
 #include "worksize/scheduler/model.hpp"
+#include "worksize/scheduler/planner.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -244,6 +245,17 @@ Prediction predict(const CostModel& model, double units, double items, double by
 // ---------------------------------------------------------------------------------------------
 // Split optimiser
 
+SplitJob::Padding split_padding(const DeviceInfo& dev, int dims, GlobalSize problem) {
+    SplitJob::Padding p;
+    const std::uint64_t q = pad_quantum(dev);
+    if (dims == 1) {
+        p.pad_units = q;
+    } else if (problem.x > 0) {
+        p.pad_scale = double((problem.x + q - 1) / q * q) / double(problem.x);
+    }
+    return p;
+}
+
 namespace {
 
 class Splitter {
@@ -284,7 +296,13 @@ public:
 
     /// `shared`: the device runs with at least one other (its contention factor applies).
     Prediction device_time(std::size_t i, double units, bool shared) const {
-        return predict(models_[i], units, units * job_.ops_per_unit,
+        double launched = units;
+        if (i < job_.padding.size() && units > 0) {
+            const SplitJob::Padding& p = job_.padding[i];
+            const double q = double(std::max<std::uint64_t>(p.pad_units, 1));
+            launched = std::ceil(units / q) * q * p.pad_scale;
+        }
+        return predict(models_[i], units, launched * job_.ops_per_unit,
                        units * job_.bytes_in_per_unit + job_.bytes_in_fixed,
                        units * job_.bytes_out_per_unit, shared);
     }

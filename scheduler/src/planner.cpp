@@ -288,6 +288,28 @@ LocalSize paper_local_2d(const DeviceInfo& dev, GlobalSize global, Priority prio
     return {1, ys.back()};
 }
 
+std::uint64_t pad_quantum(const DeviceInfo& dev) {
+    const std::uint64_t limit = min_known(wg_limit(dev), dev.max_work_item_sizes[0]);
+    std::uint64_t q = 1;
+    while (q < dev.pes_per_cu && q <= limit / 2) q *= 2;
+    return q;
+}
+
+namespace {
+std::uint64_t round_up(std::uint64_t a, std::uint64_t m) { return m <= 1 ? a : (a + m - 1) / m * m; }
+}  // namespace
+
+GlobalSize rule_global(const DeviceInfo& dev, GlobalSize slice, bool pad) {
+    if (pad && slice.x > 0) slice.x = round_up(slice.x, pad_quantum(dev));
+    return slice;
+}
+
+GlobalSize launch_global(const DeviceInfo& dev, GlobalSize slice, LocalSize local, int dims, bool pad) {
+    if (!pad || slice.x == 0 || slice.y == 0) return slice;
+    if (local.is_null()) return rule_global(dev, slice, true);
+    return {round_up(slice.x, local.x), dims == 2 ? round_up(slice.y, local.y) : slice.y};
+}
+
 std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
     std::uint64_t granule = request.granule;
     if (!request.align_1d_to_groups || request.kernel.dims != 1 || request.local_policy == LocalPolicy::null)
@@ -369,6 +391,7 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
     plan.k = !request.weights ? strategy.correction(plan.compute_class) : 1.0;
     plan.local_policy = request.local_policy;
     plan.priority = request.priority.value_or(kd.default_priority);
+    plan.padded = request.pad_ndrange;
 
     std::vector<double> weights;
     if (request.weights) {
@@ -408,6 +431,7 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
         offset += units[i];
         a.share = double(units[i]) / double(total_units);
         a.global = kd.dims == 2 ? GlobalSize{g.x, units[i]} : GlobalSize{units[i], 1};
+        a.padded_global = a.global;
         if (units[i] == 0) {
             a.local = {};
             a.local_rule = "none";
@@ -421,8 +445,11 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
                                       std::to_string(dev.max_work_group_size));
             a.local = kd.dims == 2 ? r : LocalSize{r.x, 1};
             a.local_rule = kRequiredLocalRule;
+            // The runtime launches whole groups of the required shape, whatever the plan pads.
+            a.padded_global = launch_global(dev, a.global, a.local, kd.dims, true);
         } else {
-            a.local = local.local(dev, a.global, kd.dims, plan.priority, a.local_rule);
+            a.local = local.local(dev, rule_global(dev, a.global, plan.padded), kd.dims, plan.priority, a.local_rule);
+            a.padded_global = launch_global(dev, a.global, a.local, kd.dims, plan.padded);
         }
         plan.assignments.push_back(std::move(a));
     }

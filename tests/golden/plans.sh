@@ -22,7 +22,7 @@ for prof in "$src/docs/profiles/paper-2015.json" "$here/hetero.json"; do
             [ -n "$ops" ] && args+=(--ops "$ops")
             line=$("$ws" "${args[@]}" 2>/dev/null |
                    jq -c '{kernel, global, ops, compute_class, k, strategy, priority,
-                           a: [.assignments[] | [.device, .offset, .units, .global, .local, .local_rule]]}') ||
+                           a: [.assignments[] | [.device, .offset, .units, .global, .padded_global, .local, .local_rule]]}') ||
               line="error"
             echo "$(basename "$prof") $kernel $size $strategy $local ${ops:-default} $line" >>"$actual"
           done

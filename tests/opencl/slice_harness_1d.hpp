@@ -11,13 +11,17 @@
 
 namespace worksize::test {
 
-enum class LocalChoice { null, div8, non_pow2, one };
+/// padded: 64 work-items (within the device) whatever the slice, the NDRange padded to whole
+/// groups as the planner pads it (Assignment::padded_global): primes, 1 and slices below one
+/// work-group included.
+enum class LocalChoice { null, div8, non_pow2, one, padded };
 
 inline const char* name(LocalChoice c) {
     switch (c) {
         case LocalChoice::null: return "null";
         case LocalChoice::div8: return "div8";
         case LocalChoice::non_pow2: return "nonpow2";
+        case LocalChoice::padded: return "padded";
         default: return "one";
     }
 }
@@ -26,6 +30,7 @@ inline const char* name(LocalChoice c) {
 inline std::uint64_t pick_local(LocalChoice c, std::uint64_t units, std::uint64_t max_wg) {
     if (units == 0 || c == LocalChoice::null) return 0;
     if (c == LocalChoice::one) return 1;
+    if (c == LocalChoice::padded) return std::min<std::uint64_t>(64, max_wg);
     std::uint64_t best = 1;
     for (std::uint64_t d = 1; d <= std::min(units, max_wg); ++d) {
         if (units % d) continue;
@@ -50,6 +55,8 @@ inline std::vector<Assignment> plan(std::uint64_t n, int slices, LocalChoice c, 
         a.global = {a.units, 1};
         const std::uint64_t lx = pick_local(c, a.units, max_wg);
         a.local = {lx, lx ? 1u : 0u};
+        a.padded_global = a.global;
+        if (lx) a.padded_global.x = (a.units + lx - 1) / lx * lx;
         off += a.units;
         as.push_back(a);
     }

@@ -13,7 +13,9 @@
 
 namespace worksize::test {
 
-enum class LocalKind { null, square, npot, wide, tall };
+/// padded: (16, 4) (within the device) whatever the slice, the NDRange padded to whole groups as
+/// the planner pads it (Assignment::padded_global).
+enum class LocalKind { null, square, npot, wide, tall, padded };
 
 inline const char* to_string(LocalKind k) {
     switch (k) {
@@ -22,6 +24,7 @@ inline const char* to_string(LocalKind k) {
         case LocalKind::npot: return "npot";
         case LocalKind::wide: return "wide";
         case LocalKind::tall: return "tall";
+        case LocalKind::padded: return "padded";
     }
     return "?";
 }
@@ -51,6 +54,7 @@ inline LocalSize pick_local(LocalKind kind, GlobalSize g) {
         case LocalKind::npot: return {npot_divisor(g.x, 24), npot_divisor(g.y, 12)};
         case LocalKind::wide: return {largest_divisor(g.x, max_x), 1};
         case LocalKind::tall: return {1, largest_divisor(g.y, max_y)};
+        case LocalKind::padded: return {std::min<std::uint64_t>(16, max_x), std::min<std::uint64_t>(4, max_y)};
     }
     return {0, 0};
 }
@@ -76,6 +80,10 @@ inline std::vector<Assignment> split(GlobalSize problem, int slices, LocalKind k
         a.units = units;
         a.global = {problem.x, units};
         a.local = units ? pick_local(kind, a.global) : LocalSize{0, 0};
+        a.padded_global = a.global;
+        if (!a.local.is_null())
+            a.padded_global = {(a.global.x + a.local.x - 1) / a.local.x * a.local.x,
+                               (a.global.y + a.local.y - 1) / a.local.y * a.local.y};
         out.push_back(a);
         offset += units;
     }

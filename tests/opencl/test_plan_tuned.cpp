@@ -99,13 +99,21 @@ TEST_F(PlanTuned, RowsRoundedSoThatTheTunedShapesFit) {
 TEST_F(PlanTuned, SmallShareKeptAndAlignedSharesUnchanged) {
     store_entries();
     // 20 rows on dev-a: rounding to 8 would move too much of its share, so it keeps 20 rows and
-    // the paper rule; dev-b's 980 rows already fit (8,4).
+    // runs the tuned (16,8) on them padded to 24; dev-b's 980 rows already fit (8,4).
     const Plan p = plan_tuned(devices_, request({0.02, 0.98}), tuning(), job_->tuning_key());
     EXPECT_EQ(p.assignments[0].units, 20u);
-    EXPECT_EQ(p.assignments[0].local_rule.rfind("paper (no tuned entry: ", 0), 0u) << p.assignments[0].local_rule;
-    EXPECT_NE(p.assignments[0].local_rule.find("x2^8.y2^9, does not fit either"), std::string::npos)
-        << p.assignments[0].local_rule;
+    EXPECT_EQ(p.assignments[0].local, (LocalSize{16, 8}));
+    EXPECT_EQ(p.assignments[0].padded_global.y, 24u);
+    EXPECT_EQ(p.assignments[0].local_rule.rfind("tuned (nearest db entry x2^8.y2^9", 0), 0u) << p.assignments[0].local_rule;
     EXPECT_TRUE(p.assignments[0].note.empty());
+    // A plan that does not pad keeps the paper rule there, and says why.
+    PlanRequest unpadded = request({0.02, 0.98});
+    unpadded.pad_ndrange = false;
+    const Plan u = plan_tuned(devices_, unpadded, tuning(), job_->tuning_key());
+    EXPECT_EQ(u.assignments[0].units, 20u);
+    EXPECT_EQ(u.assignments[0].local_rule.rfind("paper (no tuned entry: ", 0), 0u) << u.assignments[0].local_rule;
+    EXPECT_NE(u.assignments[0].local_rule.find("x2^8.y2^9, does not fit either"), std::string::npos)
+        << u.assignments[0].local_rule;
     EXPECT_EQ(p.assignments[1].units, 980u);
     EXPECT_EQ(p.assignments[1].local, (LocalSize{8, 4}));
     EXPECT_TRUE(p.assignments[1].note.empty());

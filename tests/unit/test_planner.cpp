@@ -452,6 +452,7 @@ TEST(MakePlan, OneDimensionalSortSplitsItems) {
     req.global = {1u << 18, 1};
     req.strategy = "pe-ratio";
     req.align_1d_to_groups = false;  // the paper's rounding: whole items
+    req.pad_ndrange = false;         // and its rule on the slice itself
     const Plan plan = make_plan({quadro(), gts()}, req);
     ASSERT_EQ(plan.assignments.size(), 2u);
     EXPECT_EQ(plan.assignments[0].units + plan.assignments[1].units, 1u << 18);

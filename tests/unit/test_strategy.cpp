@@ -194,8 +194,18 @@ TEST_F(TunedPlanning, AnEntryThatDoesNotDivideReSplitsToItsMultiple) {
               "iterations)");
     EXPECT_EQ(p.assignments[0].note, "rows rounded to a multiple of 8 for the tuned local size");
     EXPECT_EQ(p.assignments[1].note, "rows rounded to a multiple of 4 for the tuned local size");
-    // apply_tuned_locals alone does not re-split: the paper rule stays, saying why.
+    EXPECT_EQ(p.assignments[0].padded_global, p.assignments[0].global);  // whole groups: no padding
+    // apply_tuned_locals alone does not re-split: the entry runs on the slice padded to whole
+    // groups (370 rows -> 376).
     Plan q = make_plan(devs_, request({0.37, 0.63}));
+    apply_tuned_locals(q, devs_, tuning_source(store_), params_);
+    EXPECT_EQ(q.assignments[0].units, 370u);
+    EXPECT_EQ(q.assignments[0].local, (LocalSize{16, 8}));
+    EXPECT_EQ(q.assignments[0].padded_global, (GlobalSize{256, 376}));
+    // A plan that does not pad keeps the paper rule and says why.
+    PlanRequest unpadded = request({0.37, 0.63});
+    unpadded.pad_ndrange = false;
+    q = make_plan(devs_, unpadded);
     apply_tuned_locals(q, devs_, tuning_source(store_), params_);
     EXPECT_EQ(q.assignments[0].units, 370u);
     EXPECT_EQ(q.assignments[0].local_rule,

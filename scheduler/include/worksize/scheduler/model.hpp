@@ -166,7 +166,20 @@ struct SplitJob {
     /// error: a device that would save less than that is more likely to cost time (its fixed
     /// costs, contention with the other ranks) than to save it.
     double join_margin = 0.0;
+    /// Per device (empty: none): the padded geometry its kernel runs on (PlanRequest::pad_ndrange).
+    /// A slice of u units launches ceil(u / pad_units) * pad_units units (1-D: items padded to
+    /// the device's pad quantum), each pad_scale times the work of an unpadded one (2-D: padded
+    /// width / width); the kernel time is predicted for that, the transfers for the u units.
+    struct Padding {
+        std::uint64_t pad_units = 1;
+        double pad_scale = 1.0;
+    };
+    std::vector<Padding> padding;
 };
+
+/// The padding of a `dims`-D problem `problem` on `dev` as the planner pads its slices
+/// (pad_quantum: 1-D items, 2-D the width).
+SplitJob::Padding split_padding(const DeviceInfo& dev, int dims, GlobalSize problem);
 
 struct SplitResult {
     std::vector<std::uint64_t> units;       ///< per device (0: left out)

@@ -69,6 +69,12 @@ struct PlanRequest {
     /// >= the largest PEs per CU) so every slice has a good divisor. The paper rounds to whole
     /// items; set false to reproduce that exactly.
     bool align_1d_to_groups = true;
+    /// The kernels guard their index (`if (gid >= n) return;`), so a slice's NDRange may be
+    /// padded: its x (1-D: items; 2-D: the width) is rounded up to the device's pad quantum
+    /// (pad_quantum) before the local-size rule is applied, and the launch to whole work-groups
+    /// (Assignment::padded_global). The rule then finds a good local size for any slice length,
+    /// primes included. false: the rule on the slice itself, as the paper does.
+    bool pad_ndrange = true;
     /// Per device (empty: none): round that device's units to a multiple of this as well (its
     /// tuned work-group's y for 2-D, x for 1-D), so that its tuned local size divides its slice.
     /// 0 or 1: no constraint. plan_tuned sets it for `--local tuned`.
@@ -80,6 +86,19 @@ struct PlanRequest {
 
 /// Assignment::local_rule of a local size the kernel requires (tuned entries never replace it).
 inline constexpr const char* kRequiredLocalRule = "required by the kernel";
+
+/// The quantum a device's slice is padded to along x: the smallest power of two >= its PEs per
+/// CU within its work-group and work-item limits (1 when nothing is known).
+std::uint64_t pad_quantum(const DeviceInfo& dev);
+
+/// The NDRange the local-size rule sees for a slice `slice` on `dev`: x rounded up to
+/// pad_quantum(dev) when `pad`, else the slice itself.
+GlobalSize rule_global(const DeviceInfo& dev, GlobalSize slice, bool pad);
+
+/// The NDRange a slice is launched with: with `pad`, each dimension rounded up to a multiple of
+/// `local` (only x for 1-D), or x to pad_quantum(dev) for a NULL local size; without, the slice
+/// itself (the local size must then divide it).
+GlobalSize launch_global(const DeviceInfo& dev, GlobalSize slice, LocalSize local, int dims, bool pad);
 
 /// The split granule make_plan uses for `request` over `devices` (see align_1d_to_groups).
 std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRequest& request);

@@ -141,7 +141,11 @@ struct Assignment {
     double share = 0.0;         ///< exact fraction of the global work obtained after rounding
     std::uint64_t offset = 0;   ///< first row (2-D) or item (1-D) of its slice
     std::uint64_t units = 0;    ///< rows (2-D) or items (1-D) in its slice
-    GlobalSize global;          ///< its NDRange
+    GlobalSize global;          ///< its NDRange (the slice: units, or width x units)
+    /// The NDRange as launched: `global` rounded up to whole work-groups of `local` (NULL local:
+    /// x to the device's pad quantum) where the plan pads (Plan::padded); the kernels guard their
+    /// index. Equal to `global` where nothing was padded.
+    GlobalSize padded_global;
     LocalSize local;            ///< its local size ({0,0}: NULL)
     std::string local_rule;     ///< which rule or fallback produced `local`
     double predicted_s = -1.0;  ///< model strategy: predicted time (<0: none)
@@ -159,6 +163,8 @@ struct Plan {
     std::string strategy = "paper";  ///< the split strategy's registered name
     LocalPolicy local_policy = LocalPolicy::paper;
     Priority priority = Priority::x;
+    /// Slices' NDRanges padded for the local-size choice (PlanRequest::pad_ndrange).
+    bool padded = false;
     std::vector<Assignment> assignments;
     double predicted_makespan_s = -1.0;
 };
