@@ -165,6 +165,7 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     if (!k.priority.empty()) r.priority = parse_priority(k.priority);
     r.granule = job.granule();
     r.required_local = job.required_local();
+    r.pad_ndrange = job.guards_index();
     return r;
 }
 

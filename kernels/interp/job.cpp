@@ -109,6 +109,7 @@ public:
         if (iterations_ == 0) throw InvalidArgument("interp: iterations must be at least 1");
     }
 
+    bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "interp";

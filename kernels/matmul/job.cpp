@@ -80,6 +80,7 @@ public:
         if (iterations_ == 0) throw InvalidArgument("matmul: iterations must be at least 1");
     }
 
+    bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "matmul";

@@ -97,6 +97,7 @@ public:
         exact_ = antiderivative(f_.define, b_) - antiderivative(f_.define, a_);
     }
 
+    bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "quad";

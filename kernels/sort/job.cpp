@@ -126,6 +126,7 @@ public:
         if (iterations_ == 0) throw InvalidArgument("sort: iterations must be >= 1");
     }
 
+    bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "sort";

@@ -28,6 +28,7 @@ Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, cons
     r.local_policy = LocalPolicy::paper;
     r.granule = job.granule();
     r.required_local = job.required_local();
+    r.pad_ndrange = job.guards_index();
     std::vector<double> w(devices.size(), 0.0);
     w.at(static_cast<std::size_t>(device)) = 1.0;
     r.weights = w;

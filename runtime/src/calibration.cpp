@@ -98,6 +98,7 @@ PlanRequest request_for(const KernelJob& job, std::uint64_t iterations, LocalPol
     r.local_policy = local;
     if (priority_given) r.priority = priority;
     r.granule = job.granule();
+    r.pad_ndrange = job.guards_index();
     return r;
 }
 

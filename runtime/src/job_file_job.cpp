@@ -244,6 +244,7 @@ public:
         return spec_.dims == 2 ? GlobalSize{spec_.width, spec_.units} : GlobalSize{spec_.units, 1};
     }
     std::uint64_t granule() const override { return data_granule(spec_); }
+    bool guards_index() const override { return true; }  // data kernels guard with `end`
     /// The job's name and a fingerprint of what it runs (source, options, kernels and their
     /// accesses): an edited job file of the same name does not reuse the old entries.
     nlohmann::json tuning_key() const override {

@@ -393,6 +393,7 @@ PlanRequest data_plan_request(const DataJobSpec& s) {
     r.global = s.dims == 2 ? GlobalSize{s.width, s.units} : GlobalSize{s.units, 1};
     r.iterations = s.steps;
     r.granule = data_granule(s);
+    r.pad_ndrange = true;  // the kernels guard with `end` (and rows past the slice are not read back)
     return r;
 }
 

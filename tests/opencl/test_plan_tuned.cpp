@@ -61,6 +61,7 @@ protected:
         r.strategy = "paper";
         r.local_policy = LocalPolicy::tuned;
         r.weights = std::move(weights);
+        r.pad_ndrange = job_->guards_index();  // as the commands plan it
         return r;
     }
 

@@ -58,6 +58,7 @@ TEST(PadQuantum, SmallestPowerOfTwoAtLeastPesWithinTheLimits) {
 TEST(PaddedRule, APrimeSliceGetsTheRuleOfItsPaddedNDRange) {
     const std::vector<DeviceInfo> h200 = profile("h200.json");
     PlanRequest req;
+    req.pad_ndrange = true;  // the sample kernels guard their index
     req.kernel = one_d("sort");
     req.global = {3000017, 1};
     const Plan p = make_plan(h200, req);
@@ -79,6 +80,7 @@ TEST(PaddedRule, APrimeSliceGetsTheRuleOfItsPaddedNDRange) {
 
 TEST(PaddedRule, AlignedSlicesAreNotPadded) {
     PlanRequest req;
+    req.pad_ndrange = true;  // the sample kernels guard their index
     req.kernel = one_d("sort");
     req.global = {1u << 20, 1};
     const Plan p = make_plan(profile("h200-cpu16.json"), req);
@@ -111,6 +113,7 @@ TEST(PaddedRule, AwkwardSizesGetWholeWarpsOnTheH200AndAtLeast8OnTheCpu) {
             for (const char* strategy : {"paper", "even", "pe-ratio"}) {
                 for (LocalPolicy policy : {LocalPolicy::paper, LocalPolicy::tuned}) {
                     PlanRequest req;
+                    req.pad_ndrange = true;  // the sample kernels guard their index
                     req.kernel = c.kernel;
                     req.global = c.global;
                     req.strategy = strategy;
@@ -149,6 +152,7 @@ TEST(PaddedRule, SlicesBelowOneWorkGroupAndOfOneItem) {
     const auto devs = profile("h200-cpu16.json");
     for (std::uint64_t n : {1u, 7u, 100u, 127u, 129u}) {
         PlanRequest req;
+        req.pad_ndrange = true;  // the sample kernels guard their index
         req.kernel = one_d("quad");
         req.global = {n, 1};
         const Plan p = make_plan(devs, req);

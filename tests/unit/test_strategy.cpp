@@ -197,7 +197,9 @@ TEST_F(TunedPlanning, AnEntryThatDoesNotDivideReSplitsToItsMultiple) {
     EXPECT_EQ(p.assignments[0].padded_global, p.assignments[0].global);  // whole groups: no padding
     // apply_tuned_locals alone does not re-split: the entry runs on the slice padded to whole
     // groups (370 rows -> 376).
-    Plan q = make_plan(devs_, request({0.37, 0.63}));
+    PlanRequest padded = request({0.37, 0.63});
+    padded.pad_ndrange = true;  // kernels that guard their index
+    Plan q = make_plan(devs_, padded);
     apply_tuned_locals(q, devs_, tuning_source(store_), params_);
     EXPECT_EQ(q.assignments[0].units, 370u);
     EXPECT_EQ(q.assignments[0].local, (LocalSize{16, 8}));

@@ -75,6 +75,12 @@ public:
     /// default): any. The planner gives it to every device, the tuner has nothing to tune, and
     /// the reports show it with the rule "required by the kernel".
     virtual LocalSize required_local() const { return {}; }
+    /// The job's kernels return early for ids at or past the slice's extent (`if (gid >= n)
+    /// return;`), so the planner may pad each slice's NDRange to whole work-groups
+    /// (PlanRequest::pad_ndrange, Assignment::padded_global) and pick a good local size for any
+    /// slice length; the executor must then launch `padded_global`. Default false: the NDRange
+    /// is the slice's, and the local size divides it (down to 1 for a prime length).
+    virtual bool guards_index() const { return false; }
 
     /// Master: make the seeded inputs.
     virtual void generate() = 0;

@@ -73,8 +73,9 @@ struct PlanRequest {
     /// padded: its x (1-D: items; 2-D: the width) is rounded up to the device's pad quantum
     /// (pad_quantum) before the local-size rule is applied, and the launch to whole work-groups
     /// (Assignment::padded_global). The rule then finds a good local size for any slice length,
-    /// primes included. false: the rule on the slice itself, as the paper does.
-    bool pad_ndrange = true;
+    /// primes included. false (the default, for kernels that do not say they guard): the rule on
+    /// the slice itself, as the paper does. KernelJob::guards_index() says it for a job.
+    bool pad_ndrange = false;
     /// Per device (empty: none): round that device's units to a multiple of this as well (its
     /// tuned work-group's y for 2-D, x for 1-D), so that its tuned local size divides its slice.
     /// 0 or 1: no constraint. plan_tuned sets it for `--local tuned`.
