@@ -254,16 +254,23 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
     return f;
 }
 
-JobFile read_job_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InvalidArgument("job file '" + path + "': cannot read it");
+JobFile parse_job_file(const std::string& text, const std::string& path, const std::string& dir) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(in);
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         throw InvalidArgument("job file '" + path + "': not JSON: " + e.what());
     }
-    return job_file_from_json(j, path, fs::path(path).parent_path().string());
+    return job_file_from_json(j, path, dir);
+}
+
+JobFile read_job_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InvalidArgument("job file '" + path + "': cannot read it");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw InvalidArgument("job file '" + path + "': cannot read it");
+    return parse_job_file(text.str(), path, fs::path(path).parent_path().string());
 }
 
 }  // namespace worksize
