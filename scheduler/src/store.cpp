@@ -220,7 +220,7 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
         s.note("worksize database " + origin + " is corrupt (malformed JSON: " + e.what() +
                    "); ignoring it" + (s.path_.empty() ? "" : ", it will be moved aside on save"),
                policy);

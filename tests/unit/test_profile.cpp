@@ -108,6 +108,17 @@ TEST(Profile, DocumentLevelErrors) {
     EXPECT_THROW(parse_profile("nope"), InvalidArgument);
 }
 
+// Found by the fuzzer (tests/fuzz): a number JSON cannot hold is nlohmann's out_of_range, not a
+// parse_error; it escaped parse_profile unnamed (the CLI said "[json.exception...]", exit 1).
+TEST(Profile, NumberOutOfRangeIsMalformedJson) {
+    json doc = {{"devices", json::array({valid_device()})}};
+    std::string text = doc.dump();
+    const auto at = text.find("13");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 2, "1e400");
+    EXPECT_EQ(error_of(text), "profile p.json: malformed JSON: number overflow parsing '1e400'");
+}
+
 TEST(Profile, UnreadableFile) {
     try {
         load_profile("/nonexistent/dir/profile.json");
