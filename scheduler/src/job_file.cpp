@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "json_depth.hpp"
+
 namespace worksize {
 
 namespace {
@@ -255,6 +257,8 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
 }
 
 JobFile parse_job_file(const std::string& text, const std::string& path, const std::string& dir) {
+    if (const std::string deep = json_depth_problem(text); !deep.empty())
+        throw InvalidArgument("job file '" + path + "': " + deep);
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);

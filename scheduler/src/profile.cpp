@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_depth.hpp"
+
 namespace worksize {
 
 namespace {
@@ -214,6 +216,8 @@ std::vector<DeviceInfo> parse_profile(const std::string& json_text) {
 
 std::vector<DeviceInfo> parse_profile(const std::string& json_text, const std::string& source) {
     const std::string prefix = source.empty() ? "profile: " : "profile " + source + ": ";
+    if (const std::string deep = json_depth_problem(json_text); !deep.empty())
+        throw InvalidArgument(prefix + "malformed JSON: " + deep);
     json doc;
     try {
         doc = json::parse(json_text);

@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "json_depth.hpp"
+
 namespace worksize {
 
 namespace fs = std::filesystem;
@@ -217,6 +219,12 @@ Store Store::from_text(const std::string& text, const std::string& origin, Corru
 Store Store::parse(const std::string& text, const std::string& origin, CorruptPolicy policy,
                    std::string path) {
     Store s(std::move(path));
+    if (const std::string deep = json_depth_problem(text); !deep.empty()) {
+        s.note("worksize database " + origin + " is corrupt (" + deep + "); ignoring it" +
+                   (s.path_.empty() ? "" : ", it will be moved aside on save"),
+               policy);
+        return s;
+    }
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text);

@@ -396,5 +396,25 @@ TEST(JobFile, ReadJobFileRefusesAMissingOrMalformedFile) {
     }
 }
 
+// Found by the fuzzer (tests/fuzz): a job file nested 84,000 levels deep overflowed the stack
+// (nlohmann's copy recurses). Documents deeper than 64 levels are refused before parsing; one of
+// 64 levels still parses (and is refused for its content).
+TEST(JobFile, DeeplyNestedFileIsRefused) {
+    const std::string deep = "{\"name\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    try {
+        (void)parse_job_file(deep, "deep.json", ".");
+        FAIL() << "parsed a file nested 100,001 levels deep";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "job file 'deep.json': nested deeper than 64 levels");
+    }
+    const std::string ok = "{\"name\": " + std::string(63, '[') + std::string(63, ']') + "}";
+    try {
+        (void)parse_job_file(ok, "ok.json", ".");
+        FAIL() << "accepted a job file without a source";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "job file 'ok.json': source: missing 'source'");
+    }
+}
+
 }  // namespace
 }  // namespace worksize
