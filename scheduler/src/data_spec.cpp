@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -240,6 +241,11 @@ void validate(const DataJobSpec& s) {
                     if (a.value != std::floor(a.value) || a.value < lo || a.value > hi)
                         throw InvalidArgument(an + ": " + std::to_string(a.value) + " is not a " + to_string(a.scalar_type));
                 }
+                // (the runtime converts the value to the argument's type: a float must hold it)
+                if (a.kind == ArgKind::scalar &&
+                    (a.scalar_type == ElemType::f32 ? !(std::abs(a.value) <= double(std::numeric_limits<float>::max()))
+                                                    : !std::isfinite(a.value)))
+                    throw InvalidArgument(an + ": " + nlohmann::json(a.value).dump() + " is not a " + to_string(a.scalar_type));
                 continue;
             }
             const BufferDecl& b = s.buffers[std::size_t(a.buffer)];

@@ -2,9 +2,13 @@
 // declaration at a problem size.
 #include "worksize/scheduler/job_file.hpp"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <sstream>
+
+#include "json_depth.hpp"
 
 namespace worksize {
 
@@ -62,6 +66,25 @@ GlobalSize size_of(const nlohmann::json& j, int dims) {
     return {count_of(v[0], "size[0]"), count_of(v[1], "size[1]")};
 }
 
+/// "dims": 1 or 2 (1 when absent); as an integer, never converted from another number.
+int dims_of(const nlohmann::json& j) {
+    if (!j.is_object() || !j.contains("dims")) return 1;
+    const auto& v = j["dims"];
+    if (!v.is_number_integer() || (v.get<std::int64_t>() != 1 && v.get<std::int64_t>() != 2)) fail("dims", "must be 1 or 2");
+    return int(v.get<std::int64_t>());
+}
+
+/// Whether buffer elements of type `t` can hold `v` (what rank 0 stores converts to it).
+bool fits(ElemType t, double v) {
+    switch (t) {
+        case ElemType::f32: return std::abs(v) <= double(std::numeric_limits<float>::max());
+        case ElemType::f64: return std::isfinite(v);
+        case ElemType::i32: return v >= double(INT32_MIN) && v <= double(INT32_MAX);
+        case ElemType::u32: return v >= 0 && v <= double(UINT32_MAX);
+    }
+    return false;
+}
+
 std::string read_text(const fs::path& p, const std::string& field) {
     std::ifstream f(p, std::ios::binary);
     if (!f) fail(field, "cannot read '" + p.string() + "'");
@@ -75,8 +98,7 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
     s.name = need(j, "name", "name").get<std::string>();
     s.source = source;
     s.build_options = j.value("build_options", "");
-    s.dims = j.value("dims", 1);
-    if (s.dims != 1 && s.dims != 2) fail("dims", "must be 1 or 2");
+    s.dims = dims_of(j);
     s.width = s.dims == 2 ? size.x : 1;
     s.units = s.dims == 2 ? size.y : size.x;
     s.steps = 1;
@@ -104,7 +126,8 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
         b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
         if (b.layout == BufferLayout::split) {
             const double p = jb.contains("pitch") ? size_value(jb["pitch"], size, s.dims, f + ".pitch") : 1.0;
-            if (p < 1 || p != double(std::uint64_t(p))) fail(f + ".pitch", "must be a whole number >= 1");
+            if (!(p >= 1 && p < 18446744073709551616.0) || p != std::floor(p))  // (2^64)
+                fail(f + ".pitch", "must be a whole number >= 1");
             b.pitch = std::uint64_t(p);
         } else {
             b.count = count_of(need(jb, "count", f), f + ".count");
@@ -199,8 +222,7 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
         const std::string src = need(j, "source", "source").get<std::string>();
         const fs::path sp = fs::path(src).is_absolute() ? fs::path(src) : fs::path(dir) / src;
         const std::string source = read_text(sp, "source");
-        const int dims = j.value("dims", 1);
-        if (dims != 1 && dims != 2) fail("dims", "must be 1 or 2");
+        const int dims = dims_of(j);
         f.spec = resolve(j, source, size_of(j, dims));
         f.description = j.value("description", "");
         if (j.contains("verify")) f.tolerance = need(j["verify"], "tolerance", "verify").get<double>();
@@ -219,10 +241,15 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
                     in.lo = r[0].get<double>();
                     in.hi = r[1].get<double>();
                     in.seed = ji.contains("seed") ? count_of(ji["seed"], fi + ".seed", 0) : i + 1;
+                    const ElemType t = f.spec.buffers[i].type;
+                    if (!fits(t, in.lo) || !fits(t, in.hi) || !std::isfinite(in.hi - in.lo))
+                        fail(fi + ".random", std::string("[lo, hi] must be within the range of ") + to_string(t));
                 } else if (ji.contains("constant")) {
                     if (!ji["constant"].is_number()) fail(fi + ".constant", "is a number");
                     in.kind = BufferInit::Kind::constant;
                     in.value = ji["constant"].get<double>();
+                    if (!fits(f.spec.buffers[i].type, in.value))
+                        fail(fi + ".constant", ji["constant"].dump() + " does not fit a " + to_string(f.spec.buffers[i].type));
                 } else if (ji.contains("file")) {
                     const fs::path p = fs::path(ji["file"].get<std::string>());
                     in.kind = BufferInit::Kind::file;
@@ -254,16 +281,25 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
     return f;
 }
 
-JobFile read_job_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InvalidArgument("job file '" + path + "': cannot read it");
+JobFile parse_job_file(const std::string& text, const std::string& path, const std::string& dir) {
+    if (const std::string deep = json_depth_problem(text); !deep.empty())
+        throw InvalidArgument("job file '" + path + "': " + deep);
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(in);
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         throw InvalidArgument("job file '" + path + "': not JSON: " + e.what());
     }
-    return job_file_from_json(j, path, fs::path(path).parent_path().string());
+    return job_file_from_json(j, path, dir);
+}
+
+JobFile read_job_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InvalidArgument("job file '" + path + "': cannot read it");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw InvalidArgument("job file '" + path + "': cannot read it");
+    return parse_job_file(text.str(), path, fs::path(path).parent_path().string());
 }
 
 }  // namespace worksize

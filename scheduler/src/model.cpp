@@ -661,6 +661,14 @@ double get_num(const nlohmann::json& j, const char* key, const char* what) {
     return v;
 }
 
+/// A count (points, rejected, samples): a whole number a size_t holds exactly (<= 2^53).
+std::size_t get_count(const nlohmann::json& j, const char* key, const char* what) {
+    const double v = get_num(j, key, what);
+    if (v != std::floor(v) || v > 9007199254740992.0)
+        throw InvalidArgument(std::string(what) + ": field '" + key + "' must be a whole number");
+    return std::size_t(v);
+}
+
 }  // namespace
 
 nlohmann::json to_json(const PhaseModel& p) {
@@ -693,8 +701,8 @@ PhaseModel phase_model_from_json(const nlohmann::json& j) {
     p.per_log_s = j.contains("per_log_s") ? get_num(j, "per_log_s", "phase model") : 0.0;
     p.log_x0 = j.contains("log_x0") ? get_num(j, "log_x0", "phase model") : 0.0;
     p.rms_rel = j.contains("rms_rel") ? get_num(j, "rms_rel", "phase model") : 0.0;
-    p.points = j.contains("points") ? std::size_t(get_num(j, "points", "phase model")) : 0;
-    p.rejected = j.contains("rejected") ? std::size_t(get_num(j, "rejected", "phase model")) : 0;
+    p.points = j.contains("points") ? get_count(j, "points", "phase model") : 0;
+    p.rejected = j.contains("rejected") ? get_count(j, "rejected", "phase model") : 0;
     return p;
 }
 
@@ -702,7 +710,7 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw InvalidArgument("cost model: not a JSON object");
     const double format = j.contains("format") ? get_num(j, "format", "cost model") : 1.0;
     if (format != double(kCostModelFormat))
-        throw InvalidArgument("cost model: stale format " + std::to_string(int(format)) + " (this version reads " +
+        throw InvalidArgument("cost model: stale format " + (j.contains("format") ? j["format"].dump() : "1") + " (this version reads " +
                               std::to_string(kCostModelFormat) +
                               ": host ln term, pinned staging, partial sums as output); recalibrate");
     CostModel m;
@@ -722,7 +730,7 @@ CostModel cost_model_from_json(const nlohmann::json& j) {
     m.host = phase("host");
     m.prepare = phase("prepare");
     m.combine = phase("combine");
-    m.samples = j.contains("samples") ? std::size_t(get_num(j, "samples", "cost model")) : 0;
+    m.samples = j.contains("samples") ? get_count(j, "samples", "cost model") : 0;
     m.contention = j.contains("contention") ? get_num(j, "contention", "cost model") : 1.0;
     if (!(m.contention >= 1.0 && m.contention <= kMaxContention))
         throw InvalidArgument("cost model: contention " + std::to_string(m.contention) + " outside [1, " +

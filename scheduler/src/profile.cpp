@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_depth.hpp"
+
 namespace worksize {
 
 namespace {
@@ -214,6 +216,8 @@ std::vector<DeviceInfo> parse_profile(const std::string& json_text) {
 
 std::vector<DeviceInfo> parse_profile(const std::string& json_text, const std::string& source) {
     const std::string prefix = source.empty() ? "profile: " : "profile " + source + ": ";
+    if (const std::string deep = json_depth_problem(json_text); !deep.empty())
+        throw InvalidArgument(prefix + "malformed JSON: " + deep);
     json doc;
     try {
         doc = json::parse(json_text);
@@ -222,6 +226,11 @@ std::vector<DeviceInfo> parse_profile(const std::string& json_text, const std::s
         if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
         throw InvalidArgument(prefix + "malformed JSON at byte " + std::to_string(e.byte) + ": " +
                               what);
+    } catch (const json::exception& e) {
+        // not a parse_error: a number out of range, e.g. 1e400
+        std::string what = e.what();
+        if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+        throw InvalidArgument(prefix + "malformed JSON: " + what);
     }
     if (!doc.is_object() || !doc.contains("devices"))
         throw InvalidArgument(prefix + "missing \"devices\" array at the top level");

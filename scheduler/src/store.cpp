@@ -19,6 +19,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "json_depth.hpp"
+
 namespace worksize {
 
 namespace fs = std::filesystem;
@@ -370,10 +372,16 @@ Store Store::from_text(const std::string& text, const std::string& origin, Corru
 Store Store::parse(const std::string& text, const std::string& origin, CorruptPolicy policy,
                    std::string path) {
     Store s(std::move(path));
+    if (const std::string deep = json_depth_problem(text); !deep.empty()) {
+        s.note("worksize database " + origin + " is corrupt (" + deep + "); ignoring it" +
+                   (s.path_.empty() ? "" : ", it will be moved aside on save"),
+               policy);
+        return s;
+    }
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
         s.note("worksize database " + origin + " is corrupt (malformed JSON: " + e.what() +
                    "); ignoring it" + (s.path_.empty() ? "" : ", it will be moved aside on save"),
                policy);

@@ -585,6 +585,7 @@ TuningRecord tuning_record_from_json(const nlohmann::json& j) {
         if (!j.contains(k) || !j[k].is_number_unsigned()) fail(std::string("missing or non-integer '") + k + "'");
     r.measured = j["measured"].get<std::size_t>();
     r.candidates = j["candidates"].get<std::size_t>();
+    if (j.contains("strategy") && !j["strategy"].is_string()) fail("'strategy' must be a string");
     r.strategy = j.value("strategy", "");
     if (j.contains("iterations")) {
         if (!j["iterations"].is_number_unsigned() || j["iterations"].get<std::uint64_t>() == 0)

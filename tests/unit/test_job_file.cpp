@@ -396,5 +396,59 @@ TEST(JobFile, ReadJobFileRefusesAMissingOrMalformedFile) {
     }
 }
 
+// Found by the fuzzer under UBSan (tests/fuzz): numbers that the reader or the runtime converted
+// to a type that cannot hold them (undefined behaviour) are refused, naming the field.
+TEST(JobFile, NumbersOutOfTheirTypesRangeAreRefused) {
+    auto j = filter_json();
+    j["dims"] = -9.2e18;
+    EXPECT_REFUSED(j, "dims: must be 1 or 2");
+    j = filter_json();
+    j["dims"] = 2.0;
+    EXPECT_REFUSED(j, "dims: must be 1 or 2");
+    j = filter_json();
+    j["buffers"][0]["pitch"] = "1e300*width";
+    EXPECT_REFUSED(j, "buffers[0].pitch: must be a whole number >= 1");
+    j = filter_json();
+    j["buffers"][0]["pitch"] = 1.8446744073709552e19;
+    EXPECT_REFUSED(j, "buffers[0].pitch: must be a whole number >= 1");
+    j = filter_json();
+    j["buffers"][1]["init"] = {{"constant", 1e300}};
+    EXPECT_REFUSED(j, "buffers[1].init.constant: 1e+300 does not fit a float");
+    j = filter_json();
+    j["buffers"][0]["type"] = "int";
+    j["buffers"][0]["init"] = {{"random", {-1e10, 1}}};
+    EXPECT_REFUSED(j, "buffers[0].init.random: [lo, hi] must be within the range of int");
+    j = filter_json();
+    j["buffers"][0]["type"] = "uint";
+    j["buffers"][0]["init"] = {{"random", {-1, 1}}};
+    EXPECT_REFUSED(j, "buffers[0].init.random: [lo, hi] must be within the range of uint");
+    j = filter_json();
+    j["kernels"][0]["args"][5] = {{"float", 1e300}};
+    EXPECT_REFUSED(j, "1e+300 is not a float");
+    j = filter_json();
+    j["kernels"][0]["args"][5] = {{"float", 3e38}};  // within a float's range
+    EXPECT_EQ(refusal(j), "");
+}
+
+// Found by the fuzzer (tests/fuzz): a job file nested 84,000 levels deep overflowed the stack
+// (nlohmann's copy recurses). Documents deeper than 64 levels are refused before parsing; one of
+// 64 levels still parses (and is refused for its content).
+TEST(JobFile, DeeplyNestedFileIsRefused) {
+    const std::string deep = "{\"name\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    try {
+        (void)parse_job_file(deep, "deep.json", ".");
+        FAIL() << "parsed a file nested 100,001 levels deep";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "job file 'deep.json': nested deeper than 64 levels");
+    }
+    const std::string ok = "{\"name\": " + std::string(63, '[') + std::string(63, ']') + "}";
+    try {
+        (void)parse_job_file(ok, "ok.json", ".");
+        FAIL() << "accepted a job file without a source";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "job file 'ok.json': source: missing 'source'");
+    }
+}
+
 }  // namespace
 }  // namespace worksize

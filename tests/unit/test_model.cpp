@@ -168,6 +168,32 @@ TEST(ModelJson, RoundTrip) {
     EXPECT_THROW(cost_model_from_json(nlohmann::json::array()), InvalidArgument);
 }
 
+// Found by the fuzzer under UBSan (tests/fuzz): counts and a stale format too large for an
+// integer were converted to one (undefined behaviour); they are refused with the field's name.
+TEST(ModelJson, HugeCountsAndFormatAreRefused) {
+    const CostModel m = device(1e-3, 1e-9, 1e-4, 1e-8, 2e-9);
+    auto refusal = [](const nlohmann::json& j) -> std::string {
+        try {
+            (void)cost_model_from_json(j);
+        } catch (const InvalidArgument& e) {
+            return e.what();
+        }
+        return "<accepted>";
+    };
+    nlohmann::json bad = to_json(m);
+    bad["kernel"]["points"] = 1.8446744073709552e19;
+    EXPECT_NE(refusal(bad).find("field 'points' must be a whole number"), std::string::npos) << refusal(bad);
+    bad = to_json(m);
+    bad["send"]["rejected"] = 2.5;
+    EXPECT_NE(refusal(bad).find("field 'rejected' must be a whole number"), std::string::npos) << refusal(bad);
+    bad = to_json(m);
+    bad["samples"] = 1e300;
+    EXPECT_NE(refusal(bad).find("field 'samples' must be a whole number"), std::string::npos) << refusal(bad);
+    bad = to_json(m);
+    bad["format"] = 1e300;
+    EXPECT_NE(refusal(bad).find("stale format 1e+300"), std::string::npos) << refusal(bad);
+}
+
 TEST(ModelJson, LegacyWaveFieldsAreIgnored) {
     // A phase model as databases wrote it before the saw-tooth wave term was removed (from
     // docs/results/issue4-h200-pinned/interp-tuned/db.json): it loads as the plain line.

@@ -108,6 +108,28 @@ TEST(Profile, DocumentLevelErrors) {
     EXPECT_THROW(parse_profile("nope"), InvalidArgument);
 }
 
+// Found by the fuzzer (tests/fuzz): a number JSON cannot hold is nlohmann's out_of_range, not a
+// parse_error; it escaped parse_profile unnamed (the CLI said "[json.exception...]", exit 1).
+TEST(Profile, NumberOutOfRangeIsMalformedJson) {
+    json doc = {{"devices", json::array({valid_device()})}};
+    std::string text = doc.dump();
+    const auto at = text.find("13");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 2, "1e400");
+    EXPECT_EQ(error_of(text), "profile p.json: malformed JSON: number overflow parsing '1e400'");
+}
+
+// Found by the fuzzer (tests/fuzz): nlohmann's copy and dump recurse, so a deeply nested file
+// could overflow the stack; deeper than 64 levels is refused before parsing.
+TEST(Profile, DeeplyNestedIsMalformedJson) {
+    const std::string deep = "{\"devices\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    EXPECT_EQ(error_of(deep), "profile p.json: malformed JSON: nested deeper than 64 levels");
+    // brackets inside strings do not count
+    json doc = {{"devices", json::array({valid_device()})}};
+    doc["devices"][0]["_note"] = std::string(1000, '[');
+    EXPECT_EQ(parse_profile(doc.dump(), "p.json").size(), 1u);
+}
+
 TEST(Profile, UnreadableFile) {
     try {
         load_profile("/nonexistent/dir/profile.json");

@@ -154,6 +154,28 @@ TEST_F(StoreTest, MalformedFileReportedRefusedAndMovedAsideOnSave) {
     EXPECT_EQ(Store::open(db()).warnings().size(), 1u);
 }
 
+// Found by the fuzzer (tests/fuzz): a number JSON cannot hold (1e400) threw nlohmann's
+// out_of_range out of Store::open instead of marking the file corrupt.
+TEST_F(StoreTest, NumberOutOfRangeIsACorruptFile) {
+    const std::string text = "{\"schema\": 1, \"entries\": [{\"timestamp\": 1e400}]}";
+    const Store s = Store::from_text(text, "'x'");
+    ASSERT_EQ(s.warnings().size(), 1u);
+    EXPECT_NE(s.warnings()[0].find("is corrupt (malformed JSON"), std::string::npos) << s.warnings()[0];
+    EXPECT_EQ(s.size(), 0u);
+    EXPECT_THROW(Store::from_text(text, "'x'", CorruptPolicy::refuse), Error);
+}
+
+// Found by the fuzzer (tests/fuzz): an entry's params nested tens of thousands of levels deep
+// made every lookup dump and copy them recursively (minutes, or the stack overflowed). Deeper
+// than 64 levels is a corrupt file.
+TEST_F(StoreTest, DeeplyNestedFileIsCorrupt) {
+    const std::string text = "{\"schema\": 1, \"entries\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    const Store s = Store::from_text(text, "'x'");
+    ASSERT_EQ(s.warnings().size(), 1u);
+    EXPECT_EQ(s.warnings()[0], "worksize database 'x' is corrupt (nested deeper than 64 levels); ignoring it");
+    EXPECT_THROW(Store::from_text(text, "'x'", CorruptPolicy::refuse), Error);
+}
+
 TEST_F(StoreTest, StaleDriverAndSchemaAreNeverUsed) {
     Store s(db());
     s.put_model(h200("550.00"), "matmul", kParams, some_model(2e-12), 100.0);

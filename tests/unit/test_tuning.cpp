@@ -245,6 +245,11 @@ TEST(TuningRecordJson, RoundTripAndValidation) {
     bad = to_json(r);
     bad.erase("measured");
     EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+    // Found by the fuzzer (tests/fuzz): a non-string strategy threw nlohmann's type_error, which
+    // escaped the database's lookups and merge.
+    bad = to_json(r);
+    bad["strategy"] = 0.1;
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
 }
 
 TEST(TuningSearch, GuidedOnSawToothOneDimensional) {

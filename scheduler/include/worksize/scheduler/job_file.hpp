@@ -69,4 +69,8 @@ JobFile read_job_file(const std::string& path);
 /// The same, from JSON already read; `dir` is where relative paths start.
 JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, const std::string& dir);
 
+/// The same, from the file's text: `path` names it in messages. @throws InvalidArgument as
+/// read_job_file (text that is not JSON too).
+JobFile parse_job_file(const std::string& text, const std::string& path, const std::string& dir);
+
 }  // namespace worksize
