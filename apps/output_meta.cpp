@@ -1,20 +1,13 @@
 // The schema, version, host and date of every result the CLI writes.
 #include "output_meta.hpp"
 
-#include <unistd.h>
-
-#include <climits>
 #include <ctime>
+
+#include "worksize/runtime/devices.hpp"
 
 namespace worksize::cli {
 
 namespace {
-
-std::string host_name() {
-    char buf[HOST_NAME_MAX + 1] = {};
-    if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown";
-    return buf;
-}
 
 std::string utc_now() {
     const std::time_t t = std::time(nullptr);

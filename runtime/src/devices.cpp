@@ -51,16 +51,14 @@ DeviceType device_type(cl_device_type t) {
     return DeviceType::other;
 }
 
-/// $WORKSIZE_HOSTNAME when set (emulated nodes, or a batch system's node name; the database
-/// keeps it as provenance, docs/tuning.md), else gethostname.
+}  // namespace
+
 std::string host_name() {
     if (const char* h = std::getenv("WORKSIZE_HOSTNAME"); h && *h) return h;
     char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+    if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown";
     return buf;
 }
-
-}  // namespace
 
 DeviceInfo describe_device(const cl::Device& d, const std::string& platform_name) {
     DeviceInfo info;

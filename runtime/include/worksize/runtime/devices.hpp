@@ -19,6 +19,10 @@ struct LocalDevice {
 /// them is recorded in `pe_source`.
 DeviceInfo describe_device(const cl::Device& device, const std::string& platform_name);
 
+/// This process's host name: $WORKSIZE_HOSTNAME when set (emulated nodes, or a batch system's
+/// node name; the database keeps it as provenance, docs/tuning.md), else gethostname.
+std::string host_name();
+
 /// Cores per SM for an NVIDIA compute capability (e.g. 9.0 -> 128, 3.5 -> 192, 2.1 -> 48, 1.x -> 8);
 /// 0 if unknown.
 unsigned nvidia_cores_per_sm(unsigned major, unsigned minor);
