@@ -30,6 +30,7 @@ void print_devices(const std::vector<DeviceInfo>& devs, bool json, const std::st
 
 int cmd_devices(mpi::Environment& env, const std::vector<std::string>& args) {
     DeviceSelection sel;
+    sel.shared = DeviceSelection::Shared::list;  // list every rank's instance; --allow-shared-device: as a job sees them
     bool json = false, help = false;
     std::string profile;
     po::options_description desc("worksize devices [options]");

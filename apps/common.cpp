@@ -193,12 +193,18 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
     d.add_options()
         ("select", po::value(&sel.spec)->default_value(default_select),
          "which devices each rank drives: auto (one process: all; several ranks: rank 0 is the "
-         "master and the others take their node's devices round-robin), all, or "
-         "RANK=INDEX[+INDEX..][,RANK=..] with indices as `worksize devices` shows them")
+         "master and the k-th other rank of a node takes the node's k-th device), all, or "
+         "RANK=DEVICE[+DEVICE..][,RANK=..] with DEVICE an index as `worksize devices` shows it, a word "
+         "naming one device (gpu, cpu, a vendor or name word) or WORD:N, the word's N-th device (gpu:1)")
         ("filter", po::value(&sel.filter), "only devices whose platform, name or vendor contains this")
         ("master-works", po::bool_switch(&sel.master_works), "rank 0 also drives devices in a job of several ranks")
         ("devices-per-rank", count_value("devices-per-rank", &sel.per_rank, 1),
-         "auto mode: how many of its node's devices each worker rank drives");
+         "auto mode: how many of its node's devices each rank drives; RANK=WORD: how many one word may name")
+        ("allow-shared-device", po::bool_switch()->notifier([&sel](bool on) {
+             if (on) sel.shared = DeviceSelection::Shared::count_once;
+         }),
+         "let ranks of one host drive one GPU or accelerator (refused otherwise): a warning, and the "
+         "device counts once, for the lowest of those ranks");
     return d;
 }
 

@@ -59,7 +59,8 @@ void write_file_checked(const std::string& path, const std::string& option, cons
 /// When `help` was asked for, print `desc` on rank 0 and return true.
 bool show_help(const mpi::Environment& env, const po::options_description& desc, bool help);
 
-/// Options selecting devices (--select, --filter, --master-works).
+/// Options selecting devices (--select, --filter, --master-works, --devices-per-rank,
+/// --allow-shared-device).
 po::options_description selection_options(DeviceSelection& sel, const char* default_select = "auto");
 
 /// Build the cluster (collective); rank 0 runs `master` and then ends every rank with its exit

@@ -38,6 +38,8 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
         };
         if (a == "--select")
             selection.spec = value();
+        else if (a == "--allow-shared-device")
+            selection.shared = DeviceSelection::Shared::count_once;
         else if (a == "--strategy")
             options.strategy = value();
         else if (a == "--local") {
@@ -49,7 +51,7 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
             else if (bad.empty())
                 bad = "--local takes null or paper, not '" + v + "'";
         } else if (a.rfind("--", 0) == 0 && bad.empty())
-            bad = "unknown option '" + a + "' (--select, --strategy, --local)";
+            bad = "unknown option '" + a + "' (--select, --allow-shared-device, --strategy, --local)";
         else
             args.push_back(a);
     }

@@ -8,6 +8,7 @@
 #include "worksize/runtime/devices.hpp"
 #include "worksize/scheduler/log.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace worksize {
@@ -37,6 +38,7 @@ void Cluster::start(const DeviceSelection& sel) {
         for (auto& d : mine) {
             impl_->contexts.emplace(d.info.index, std::make_unique<DeviceContext>(d.device, d.info));
             impl_->devices.push_back(d.info);
+            fault::device_identity(impl_->devices.back());  // test-only: WORKSIZE_FAULT=as-gpu
         }
         msg = wire::inventory_message(rank, host, impl_->devices, std::thread::hardware_concurrency());
     } catch (const std::exception& e) {
@@ -80,6 +82,35 @@ void Cluster::start(const DeviceSelection& sel) {
         if (failure.is_null() && impl_->devices.empty()) {
             failure = nlohmann::json::object();
             wire::put_failure(failure, {"no rank drives an OpenCL device (check --select and --filter)"});
+        }
+        if (failure.is_null()) {
+            // Ranks of one host driving one GPU or accelerator (issue 15): refused, or with
+            // --allow-shared-device counted once (the lowest rank's instance); `devices` lists them.
+            const auto shared = shared_devices(impl_->devices);
+            if (!shared.empty() && sel.shared == DeviceSelection::Shared::refuse) {
+                std::string why = shared.front().text;
+                if (shared.size() > 1) why.append(" (and ").append(std::to_string(shared.size() - 1)).append(" more)");
+                why.append(": run one rank per device (docs/cluster.md) or pass --allow-shared-device");
+                failure = nlohmann::json::object();
+                wire::put_failure(failure, {why, ErrorReason::bad_input});
+            }
+            std::vector<std::size_t> drop;
+            for (const auto& g : shared) {
+                if (sel.shared == DeviceSelection::Shared::list) {
+                    log::warn() << g.text << ": plan, run, calibrate and tune refuse this without --allow-shared-device";
+                } else if (sel.shared == DeviceSelection::Shared::count_once) {
+                    auto line = log::warn();
+                    line << g.text << ": --allow-shared-device: counted once, rank "
+                         << impl_->devices[g.instances.front()].rank << " drives it and rank";
+                    for (std::size_t k = 1; k < g.instances.size(); ++k)
+                        line << (k == 1 ? (g.instances.size() > 2 ? "s " : " ") : ", ")
+                             << impl_->devices[g.instances[k]].rank;
+                    line << " get" << (g.instances.size() > 2 ? "" : "s") << " none of its work";
+                    drop.insert(drop.end(), g.instances.begin() + 1, g.instances.end());
+                }
+            }
+            std::sort(drop.rbegin(), drop.rend());
+            for (auto i : drop) impl_->devices.erase(impl_->devices.begin() + static_cast<std::ptrdiff_t>(i));
         }
         if (failure.is_null())
             for (const auto& w : oversubscribed_nodes(loads)) log::warn(w);

@@ -4,6 +4,7 @@
 #include <CL/cl_ext.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace worksize {
@@ -11,6 +12,13 @@ namespace worksize {
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
 #define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
 #define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#endif
+#ifndef CL_DEVICE_PCI_BUS_ID_NV
+#define CL_DEVICE_PCI_BUS_ID_NV 0x4008
+#define CL_DEVICE_PCI_SLOT_ID_NV 0x4009
+#endif
+#ifndef CL_DEVICE_PCI_DOMAIN_ID_NV
+#define CL_DEVICE_PCI_DOMAIN_ID_NV 0x400A
 #endif
 #ifndef CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD
 #define CL_DEVICE_SIMD_PER_COMPUTE_UNIT_AMD 0x4040
@@ -51,6 +59,32 @@ DeviceType device_type(cl_device_type t) {
     return DeviceType::other;
 }
 
+std::string pci_text(unsigned domain, unsigned bus, unsigned device, unsigned function) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain & 0xffffu, bus & 0xffu, device & 0x1fu, function & 0x7u);
+    return buf;
+}
+
+/// The device's PCI address where the driver tells it, else "" (shared_devices() then compares
+/// device indices).
+std::string pci_bus_id(const cl::Device& d) {
+    cl_device_pci_bus_info_khr khr{};
+    if (has_extension(d, "cl_khr_pci_bus_info") && raw_info(d, CL_DEVICE_PCI_BUS_INFO_KHR, khr))
+        return pci_text(khr.pci_domain, khr.pci_bus, khr.pci_device, khr.pci_function);
+    cl_uint bus = 0, slot = 0, domain = 0;
+    if (has_extension(d, "cl_nv_device_attribute_query") && raw_info(d, CL_DEVICE_PCI_BUS_ID_NV, bus) &&
+        raw_info(d, CL_DEVICE_PCI_SLOT_ID_NV, slot)) {
+        if (!raw_info(d, CL_DEVICE_PCI_DOMAIN_ID_NV, domain)) domain = 0;  // older drivers: no domain
+        return pci_text(domain, bus, slot >> 3, slot & 7u);
+    }
+    cl_device_topology_amd topo{};
+    if (has_extension(d, "cl_amd_device_attribute_query") && raw_info(d, CL_DEVICE_TOPOLOGY_AMD, topo) &&
+        topo.raw.type == CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD)
+        return pci_text(0, static_cast<unsigned char>(topo.pcie.bus), static_cast<unsigned char>(topo.pcie.device),
+                        static_cast<unsigned char>(topo.pcie.function));
+    return {};
+}
+
 }  // namespace
 
 std::string host_name() {
@@ -77,6 +111,7 @@ DeviceInfo describe_device(const cl::Device& d, const std::string& platform_name
         info.local_mem_bytes = d.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
         info.global_mem_bytes = d.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
         info.max_alloc_bytes = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+        info.pci_bus_id = pci_bus_id(d);
 
         // The preferred work-group multiple is a kernel property: ask it of a trivial kernel.
         info.preferred_wg_multiple = 1;

@@ -13,7 +13,8 @@ namespace worksize::fault {
 namespace {
 
 struct InjectedFault {
-    bool execute = false, crash = false, pack_throw = false, inventory_version = false, inventory_garbage = false;
+    bool execute = false, crash = false, pack_throw = false, inventory_version = false, inventory_garbage = false,
+         as_gpu = false;
     std::optional<std::uint64_t> wrong_local;
     std::optional<std::uint64_t> scale_local;
     double scale = 1.0;
@@ -30,6 +31,7 @@ const InjectedFault& injected_fault() {
         f.pack_throw = v == "pack-throw";
         f.inventory_version = v == "inventory-version";
         f.inventory_garbage = v == "inventory-garbage";
+        f.as_gpu = v == "as-gpu";
         if (v.rfind(prefix, 0) == 0) {
             const std::string n = v.substr(prefix.size());
             if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) f.wrong_local = std::stoull(n);
@@ -85,6 +87,12 @@ std::string inventory_text(nlohmann::json msg) {
     if (f.inventory_version) msg["worksize_inventory"] = 999;
     if (f.inventory_garbage) return "{\"worksize_inventory\": 1, \"rank\": ";
     return msg.dump();
+}
+
+void device_identity(DeviceInfo& dev) {
+    if (!injected_fault().as_gpu) return;
+    dev.type = DeviceType::gpu;
+    dev.pci_bus_id = "0000:01:00." + std::to_string(dev.index % 8);
 }
 
 }  // namespace worksize::fault

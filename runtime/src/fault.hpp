@@ -25,5 +25,8 @@ void before_pack();
 /// "inventory-version" / "inventory-garbage": this rank's inventory message (`text`, from
 /// `msg`) is of another version or malformed.
 std::string inventory_text(nlohmann::json msg);
+/// "as-gpu": this rank reports its devices as GPUs with a PCI bus id made from their index
+/// (0000:01:00.<index>), so that ranks of one host emulate two ranks driving one GPU.
+void device_identity(DeviceInfo& dev);
 
 }  // namespace worksize::fault

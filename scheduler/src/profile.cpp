@@ -97,7 +97,7 @@ const std::set<std::string>& known_fields() {
         "driver_version", "preferred_wg_multiple", "max_alloc_bytes", "comment",
         // what `worksize devices --json` (to_json) writes besides
         "host",          "index",            "platform",       "pes_per_cu_source",
-        "total_pes"};
+        "total_pes",     "pci_bus_id"};
     return f;
 }
 
@@ -168,6 +168,7 @@ DeviceInfo read_device(const std::string& prefix, std::size_t i, const json& obj
     d.host = r.has("host") ? r.string("host", false, true) : r.has("node") ? r.string("node", false, true) : "profile";
     d.platform = r.has("platform") ? r.string("platform", false) : "profile";
     d.driver_version = r.string("driver_version", false);
+    d.pci_bus_id = r.string("pci_bus_id", false);
     d.rank = r.small_index("rank", static_cast<int>(i));
     d.index = r.small_index("index", -1);
     d.preferred_wg_multiple = d.type == DeviceType::gpu ? 32 : d.type == DeviceType::cpu ? 8 : 1;
@@ -197,7 +198,8 @@ json to_json(const DeviceInfo& d) {
             {"local_mem_bytes", d.local_mem_bytes},
             {"global_mem_bytes", d.global_mem_bytes},
             {"max_alloc_bytes", d.max_alloc_bytes},
-            {"preferred_wg_multiple", d.preferred_wg_multiple}};
+            {"preferred_wg_multiple", d.preferred_wg_multiple},
+            {"pci_bus_id", d.pci_bus_id}};
 }
 
 DeviceInfo device_from_json(const json& j, const std::string& context) {

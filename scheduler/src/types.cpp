@@ -109,4 +109,41 @@ std::vector<std::string> oversubscribed_nodes(const std::vector<RankLoad>& ranks
     return out;
 }
 
+bool same_device(const DeviceInfo& a, const DeviceInfo& b) {
+    if (a.host != b.host || a.platform != b.platform || a.name != b.name || a.type != b.type) return false;
+    if (!a.pci_bus_id.empty() && !b.pci_bus_id.empty()) return a.pci_bus_id == b.pci_bus_id;
+    return a.pci_bus_id.empty() && b.pci_bus_id.empty() && a.index == b.index;
+}
+
+std::vector<SharedDevice> shared_devices(const std::vector<DeviceInfo>& devices) {
+    std::vector<SharedDevice> out;
+    std::vector<bool> grouped(devices.size(), false);
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const auto& d = devices[i];
+        if (grouped[i] || d.type == DeviceType::cpu) continue;
+        SharedDevice g;
+        g.instances.push_back(i);
+        for (std::size_t j = i + 1; j < devices.size(); ++j)
+            if (!grouped[j] && devices[j].rank != d.rank && same_device(d, devices[j])) {
+                grouped[j] = true;
+                g.instances.push_back(j);
+            }
+        if (g.instances.size() < 2) continue;
+        std::string ranks;
+        for (std::size_t k = 0; k < g.instances.size(); ++k) {
+            if (k > 0) ranks += k + 1 == g.instances.size() ? " and " : ", ";
+            ranks += std::to_string(devices[g.instances[k]].rank);
+        }
+        g.text = "ranks ";
+        g.text.append(ranks).append(" on host ").append(d.host).append(" would drive one device, ");
+        g.text.append(std::to_string(d.index)).append(" '").append(d.name).append("' (").append(to_string(d.type));
+        if (d.pci_bus_id.empty())
+            g.text.append(", no PCI bus id from the driver: the same device index)");
+        else
+            g.text.append(", PCI ").append(d.pci_bus_id).append(")");
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
 }  // namespace worksize

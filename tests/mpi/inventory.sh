@@ -25,9 +25,65 @@ expect_jq '.assignments[0].share == .assignments[1].share' "even: equal shares"
 # Rank 0 can work too; one rank can drive several devices.
 mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel matmul --size 256 --master-works --json; run 120 "${MPMD[@]}"
 expect_jq '[.assignments[].rank] == [0,1,2]' "--master-works: rank 0 drives its device"
-RANK_ENV_1="POCL_DEVICES=pthread,basic" mpmd_cmd "$mpx" "$ws" "2 1" plan --kernel matmul --size 256 --select 1=0+1 --json
+# two_devices ARGS...: rank 0 with a 2-CU device, rank 1 with PoCL's basic and pthread devices
+# (POCL_DEVICES takes a space-separated list, which RANK_ENV_1 cannot hold).
+two_devices() {
+  MPMD=("$mpx" -n 1 env POCL_MAX_PTHREAD_COUNT=2 POCL_CPU_MAX_CU_NUM=2 "$ws" "$@" :
+        -n 1 env POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_NUM=1 "POCL_DEVICES=basic pthread" "$ws" "$@")
+}
+two_devices plan --kernel matmul --size 256 --select 1=0+1 --json
 run 120 "${MPMD[@]}"
 expect_jq '[.assignments[].rank] == [1,1]' "--select 1=0+1: rank 1 drives two devices"
+# Issue 15: a word naming several devices of a rank is refused with the devices listed; WORD:N
+# names one of them.
+two_devices plan --kernel matmul --size 256 --select 1=cpu --json
+run 120 "${MPMD[@]}"
+expect_fail_line 2 "rank 1: --select names device 'cpu' on rank 1, where it matches 2 devices \(0 .* \(cpu\), 1 .* \(cpu\)\): name one, cpu:0 to cpu:1, join several with '\+', or allow 2 with --devices-per-rank 2$" \
+  "--select 1=cpu matching two devices: one line listing them, exit 2"
+two_devices plan --kernel matmul --size 256 --select 1=cpu:1 --json
+run 120 "${MPMD[@]}"
+expect_jq '[.assignments[].rank] == [1] and .assignments[0].device == 0' "--select 1=cpu:1: rank 1 drives one device"
+two_devices devices --select 1=cpu:1 --json
+run 120 "${MPMD[@]}"
+expect_jq '[.devices[] | [.rank, .index]] == [[1, 1]]' "--select 1=cpu:1 is rank 1's device index 1"
+two_devices plan --kernel matmul --size 256 --select 1=cpu --devices-per-rank 2 --json
+run 120 "${MPMD[@]}"
+expect_jq '[.assignments[].rank] == [1,1]' "--select 1=cpu --devices-per-rank 2: rank 1 drives both"
+
+# Issue 15: two ranks of one host driving one GPU. WORKSIZE_FAULT=as-gpu (test-only) makes ranks
+# 1 and 2 report their PoCL device as a GPU at PCI 0000:01:00.0: refused, exit 2, one line.
+for cmd in "plan --kernel quad --size 100000 --json" "run quad --size 100000" "calibrate --kernel quad --sizes 1024"; do
+  # shellcheck disable=SC2086
+  RANK_ENV_1="WORKSIZE_FAULT=as-gpu" RANK_ENV_2="WORKSIZE_FAULT=as-gpu" mpmd_cmd "$mpx" "$ws" "1 1 1" $cmd
+  run 120 "${MPMD[@]}"
+  expect_fail_line 2 "^worksize: error: ranks 1 and 2 on host .* would drive one device, 0 '.*' \(gpu, PCI 0000:01:00.0\): run one rank per device \(docs/cluster.md\) or pass --allow-shared-device$" \
+    "${cmd%% *}: two ranks on one GPU refused, naming the ranks and the device"
+done
+# --allow-shared-device: one warning, and the device counts once (rank 1's instance).
+RANK_ENV_1="WORKSIZE_FAULT=as-gpu" RANK_ENV_2="WORKSIZE_FAULT=as-gpu" mpmd_cmd "$mpx" "$ws" "1 1 1" plan --kernel quad \
+  --size 100000 --allow-shared-device --json
+run 120 "${MPMD[@]}"
+expect_fail_line 0 "^worksize: warning: ranks 1 and 2 on host .* would drive one device, .*: --allow-shared-device: counted once, rank 1 drives it and rank 2 gets none of its work$" \
+  "--allow-shared-device: one warning"
+expect_jq '[.assignments[].rank] == [1] and .assignments[0].share == 1' "--allow-shared-device: the device is in the plan once"
+RANK_ENV_1="WORKSIZE_FAULT=as-gpu" RANK_ENV_2="WORKSIZE_FAULT=as-gpu" mpmd_cmd "$mpx" "$ws" "1 1 1" run quad \
+  --size 100000 --allow-shared-device --json
+run 120 "${MPMD[@]}"
+expect_rc 0 "run --allow-shared-device"
+expect_jq '.verified == true and [.devices[].rank] == [1]' "run --allow-shared-device: verified on rank 1's instance"
+# `devices` lists every rank's instance, with the warning.
+RANK_ENV_1="WORKSIZE_FAULT=as-gpu" RANK_ENV_2="WORKSIZE_FAULT=as-gpu" mpmd_cmd "$mpx" "$ws" "1 1 1" devices --json
+run 120 "${MPMD[@]}"
+expect_fail_line 0 "^worksize: warning: ranks 1 and 2 on host .* would drive one device, .*: plan, run, calibrate and tune refuse this without --allow-shared-device$" \
+  "devices: the shared GPU is named in a warning"
+expect_jq '[.devices[] | [.rank, .type, .pci_bus_id]] == [[0, "cpu", ""], [1, "gpu", "0000:01:00.0"], [2, "gpu", "0000:01:00.0"]]' \
+  "devices: every rank's instance listed, with its PCI bus id"
+# Ranks on two hosts (WORKSIZE_HOSTNAME) with the same PCI address drive two GPUs: no refusal.
+RANK_ENV_1="WORKSIZE_FAULT=as-gpu WORKSIZE_HOSTNAME=n1" RANK_ENV_2="WORKSIZE_FAULT=as-gpu WORKSIZE_HOSTNAME=n2" \
+  mpmd_cmd "$mpx" "$ws" "1 1 1" plan --kernel quad --size 100000 --json
+run 120 "${MPMD[@]}"
+expect_rc 0 "one PCI address on two hosts is two devices"
+expect_jq '[.assignments[].rank] == [1,2]' "both hosts' GPUs in the plan"
 # Messages of a rank other than 0 say which rank wrote them: a bad WORKSIZE_PINNED on rank 1
 # only. --log-level applies on every rank.
 RANK_ENV_1="WORKSIZE_PINNED=maybe" mpmd_cmd "$mpx" "$ws" "1 1" plan --kernel quad --size 100000 --json; run 120 "${MPMD[@]}"

@@ -5,6 +5,7 @@
 //
 // Options it takes out of the command line before `body` sees the rest:
 //   --select SPEC      which devices each rank drives (DeviceSelection::spec; default auto)
+//   --allow-shared-device  ranks of one host may drive one GPU (DeviceSelection::Shared::count_once)
 //   --strategy NAME    the split strategy (default paper)
 //   --local null|paper the local-size policy (default paper)
 // The log's level (worksize/scheduler/log.hpp) comes from WORKSIZE_LOG_LEVEL; a bad value is a

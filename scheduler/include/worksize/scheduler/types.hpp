@@ -89,6 +89,9 @@ struct DeviceInfo {
     std::uint64_t global_mem_bytes = 0;
     std::uint64_t max_alloc_bytes = 0;      ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: unknown)
     std::uint64_t preferred_wg_multiple = 1;
+    /// PCI address "DDDD:BB:DD.F" where the driver gives one (NVIDIA's and AMD's attribute
+    /// queries, cl_khr_pci_bus_info), else "": which physical device this is on its host.
+    std::string pci_bus_id;
 
     std::uint64_t total_pes() const { return std::uint64_t(compute_units) * pes_per_cu; }
 };
@@ -181,5 +184,21 @@ struct RankLoad {
 /// device runs a thread per compute unit, so the ranks' timings would interfere). Nodes whose
 /// core count is unknown are skipped.
 std::vector<std::string> oversubscribed_nodes(const std::vector<RankLoad>& ranks);
+
+/// Whether `a` and `b`, driven by two ranks, are one physical device: the same host, platform,
+/// name and type, and the same PCI bus id where both have one, else the same device index (the
+/// ranks discover their host's devices in one order).
+bool same_device(const DeviceInfo& a, const DeviceInfo& b);
+
+/// A GPU, accelerator or other non-CPU device that several ranks would drive (issue 15).
+struct SharedDevice {
+    std::vector<std::size_t> instances;  ///< positions in the device list, ascending (one per rank)
+    std::string text;  ///< "ranks 1 and 2 on host h would drive one device, 0 'NVIDIA H200' (gpu, PCI 0000:3b:00.0)"
+};
+
+/// The non-CPU devices of `devices` (a job's, in rank order) that more than one rank drives.
+/// CPU devices are left out: ranks of one host share its CPU by design (emulated nodes), and
+/// oversubscribed_nodes() warns when they exceed its cores.
+std::vector<SharedDevice> shared_devices(const std::vector<DeviceInfo>& devices);
 
 }  // namespace worksize
