@@ -131,8 +131,10 @@ std::vector<std::size_t> select_positions(const std::vector<DeviceInfo>& devices
         if (s.instance >= 0) {
             if (static_cast<std::size_t>(s.instance) >= match.size())
                 throw InvalidArgument("--select names device '" + want + "'" + where + ": " +
-                                      std::to_string(match.size()) + " match '" + s.word + "', " + s.word + ":0 to " +
-                                      s.word + ":" + std::to_string(match.size() - 1) + listed);
+                                      std::to_string(match.size()) + " match '" + s.word + "', " + s.word + ":0" +
+                                      (match.size() > 1 ? " to " + s.word + ":" + std::to_string(match.size() - 1)
+                                                        : std::string()) +
+                                      listed);
             match = {match[static_cast<std::size_t>(s.instance)]};
         } else if (!is_index(s.word) && match.size() > per_rank) {
             // One rank per device is the rule: a word that names several is not taken as "all

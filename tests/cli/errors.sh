@@ -23,6 +23,9 @@ run 60 "$ws" run matmul --iterations 0;                expect_fail_line 2 "itera
 run 60 "$ws" run matmul --param k;                     expect_fail_line 2 "param 'k'" "malformed --param"
 run 60 "$ws" run matmul --select 0=7;                  expect_fail_line 2 "device '7'" "--select of a missing device (bad input: usage exit)"
 run 60 "$ws" run matmul --select zz;                   expect_fail_line 2 "select 'zz'" "malformed --select"
+run 60 "$ws" run matmul --select 0=cpu:;               expect_fail_line 2 "invalid --select '0=cpu:'" "WORD: without an instance"
+run 60 "$ws" run matmul --select 0=cpu:4;              expect_fail_line 2 "device 'cpu:4' on rank 0, which has 1 device\(s\): 1 match 'cpu', cpu:0 \(it has: 0 .*\(cpu\)\)$" "cpu:4 on one CPU device"
+run 60 "$ws" plan --kernel quad --select 0=cpu:0 --json; expect_jq '.assignments | length == 1' "cpu:0 names the CPU device"
 
 # Profiles: missing file, malformed JSON, and each bad field names the device and the field.
 run 60 "$ws" plan --kernel matmul --devices "$tmp/none.json"; expect_fail_line 2 "none.json" "missing profile"
