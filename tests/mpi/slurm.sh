@@ -10,7 +10,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
 unset WORKSIZE_DB_PER_HOST WORKSIZE_HOSTNAME SLURM_JOB_ID SLURM_PROCID
 
 run 240 env WORKSIZE_LAUNCH="$mpx -n 3" WORKSIZE="bash $here/emulate_nodes.sh $ws" EMULATED_HOSTS="nodeA nodeA nodeB" \
-  WORKSIZE_DB="$tmp/db.json" OUT="$tmp/out" KERNEL=matmul SIZE=64 \
+  WORKSIZE_DB="$tmp/db.json" OUT="$tmp/out" KERNEL=matmul SIZE=64 FILTER=portable \
   TUNE_ARGS="--iterations 1 --repeats 1 --warmup 0 --budget 0.05 --confirm-top 0 --baseline-runs 0" \
   CALIBRATE_ARGS="--sizes 32,64 --max-repeats 3" RUN_ARGS="--iterations 2" \
   bash "$here/../../cluster/slurm/worksize.sbatch"
