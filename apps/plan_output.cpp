@@ -92,7 +92,7 @@ std::string plan_table(const Plan& p) {
                                         std::to_string(a.offset),
                                         slice_global_text(a, p.dims),
                                         local_text(a.local, p.dims),
-                                        shape_text(a.local, p.dims),
+                                        a.backend != "kernel" ? "library" : shape_text(a.local, p.dims),
                                         to_string(p.compute_class),
                                         fmt(p.k, 2)};
         if (backends) row.push_back(a.backend);

@@ -24,7 +24,9 @@ const char* clblast_missing_text();
 /// buffer allocated. SliceTimes::kernel is the device time of all iterations: per iteration from
 /// a marker enqueued just before CLBlast's commands to the end of the event CLBlast returns (its
 /// last kernel), so that its padding or transposing kernels count too; where the platform gives
-/// markers no profiling times, CLBlast's events alone. The caller has checked the sizes.
+/// markers no profiling times, or times that do not fit (the span shorter than CLBlast's event
+/// or longer than the host's wall time of the calls), CLBlast's events alone. The caller has
+/// checked the sizes.
 /// @throws ClError (a status OpenCL shares), Error naming CLBlast's own status, InvalidArgument
 /// without CLBlast.
 SliceTimes execute_matmul_clblast(DeviceContext& ctx, std::uint64_t rows, std::uint64_t n, std::uint64_t k,
