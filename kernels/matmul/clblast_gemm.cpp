@@ -11,8 +11,13 @@
 #ifdef WORKSIZE_HAVE_CLBLAST
 #include <clblast.h>
 
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 #endif
 
 namespace worksize::detail {
@@ -99,14 +104,59 @@ double end_of(const cl::Event& ev) { return double(ev.getProfilingInfo<CL_PROFIL
 std::mutex warmed_mutex;
 std::set<std::pair<cl_context, cl_device_id>> warmed;
 
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+/// WORKSIZE_CLBLAST_PARAMS: a JSON file of CLBlast kernel parameters, e.g. what CLBlast's tuner
+/// found for a device its database lacks, as {"WORD": {"KERNEL": {"PARAM": value, ...}, ...}, ...}.
+/// Each entry whose WORD the device's name contains (case-insensitive) goes to
+/// clblast::OverrideParameters for single precision before CLBlast's first call on the device.
+void apply_overrides(DeviceContext& ctx, const std::string& where) {
+    const char* path = std::getenv("WORKSIZE_CLBLAST_PARAMS");
+    if (!path || !*path) return;
+    const std::string file = path;
+    auto bad = [&](const std::string& why) {
+        std::string what = "WORKSIZE_CLBLAST_PARAMS '";
+        what.append(file).append("': ").append(why);
+        throw InvalidArgument(what);
+    };
+    std::ifstream in(file);
+    if (!in) bad("cannot read it");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        bad(std::string("not JSON: ") + e.what());
+    }
+    if (!j.is_object()) bad("expected {\"DEVICE WORD\": {\"KERNEL\": {\"PARAMETER\": value, ...}}}");
+    const std::string device = lower(ctx.info().name);
+    for (const auto& [word, kernels] : j.items()) {
+        if (device.find(lower(word)) == std::string::npos) continue;
+        if (!kernels.is_object()) bad("\"" + word + "\" is not an object of kernels");
+        for (const auto& [kernel, params] : kernels.items()) {
+            if (!params.is_object()) bad("\"" + word + "\"." + kernel + " is not an object of parameters");
+            std::unordered_map<std::string, std::size_t> values;
+            for (const auto& [name, v] : params.items()) {
+                if (!v.is_number_unsigned()) bad(word + "." + kernel + "." + name + " is not a non-negative integer");
+                values[name] = v.get<std::size_t>();
+            }
+            check(clblast::OverrideParameters(ctx.device()(), kernel, clblast::Precision::kSingle, values),
+                  "OverrideParameters for " + kernel + " (WORKSIZE_CLBLAST_PARAMS)", where);
+        }
+    }
+}
+
 /// CLBlast compiles its GEMM program on its first call per device (about 1.5 s on NVIDIA): a
-/// 1x1x1 SGEMM does it outside the timing.
+/// 1x1x1 SGEMM does it outside the timing, after WORKSIZE_CLBLAST_PARAMS's parameters are set.
 void warm_up(DeviceContext& ctx, const std::string& where) {
     const auto key = std::make_pair(ctx.context()(), ctx.device()());
     {
         std::lock_guard<std::mutex> lock(warmed_mutex);
         if (warmed.count(key)) return;
     }
+    apply_overrides(ctx, where);
     cl::Buffer one(ctx.context(), CL_MEM_READ_WRITE, 3 * sizeof(float));
     const float zeros[3] = {0, 0, 0};
     cl::CommandQueue& q = ctx.queue();

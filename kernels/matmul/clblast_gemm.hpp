@@ -20,7 +20,8 @@ const char* clblast_missing_text();
 /// One matmul slice with CLBlast: `in` is the slice's rows of A (rows x k) then B (k x n), `out`
 /// gets its rows of C (rows x n), all row-major FP32, computed `iterations` times by
 /// clblast::Gemm<float> on ctx's queue. Outside the timing, CLBlast's program is built (its first
-/// call on a device compiles it: a 1x1x1 SGEMM does that once per device) and its temporary
+/// call on a device compiles it: a 1x1x1 SGEMM does that once per device, after applying the
+/// parameters of WORKSIZE_CLBLAST_PARAMS for the device, docs/user-guide.md) and its temporary
 /// buffer allocated. SliceTimes::kernel is the device time of all iterations: per iteration from
 /// a marker enqueued just before CLBlast's commands to the end of the event CLBlast returns (its
 /// last kernel), so that its padding or transposing kernels count too; where the platform gives

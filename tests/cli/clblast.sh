@@ -55,6 +55,34 @@ expect_jq '.verified == true and ([.devices[].backend] | all(. == "clblast"))' "
 run 60 "$ws" run matmul --size 96 --strategy model --db "$db"
 expect_fail_line 1 "no calibration for kernel matmul" "the kernel finds no model calibrated with CLBlast"
 
+# WORKSIZE_CLBLAST_PARAMS: CLBlast kernel parameters (a tuner's results) for devices by a word of
+# their name. Other valid parameters still verify; a work-group past PoCL's 4096 shows they reach
+# CLBlast; an incomplete set is CLBlast's kMissingOverrideParameter; another device's are ignored.
+pdir=$(mktemp -d)
+direct() { # direct WORD WGD MDIMCD NDIMCD: a complete XgemmDirect set
+  printf '{"%s": {"XgemmDirect": {"KWID":2,"MDIMAD":%s,"MDIMCD":%s,"NDIMBD":%s,"NDIMCD":%s,"PADA":1,"PADB":1,"VWMD":1,"VWND":1,"WGD":%s}}}' \
+    "$1" "$3" "$3" "$4" "$4" "$2"
+}
+direct pthread 32 8 16 >"$pdir/ok.json"; direct PTHREAD 128 64 128 >"$pdir/big.json"
+direct other-device 128 64 128 >"$pdir/other.json"
+echo '{"pthread": {"XgemmDirect": {"WGD": 32}}}' >"$pdir/missing.json"
+echo '{"pthread": [1, 2]}' >"$pdir/bad.json"
+run 300 env WORKSIZE_CLBLAST_PARAMS="$pdir/ok.json" "$ws" run matmul --size 67x23 --backend clblast --json
+expect_jq '.verified == true' "WORKSIZE_CLBLAST_PARAMS: other valid parameters verify"
+run 300 env WORKSIZE_CLBLAST_PARAMS="$pdir/big.json" "$ws" run matmul --size 67x23 --backend clblast
+if [ "$rc" -eq 1 ] && grep -q "CLBlast SGEMM (warm-up) failed (CL_INVALID_WORK_GROUP_SIZE)" "$err"; then
+  ok "WORKSIZE_CLBLAST_PARAMS reach CLBlast (8192 work-items refused)"
+else bad "WORKSIZE_CLBLAST_PARAMS reach CLBlast"; fi
+run 300 env WORKSIZE_CLBLAST_PARAMS="$pdir/other.json" "$ws" run matmul --size 67x23 --backend clblast --json
+expect_jq '.verified == true' "WORKSIZE_CLBLAST_PARAMS: another device's parameters are not applied"
+run 60 env WORKSIZE_CLBLAST_PARAMS="$pdir/missing.json" "$ws" run matmul --size 17 --backend clblast
+expect_fail_line 1 "OverrideParameters for XgemmDirect \(WORKSIZE_CLBLAST_PARAMS\) failed \(kMissingOverrideParameter, -2047\)" \
+  "an incomplete parameter set: CLBlast's status named"
+run 60 env WORKSIZE_CLBLAST_PARAMS="$pdir/bad.json" "$ws" run matmul --size 17 --backend clblast
+expect_fail_line 2 "WORKSIZE_CLBLAST_PARAMS '.*': \"pthread\" is not an object of kernels" "a malformed parameter file"
+run 60 env WORKSIZE_CLBLAST_PARAMS="$pdir/none.json" "$ws" run matmul --size 17 --backend clblast
+expect_fail_line 2 "WORKSIZE_CLBLAST_PARAMS '.*none.json': cannot read it" "a missing parameter file"
+
 # Refusals: one line, exit 2.
 run 60 "$ws" run matmul --size 8 --backend cublas
 expect_fail_line 2 "kernel matmul has no backend 'cublas' \(--backend: kernel, clblast\)" "unknown backend"
