@@ -80,6 +80,8 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
         ("param", po::value(&k.params)->composing(), "kernel parameter KEY=VALUE (single kernel only)")
+        ("backend", po::value(&k.backend),
+         "what runs the slices, as for run (single kernel only): the models are stored per backend")
         ("min-repeats", count_value("min-repeats", &min_repeats, 1), "timed runs per device and size at least")
         ("max-repeats", count_value("max-repeats", &max_repeats, 1),
          "timed runs per device and size at most (stops earlier once the median moves < 2 %)")
@@ -102,6 +104,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     const auto sizes = split_list(sizes_arg);
     if (kernels.size() > 1 && !sizes.empty()) throw InvalidArgument("--sizes needs a single --kernel");
     if (kernels.size() > 1 && !k.params.empty()) throw InvalidArgument("--param needs a single --kernel");
+    if (kernels.size() > 1 && !k.backend.empty()) throw InvalidArgument("--backend needs a single --kernel");
     if (!max_size.empty()) {
         if (kernels.size() > 1) throw InvalidArgument("--max-size needs a single --kernel");
         if (!sizes.empty()) throw InvalidArgument("--max-size caps the adaptive ladder; it does not go with --sizes");

@@ -132,7 +132,8 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         // --local tuned: say where a device ran without a tuned entry (the table shows sizes only).
         if (o.plan.local_policy == LocalPolicy::tuned)
             for (const auto& a : o.plan.assignments)
-                if (a.units > 0 && a.local_rule.rfind("tuned", 0) != 0 && a.local_rule != kRequiredLocalRule)
+                if (a.units > 0 && a.local_rule.rfind("tuned", 0) != 0 && a.local_rule != kRequiredLocalRule &&
+                    a.backend == "kernel")  // a library backend's local size is its own
                     log::warn() << "device " << a.device << " (" << a.device_name
                                 << ") ran without a tuned local size: " << a.local_rule;
         return o.result.verdict.ok ? kOk : kWrong;

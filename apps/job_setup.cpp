@@ -36,6 +36,10 @@ po::options_description kernel_options(KernelArgs& k) {
         ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
         ("param", po::value(&k.params)->composing(), param_help().c_str())
+        ("backend", po::value(&k.backend),
+         "what runs the slices: kernel (the job's own, the default) or a library the kernel offers "
+         "(matmul: clblast), for every device, or per device as DEVICE=NAME[,DEVICE=NAME..] with "
+         "device indices as plans show them (the others: kernel)")
         ("db", po::value(&k.db), "calibration and tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
         ("join-margin", real_value("join-margin", &k.join_margin, 0, 1, Open::high),
          "model strategy: a device gets work only if that cuts the predicted makespan by more than "
@@ -119,6 +123,27 @@ void check_param_keys(const std::string& kernel, const nlohmann::json& params) {
     }
 }
 
+std::string backend_text(const KernelArgs& k) {
+    const auto& f = kernel_job(k.kernel);
+    const BackendChoice c = parse_backends(k.backend);
+    std::vector<std::string> names = {c.all};
+    for (const auto& [device, name] : c.per_device) names.push_back(name);
+    for (const auto& name : names) {
+        if (name == "kernel" || std::find(f.backends.begin(), f.backends.end(), name) != f.backends.end()) continue;
+        std::string valid = "kernel";
+        for (const auto& b : f.backends) valid.append(", ").append(b);
+        throw InvalidArgument("kernel " + k.kernel + " has no backend '" + name + "' (--backend: " + valid + ")");
+    }
+    return c.text();
+}
+
+void check_backend_devices(const KernelArgs& k, std::size_t devices) {
+    const int top = parse_backends(k.backend).max_device();
+    if (top >= 0 && std::size_t(top) >= devices)
+        throw InvalidArgument("--backend names device " + std::to_string(top) + " but the plan has " +
+                              std::to_string(devices) + " device(s), 0.." + std::to_string(devices - 1));
+}
+
 std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
     const auto& f = kernel_job(k.kernel);  // throws InvalidArgument for an unknown kernel
     JobOptions o;
@@ -128,6 +153,8 @@ std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
     o.seed = k.seed;
     o.params = kernel_params(k);
     check_param_keys(k.kernel, o.params);
+    // The backend travels as the job's parameter "backend" (absent for the kernel everywhere).
+    if (const std::string b = backend_text(k); !b.empty()) o.params["backend"] = b;
     return f.make(o);
 }
 
@@ -151,6 +178,8 @@ nlohmann::json model_key(const KernelArgs& k) {
     nlohmann::json params = kernel_params(k);
     for (auto& [key, value] : params.items())
         if (value.is_number_integer()) value = value.get<double>();
+    // A model of one backend does not predict another ("backend" only where it is not the kernel).
+    if (const std::string b = backend_text(k); !b.empty()) params["backend"] = b;
     return model_params_key(params, parse_local_policy(k.local));
 }
 
@@ -171,7 +200,9 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
 
 Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
                 PlanExtras* extras, Database* database) {
-    const auto request = plan_request(k, job);
+    auto request = plan_request(k, job);
+    check_backend_devices(k, devices.size());
+    request.backends = job_backends(job, devices.size());
     Database own(k.db);
     Database& db = database ? *database : own;
     const SplitStrategy& strategy = find_strategy(request.strategy);
@@ -213,7 +244,10 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
             ctx.split_job = split_job_for(job, k.iterations);
             ctx.split_job.join_margin = k.join_margin;
             if (request.pad_ndrange)
-                for (const auto& d : devices) ctx.split_job.padding.push_back(split_padding(d, job.descriptor().dims, job.problem()));
+                for (std::size_t i = 0; i < devices.size(); ++i)  // a library backend's slice is not padded
+                    ctx.split_job.padding.push_back(job.backend(int(i)) == "kernel"
+                                                        ? split_padding(devices[i], job.descriptor().dims, job.problem())
+                                                        : SplitJob::Padding{});
             break;
         }
         case StrategyNeeds::measurements: {
@@ -288,6 +322,7 @@ CalibrationResult calibrate_and_store(Cluster& c, const KernelArgs& k, const std
     }
     o.min_repeats = min_repeats;
     o.max_repeats = max_repeats;
+    check_backend_devices(k, c.devices().size());
     Database own(k.db);
     Database& db = database ? *database : own;
     Store& store = db.store();

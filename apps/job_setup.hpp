@@ -25,6 +25,7 @@ struct KernelArgs {
     std::string priority;
     std::uint64_t seed = 1;
     std::vector<std::string> params;
+    std::string backend;  ///< --backend: NAME or DEVICE=NAME[,..] (parse_backends); "": the kernel
     std::string db;  ///< calibration/tuning database path ("": the default)
     double join_margin = 0.10;  ///< model strategy: a device joins only for a larger predicted gain
     FitLimits fit_limits;       ///< model fits above these errors are not trusted (calibrate warns)
@@ -52,6 +53,11 @@ nlohmann::json kernel_params(const KernelArgs& k);
 /// Refuse a key the kernel's factory does not declare (KernelJobFactory::params), naming the
 /// valid ones; a factory that declares none takes any key.
 void check_param_keys(const std::string& kernel, const nlohmann::json& params);
+/// --backend's canonical text (BackendChoice::text(): "" for the kernel everywhere), its names
+/// checked against the kernel's backends. Throws InvalidArgument naming the valid ones.
+std::string backend_text(const KernelArgs& k);
+/// Refuse a --backend that names a device the plan does not have.
+void check_backend_devices(const KernelArgs& k, std::size_t devices);
 /// The database path: --db, else the default (WORKSIZE_DB, XDG cache, ~/.cache).
 std::string db_path(const KernelArgs& k);
 /// The job's parsed --size, and a maker of jobs of these options at any size and iterations.

@@ -52,6 +52,7 @@ std::string kernels_usage() {
         const auto& f = kernel_job(name);
         out += "  " + name + std::string(name.size() < 9 ? 9 - name.size() : 1, ' ') + f.description + '\n';
         for (const auto& p : f.params) out += "           --param " + p.key + "=...: " + p.help + '\n';
+        if (!f.backends.empty()) out += "           --backend: kernel (default), " + join(f.backends, ", ", ", ") + '\n';
     }
     return out;
 }

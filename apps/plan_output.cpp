@@ -24,6 +24,13 @@ std::string slice_global_text(const Assignment& a, int dims) {
     return t;
 }
 
+/// Whether a device's slice runs in a library backend: the tables then get a "backend" column.
+bool any_library(const std::vector<Assignment>& as) {
+    for (const auto& a : as)
+        if (a.backend != "kernel") return true;
+    return false;
+}
+
 std::string shape_text(const LocalSize& l, int dims) {
     if (l.is_null()) return "driver";
     if (dims == 1) return "1-D";
@@ -54,7 +61,8 @@ nlohmann::json plan_to_json(const Plan& p, const GlobalSize& size) {
                              {"global", {a.global.x, a.global.y}},
                              {"padded_global", {a.padded_global.x, a.padded_global.y}},
                              {"local", {a.local.x, a.local.y}},
-                             {"local_rule", a.local_rule}};
+                             {"local_rule", a.local_rule},
+                             {"backend", a.backend}};
         if (a.predicted_s >= 0) aj["predicted_s"] = a.predicted_s;
         if (!a.note.empty()) aj["note"] = a.note;
         j["assignments"].push_back(aj);
@@ -71,6 +79,8 @@ std::string plan_table(const Plan& p) {
     const bool predicted = p.predicted_makespan_s >= 0;
     std::vector<std::string> head = {"device", "rank", "share %", p.dims == 2 ? "rows" : "items", "offset",
                                      "global", "local", "shape", "class", "k"};
+    const bool backends = any_library(p.assignments);
+    if (backends) head.push_back("backend");
     if (predicted) head.push_back("predicted ms");
     head.push_back("rule / note");
     Table t(head);
@@ -82,9 +92,10 @@ std::string plan_table(const Plan& p) {
                                         std::to_string(a.offset),
                                         slice_global_text(a, p.dims),
                                         local_text(a.local, p.dims),
-                                        shape_text(a.local, p.dims),
+                                        a.backend != "kernel" ? "library" : shape_text(a.local, p.dims),
                                         to_string(p.compute_class),
                                         fmt(p.k, 2)};
+        if (backends) row.push_back(a.backend);
         if (predicted) row.push_back(a.predicted_s >= 0 ? fmt_ms(a.predicted_s) : "-");
         // An idle device: why it has no work; else the local-size rule, and a note beside it.
         row.push_back(a.units == 0 || a.note.empty() ? (a.note.empty() ? a.local_rule : a.note)
@@ -120,6 +131,7 @@ nlohmann::json result_to_json(const std::string& kernel, const GlobalSize& size,
                                 {"global", {a.global.x, a.global.y}},
                                 {"padded_global", {a.padded_global.x, a.padded_global.y}},
                                 {"local", {a.local.x, a.local.y}},
+                                {"backend", a.backend},
                                 {"done_s", d.done_s},
                                 {"times",
                                  {{"send", d.send_s},
@@ -132,13 +144,21 @@ nlohmann::json result_to_json(const std::string& kernel, const GlobalSize& size,
 }
 
 std::string result_table(const Plan& p, const JobResult& r) {
-    Table t({"device", "rank", "share %", "global", "local", "send ms", "h2d ms", "kernel ms", "d2h ms", "recv ms",
-             "done ms"});
+    // A "backend" column after "local" where some device's slice runs in a library.
+    const bool backends = any_library(p.assignments);
+    std::vector<std::string> head = {"device", "rank", "share %", "global", "local"};
+    if (backends) head.push_back("backend");
+    for (const char* h : {"send ms", "h2d ms", "kernel ms", "d2h ms", "recv ms", "done ms"}) head.push_back(h);
+    Table t(head);
     for (const auto& d : r.devices) {
         const auto& a = d.assignment;
-        t.add({std::to_string(a.device) + ": " + a.device_name, std::to_string(a.rank), fmt(a.share * 100, 2),
-               global_text(a.global, p.dims), local_text(a.local, p.dims), fmt_ms(d.send_s), fmt_ms(d.times.h2d),
-               fmt_ms(d.times.kernel), fmt_ms(d.times.d2h), fmt_ms(d.recv_s), fmt_ms(d.done_s)});
+        std::vector<std::string> row = {std::to_string(a.device) + ": " + a.device_name, std::to_string(a.rank),
+                                        fmt(a.share * 100, 2), global_text(a.global, p.dims),
+                                        local_text(a.local, p.dims)};
+        if (backends) row.push_back(a.backend);
+        for (const double v : {d.send_s, d.times.h2d, d.times.kernel, d.times.d2h, d.recv_s, d.done_s})
+            row.push_back(fmt_ms(v));
+        t.add(row);
     }
     std::ostringstream os;
     os << t.str();

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "clblast_gemm.hpp"
 #include "job_util.hpp"
 #include "sample_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
@@ -66,6 +67,22 @@ std::uint64_t slice_rows(std::uint64_t m, std::uint64_t offset, std::uint64_t un
     return std::min(units * kWpt, m - first);
 }
 
+/// The job's backends (the "backend" parameter, BackendChoice's text): "kernel" (matmul.cl) or
+/// "clblast" (CLBlast's SGEMM; refused in a build without CLBlast).
+BackendChoice matmul_backends(const nlohmann::json& params) {
+    if (!params.is_object() || !params.contains("backend")) return {};
+    const auto& v = params.at("backend");
+    if (!v.is_string()) throw InvalidArgument("matmul: parameter 'backend' must be a string, got " + v.dump());
+    BackendChoice c = parse_backends(v.get<std::string>());
+    std::vector<std::string> names = {c.all};
+    for (const auto& [device, name] : c.per_device) names.push_back(name);
+    for (const auto& name : names)
+        if (name != "kernel" && name != "clblast")
+            throw InvalidArgument("matmul has no backend '" + name + "' (valid: kernel, clblast)");
+    if (c.uses("clblast") && !clblast_available()) throw InvalidArgument(clblast_missing_text());
+    return c;
+}
+
 class MatmulJob final : public KernelJob {
 public:
     explicit MatmulJob(const JobOptions& o)
@@ -73,7 +90,8 @@ public:
           m_(o.size.y),
           k_(param_u64(o.params, "k", o.size.x)),
           iterations_(o.iterations),
-          seed_(o.seed) {
+          seed_(o.seed),
+          backends_(matmul_backends(o.params)) {
         require_positive_int("N (columns)", n_);
         require_positive_int("M (rows)", m_);
         require_positive_int("K", k_);
@@ -81,6 +99,7 @@ public:
     }
 
     bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
+    std::string backend(int device) const override { return backends_.of(device); }
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "matmul";
@@ -112,12 +131,16 @@ public:
     SliceSpec slice_spec(const Assignment& a) const override {
         SliceSpec s = base_slice_spec("matmul", problem(), a, iterations_);
         s.params = {{"m", m_}, {"n", n_}, {"k", k_}, {"wpt", kWpt}};
+        if (backend(a.device) != "kernel") s.params["backend"] = backend(a.device);
         return s;
     }
 
     /// Entries are per depth class: K as "2^floor(log2 K)", beside the work per thread.
+    /// A backend other than the kernel is part of the key ("backend": BackendChoice::text()).
     nlohmann::json tuning_key() const override {
-        return {{"k", "2^" + std::to_string(std::bit_width(k_) - 1)}, {"wpt", kWpt}};
+        nlohmann::json key = {{"k", "2^" + std::to_string(std::bit_width(k_) - 1)}, {"wpt", kWpt}};
+        if (const std::string b = backends_.text(); !b.empty()) key["backend"] = b;
+        return key;
     }
 
     Bytes slice_input(const Assignment& a) const override {
@@ -220,6 +243,7 @@ private:
     }
 
     std::uint64_t n_, m_, k_, iterations_, seed_;
+    BackendChoice backends_;
     std::vector<float> a_, b_, c_;
 };
 
@@ -261,6 +285,11 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     check_alloc(ctx, "B", b_bytes);
     check_alloc(ctx, "its rows of A", a_bytes);
     check_alloc(ctx, "its rows of C", c_bytes);
+    if (s.params.contains("backend")) {  // a library backend (clblast_gemm.cpp)
+        const auto b = s.params.at("backend");
+        if (b != "clblast") throw InvalidArgument("matmul: no backend " + b.dump() + " (valid: kernel, clblast)");
+        return execute_matmul_clblast(ctx, rows, n, k, s.iterations, in, out);
+    }
 
     cl::Program program = ctx.program("matmul", "-DWPT=" + std::to_string(kWpt));
     std::string where =
@@ -344,6 +373,7 @@ KernelJobFactory matmul_job_factory() {
     f.dims = 2;
     f.description = "FP32 C = A*B (C: --size NxM, A: MxK, B: KxN), split by rows of C";
     f.params = {{"k", "the inner dimension K (default: N)"}};
+    f.backends = {"clblast"};
     f.calibration_sizes = {"64", "128", "256"};
     f.tune_size = "256";
     // The paper's compute amount, not our honest count (docs/method.md).

@@ -88,9 +88,10 @@ std::vector<std::string> default_calibration_sizes(const std::string& kernel) {
 
 namespace {
 
-PlanRequest request_for(const KernelJob& job, std::uint64_t iterations, LocalPolicy local, Priority priority,
-                        bool priority_given) {
+PlanRequest request_for(const KernelJob& job, std::size_t devices, std::uint64_t iterations, LocalPolicy local,
+                        Priority priority, bool priority_given) {
     PlanRequest r;
+    r.backends = job_backends(job, devices);
     r.kernel = job.descriptor();
     r.global = job.problem();
     r.iterations = iterations;
@@ -154,7 +155,7 @@ void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, co
         }
         for (auto& x : w) x /= sum;
         const Plan plan = plan_with_weights(
-            devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), w, o.tuning,
+            devices, request_for(*probe, devices.size(), o.iterations, o.local, o.priority, o.priority_given), w, o.tuning,
             probe->tuning_key());
         std::vector<std::uint64_t> units(n, 0);
         for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
@@ -256,7 +257,7 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
             std::vector<double> weights(devices.size(), 0.0);
             weights[di] = 1.0;
             const Plan plan = plan_with_weights(
-                devices, request_for(*probe, o.iterations, o.local, o.priority, o.priority_given), weights, o.tuning,
+                devices, request_for(*probe, devices.size(), o.iterations, o.local, o.priority, o.priority_given), weights, o.tuning,
                 probe->tuning_key());
             dims = plan.dims;
             LadderStep ls;

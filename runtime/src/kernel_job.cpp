@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "sample_kernels.hpp"
+#include "worksize/runtime/device_selection.hpp"
 #include "worksize/runtime/kernel_job.hpp"
 
 namespace worksize {
@@ -28,6 +29,64 @@ SliceSpec slice_spec_from_json(const nlohmann::json& j) {
     } catch (const nlohmann::json::exception& e) {
         throw Error(std::string("malformed slice specification: ") + e.what());
     }
+}
+
+const std::string& BackendChoice::of(int device) const {
+    const auto it = per_device.find(device);
+    return it == per_device.end() ? all : it->second;
+}
+
+bool BackendChoice::uses(const std::string& backend) const {
+    if (all == backend) return true;
+    return std::any_of(per_device.begin(), per_device.end(), [&](const auto& p) { return p.second == backend; });
+}
+
+std::string BackendChoice::text() const {
+    std::string t;
+    for (const auto& [device, name] : per_device) {
+        if (name == all) continue;
+        if (!t.empty()) t += ',';
+        t.append(std::to_string(device)).append("=").append(name);
+    }
+    if (all != "kernel") return t.empty() ? all : all + "," + t;  // not from the parser; kept exact
+    return t;
+}
+
+int BackendChoice::max_device() const { return per_device.empty() ? -1 : per_device.rbegin()->first; }
+
+BackendChoice parse_backends(const std::string& spec) {
+    BackendChoice c;
+    auto fail = [&](const std::string& why) {
+        throw InvalidArgument("invalid --backend '" + spec + "': " + why +
+                              " (expected NAME for every device, or DEVICE=NAME[,DEVICE=NAME...] with "
+                              "device indices as plans show them)");
+    };
+    if (spec.find('=') == std::string::npos) {
+        if (spec.find_first_of(",+ ") != std::string::npos) fail("a backend name has no ',', '+' or spaces");
+        if (!spec.empty()) c.all = spec;
+        return c;
+    }
+    std::map<int, std::vector<std::string>> parts;
+    try {
+        parts = parse_select(spec);  // --select's RANK=DEVICE list, the same spelling
+    } catch (const InvalidArgument&) {
+        fail("malformed list");
+    }
+    for (const auto& [device, names] : parts) {
+        if (names.size() != 1) fail("device " + std::to_string(device) + " has more than one backend");
+        c.per_device[device] = names.front();
+    }
+    return c;
+}
+
+std::vector<std::string> job_backends(const KernelJob& job, std::size_t devices) {
+    std::vector<std::string> b(devices);
+    bool any = false;
+    for (std::size_t i = 0; i < devices; ++i) {
+        b[i] = job.backend(static_cast<int>(i));
+        any = any || b[i] != "kernel";
+    }
+    return any ? b : std::vector<std::string>{};
 }
 
 nlohmann::json KernelJob::tuning_key() const {

@@ -200,7 +200,7 @@ void apply_entries(Plan& plan, const std::vector<DeviceInfo>& devices, const Tun
     if (unfit) unfit->assign(devices.size(), LocalSize{});
     auto warn = [&](const std::string& w) { ws.add(w); };
     for (auto& a : plan.assignments) {
-        if (a.units == 0 || a.local_rule == kRequiredLocalRule) continue;
+        if (a.units == 0 || a.local_rule == kRequiredLocalRule || a.backend != "kernel") continue;
         const DeviceInfo& dev = devices.at(static_cast<std::size_t>(a.device));
         bool done = false;
         std::string reason = src.why_none;

@@ -330,6 +330,12 @@ std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRe
     return std::lcm(granule, g);
 }
 
+std::string library_local_rule(const std::string& backend) {
+    std::string r = "chosen by ";
+    r.append(backend).append(" (library backend)");
+    return r;
+}
+
 Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
     const KernelDescriptor& kd = request.kernel;
     const GlobalSize g = request.global;
@@ -347,6 +353,9 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
         throw InvalidArgument("plan: problem size " + size_text(g, 2) + " overflows");
     if (request.iterations == 0) throw InvalidArgument("plan: iterations must be at least 1");
     if (request.granule == 0) throw InvalidArgument("plan: granule must be at least 1");
+    if (!request.backends.empty() && request.backends.size() != devices.size())
+        throw InvalidArgument("plan: " + std::to_string(request.backends.size()) + " backends for " +
+                              std::to_string(devices.size()) + " devices");
 
     const double items = double(g.items());
     const double ops =
@@ -432,10 +441,14 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
         a.share = double(units[i]) / double(total_units);
         a.global = kd.dims == 2 ? GlobalSize{g.x, units[i]} : GlobalSize{units[i], 1};
         a.padded_global = a.global;
+        if (!request.backends.empty() && !request.backends[i].empty()) a.backend = request.backends[i];
         if (units[i] == 0) {
             a.local = {};
             a.local_rule = "none";
             a.note = "no work";
+        } else if (a.backend != "kernel") {
+            a.local = {};  // the library's own work-groups, on the slice as it is
+            a.local_rule = library_local_rule(a.backend);
         } else if (!request.required_local.is_null()) {
             const LocalSize r = request.required_local;
             const std::uint64_t items = r.x * (kd.dims == 2 ? std::max<std::uint64_t>(r.y, 1) : 1);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -57,6 +58,25 @@ struct JobOptions {
     nlohmann::json params = nlohmann::json::object();  ///< e.g. {"integrand":"sin"}, {"scale":2.0}
 };
 
+/// `--backend`: what runs each device's slice. "kernel" is the job's own OpenCL kernel; a job
+/// may offer library backends besides (KernelJobFactory::backends: matmul's "clblast"), which
+/// choose their own work-groups (PlanRequest::backends).
+struct BackendChoice {
+    std::string all = "kernel";             ///< the backend of devices not in per_device
+    std::map<int, std::string> per_device;  ///< device index (as plans number them) -> backend
+    const std::string& of(int device) const;
+    bool uses(const std::string& backend) const;
+    /// The canonical text: "" when every device runs "kernel", else NAME for all devices or
+    /// "I=NAME[,I=NAME..]" (entries of "kernel" dropped): what keys models and tuning entries.
+    std::string text() const;
+    /// The highest device index named (-1: none).
+    int max_device() const;
+};
+/// Parse "NAME" (every device) or "INDEX=NAME[,INDEX=NAME..]" (the devices named, the others
+/// "kernel"), spelled like --select's RANK=DEVICE list and read by the same parser; "" is
+/// "kernel" everywhere. Names are not checked here. @throws InvalidArgument naming --backend.
+BackendChoice parse_backends(const std::string& spec);
+
 class KernelJob {
 public:
     virtual ~KernelJob() = default;
@@ -81,6 +101,12 @@ public:
     /// slice length; the executor must then launch `padded_global`. Default false: the NDRange
     /// is the slice's, and the local size divides it (down to 1 for a prime length).
     virtual bool guards_index() const { return false; }
+    /// What runs device `device`'s slice (index into the plan's devices): "kernel" (the default)
+    /// or one of the factory's library backends (KernelJobFactory::backends).
+    virtual std::string backend(int device) const {
+        (void)device;
+        return "kernel";
+    }
 
     /// Master: make the seeded inputs.
     virtual void generate() = 0;
@@ -153,9 +179,14 @@ struct KernelJobFactory {
     std::vector<std::string> calibration_sizes;
     /// Size of `tune --kernel all` without --size ("": tune's own default).
     std::string tune_size;
+    /// Library backends the job offers besides its own kernel (`--backend`, e.g. "clblast").
+    std::vector<std::string> backends;
     /// Its case in `run --paper-experiment`, if the paper's experiment has one.
     std::optional<PaperCase> paper_case;
 };
+
+/// PlanRequest::backends for `devices` devices: job.backend(i) each; empty when all are "kernel".
+std::vector<std::string> job_backends(const KernelJob& job, std::size_t devices);
 
 /// Registry of kernel jobs: the sample kernels are registered on first use, in the order of
 /// kernels/CMakeLists.txt; users add theirs (a job of an existing name replaces it).

@@ -83,7 +83,15 @@ struct PlanRequest {
     /// The work-group shape the kernel requires ({0,0}: none, the local policy decides): every
     /// device with work gets it, whatever the policy, with the rule kRequiredLocalRule.
     LocalSize required_local;
+    /// Per device (empty, or "" for a device: "kernel"): the backend that runs its slice
+    /// (Assignment::backend). Another than "kernel" is a library that chooses its own work-groups
+    /// (matmul's "clblast"): that device's slice gets a NULL local size with the rule
+    /// library_local_rule(backend), is not padded, and no tuned entry applies to it.
+    std::vector<std::string> backends;
 };
+
+/// Assignment::local_rule of a slice run by a library backend: "chosen by clblast (library backend)".
+std::string library_local_rule(const std::string& backend);
 
 /// Assignment::local_rule of a local size the kernel requires (tuned entries never replace it).
 inline constexpr const char* kRequiredLocalRule = "required by the kernel";

@@ -151,6 +151,9 @@ struct Assignment {
     GlobalSize padded_global;
     LocalSize local;            ///< its local size ({0,0}: NULL)
     std::string local_rule;     ///< which rule or fallback produced `local`
+    /// What runs the slice: "kernel" (the job's own OpenCL kernel) or a library backend that
+    /// picks its own work-groups (PlanRequest::backends; matmul's "clblast").
+    std::string backend = "kernel";
     double predicted_s = -1.0;  ///< model strategy: predicted time (<0: none)
     std::string note;           ///< e.g. why a device got no work
 };

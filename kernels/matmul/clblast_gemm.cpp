@@ -1,0 +1,258 @@
+// matmul's CLBlast backend: see clblast_gemm.hpp.
+#include "clblast_gemm.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "worksize/scheduler/types.hpp"
+
+#ifdef WORKSIZE_HAVE_CLBLAST
+#include <clblast.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+#endif
+
+namespace worksize::detail {
+
+const char* clblast_missing_text() {
+    return "backend clblast: this worksize was built without CLBlast (WORKSIZE_CLBLAST=OFF or "
+           "libclblast-dev not found at configure time)";
+}
+
+#ifndef WORKSIZE_HAVE_CLBLAST
+
+bool clblast_available() { return false; }
+
+SliceTimes execute_matmul_clblast(DeviceContext&, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
+                                  std::span<const std::byte>, Bytes&) {
+    throw InvalidArgument(clblast_missing_text());
+}
+
+#else
+
+bool clblast_available() { return true; }
+
+namespace {
+
+/// CLBlast's own status names (clblast.h); the codes it shares with OpenCL go through
+/// cl_error_name.
+const char* status_name(clblast::StatusCode s) {
+    using S = clblast::StatusCode;
+    switch (s) {
+        case S::kNotImplemented: return "kNotImplemented";
+        case S::kInvalidMatrixA: return "kInvalidMatrixA";
+        case S::kInvalidMatrixB: return "kInvalidMatrixB";
+        case S::kInvalidMatrixC: return "kInvalidMatrixC";
+        case S::kInvalidVectorX: return "kInvalidVectorX";
+        case S::kInvalidVectorY: return "kInvalidVectorY";
+        case S::kInvalidDimension: return "kInvalidDimension";
+        case S::kInvalidLeadDimA: return "kInvalidLeadDimA";
+        case S::kInvalidLeadDimB: return "kInvalidLeadDimB";
+        case S::kInvalidLeadDimC: return "kInvalidLeadDimC";
+        case S::kInvalidIncrementX: return "kInvalidIncrementX";
+        case S::kInvalidIncrementY: return "kInvalidIncrementY";
+        case S::kInsufficientMemoryA: return "kInsufficientMemoryA";
+        case S::kInsufficientMemoryB: return "kInsufficientMemoryB";
+        case S::kInsufficientMemoryC: return "kInsufficientMemoryC";
+        case S::kInsufficientMemoryX: return "kInsufficientMemoryX";
+        case S::kInsufficientMemoryY: return "kInsufficientMemoryY";
+        case S::kInsufficientMemoryTemp: return "kInsufficientMemoryTemp";
+        case S::kInvalidBatchCount: return "kInvalidBatchCount";
+        case S::kInvalidOverrideKernel: return "kInvalidOverrideKernel";
+        case S::kMissingOverrideParameter: return "kMissingOverrideParameter";
+        case S::kInvalidLocalMemUsage: return "kInvalidLocalMemUsage";
+        case S::kNoHalfPrecision: return "kNoHalfPrecision";
+        case S::kNoDoublePrecision: return "kNoDoublePrecision";
+        case S::kInvalidVectorScalar: return "kInvalidVectorScalar";
+        case S::kInsufficientMemoryScalar: return "kInsufficientMemoryScalar";
+        case S::kDatabaseError: return "kDatabaseError";
+        case S::kUnknownError: return "kUnknownError";
+        case S::kUnexpectedError: return "kUnexpectedError";
+        default: return nullptr;
+    }
+}
+
+/// Throw for a status other than kSuccess: codes OpenCL shares as a ClError (its reason:
+/// device_limit, build_failure, ...), CLBlast's own as an Error naming them.
+void check(clblast::StatusCode s, const std::string& call, const std::string& where) {
+    if (s == clblast::StatusCode::kSuccess) return;
+    const int code = static_cast<int>(s);
+    if (const char* name = status_name(s)) {
+        std::string what = "CLBlast ";
+        what.append(call).append(" failed (").append(name).append(", ").append(std::to_string(code));
+        what.append(") for ").append(where);
+        throw Error(s == clblast::StatusCode::kInvalidLocalMemUsage ? ErrorReason::device_limit
+                                                                   : ErrorReason::launch_failure,
+                    what);
+    }
+    throw ClError("CLBlast " + call, static_cast<cl_int>(code), where);
+}
+
+/// CL_PROFILING_COMMAND_END of an event, in seconds.
+double end_of(const cl::Event& ev) { return double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>()) * 1e-9; }
+
+/// Contexts whose CLBlast program is built. CLBlast caches its programs by context and device,
+/// and a cached program keeps its context alive, so a handle here is never a new context's.
+std::mutex warmed_mutex;
+std::set<std::pair<cl_context, cl_device_id>> warmed;
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+/// WORKSIZE_CLBLAST_PARAMS: a JSON file of CLBlast kernel parameters, e.g. what CLBlast's tuner
+/// found for a device its database lacks, as {"WORD": {"KERNEL": {"PARAM": value, ...}, ...}, ...}.
+/// Each entry whose WORD the device's name contains (case-insensitive) goes to
+/// clblast::OverrideParameters for single precision before CLBlast's first call on the device.
+void apply_overrides(DeviceContext& ctx, const std::string& where) {
+    const char* path = std::getenv("WORKSIZE_CLBLAST_PARAMS");
+    if (!path || !*path) return;
+    const std::string file = path;
+    auto bad = [&](const std::string& why) {
+        std::string what = "WORKSIZE_CLBLAST_PARAMS '";
+        what.append(file).append("': ").append(why);
+        throw InvalidArgument(what);
+    };
+    std::ifstream in(file);
+    if (!in) bad("cannot read it");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        bad(std::string("not JSON: ") + e.what());
+    }
+    if (!j.is_object()) bad("expected {\"DEVICE WORD\": {\"KERNEL\": {\"PARAMETER\": value, ...}}}");
+    const std::string device = lower(ctx.info().name);
+    for (const auto& [word, kernels] : j.items()) {
+        if (device.find(lower(word)) == std::string::npos) continue;
+        if (!kernels.is_object()) bad("\"" + word + "\" is not an object of kernels");
+        for (const auto& [kernel, params] : kernels.items()) {
+            if (!params.is_object()) bad("\"" + word + "\"." + kernel + " is not an object of parameters");
+            std::unordered_map<std::string, std::size_t> values;
+            for (const auto& [name, v] : params.items()) {
+                if (!v.is_number_unsigned()) bad(word + "." + kernel + "." + name + " is not a non-negative integer");
+                values[name] = v.get<std::size_t>();
+            }
+            check(clblast::OverrideParameters(ctx.device()(), kernel, clblast::Precision::kSingle, values),
+                  "OverrideParameters for " + kernel + " (WORKSIZE_CLBLAST_PARAMS)", where);
+        }
+    }
+}
+
+/// CLBlast compiles its GEMM program on its first call per device (about 1.5 s on NVIDIA): a
+/// 1x1x1 SGEMM does it outside the timing, after WORKSIZE_CLBLAST_PARAMS's parameters are set.
+void warm_up(DeviceContext& ctx, const std::string& where) {
+    const auto key = std::make_pair(ctx.context()(), ctx.device()());
+    {
+        std::lock_guard<std::mutex> lock(warmed_mutex);
+        if (warmed.count(key)) return;
+    }
+    apply_overrides(ctx, where);
+    cl::Buffer one(ctx.context(), CL_MEM_READ_WRITE, 3 * sizeof(float));
+    const float zeros[3] = {0, 0, 0};
+    cl::CommandQueue& q = ctx.queue();
+    q.enqueueWriteBuffer(one, CL_TRUE, 0, sizeof zeros, zeros);
+    cl_command_queue qh = q();
+    cl_event ev = nullptr;
+    check(clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, 1, 1,
+                               1, 1.0f, one(), 0, 1, one(), 1, 1, 0.0f, one(), 2, 1, &qh, &ev),
+          "SGEMM (warm-up)", where);
+    if (ev) cl::Event(ev).wait();
+    std::lock_guard<std::mutex> lock(warmed_mutex);
+    warmed.insert(key);
+}
+
+/// C (m x n) = A (m x k) · B (k x n), `iterations` times; the device seconds (see the header).
+double sgemm(DeviceContext& ctx, const cl::Buffer& a, const cl::Buffer& b, const cl::Buffer& c, std::uint64_t m,
+             std::uint64_t n, std::uint64_t k, std::uint64_t iterations, const std::string& where) {
+    using clblast::Layout;
+    using clblast::Transpose;
+    cl::CommandQueue& queue = ctx.queue();
+    cl_command_queue qh = queue();
+    // CLBlast's temporary buffer (padded or transposed copies), allocated here rather than
+    // by CLBlast inside every call.
+    std::size_t temp_bytes = 0;
+    check(clblast::GemmTempBufferSize<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 0, k, 0,
+                                             n, 0, n, &qh, temp_bytes),
+          "GemmTempBufferSize", where);
+    cl::Buffer temp;
+    if (temp_bytes > 0) temp = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, temp_bytes);
+
+    std::vector<cl::Event> markers, runs;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::uint64_t it = 0; it < std::max<std::uint64_t>(iterations, 1); ++it) {
+        cl::Event marker;
+        queue.enqueueMarkerWithWaitList(nullptr, &marker);
+        markers.push_back(marker);
+        cl_event ev = nullptr;
+        check(clblast::Gemm<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 1.0f, a(), 0, k,
+                                   b(), 0, n, 0.0f, c(), 0, n, &qh, &ev, temp_bytes > 0 ? temp() : nullptr),
+              "SGEMM", where);
+        runs.emplace_back(ev);  // takes CLBlast's reference
+    }
+    cl::Event::waitForEvents(runs);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double span = 0.0, own = 0.0;
+    bool markers_timed = true;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        own += event_seconds(runs[i]);
+        try {
+            span += end_of(runs[i]) - end_of(markers[i]);
+        } catch (const cl::Error&) {
+            markers_timed = false;  // no profiling times for markers: CLBlast's events alone
+        }
+    }
+    // The span covers CLBlast's own event and fits in the host's wall time of the calls (a
+    // marker stamped by another clock would not): else CLBlast's events alone.
+    return markers_timed && span >= own && span <= wall ? span : own;
+}
+
+}  // namespace
+
+SliceTimes execute_matmul_clblast(DeviceContext& ctx, std::uint64_t rows, std::uint64_t n, std::uint64_t k,
+                                  std::uint64_t iterations, std::span<const std::byte> in, Bytes& out) {
+    const std::uint64_t a_bytes = rows * k * sizeof(float);
+    const std::uint64_t b_bytes = k * n * sizeof(float);
+    const std::uint64_t c_bytes = rows * n * sizeof(float);
+    std::string where = "the matmul slice of ";
+    where.append(std::to_string(rows)).append(" rows x ").append(std::to_string(n)).append(" columns (K ");
+    where.append(std::to_string(k)).append(") on ").append(ctx.info().name);
+    try {
+        warm_up(ctx, where);  // outside the timing: CLBlast compiles its program on first use
+        const cl::Context& context = ctx.context();
+        cl::CommandQueue& queue = ctx.queue();
+        cl::Buffer a_buf(context, CL_MEM_READ_ONLY, a_bytes);
+        cl::Buffer b_buf(context, CL_MEM_READ_ONLY, b_bytes);
+        cl::Buffer c_buf(context, CL_MEM_READ_WRITE, c_bytes);  // beta = 0: CLBlast still binds C as read-write
+        cl::Event wa, wb;
+        queue.enqueueWriteBuffer(a_buf, CL_FALSE, 0, a_bytes, in.data(), nullptr, &wa);
+        queue.enqueueWriteBuffer(b_buf, CL_FALSE, 0, b_bytes, in.data() + a_bytes, nullptr, &wb);
+        SliceTimes t;
+        t.kernel = sgemm(ctx, a_buf, b_buf, c_buf, rows, n, k, iterations, where);
+        out.resize(c_bytes);
+        cl::Event rc;
+        queue.enqueueReadBuffer(c_buf, CL_TRUE, 0, c_bytes, out.data(), nullptr, &rc);
+        t.h2d = event_seconds(wa) + event_seconds(wb);
+        t.d2h = event_seconds(rc);
+        return t;
+    } catch (const cl::Error& e) {
+        out.clear();
+        rethrow_cl(e, where);
+    } catch (...) {
+        out.clear();
+        throw;
+    }
+}
+
+#endif
+
+}  // namespace worksize::detail
