@@ -118,7 +118,11 @@ __kernel void interp_bilinear(__global const float* restrict in, __global float*
                 INTERP_CAT(vstore, INTERP_SW)(INTERP_SVEC(res, c), 0, o + c);
         }
     } else {
-        for (int v = 0; v < out_w - xb; ++v) o[v] = res[v];  // the partial last work-item
+        // The partial last work-item. Unrolled with constant indices, so that res stays in
+        // registers (a loop bound of out_w - xb would index it dynamically: private memory).
+#pragma unroll
+        for (int v = 0; v < VW; ++v)
+            if (xb + v < out_w) o[v] = res[v];
     }
 #endif
 }
