@@ -1,6 +1,8 @@
-// The interp sample job: FP32 bilinear resize of a seeded in_w×in_h image to the out_w×out_h
-// NDRange, split by output rows. Master side (InterpJob: input, slices that carry only the input
-// rows they touch, a bit-exact CPU check) and worker side (execute_interp with interp.cl).
+// The interp sample job: FP32 bilinear resize of a seeded in_w×in_h image to out_w×out_h, split
+// by output rows. Master side (InterpJob: input, slices that carry only the input rows they
+// touch, a bit-exact CPU check) and worker side (execute_interp with interp.cl). Each work-item
+// computes VW consecutive pixels of a row (parameter `vw`, the kernel's -DVW), so the NDRange is
+// (ceil(out_w / VW), out_h) and a plan's rows are output rows.
 //
 // Exactness: the device and source_tap()/blend() below do the same float operations in the same
 // order with the same scale factors (computed once here, sent in the SliceSpec), no division on
@@ -22,6 +24,13 @@ namespace worksize::detail {
 namespace {
 
 constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 24;  // exact as float, fits int indexing
+/// Output pixels per work-item without `--param vw=N` (interp.cl's -DVW).
+constexpr std::uint64_t kDefaultVw = 4;
+
+bool valid_vw(std::uint64_t vw) { return vw == 1 || vw == 2 || vw == 4 || vw == 8 || vw == 16; }
+
+/// Work-items per output row: VW pixels each, the last one partial where VW does not divide.
+std::uint64_t items_per_row(std::uint64_t out_w, std::uint64_t vw) { return (out_w + vw - 1) / vw; }
 
 void require_dim(const char* what, std::uint64_t v) {
     if (v == 0 || v > kMaxDim)
@@ -104,6 +113,11 @@ public:
         };
         in_w_ = param_dim(o.params, "in_w", std::min(from_scale(out_w_), kMaxDim));
         in_h_ = param_dim(o.params, "in_h", std::min(from_scale(out_h_), kMaxDim));
+        const double vw = param_number(o.params, "vw", double(kDefaultVw));
+        vw_ = (vw >= 1.0 && vw <= 16.0 && vw == std::floor(vw)) ? std::uint64_t(vw) : 0;
+        if (!valid_vw(vw_))
+            throw InvalidArgument("interp: parameter 'vw' (pixels per work-item) must be 1, 2, 4, "
+                                  "8 or 16");
         sx_ = static_cast<float>(double(in_w_) / double(out_w_));
         sy_ = static_cast<float>(double(in_h_) / double(out_h_));
         if (iterations_ == 0) throw InvalidArgument("interp: iterations must be at least 1");
@@ -115,17 +129,21 @@ public:
         d.name = "interp";
         d.dims = 2;
         d.default_priority = Priority::y;
-        // Operations per work-item (one output pixel). Per axis: add, mul, sub, two clamps,
-        // floor, weight sub, neighbour min (8); the blend: 3 sub, 3 mul, 3 add (9); two bounds
-        // compares.
-        d.ops_per_item = 27.0;
-        d.bytes_in_per_item = double(in_w_ * in_h_ * sizeof(float)) / double(out_w_ * out_h_);
-        d.bytes_out_per_item = sizeof(float);
+        // Operations per work-item (VW output pixels). Per axis and tap: add, mul, sub, two
+        // clamps, floor, weight sub, neighbour min (8), the x axis per pixel and the y axis once;
+        // the blend per pixel: 3 sub, 3 mul, 3 add (9); two bounds compares.
+        d.ops_per_item = 17.0 * double(vw_) + 10.0;
+        // Bytes as the device's memory moves them: the input read once and the output written
+        // once, spread over the work-items (the taps' re-reads of neighbouring input pixels hit
+        // the caches). A row unit is ceil(out_w / VW) work-items.
+        const double items = double(items_per_row(out_w_, vw_)) * double(out_h_);
+        d.bytes_in_per_item = double(in_w_ * in_h_ * sizeof(float)) / items;
+        d.bytes_out_per_item = double(out_w_ * out_h_ * sizeof(float)) / items;
         d.bytes_in_fixed = 0.0;
         return d;
     }
 
-    GlobalSize problem() const override { return {out_w_, out_h_}; }
+    GlobalSize problem() const override { return {items_per_row(out_w_, vw_), out_h_}; }
 
     void generate() override {
         std::mt19937_64 rng(seed_);
@@ -138,7 +156,8 @@ public:
     SliceSpec slice_spec(const Assignment& a) const override {
         SliceSpec s = base_slice_spec("interp", problem(), a, iterations_);
         s.params = {{"in_w", in_w_}, {"in_h", in_h_}, {"out_w", out_w_}, {"out_h", out_h_},
-                    {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},   {"src_rows", 0}};
+                    {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},   {"src_rows", 0},
+                    {"vw", vw_}};
         if (a.units > 0) {
             const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
             s.params["src_row0"] = first;
@@ -147,8 +166,9 @@ public:
         return s;
     }
 
-    /// Entries are per scale factors; the image sizes are the size class's business.
-    nlohmann::json tuning_key() const override { return {{"sx", sx_}, {"sy", sy_}}; }
+    /// Entries are per scale factors and pixels per work-item; the image sizes are the size
+    /// class's business.
+    nlohmann::json tuning_key() const override { return {{"sx", sx_}, {"sy", sy_}, {"vw", vw_}}; }
 
     Bytes slice_input(const Assignment& a) const override {
         if (a.units == 0) return {};
@@ -205,10 +225,12 @@ public:
 
     std::string summary() const override {
         char buf[160];
-        std::snprintf(
-            buf, sizeof buf, "out(%llux%llu) = bilinear(in(%llux%llu)), scale %.6g x %.6g",
-            (unsigned long long)out_w_, (unsigned long long)out_h_, (unsigned long long)in_w_,
-            (unsigned long long)in_h_, 1.0 / double(sx_), 1.0 / double(sy_));
+        std::snprintf(buf, sizeof buf,
+                      "out(%llux%llu) = bilinear(in(%llux%llu)), scale %.6g x %.6g, %llu pixels "
+                      "per work-item",
+                      (unsigned long long)out_w_, (unsigned long long)out_h_,
+                      (unsigned long long)in_w_, (unsigned long long)in_h_, 1.0 / double(sx_),
+                      1.0 / double(sy_), (unsigned long long)vw_);
         return buf;
     }
 
@@ -216,6 +238,7 @@ private:
     std::uint64_t out_w_, out_h_, iterations_, seed_;
     double scale_ = 2.0;
     std::uint64_t in_w_ = 1, in_h_ = 1;
+    std::uint64_t vw_ = kDefaultVw;
     float sx_ = 1.0f, sy_ = 1.0f;
     std::vector<float> in_, out_;
 };
@@ -235,7 +258,8 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     if (s.units == 0) return {};
     const std::uint64_t in_w = spec_u64(s, "in_w"), in_h = spec_u64(s, "in_h"),
                         out_w = spec_u64(s, "out_w"), out_h = spec_u64(s, "out_h"),
-                        src_row0 = spec_u64(s, "src_row0"), src_rows = spec_u64(s, "src_rows");
+                        src_row0 = spec_u64(s, "src_row0"), src_rows = spec_u64(s, "src_rows"),
+                        vw = spec_u64(s, "vw");
     float sx = 0.0f, sy = 0.0f;
     try {
         sx = s.params.at("sx").get<float>();
@@ -249,10 +273,12 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     require_dim("out_h", out_h);
     if (src_rows == 0 || src_row0 + src_rows > in_h || s.offset + s.units > out_h)
         throw InvalidArgument("interp: slice rows outside the image");
-    if (s.global.x < out_w || s.global.y < s.units)
+    if (!valid_vw(vw)) throw InvalidArgument("interp: slice parameter 'vw' must be 1, 2, 4, 8 or 16");
+    if (s.global.x < items_per_row(out_w, vw) || s.global.y < s.units)
         throw InvalidArgument("interp: slice NDRange (" + std::to_string(s.global.x) + "," +
                               std::to_string(s.global.y) + ") does not cover (" +
-                              std::to_string(out_w) + "," + std::to_string(s.units) + ")");
+                              std::to_string(items_per_row(out_w, vw)) + "," +
+                              std::to_string(s.units) + ")");
     const std::uint64_t in_bytes = src_rows * in_w * sizeof(float);
     const std::uint64_t out_bytes = s.units * out_w * sizeof(float);
     if (in.size() != in_bytes)
@@ -266,9 +292,12 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
                         ", more than the " + size_text(limit) +
                         " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
 
-    cl::Program program = ctx.program("interp");
-    const std::string where =
-        "kernel interp_bilinear on " + ctx.info().name + " with local size " + local_text(s.local);
+    std::string options = "-DVW=";
+    options.append(std::to_string(vw));
+    cl::Program program = ctx.program("interp", options);
+    std::string where = "kernel interp_bilinear (VW=";
+    where.append(std::to_string(vw)).append(") on ").append(ctx.info().name);
+    where.append(" with local size ").append(local_text(s.local));
     try {
         cl::CommandQueue& queue = ctx.queue();
         cl::Buffer in_buf(ctx.context(), CL_MEM_READ_ONLY, in_bytes);
@@ -321,7 +350,9 @@ KernelJobFactory interp_job_factory() {
     f.description = "FP32 bilinear resize of an in_w x in_h image to --size, split by output rows";
     f.params = {{"scale", "output / input size per axis (default: 2)"},
                 {"in_w", "input width (default: the output width / scale)"},
-                {"in_h", "input height (default: the output height / scale)"}};
+                {"in_h", "input height (default: the output height / scale)"},
+                {"vw", "output pixels per work-item along x: 1, 2, 4, 8 or 16 (default: 4); the "
+                       "NDRange is (ceil(W / vw), H)"}};
     f.calibration_sizes = {"128", "256", "512"};
     f.tune_size = "256";
     f.paper_case = PaperCase{"1024", 10000, 5e11};  // the paper's compute amount

@@ -3,6 +3,8 @@
 // accept_output → finish → verify (bit-exact against the CPU reference) for odd sizes, scales up
 // and down, 1–3 uneven slices and every kind of local size the planner may choose, plus checks
 // that verify() can fail, that slices carry only their input rows, and that limits are reported.
+// Every pixels-per-work-item variant (vw = 1..16) runs the same round trip at awkward sizes:
+// width 1, primes, widths that are no multiple of vw, one-row slices, scales up and down.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -69,31 +71,137 @@ INSTANTIATE_TEST_SUITE_P(Sizes, InterpSplit,
                                     std::to_string(std::get<1>(info.param)) + "slices";
                          });
 
+// The pixels-per-work-item variants at awkward sizes: width 1, primes, widths that are no
+// multiple of vw (a partial last work-item per row), a width every vw divides (the aligned
+// vector store), scales up and down, a tall input squeezed into a few rows.
+const Case kAwkward[] = {
+    {1, 5, {{"scale", 2.0}}, "w1_up2"},
+    {13, 7, {{"scale", 2.5}}, "13x7_up2_5"},
+    {509, 3, {{"scale", 0.37}}, "509x3_down0_37"},
+    {64, 9, {{"scale", 2.0}}, "64x9_up2"},
+    {1000, 17, {{"in_w", 1999}, {"in_h", 5}}, "1000x17_from1999x5"},
+    {37, 11, {{"in_w", 3}, {"in_h", 100}}, "37x11_from3x100"},
+};
+constexpr std::uint64_t kVws[] = {1, 2, 4, 8, 16};
+
+JobOptions with_vw(const Case& c, std::uint64_t vw) {
+    JobOptions o = options(c);
+    o.params["vw"] = vw;
+    return o;
+}
+
+class InterpVectorWidth : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(InterpVectorWidth, RoundTripIsBitExactAtAwkwardSizes) {
+    const std::uint64_t vw = GetParam();
+    const auto& f = kernel_job("interp");
+    for (const Case& c : kAwkward)
+        for (const int slices : {1, 3})
+            for (const LocalKind kind : kLocalKinds) {
+                SCOPED_TRACE(std::string(c.name) + ", " + std::to_string(slices) +
+                             " slices, local size kind " + to_string(kind));
+                auto job = f.make(with_vw(c, vw));
+                EXPECT_EQ(job->problem(), (GlobalSize{(c.w + vw - 1) / vw, c.h}));
+                const Verdict v = round_trip(*job, f, slices, kind);
+                EXPECT_TRUE(v.ok) << v.detail;
+            }
+}
+
+// Every row its own slice (a one-row NDRange), with a padded (16,4) group and with NULL.
+TEST_P(InterpVectorWidth, OneRowSlicesAreBitExact) {
+    const std::uint64_t vw = GetParam();
+    const auto& f = kernel_job("interp");
+    for (const LocalKind kind : {LocalKind::padded, LocalKind::null}) {
+        SCOPED_TRACE(to_string(kind));
+        auto job = f.make(with_vw({29, 6, {{"scale", 0.8}}, ""}, vw));
+        job->generate();
+        const GlobalSize g = job->problem();
+        for (std::uint64_t row = 0; row < g.y; ++row) {
+            Assignment a;
+            a.offset = row;
+            a.units = 1;
+            a.global = {g.x, 1};
+            a.local = pick_local(kind, a.global);
+            a.padded_global = a.global;
+            if (!a.local.is_null())
+                a.padded_global = {(g.x + a.local.x - 1) / a.local.x * a.local.x, a.local.y};
+            Bytes out;
+            f.execute(test::first_device(), slice_spec_from_json(to_json(job->slice_spec(a))),
+                      job->slice_input(a), out);
+            ASSERT_EQ(out.size(), 29u * sizeof(float));
+            job->accept_output(a, out);
+        }
+        const Verdict v = job->verify();
+        EXPECT_TRUE(v.ok) << v.detail;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Vw, InterpVectorWidth, ::testing::ValuesIn(kVws),
+                         [](const auto& info) { return "vw" + std::to_string(info.param); });
+
 TEST(Interp, SquareDescriptorIsWhatPlansUse) {
-    // 1024^2 output from 512^2 input (scale 2): 27 operations per output pixel, one input
-    // float per four output pixels.
-    const auto d = kernel_job("interp").make(options({1024, 1024, nlohmann::json::object(), ""}))->descriptor();
+    // 1024^2 output from 512^2 input (scale 2), 4 pixels per work-item (the default): 256 x 1024
+    // work-items of 17 x 4 + 10 operations, each reading one input float's worth (the input
+    // once) and writing 4 output floats.
+    const auto job = kernel_job("interp").make(options({1024, 1024, nlohmann::json::object(), ""}));
+    EXPECT_EQ(job->problem(), (GlobalSize{256, 1024}));
+    const auto d = job->descriptor();
     EXPECT_EQ(d.name, "interp");
     EXPECT_EQ(d.dims, 2);
     EXPECT_EQ(d.default_priority, Priority::y);
-    EXPECT_DOUBLE_EQ(d.ops_per_item, 27.0);
-    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 1.0);
-    EXPECT_DOUBLE_EQ(d.bytes_out_per_item, 4.0);
+    EXPECT_DOUBLE_EQ(d.ops_per_item, 78.0);
+    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 4.0);
+    EXPECT_DOUBLE_EQ(d.bytes_out_per_item, 16.0);
     EXPECT_DOUBLE_EQ(d.bytes_in_fixed, 0.0);
+    // One pixel per work-item: the scalar kernel's geometry and counts.
+    const auto d1 = kernel_job("interp").make(with_vw({1024, 1024, {}, ""}, 1))->descriptor();
+    EXPECT_DOUBLE_EQ(d1.ops_per_item, 27.0);
+    EXPECT_DOUBLE_EQ(d1.bytes_in_per_item, 1.0);
+    EXPECT_DOUBLE_EQ(d1.bytes_out_per_item, 4.0);
 }
 
 TEST(Interp, GeometryAndDescriptor) {
-    auto job = kernel_job("interp").make(options({1000, 509, {{"scale", 2.0}}, ""}));
-    EXPECT_EQ(job->problem(), (GlobalSize{1000, 509}));
+    auto job = kernel_job("interp").make(with_vw({1000, 509, {{"scale", 2.0}}, ""}, 8));
+    EXPECT_EQ(job->problem(), (GlobalSize{125, 509}));
     const auto d = job->descriptor();
     EXPECT_EQ(d.dims, 2);
     EXPECT_EQ(d.default_priority, Priority::y);
-    // Input 500 x 255 (509 / 2 = 254.5 rounds up).
-    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 500.0 * 255 * 4 / (1000.0 * 509));
+    // Input 500 x 255 (509 / 2 = 254.5 rounds up), counted once over the 125 x 509 work-items.
+    EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 500.0 * 255 * 4 / (125.0 * 509));
+    EXPECT_DOUBLE_EQ(d.bytes_out_per_item, 8.0 * 4);
     EXPECT_EQ(job->summary().rfind("out(1000x509) = bilinear(in(500x255))", 0), 0u)
         << job->summary();
+    // A partial last work-item per row: 1001 pixels in 126 work-items; the totals stay exact.
+    auto odd = kernel_job("interp").make(with_vw({1001, 509, {{"scale", 2.0}}, ""}, 8));
+    EXPECT_EQ(odd->problem(), (GlobalSize{126, 509}));
+    const auto od = odd->descriptor();
+    EXPECT_DOUBLE_EQ(od.bytes_out_per_item * 126 * 509, 1001.0 * 509 * 4);
+    EXPECT_DOUBLE_EQ(od.bytes_in_per_item * 126 * 509, 501.0 * 255 * 4);
     EXPECT_THROW(kernel_job("interp").make(options({8, 8, {{"scale", 0.0}}, ""})), InvalidArgument);
     EXPECT_THROW(kernel_job("interp").make(options({8, 8, {{"in_w", -3}}, ""})), InvalidArgument);
+    for (const nlohmann::json& bad : {nlohmann::json(3), nlohmann::json(0), nlohmann::json(32),
+                                     nlohmann::json(2.5), nlohmann::json(-4), nlohmann::json("x")})
+        EXPECT_THROW(kernel_job("interp").make(options({8, 8, {{"vw", bad}}, ""})), InvalidArgument)
+            << bad.dump();
+    EXPECT_EQ(kernel_job("interp").make(options({8, 8, {{"vw", "16"}}, ""}))->problem(),
+              (GlobalSize{1, 8}));
+}
+
+TEST(Interp, NDRangeThatDoesNotCoverTheVectorGeometryIsRefused) {
+    const auto& f = kernel_job("interp");
+    auto job = f.make(with_vw({30, 4, {{"scale", 2.0}}, ""}, 4));  // 8 work-items per row
+    job->generate();
+    Assignment a;
+    a.units = 4;
+    a.global = {7, 4};
+    a.padded_global = a.global;
+    Bytes out;
+    try {
+        f.execute(test::first_device(), job->slice_spec(a), job->slice_input(a), out);
+        FAIL() << "no error";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "interp: slice NDRange (7,4) does not cover (8,4)");
+    }
 }
 
 TEST(Interp, SliceCarriesOnlyTheInputRowsItTouches) {
@@ -102,7 +210,7 @@ TEST(Interp, SliceCarriesOnlyTheInputRowsItTouches) {
     Assignment a;
     a.offset = 40;
     a.units = 20;  // output rows 40..59 -> source y 19.75 .. 29.25 -> input rows 19..30
-    a.global = {64, 20};
+    a.global = {16, 20};
     const SliceSpec s = job->slice_spec(a);
     EXPECT_EQ(s.params.at("src_row0").get<int>(), 19);
     EXPECT_EQ(s.params.at("src_rows").get<int>(), 12);
@@ -143,7 +251,7 @@ TEST(Interp, EmptySliceReturnsNothing) {
     Assignment a;
     a.offset = 8;
     a.units = 0;
-    a.global = {8, 0};
+    a.global = {2, 0};
     Bytes out{std::byte{1}};
     const SliceTimes t =
         f.execute(test::first_device(), job->slice_spec(a), job->slice_input(a), out);
@@ -161,7 +269,7 @@ TEST(Interp, SliceOverMaxAllocationIsAClearError) {
     job->generate();
     Assignment a;
     a.units = 64;
-    a.global = {64, 64};
+    a.global = {16, 64};
     Bytes out;
     try {
         f.execute(small, job->slice_spec(a), job->slice_input(a), out);

@@ -39,6 +39,7 @@ protected:
         db_ = (dir_ / "db.json").string();
         JobOptions o;
         o.size = {256, 1000};
+        o.params = {{"vw", 1}};  // one pixel per work-item: the NDRange is the image
         job_ = kernel_job("interp").make(o);
         devices_ = {cpu("dev-a", 4), cpu("dev-b", 8)};
     }

@@ -67,7 +67,7 @@ TEST(Registry, WhatTheCommandLineReads) {
         return k;
     };
     EXPECT_EQ(keys("matmul"), (V{"k"}));
-    EXPECT_EQ(keys("interp"), (V{"scale", "in_w", "in_h"}));
+    EXPECT_EQ(keys("interp"), (V{"scale", "in_w", "in_h", "vw"}));
     EXPECT_EQ(keys("sort"), (V{"distribution"}));
     EXPECT_EQ(keys("quad"), (V{"integrand", "a", "b"}));
     for (const auto& n : kernel_job_names()) EXPECT_FALSE(kernel_job(n).description.empty()) << n;
