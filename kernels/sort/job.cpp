@@ -274,23 +274,32 @@ public:
         std::vector<float> u(split.begin(), split.end());
         u.erase(std::unique(u.begin(), u.end()), u.end());  // ==: +-0 count as one value
         const std::size_t G = u.size();
+        // The group of x: how many distinct splitters lie below it, counted without branches
+        // (G is below the number of devices). ue: u with a NaN after it, equal to nothing.
         auto group_of = [&](float x) {
-            return std::size_t(std::lower_bound(u.begin(), u.end(), x) - u.begin());
+            std::size_t g = 0;
+            for (float v : u) g += v < x;
+            return g;
         };
+        std::vector<float> ue(u);
+        ue.push_back(std::numeric_limits<float>::quiet_NaN());
         // The input in T contiguous chunks, one thread each; no pass over the whole input is
         // serial. Pass 1 counts, per chunk, the items of each group and those equal to u_g.
         const std::size_t T = partition_threads(n_, threads_);
         auto chunk = [&](std::size_t t) { return std::pair{n_ * t / T, n_ * (t + 1) / T}; };
         std::vector<std::vector<std::uint64_t>> below_t(T, std::vector<std::uint64_t>(G + 1, 0)),
-            equal_t(T, std::vector<std::uint64_t>(G, 0));
+            equal_t(T, std::vector<std::uint64_t>(G + 1, 0));  // [G]: always 0
         parallel_for(T, [&](std::size_t t) {
             const auto [lo, hi] = chunk(t);
-            auto& bl = below_t[t];
-            auto& eq = equal_t[t];
+            std::uint64_t* const bl = below_t[t].data();
+            std::uint64_t* const eq = equal_t[t].data();
+            const float* const in = input().data();
             for (std::uint64_t j = lo; j < hi; ++j) {
-                const float x = input()[j];
+                const float x = in[j];
                 const auto g = group_of(x);
-                if (g < G && u[g] == x) ++eq[g]; else ++bl[g];
+                const bool e = ue[g] == x;
+                eq[g] += e;
+                bl[g] += !e;
             }
         });
         std::vector<std::uint64_t> below(G + 1, 0), equal(G, 0);
@@ -354,20 +363,20 @@ public:
         partitioned_.reset(new float[n_]);
         float* const dst = partitioned_.get();
         std::vector<std::vector<std::uint64_t>> done_t = cursor_t;
+        std::vector<std::size_t> bucket_of(first_b);  // of an item of group g not equal to u_g
+        bucket_of.push_back(nb);
         parallel_for(T, [&](std::size_t t) {
             const auto [lo, hi] = chunk(t);
-            auto& cur = done_t[t];
+            std::uint64_t* const cur = done_t[t].data();
             auto seen = seen_t[t];
+            const float* const in = input().data();
             for (std::uint64_t j = lo; j < hi; ++j) {
-                const float x = input()[j];
+                const float x = in[j];
                 const auto g = group_of(x);
-                std::size_t b;
-                if (g < G && u[g] == x) {
+                std::size_t b = bucket_of[g];
+                if (ue[g] == x) {
                     const auto c = seen[g]++;
-                    b = first_b[g];
                     while (b <= last_b[g] && c >= quota[b]) ++b;
-                } else {
-                    b = g < G ? first_b[g] : nb;
                 }
                 dst[cur[b]++] = x;
             }
