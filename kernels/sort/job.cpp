@@ -5,11 +5,15 @@
 // cumulative shares, and scatters the input into buckets so that device i gets the values between
 // splitters i-1 and i. Values equal to a splitter are divided between the buckets on both sides
 // by a quota, so a heavily repeated value cannot push a bucket far off its planned share, and
-// every element lands exactly once. Each assignment's offset/units/global/share become the real
-// bucket's. The concatenation of the sorted buckets is sorted: finish() has nothing to merge
-// (without partition() - slices of the raw input - it merges the sorted runs).
-// Worker: bitonic sort of the bucket padded to a power of two with +INFINITY (sort.cl),
-// R times from a pristine device-side copy; the kernel events of all iterations are timed.
+// every element lands exactly once. The scatter runs in threads, each over a contiguous chunk
+// (count, then scatter from cursors that the counts give): rank 0 makes no serial pass over the
+// input, and the buckets are those of one thread item for item. Each assignment's
+// offset/units/global/share become the real bucket's. The concatenation of the sorted buckets is
+// sorted: finish() has nothing to merge (without partition() - slices of the raw input - it
+// merges the sorted runs).
+// Worker: `algo` radix (the default, `auto`): the LSD radix sort of radix.cl; bitonic: the bitonic
+// sort of the slice padded to a power of two with +INFINITY (sort.cl). Either runs R times from a
+// pristine device-side copy; the kernel events of all iterations are timed.
 #include <algorithm>
 #include <bit>
 #include <cmath>
