@@ -634,7 +634,8 @@ SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<con
 }
 
 /// The radix sort's geometry on one device: the work-group size (the slice's local size where
-/// it is a power of two from 16 to 1024, else the device type's default) and the build options.
+/// it is a power of two from 16 (GPUs: 128) to 1024, else the device type's default) and the
+/// build options.
 struct RadixGeometry {
     std::uint64_t wg = 0, bits = 0, items = 0;
     std::uint64_t tile() const { return wg * items; }
@@ -648,7 +649,9 @@ RadixGeometry radix_geometry(const DeviceInfo& info, const SliceSpec& s, const S
     const bool cpu = info.type == DeviceType::cpu;
     RadixGeometry g;
     const std::uint64_t L = s.local.x;
-    g.wg = (L >= 16 && L <= 1024 && std::has_single_bit(L)) ? L : (cpu ? 64 : 256);
+    // Below 128 on a GPU the tiles get small and the digit counts to scan many: its default then.
+    const std::uint64_t least = cpu ? 16 : 128;
+    g.wg = (L >= least && L <= 1024 && std::has_single_bit(L)) ? L : (cpu ? 64 : 256);
     if (info.max_work_group_size) g.wg = std::min(g.wg, std::bit_floor(info.max_work_group_size));
     g.bits = p.bits ? p.bits : (cpu ? 8 : 8);
     g.items = p.items ? p.items : (cpu ? 16 : 8);
