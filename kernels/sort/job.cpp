@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -129,14 +130,25 @@ std::size_t partition_threads(std::uint64_t n, std::uint64_t wanted) {
     return std::size_t(std::clamp<std::uint64_t>(n >> 16, 1, hw));
 }
 
-/// f(0) ... f(T - 1), each in its own thread (f(0) in the caller's). f must not throw.
+/// f(0) ... f(T - 1), each in its own thread (f(0) in the caller's); the first exception any
+/// of them threw is rethrown once all have ended.
 template <class F>
 void parallel_for(std::size_t T, F f) {
+    std::vector<std::exception_ptr> errors(T);
+    auto guarded = [&](std::size_t t) {
+        try {
+            f(t);
+        } catch (...) {
+            errors[t] = std::current_exception();
+        }
+    };
     std::vector<std::thread> threads;
     threads.reserve(T);
-    for (std::size_t t = 1; t < T; ++t) threads.emplace_back([&f, t] { f(t); });
-    f(0);
+    for (std::size_t t = 1; t < T; ++t) threads.emplace_back(guarded, t);
+    guarded(0);
     for (auto& th : threads) th.join();
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
 }
 
 /// The slice's parameters as the executor reads them: the algorithm and the radix build options.
@@ -293,10 +305,11 @@ public:
         auto chunk = [&](std::size_t t) { return std::pair{n_ * t / T, n_ * (t + 1) / T}; };
         std::vector<std::vector<std::uint64_t>> below_t(T, std::vector<std::uint64_t>(G + 1, 0)),
             equal_t(T, std::vector<std::uint64_t>(G + 1, 0));  // [G]: always 0
+        // Each thread counts into its own copies and stores them at the end: the threads' small
+        // count vectors may share a cache line.
         parallel_for(T, [&](std::size_t t) {
             const auto [lo, hi] = chunk(t);
-            std::uint64_t* const bl = below_t[t].data();
-            std::uint64_t* const eq = equal_t[t].data();
+            std::vector<std::uint64_t> bl(G + 1, 0), eq(G + 1, 0);
             const float* const in = input().data();
             for (std::uint64_t j = lo; j < hi; ++j) {
                 const float x = in[j];
@@ -305,6 +318,8 @@ public:
                 eq[g] += e;
                 bl[g] += !e;
             }
+            below_t[t] = std::move(bl);
+            equal_t[t] = std::move(eq);
         });
         std::vector<std::uint64_t> below(G + 1, 0), equal(G, 0);
         for (std::size_t t = 0; t < T; ++t) {
@@ -366,12 +381,12 @@ public:
         // pass): every item of it is written exactly once below, which the counts check.
         partitioned_.reset(new float[n_]);
         float* const dst = partitioned_.get();
-        std::vector<std::vector<std::uint64_t>> done_t = cursor_t;
+        std::vector<std::vector<std::uint64_t>> done_t(T);
         std::vector<std::size_t> bucket_of(first_b);  // of an item of group g not equal to u_g
         bucket_of.push_back(nb);
         parallel_for(T, [&](std::size_t t) {
             const auto [lo, hi] = chunk(t);
-            std::uint64_t* const cur = done_t[t].data();
+            std::vector<std::uint64_t> cur = cursor_t[t];  // own copy, stored at the end
             auto seen = seen_t[t];
             const float* const in = input().data();
             for (std::uint64_t j = lo; j < hi; ++j) {
@@ -384,6 +399,7 @@ public:
                 }
                 dst[cur[b]++] = x;
             }
+            done_t[t] = std::move(cur);
         });
         for (std::size_t t = 0; t < T; ++t)
             for (std::size_t i = 0; i < k; ++i)
