@@ -5,21 +5,27 @@
 // cumulative shares, and scatters the input into buckets so that device i gets the values between
 // splitters i-1 and i. Values equal to a splitter are divided between the buckets on both sides
 // by a quota, so a heavily repeated value cannot push a bucket far off its planned share, and
-// every element lands exactly once. Each assignment's offset/units/global/share become the real
-// bucket's. The concatenation of the sorted buckets is sorted: finish() has nothing to merge
-// (without partition() - slices of the raw input - it merges the sorted runs).
-// Worker: bitonic sort of the bucket padded to a power of two with +INFINITY (sort.cl),
-// R times from a pristine device-side copy; the kernel events of all iterations are timed.
+// every element lands exactly once. The scatter runs in threads, each over a contiguous chunk
+// (count, then scatter from cursors that the counts give): rank 0 makes no serial pass over the
+// input, and the buckets are those of one thread item for item. Each assignment's
+// offset/units/global/share become the real bucket's. The concatenation of the sorted buckets is
+// sorted: finish() has nothing to merge (without partition() - slices of the raw input - it
+// merges the sorted runs).
+// Worker: `algo` radix (the default, `auto`): the LSD radix sort of radix.cl; bitonic: the bitonic
+// sort of the slice padded to a power of two with +INFINITY (sort.cl). Either runs R times from a
+// pristine device-side copy; the kernel events of all iterations are timed.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "job_util.hpp"
 #include "sample_kernels.hpp"
@@ -117,11 +123,93 @@ std::string distribution_param(const nlohmann::json& p) {
     throw InvalidArgument("sort: unknown distribution '" + d + "' (known: mixed, uniform, duplicates, sorted, reversed)");
 }
 
+/// Threads of rank 0's partition: `wanted` (0: the host's hardware threads), at most one per
+/// 64 Ki items.
+std::size_t partition_threads(std::uint64_t n, std::uint64_t wanted) {
+    const std::uint64_t hw = wanted ? wanted : std::max(1u, std::thread::hardware_concurrency());
+    return std::size_t(std::clamp<std::uint64_t>(n >> 16, 1, hw));
+}
+
+/// f(0) ... f(T - 1), each in its own thread (f(0) in the caller's); the first exception any
+/// of them threw is rethrown once all have ended.
+template <class F>
+void parallel_for(std::size_t T, F f) {
+    std::vector<std::exception_ptr> errors(T);
+    auto guarded = [&](std::size_t t) {
+        try {
+            f(t);
+        } catch (...) {
+            errors[t] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(T);
+    for (std::size_t t = 1; t < T; ++t) threads.emplace_back(guarded, t);
+    guarded(0);
+    for (auto& th : threads) th.join();
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+/// The slice's parameters as the executor reads them: the algorithm and the radix build options.
+struct SortParams {
+    std::string algo = "auto";   ///< auto | radix | bitonic
+    std::uint64_t bits = 0;      ///< radix bits per pass; 0: the device's default
+    std::uint64_t items = 0;     ///< radix keys per work-item; 0: the device's default
+};
+
+std::uint64_t uint_param(const nlohmann::json& p, const char* key, std::uint64_t lo, std::uint64_t hi) {
+    if (!p.is_object() || !p.contains(key)) return 0;
+    const auto& v = p.at(key);
+    std::uint64_t x = 0;
+    bool ok = false;
+    if (v.is_number_integer() && (v.is_number_unsigned() || v.get<std::int64_t>() >= 0)) {
+        x = v.get<std::uint64_t>();
+        ok = true;
+    } else if (v.is_string()) {
+        const std::string t = v.get<std::string>();
+        ok = !t.empty() && t.size() < 10 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (ok) x = std::stoull(t);
+    }
+    if (!ok || x < lo || x > hi) {
+        std::string m = "sort: ";
+        m += key;
+        m += " must be an integer from ";
+        m += std::to_string(lo);
+        m += " to ";
+        m += std::to_string(hi);
+        m += " (got ";
+        m += v.is_string() ? v.get<std::string>() : v.dump();
+        m += ")";
+        throw InvalidArgument(m);
+    }
+    return x;
+}
+
+SortParams sort_params(const nlohmann::json& p) {
+    SortParams s;
+    if (p.is_object() && p.contains("algo")) {
+        const auto& v = p.at("algo");
+        s.algo = v.is_string() ? v.get<std::string>() : v.dump();
+        if (s.algo != "auto" && s.algo != "radix" && s.algo != "bitonic")
+            throw InvalidArgument("sort: unknown algo '" + s.algo + "' (known: auto, radix, bitonic)");
+    }
+    s.bits = uint_param(p, "radix_bits", 1, 8);
+    s.items = uint_param(p, "radix_items", 1, 32);
+    return s;
+}
+
+/// The algorithm that runs: `auto` is the radix sort on every device type. On GPUs it is the
+/// point of it; on PoCL's CPU device it was also faster than the bitonic sort at every size
+/// measured, 4096 to 2^24 floats (docs/user-guide.md).
+std::string resolved_algo(const std::string& algo) { return algo == "auto" ? "radix" : algo; }
+
 class SortJob : public KernelJob {
 public:
     explicit SortJob(const JobOptions& o)
         : n_(o.size.x), iterations_(o.iterations), seed_(o.seed),
-          distribution_(distribution_param(o.params)) {
+          distribution_(distribution_param(o.params)), params_(sort_params(o.params)),
+          threads_(uint_param(o.params, "partition_threads", 1, 1024)) {
         if (n_ == 0 || o.size.y != 1) throw InvalidArgument("sort: the size must be n x 1 with n >= 1");
         if (iterations_ == 0) throw InvalidArgument("sort: iterations must be >= 1");
     }
@@ -132,10 +220,17 @@ public:
         d.name = "sort";
         d.dims = 1;
         d.default_priority = Priority::x;
-        // A bitonic network over P = 2^p has p(p+1)/2 stages of P/2 pairs; a pair costs about
-        // three counted operations (index add, two compares), i.e. 1.5 per item and stage.
-        const double p = std::ceil(std::log2(double(std::max<std::uint64_t>(n_, 2))));
-        d.ops_per_item = 1.5 * p * (p + 1.0) / 2.0;
+        if (resolved_algo(params_.algo) == "radix") {
+            // ceil(32 / b) passes; a pass counts the key's digit, ranks it with b one-bit splits
+            // and scatters it: about b + 2 counted operations per item and pass (b = 8 unless set).
+            const double b = double(params_.bits ? params_.bits : 8);
+            d.ops_per_item = std::ceil(32.0 / b) * (b + 2.0);
+        } else {
+            // A bitonic network over P = 2^p has p(p+1)/2 stages of P/2 pairs; a pair costs about
+            // three counted operations (index add, two compares), i.e. 1.5 per item and stage.
+            const double p = std::ceil(std::log2(double(std::max<std::uint64_t>(n_, 2))));
+            d.ops_per_item = 1.5 * p * (p + 1.0) / 2.0;
+        }
         d.bytes_in_per_item = sizeof(float);
         d.bytes_out_per_item = sizeof(float);
         return d;
@@ -145,7 +240,7 @@ public:
     void generate() override {
         input_ = cached_input(n_, seed_, distribution_);  // shared, never copied: read-only
         output_.assign(n_, 0.0f);
-        partitioned_.clear();
+        partitioned_.reset();
         runs_.clear();
     }
 
@@ -162,7 +257,7 @@ public:
                                   std::to_string(n_) + " items");
         // Only devices with work get a bucket: a device planned to get nothing keeps nothing.
         std::erase_if(order, [&](std::size_t i) { return as[i].units == 0; });
-        partitioned_.clear();
+        partitioned_.reset();
         // One device sorts the whole input: no splitters, no scatter (rank 0's O(n) pass).
         if (order.size() <= 1) return;
         const std::size_t k = order.size();
@@ -195,13 +290,41 @@ public:
         std::vector<float> u(split.begin(), split.end());
         u.erase(std::unique(u.begin(), u.end()), u.end());  // ==: +-0 count as one value
         const std::size_t G = u.size();
-        std::vector<std::uint64_t> below(G + 1, 0), equal(G, 0);
+        // The group of x: how many distinct splitters lie below it, counted without branches
+        // (G is below the number of devices). ue: u with a NaN after it, equal to nothing.
         auto group_of = [&](float x) {
-            return std::size_t(std::lower_bound(u.begin(), u.end(), x) - u.begin());
+            std::size_t g = 0;
+            for (float v : u) g += v < x;
+            return g;
         };
-        for (float x : input()) {
-            const auto g = group_of(x);
-            if (g < G && u[g] == x) ++equal[g]; else ++below[g];
+        std::vector<float> ue(u);
+        ue.push_back(std::numeric_limits<float>::quiet_NaN());
+        // The input in T contiguous chunks, one thread each; no pass over the whole input is
+        // serial. Pass 1 counts, per chunk, the items of each group and those equal to u_g.
+        const std::size_t T = partition_threads(n_, threads_);
+        auto chunk = [&](std::size_t t) { return std::pair{n_ * t / T, n_ * (t + 1) / T}; };
+        std::vector<std::vector<std::uint64_t>> below_t(T, std::vector<std::uint64_t>(G + 1, 0)),
+            equal_t(T, std::vector<std::uint64_t>(G + 1, 0));  // [G]: always 0
+        // Each thread counts into its own copies and stores them at the end: the threads' small
+        // count vectors may share a cache line.
+        parallel_for(T, [&](std::size_t t) {
+            const auto [lo, hi] = chunk(t);
+            std::vector<std::uint64_t> bl(G + 1, 0), eq(G + 1, 0);
+            const float* const in = input().data();
+            for (std::uint64_t j = lo; j < hi; ++j) {
+                const float x = in[j];
+                const auto g = group_of(x);
+                const bool e = ue[g] == x;
+                eq[g] += e;
+                bl[g] += !e;
+            }
+            below_t[t] = std::move(bl);
+            equal_t[t] = std::move(eq);
+        });
+        std::vector<std::uint64_t> below(G + 1, 0), equal(G, 0);
+        for (std::size_t t = 0; t < T; ++t) {
+            for (std::size_t g = 0; g <= G; ++g) below[g] += below_t[t][g];
+            for (std::size_t g = 0; g < G; ++g) equal[g] += equal_t[t][g];
         }
         // less[g]: items < u_g. first_b/last_b: the boundaries whose splitter is u_g.
         std::vector<std::uint64_t> less(G, 0);
@@ -226,27 +349,64 @@ public:
         }
         end[nb] = n_;
 
-        // Scatter. An item strictly below u_g goes to the first boundary of group g (the last
-        // bucket past every splitter); the c-th item equal to u_g to the first boundary i of
-        // its group with c < quota[i], else past the group.
-        partitioned_.assign(n_, 0.0f);
-        std::vector<std::uint64_t> cursor(k, 0), seen(G, 0);
-        for (std::size_t i = 1; i < k; ++i) cursor[i] = end[i - 1];
-        for (float x : input()) {
-            const auto g = group_of(x);
-            std::size_t b;
-            if (g < G && u[g] == x) {
-                const auto c = seen[g]++;
-                b = first_b[g];
-                while (b <= last_b[g] && c >= quota[b]) ++b;
-            } else {
-                b = g < G ? first_b[g] : nb;
+        // Where each item goes. An item strictly below u_g goes to the first boundary of group g
+        // (the last bucket past every splitter); the c-th item equal to u_g (c counted over the
+        // whole input in its order) to the first boundary i of its group with c < quota[i], else
+        // past the group. Chunk t's equal items of group g are those with c in [seen_t, seen_t +
+        // equal_t), so its count per bucket follows from pass 1 without another pass.
+        std::vector<std::vector<std::uint64_t>> seen_t(T, std::vector<std::uint64_t>(G, 0));
+        std::vector<std::vector<std::uint64_t>> count_t(T, std::vector<std::uint64_t>(k, 0));
+        for (std::size_t t = 0; t < T; ++t) {
+            for (std::size_t g = 0; g < G; ++g) {
+                seen_t[t][g] = t == 0 ? 0 : seen_t[t - 1][g] + equal_t[t - 1][g];
+                count_t[t][first_b[g]] += below_t[t][g];
+                const std::uint64_t c0 = seen_t[t][g], c1 = c0 + equal_t[t][g];
+                std::uint64_t lo = 0;
+                for (std::size_t i = first_b[g]; i <= last_b[g] + 1; ++i) {
+                    const std::uint64_t hi = i <= last_b[g] ? quota[i] : c1;
+                    if (hi > lo) count_t[t][i] += std::min(hi, c1) > std::max(lo, c0) ? std::min(hi, c1) - std::max(lo, c0) : 0;
+                    lo = std::max(lo, hi);
+                }
             }
-            partitioned_[cursor[b]++] = x;
+            count_t[t][nb] += below_t[t][G];
         }
-        for (std::size_t i = 0; i < k; ++i)
-            if (cursor[i] != end[i]) throw Error("sort: internal error, bucket " + std::to_string(i) +
-                                                 " does not match its count");
+        // Chunk t writes bucket b from cursor_t[t][b]: after bucket b's earlier chunks.
+        std::vector<std::vector<std::uint64_t>> cursor_t(T, std::vector<std::uint64_t>(k, 0));
+        for (std::size_t b = 0; b < k; ++b)
+            for (std::size_t t = 0, acc = b == 0 ? 0 : end[b - 1]; t < T; ++t) {
+                cursor_t[t][b] = acc;
+                acc += count_t[t][b];
+            }
+        // Pass 2, the parallel scatter. The buffer is not zeroed first (that would be a serial
+        // pass): every item of it is written exactly once below, which the counts check.
+        partitioned_.reset(new float[n_]);
+        float* const dst = partitioned_.get();
+        std::vector<std::vector<std::uint64_t>> done_t(T);
+        std::vector<std::size_t> bucket_of(first_b);  // of an item of group g not equal to u_g
+        bucket_of.push_back(nb);
+        parallel_for(T, [&](std::size_t t) {
+            const auto [lo, hi] = chunk(t);
+            std::vector<std::uint64_t> cur = cursor_t[t];  // own copy, stored at the end
+            auto seen = seen_t[t];
+            const float* const in = input().data();
+            for (std::uint64_t j = lo; j < hi; ++j) {
+                const float x = in[j];
+                const auto g = group_of(x);
+                std::size_t b = bucket_of[g];
+                if (ue[g] == x) {
+                    const auto c = seen[g]++;
+                    while (b <= last_b[g] && c >= quota[b]) ++b;
+                }
+                dst[cur[b]++] = x;
+            }
+            done_t[t] = std::move(cur);
+        });
+        for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t i = 0; i < k; ++i)
+                if (done_t[t][i] != cursor_t[t][i] + count_t[t][i] ||
+                    (t + 1 == T && done_t[t][i] != end[i]))
+                    throw Error("sort: internal error, bucket " + std::to_string(i) +
+                                " does not match its count");
 
         for (std::size_t i = 0; i < k; ++i) {
             Assignment& a = as[order[i]];
@@ -267,15 +427,18 @@ public:
 
     SliceSpec slice_spec(const Assignment& a) const override {
         SliceSpec s = base_slice_spec("sort", problem(), a, iterations_);
-        s.params = {{"distribution", distribution_}};
+        // The algorithm that runs, `auto` resolved: plans and reports show it per slice.
+        s.params = {{"distribution", distribution_}, {"algo", resolved_algo(params_.algo)}};
+        if (params_.bits) s.params["radix_bits"] = params_.bits;
+        if (params_.items) s.params["radix_items"] = params_.items;
         return s;
     }
 
     Bytes slice_input(const Assignment& a) const override {
         check_range(a);
-        const auto& src = partitioned_.empty() ? input() : partitioned_;
+        const float* src = partitioned_ ? partitioned_.get() : input().data();
         Bytes b(a.units * sizeof(float));
-        if (a.units) std::memcpy(b.data(), src.data() + a.offset, b.size());
+        if (a.units) std::memcpy(b.data(), src + a.offset, b.size());
         return b;
     }
 
@@ -283,8 +446,8 @@ public:
     std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
         check_range(a);
         if (a.units == 0) return {};
-        const auto& src = partitioned_.empty() ? input() : partitioned_;
-        return {std::as_bytes(std::span(src.data() + a.offset, a.units))};
+        const float* src = partitioned_ ? partitioned_.get() : input().data();
+        return {std::as_bytes(std::span(src + a.offset, a.units))};
     }
 
     std::span<std::byte> output_target(const Assignment& a) override {
@@ -305,7 +468,7 @@ public:
 
     void finish() override {
         std::sort(runs_.begin(), runs_.end());
-        if (!partitioned_.empty()) return;  // buckets are value ranges: already globally sorted
+        if (partitioned_) return;  // buckets are value ranges: already globally sorted
         // Slices of the raw input: merge the sorted runs.
         for (std::size_t i = 1; i < runs_.size(); ++i) {
             const auto mid = runs_[i].first;
@@ -359,7 +522,11 @@ public:
         if (n_ == 0 || output_.empty()) return {};
         char range[96];
         std::snprintf(range, sizeof range, "min %.7g, max %.7g", double(output_.front()), double(output_.back()));
-        return "sorted " + std::to_string(n_) + " floats (" + distribution_ + "), " + range;
+        std::string r = "sorted " + std::to_string(n_) + " floats (" + distribution_ + ") by ";
+        r += resolved_algo(params_.algo) == "radix" ? "radix sort" : "bitonic sort";
+        r += ", ";
+        r += range;
+        return r;
     }
 
 private:
@@ -374,33 +541,38 @@ private:
     std::uint64_t iterations_;
     std::uint64_t seed_;
     std::string distribution_;
+    SortParams params_;
+    std::uint64_t threads_ = 0;  ///< partition_threads; 0: the host's hardware threads
     /// The job's input (generate()): the cache's vector itself, shared by every job of this input.
     const std::vector<float>& input() const { return *input_; }
 
     std::shared_ptr<const std::vector<float>> input_;
-    std::vector<float> output_, partitioned_;
+    std::vector<float> output_;
+    /// The buckets one after the other (partition()), or null: slices of the raw input.
+    std::unique_ptr<float[]> partitioned_;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;  ///< accepted (offset, units)
 };
 
-SliceTimes execute_sort(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                        Bytes& out) {
-    SliceTimes t;
-    out.clear();
-    const std::uint64_t units = s.units;
-    if (in.size() != units * sizeof(float))
-        throw InvalidArgument("sort: slice input of " + std::to_string(in.size()) + " bytes for " +
-                              std::to_string(units) + " items");
-    if (units == 0) return t;
-    const std::uint64_t P = std::bit_ceil(units);
-    if (P > (std::uint64_t{1} << 31))
+/// Checks common to both algorithms; returns false for an empty slice.
+void check_buffer(const DeviceInfo& info, std::uint64_t units, std::uint64_t elems) {
+    if (elems > (std::uint64_t{1} << 31))
         throw InvalidArgument("sort: a slice of " + std::to_string(units) +
                               " items exceeds the kernel's 2^31-item limit");
-    const std::uint64_t bytes = P * sizeof(float);
-    const auto& info = ctx.info();
+    const std::uint64_t bytes = elems * sizeof(float);
     if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
         throw Error("sort: a slice of " + std::to_string(units) + " items needs a buffer of " +
                     std::to_string(bytes >> 20) + " MiB, over " + info.name +
                     "'s largest allocation (" + std::to_string(info.max_alloc_bytes >> 20) + " MiB)");
+}
+
+SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                           Bytes& out) {
+    SliceTimes t;
+    const std::uint64_t units = s.units;
+    const std::uint64_t P = std::bit_ceil(units);
+    check_buffer(ctx.info(), units, P);
+    const std::uint64_t bytes = P * sizeof(float);
+    const auto& info = ctx.info();
     const std::uint64_t L = s.local.x;
     std::uint64_t G = std::max(s.global.x, units);
     if (L && G % L) G = (G / L + 1) * L;
@@ -477,6 +649,140 @@ SliceTimes execute_sort(DeviceContext& ctx, const SliceSpec& s, std::span<const 
     return t;
 }
 
+/// The radix sort's geometry on one device: the work-group size (the slice's local size where
+/// it is a power of two from 16 (GPUs: 128) to 1024, else the device type's default) and the
+/// build options.
+struct RadixGeometry {
+    std::uint64_t wg = 0, bits = 0, items = 0;
+    std::uint64_t tile() const { return wg * items; }
+    std::string options() const {
+        return "-DRADIX_WG=" + std::to_string(wg) + " -DRADIX_BITS=" + std::to_string(bits) +
+               " -DRADIX_ITEMS=" + std::to_string(items);
+    }
+};
+
+RadixGeometry radix_geometry(const DeviceInfo& info, const SliceSpec& s, const SortParams& p) {
+    const bool cpu = info.type == DeviceType::cpu;
+    RadixGeometry g;
+    const std::uint64_t L = s.local.x;
+    // Below 128 on a GPU the tiles get small and the digit counts to scan many: its default then.
+    const std::uint64_t least = cpu ? 16 : 128;
+    g.wg = (L >= least && L <= 1024 && std::has_single_bit(L)) ? L : (cpu ? 64 : 256);
+    if (info.max_work_group_size) g.wg = std::min(g.wg, std::bit_floor(info.max_work_group_size));
+    g.bits = p.bits ? p.bits : (cpu ? 8 : 8);
+    g.items = p.items ? p.items : (cpu ? 16 : 8);
+    // The scatter's local tile must fit the device (4 bytes a key, plus the scan and digit rows).
+    while (info.local_mem_bytes && g.items > 1 &&
+           (g.tile() + g.wg + (1u << g.bits)) * 4 > info.local_mem_bytes)
+        g.items /= 2;
+    return g;
+}
+
+SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                         Bytes& out, const SortParams& p) {
+    SliceTimes t;
+    const std::uint64_t n = s.units;
+    const auto& info = ctx.info();
+    check_buffer(info, n, n);
+    const RadixGeometry geo = radix_geometry(info, s, p);
+    const std::uint64_t tiles = (n + geo.tile() - 1) / geo.tile();
+    const std::uint64_t m = (std::uint64_t{1} << geo.bits) * tiles;  // histogram entries
+    const std::uint64_t blocks = (m + geo.tile() - 1) / geo.tile();  // scan blocks
+    const std::uint64_t bytes = n * sizeof(float);
+    const std::string where = "radix.cl on " + info.name + " (" + geo.options() + ", " +
+                              std::to_string(tiles) + " tiles)";
+    try {
+        cl::Program prog = ctx.program("radix", geo.options());
+        cl::Kernel to_keys(prog, "radix_to_keys"), from_keys(prog, "radix_from_keys");
+        cl::Kernel hist(prog, "radix_histogram"), reduce(prog, "radix_scan_reduce");
+        cl::Kernel top(prog, "radix_scan_top"), down(prog, "radix_scan_down");
+        cl::Kernel scatter(prog, "radix_scatter");
+        auto& q = ctx.queue();
+        cl::Buffer pristine(ctx.context(), CL_MEM_READ_WRITE, bytes);
+        cl::Buffer keys[2] = {cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes),
+                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes)};
+        cl::Buffer counts(ctx.context(), CL_MEM_READ_WRITE, m * sizeof(cl_uint));
+        cl::Buffer sums(ctx.context(), CL_MEM_READ_WRITE, blocks * sizeof(cl_uint));
+        cl::Event w;
+        q.enqueueWriteBuffer(pristine, CL_FALSE, 0, bytes, in.data(), nullptr, &w);
+        q.finish();
+        t.h2d = event_seconds(w);
+
+        const std::uint64_t passes = (32 + geo.bits - 1) / geo.bits;
+        const cl::NDRange L(geo.wg), tiles_range(tiles * geo.wg), blocks_range(blocks * geo.wg);
+        // The conversions are grid-stride loops: enough groups to fill the device, no more.
+        const std::uint64_t cu = std::max<std::uint64_t>(1, info.compute_units);
+        const cl::NDRange map_range(std::min(tiles, cu * 8) * geo.wg);
+        hist.setArg(2, cl_uint(n));
+        reduce.setArg(0, counts);
+        reduce.setArg(1, sums);
+        reduce.setArg(2, cl_uint(m));
+        top.setArg(0, sums);
+        top.setArg(1, cl_uint(blocks));
+        down.setArg(0, counts);
+        down.setArg(1, sums);
+        down.setArg(2, cl_uint(m));
+        scatter.setArg(2, counts);
+        scatter.setArg(3, cl_uint(n));
+        std::vector<cl::Event> events;
+        auto launch = [&](cl::Kernel& k, const cl::NDRange& g) {
+            events.emplace_back();
+            q.enqueueNDRangeKernel(k, cl::NullRange, g, L, nullptr, &events.back());
+        };
+        std::size_t cur = 0;
+        for (std::uint64_t r = 0; r < s.iterations; ++r) {
+            to_keys.setArg(0, pristine);
+            to_keys.setArg(1, keys[0]);
+            to_keys.setArg(2, cl_uint(n));
+            launch(to_keys, map_range);
+            cur = 0;
+            for (std::uint64_t pass = 0; pass < passes; ++pass) {
+                const cl_uint shift = cl_uint(pass * geo.bits);
+                hist.setArg(0, keys[cur]);
+                hist.setArg(1, counts);
+                hist.setArg(3, shift);
+                launch(hist, tiles_range);
+                launch(reduce, blocks_range);
+                launch(top, L);
+                launch(down, blocks_range);
+                scatter.setArg(0, keys[cur]);
+                scatter.setArg(1, keys[1 - cur]);
+                scatter.setArg(4, shift);
+                launch(scatter, tiles_range);
+                cur = 1 - cur;
+            }
+            // Back to floats, into the other key buffer.
+            from_keys.setArg(0, keys[cur]);
+            from_keys.setArg(1, keys[1 - cur]);
+            from_keys.setArg(2, cl_uint(n));
+            launch(from_keys, map_range);
+            q.finish();
+            for (const auto& e : events) t.kernel += event_seconds(e);
+            events.clear();
+        }
+        out.resize(bytes);
+        cl::Event rd;
+        q.enqueueReadBuffer(keys[1 - cur], CL_TRUE, 0, bytes, out.data(), nullptr, &rd);
+        t.d2h = event_seconds(rd);
+    } catch (const cl::Error& e) {
+        rethrow_cl(e, where);
+    }
+    return t;
+}
+
+SliceTimes execute_sort(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                        Bytes& out) {
+    out.clear();
+    const std::uint64_t units = s.units;
+    if (in.size() != units * sizeof(float))
+        throw InvalidArgument("sort: slice input of " + std::to_string(in.size()) + " bytes for " +
+                              std::to_string(units) + " items");
+    const SortParams p = sort_params(s.params);
+    if (units == 0) return {};
+    if (resolved_algo(p.algo) == "radix") return execute_radix(ctx, s, in, out, p);
+    return execute_bitonic(ctx, s, in, out);
+}
+
 }  // namespace
 
 KernelJobFactory sort_job_factory() {
@@ -486,7 +792,11 @@ KernelJobFactory sort_job_factory() {
     f.execute = execute_sort;
     f.dims = 1;
     f.description = "sorts n floats: splitter-based range partition, a bitonic sort per device";
-    f.params = {{"distribution", "the input: mixed (default), uniform, duplicates, sorted, reversed"}};
+    f.params = {{"distribution", "the input: mixed (default), uniform, duplicates, sorted, reversed"},
+                {"algo", "auto (default: radix), radix (LSD radix sort, radix.cl) or bitonic (sort.cl)"},
+                {"radix_bits", "radix sort: bits per pass, 1 to 8 (default 8)"},
+                {"radix_items", "radix sort: keys per work-item, 1 to 32 (default 8 on GPUs, 16 on CPUs)"},
+                {"partition_threads", "rank 0's threads for the split's partition (default: all its hardware threads)"}};
     f.calibration_sizes = {"4096", "16384", "65536"};
     f.tune_size = "65536";
     // Sort was not in the paper's split experiment: our size, and the job's own compute amount.

@@ -1,4 +1,5 @@
-// Bitonic sort of floats (sample kernel "sort"), OpenCL C 1.2.
+// Bitonic sort of floats (sample kernel "sort", algorithm "bitonic"; radix.cl is the default
+// "radix"), OpenCL C 1.2.
 //
 // The host pads the slice to P = next power of two with +INFINITY and launches one stage per
 // (k, j) of the bitonic network. Both kernels are grid-stride loops, so they are correct for any

@@ -52,22 +52,24 @@ void run_slices(KernelJob& job, const std::vector<Assignment>& as) {
 }
 
 std::unique_ptr<KernelJob> make_job(std::uint64_t n, std::uint64_t iterations = 1,
-                                    const std::string& dist = "mixed", std::uint64_t seed = 7) {
+                                    const std::string& dist = "mixed", std::uint64_t seed = 7,
+                                    nlohmann::json extra = nlohmann::json::object()) {
     JobOptions o;
     o.size = {n, 1};
     o.iterations = iterations;
     o.seed = seed;
     o.params = {{"distribution", dist}};
+    o.params.update(extra);
     return kernel_job("sort").make(o);
 }
 
-using RoundTripParam = std::tuple<std::uint64_t, int, LocalChoice>;
+using RoundTripParam = std::tuple<std::uint64_t, int, LocalChoice, std::string>;
 class SortRoundTrip : public ::testing::TestWithParam<RoundTripParam> {};
 
 TEST_P(SortRoundTrip, PartitionSortGatherVerify) {
-    const auto [n, slices, choice] = GetParam();
+    const auto [n, slices, choice, algo] = GetParam();
     auto& ctx = test::first_device();
-    auto job = make_job(n, n <= 1023 ? 2 : 1);
+    auto job = make_job(n, n <= 1023 ? 2 : 1, "mixed", 7, {{"algo", algo}});
     job->generate();
     auto as = plan(n, slices, choice, ctx.info().max_work_group_size);
     const auto planned = as;
@@ -94,7 +96,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values<std::uint64_t>(1, 17, 1000, 1023, 509, 65536),
                        ::testing::Values(1, 2, 3),
                        ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
-                                         LocalChoice::one, LocalChoice::padded)),
+                                         LocalChoice::one, LocalChoice::padded),
+                       ::testing::Values("radix", "bitonic")),
     [](const auto& info) {
         std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
         s += std::to_string(std::get<0>(info.param));
@@ -102,6 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
         s += std::to_string(std::get<1>(info.param));
         s += "_";
         s += name(std::get<2>(info.param));
+        s += "_";
+        s += std::get<3>(info.param);
         return s;
     });
 
@@ -109,11 +114,11 @@ INSTANTIATE_TEST_SUITE_P(
 struct Geometry {
     std::uint64_t units, global, local;
 };
-class SortGeometry : public ::testing::TestWithParam<Geometry> {};
+class SortGeometry : public ::testing::TestWithParam<std::tuple<Geometry, std::string>> {};
 
 TEST_P(SortGeometry, SortsAnySliceGeometry) {
-    const auto g = GetParam();
-    auto job = make_job(g.units, 1, "mixed", 11);
+    const auto [g, algo] = GetParam();
+    auto job = make_job(g.units, 1, "mixed", 11, {{"algo", algo}});
     job->generate();
     Assignment a;
     a.units = g.units;
@@ -128,30 +133,39 @@ TEST_P(SortGeometry, SortsAnySliceGeometry) {
     const auto got = as_floats(out);
     ASSERT_EQ(got.size(), ref.size());
     for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(got[i], ref[i]) << "item " << i;
-    EXPECT_GT(t.kernel, 0.0);
+    // One item is a bitonic network of no stage; the radix sort still makes its passes.
+    if (g.units > 1 || algo == "radix") {
+        EXPECT_GT(t.kernel, 0.0);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Executor, SortGeometry,
-    ::testing::Values(Geometry{1000, 1000, 125}, Geometry{17, 17, 17}, Geometry{509, 509, 1},
-                      Geometry{1000, 1000, 0}, Geometry{1024, 1024, 256}, Geometry{1000, 1000, 8},
-                      Geometry{1000, 1024, 256}, Geometry{2, 2, 2}, Geometry{3, 3, 3},
-                      Geometry{65536, 65536, 64}, Geometry{40000, 40000, 1000},
-                      Geometry{4096, 64, 32}),
+    ::testing::Combine(
+        ::testing::Values(Geometry{1000, 1000, 125}, Geometry{17, 17, 17}, Geometry{509, 509, 1},
+                          Geometry{1000, 1000, 0}, Geometry{1024, 1024, 256}, Geometry{1000, 1000, 8},
+                          Geometry{1000, 1024, 256}, Geometry{2, 2, 2}, Geometry{3, 3, 3},
+                          Geometry{65536, 65536, 64}, Geometry{40000, 40000, 1000},
+                          Geometry{4096, 64, 32}, Geometry{1, 1, 0}, Geometry{1, 64, 64}),
+        ::testing::Values("radix", "bitonic")),
     [](const auto& info) {
+        const Geometry& g = std::get<0>(info.param);
         std::string s = "u";
-        s += std::to_string(info.param.units);
+        s += std::to_string(g.units);
         s += "_g";
-        s += std::to_string(info.param.global);
+        s += std::to_string(g.global);
         s += "_l";
-        s += std::to_string(info.param.local);
+        s += std::to_string(g.local);
+        s += "_";
+        s += std::get<1>(info.param);
         return s;
     });
 
-class SortDistribution : public ::testing::TestWithParam<std::string> {};
+class SortDistribution : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(SortDistribution, ThreeSlicesVerify) {
-    auto job = make_job(5000, 1, GetParam());
+    const auto [dist, algo] = GetParam();
+    auto job = make_job(5000, 1, dist, 7, {{"algo", algo}});
     job->generate();
     auto as = plan(5000, 3, LocalChoice::div8, test::first_device().info().max_work_group_size);
     job->partition(as);
@@ -159,12 +173,26 @@ TEST_P(SortDistribution, ThreeSlicesVerify) {
     const Verdict v = job->verify();
     EXPECT_TRUE(v.ok) << v.detail;
 }
-INSTANTIATE_TEST_SUITE_P(Inputs, SortDistribution,
-                         ::testing::Values("mixed", "uniform", "duplicates", "sorted", "reversed"));
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, SortDistribution,
+    ::testing::Combine(::testing::Values("mixed", "uniform", "duplicates", "sorted", "reversed"),
+                       ::testing::Values("radix", "bitonic")),
+    [](const auto& info) {
+        std::string s = std::get<0>(info.param);
+        s += "_";
+        s += std::get<1>(info.param);
+        return s;
+    });
 
 TEST(Sort, DescriptorIsWhatPlansUse) {
     JobOptions o;
     o.size = {1u << 18, 1};
+    // The radix sort (auto): 32 / 8 passes of 8 + 2 counted operations per item; 6 passes of 8
+    // with 6-bit digits.
+    EXPECT_DOUBLE_EQ(kernel_job("sort").make(o)->descriptor().ops_per_item, 4 * 10.0);
+    o.params = {{"algo", "radix"}, {"radix_bits", 6}};
+    EXPECT_DOUBLE_EQ(kernel_job("sort").make(o)->descriptor().ops_per_item, 6 * 8.0);
+    o.params = {{"algo", "bitonic"}};
     const auto d = kernel_job("sort").make(o)->descriptor();
     EXPECT_EQ(d.name, "sort");
     EXPECT_EQ(d.dims, 1);
@@ -298,7 +326,9 @@ TEST(Sort, SliceOverMaxAllocIsOneClearError) {
 TEST(Sort, RejectedLocalSizeNamesKernelDeviceAndLocal) {
     auto& dev = test::first_device();
     const std::uint64_t too_big = dev.info().max_work_group_size * 2;
-    auto job = make_job(100);
+    // The bitonic sort launches the planned local size; the radix sort takes it only where it
+    // fits the device (else its default).
+    auto job = make_job(100, 1, "mixed", 7, {{"algo", "bitonic"}});
     job->generate();
     Assignment a;
     a.units = 100;
@@ -361,6 +391,143 @@ TEST(Sort, ZeroShareDevicesStayEmptyAndOneDeviceSkipsThePartition) {
     }
     run_slices(*job2, {bs[0], bs[1]});
     EXPECT_TRUE(job2->verify().ok) << job2->verify().detail;
+}
+
+/// The order-preserving key of the radix sort: a float's place in the total order that puts
+/// -0.0 just below +0.0.
+std::uint32_t order_key(float x) {
+    std::uint32_t b = 0;
+    std::memcpy(&b, &x, sizeof b);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+/// The radix executor for its build options (bits, keys per work-item, the work-group size
+/// from the local size) at awkward sizes and every distribution, against a CPU sort by the same
+/// key: equal bit for bit, -0.0 before +0.0.
+struct RadixCase {
+    std::uint64_t units, local, bits, items;
+    const char* dist;
+};
+class SortRadix : public ::testing::TestWithParam<RadixCase> {};
+
+TEST_P(SortRadix, EqualsTheCpuSortBitForBit) {
+    const auto c = GetParam();
+    nlohmann::json extra = {{"algo", "radix"}};
+    if (c.bits) extra["radix_bits"] = c.bits;
+    if (c.items) extra["radix_items"] = c.items;
+    auto job = make_job(c.units, 2, c.dist, 13, extra);
+    job->generate();
+    Assignment a;
+    a.units = c.units;
+    a.global = {c.units, 1};
+    a.local = {c.local, c.local ? 1u : 0u};
+    const SliceSpec spec = slice_spec_from_json(to_json(job->slice_spec(a)));
+    EXPECT_EQ(spec.params.at("algo"), "radix");
+    const Bytes in = job->slice_input(a);
+    Bytes out;
+    const SliceTimes t = kernel_job("sort").execute(test::first_device(), spec, in, out);
+    auto ref = as_floats(in);
+    std::stable_sort(ref.begin(), ref.end(), [](float x, float y) { return order_key(x) < order_key(y); });
+    const auto got = as_floats(out);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i)
+        ASSERT_EQ(order_key(got[i]), order_key(ref[i])) << "item " << i << ": " << got[i] << " vs " << ref[i];
+    EXPECT_GT(t.kernel, 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, SortRadix,
+    ::testing::Values(RadixCase{1, 0, 0, 0, "mixed"}, RadixCase{2, 0, 0, 0, "mixed"},
+                      RadixCase{3, 16, 4, 1, "mixed"}, RadixCase{17, 64, 8, 16, "mixed"},
+                      RadixCase{509, 32, 3, 4, "mixed"}, RadixCase{65537, 64, 5, 8, "mixed"},
+                      RadixCase{65537, 256, 8, 8, "duplicates"}, RadixCase{40009, 128, 4, 16, "sorted"},
+                      RadixCase{40009, 0, 7, 2, "reversed"}, RadixCase{40009, 64, 1, 32, "uniform"},
+                      RadixCase{100003, 0, 0, 0, "duplicates"}, RadixCase{3000017, 0, 0, 0, "mixed"}),
+    [](const auto& info) {
+        const RadixCase& c = info.param;
+        std::string s = "n";
+        s += std::to_string(c.units);
+        s += "_l";
+        s += std::to_string(c.local);
+        s += "_b";
+        s += std::to_string(c.bits);
+        s += "_i";
+        s += std::to_string(c.items);
+        s += "_";
+        s += c.dist;
+        return s;
+    });
+
+TEST(Sort, BadAlgorithmParamsAreOneClearError) {
+    auto expect_error = [](nlohmann::json extra, const std::string& what) {
+        try {
+            make_job(100, 1, "mixed", 7, extra);
+            FAIL() << extra.dump() << ": no error";
+        } catch (const InvalidArgument& e) {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+    };
+    expect_error({{"algo", "quick"}}, "unknown algo 'quick'");
+    expect_error({{"radix_bits", 0}}, "radix_bits must be an integer from 1 to 8");
+    expect_error({{"radix_bits", 9}}, "radix_bits");
+    expect_error({{"radix_items", "x"}}, "radix_items");
+    expect_error({{"radix_items", 2.5}}, "radix_items");
+    expect_error({{"partition_threads", 0}}, "partition_threads");
+    EXPECT_NO_THROW(make_job(100, 1, "mixed", 7, {{"algo", "bitonic"}, {"radix_bits", 4}}));
+}
+
+// The partition's threads each bucket a contiguous chunk: any number of them gives the buckets
+// of one thread, item for item, and every input item lands in exactly one bucket, the buckets
+// in value order.
+TEST(Sort, ParallelPartitionEqualsTheSerialOne) {
+    for (const std::string dist : {"mixed", "duplicates", "sorted"}) {
+        const std::uint64_t n = 300007;
+        auto buckets = [&](std::uint64_t threads, std::vector<Assignment>& as) {
+            auto job = make_job(n, 1, dist, 5, {{"partition_threads", threads}});
+            job->generate();
+            as = plan(n, 3, LocalChoice::null, 1);
+            job->partition(as);
+            std::vector<std::vector<float>> b;
+            for (const auto& a : as) b.push_back(as_floats(job->slice_input(a)));
+            return b;
+        };
+        std::vector<Assignment> as1;
+        const auto serial = buckets(1, as1);
+        std::vector<float> all, input;
+        for (std::size_t i = 0; i < serial.size(); ++i) {
+            all.insert(all.end(), serial[i].begin(), serial[i].end());
+            if (i > 0 && !serial[i].empty() && !serial[i - 1].empty()) {
+                EXPECT_LE(*std::max_element(serial[i - 1].begin(), serial[i - 1].end()),
+                          *std::min_element(serial[i].begin(), serial[i].end()))
+                    << dist << " bucket " << i;
+            }
+        }
+        auto job = make_job(n, 1, dist, 5);
+        job->generate();
+        Assignment whole;
+        whole.units = n;
+        input = as_floats(job->slice_input(whole));
+        auto key_sort = [](std::vector<float>& v) {
+            std::sort(v.begin(), v.end(), [](float x, float y) { return order_key(x) < order_key(y); });
+        };
+        key_sort(all);
+        key_sort(input);
+        ASSERT_EQ(all.size(), input.size()) << dist;
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(order_key(all[i]), order_key(input[i])) << dist << " item " << i;
+        for (std::uint64_t threads : {2, 3, 5}) {
+            std::vector<Assignment> asT;
+            const auto par = buckets(threads, asT);
+            ASSERT_EQ(par.size(), serial.size());
+            for (std::size_t i = 0; i < par.size(); ++i) {
+                EXPECT_EQ(asT[i].offset, as1[i].offset) << dist << " threads " << threads;
+                EXPECT_EQ(asT[i].units, as1[i].units) << dist << " threads " << threads;
+                ASSERT_EQ(par[i].size(), serial[i].size());
+                for (std::size_t j = 0; j < par[i].size(); ++j)
+                    ASSERT_EQ(order_key(par[i][j]), order_key(serial[i][j]))
+                        << dist << " threads " << threads << " bucket " << i << " item " << j;
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ run 120 "$ws" run quad --size 1024 --param a=-1 --param b=2; expect_rc 0 "quad -
 
 # 4. Unknown --param keys name the kernel's valid keys; bad values fail at job construction.
 run 60 "$ws" run sort --param foo=1
-expect_fail_line 2 "^worksize: error: unknown --param 'foo' for kernel sort \(valid: distribution\)$" "run sort --param foo=1"
+expect_fail_line 2 "^worksize: error: unknown --param 'foo' for kernel sort \(valid: distribution, algo, radix_bits, radix_items, partition_threads\)$" "run sort --param foo=1"
 run 60 "$ws" plan --kernel matmul --param kk=3;          expect_fail_line 2 "unknown --param 'kk' for kernel matmul \(valid: k\)" "plan matmul --param kk=3"
 run 60 "$ws" plan --kernel quad --param A=1;             expect_fail_line 2 "unknown --param 'A' for kernel quad \(valid: integrand, a, b\)" "keys are case-sensitive"
 run 60 "$ws" calibrate --kernel interp --param zoom=2;   expect_fail_line 2 "unknown --param 'zoom' for kernel interp \(valid: scale, in_w, in_h, vw\)" "calibrate interp --param zoom=2"
@@ -80,9 +80,17 @@ run 60 "$ws" run quad --size 1024 --param a=foo;         expect_fail_line 2 "qua
 run 60 "$ws" run quad --size 1024 --param a=2 --param b=1; expect_fail_line 2 "quad: the interval needs finite a < b" "quad a > b"
 run 60 "$ws" run sort --size 1024 --param distribution=bogus; expect_fail_line 2 "sort: unknown distribution 'bogus'" "sort distribution bogus"
 run 60 "$ws" run sort --size 1024 --param distribution=5; expect_fail_line 2 "sort: unknown distribution '5'" "sort distribution 5 (was a JSON type error, exit 1)"
+run 60 "$ws" run sort --size 1024 --param algo=quick;   expect_fail_line 2 "sort: unknown algo 'quick' \(known: auto, radix, bitonic\)" "sort algo quick"
+run 60 "$ws" run sort --size 1024 --param radix_bits=9; expect_fail_line 2 "sort: radix_bits must be an integer from 1 to 8 \(got 9\)" "sort radix_bits 9"
+run 60 "$ws" run sort --size 1024 --param partition_threads=-1; expect_fail_line 2 "sort: partition_threads must be an integer from 1 to 1024" "sort partition_threads -1"
 # Nothing ran: no table on stdout.
 if [ ! -s "$out" ]; then ok "a bad --param fails before any work (no output)"; else bad "a bad --param printed output"; fi
 run 120 "$ws" run sort --size 1024 --param distribution=reversed; expect_rc 0 "sort --param distribution=reversed"
+for algo in radix bitonic; do
+  run 120 "$ws" run sort --size 1021 --param algo=$algo --json
+  expect_rc 0 "sort --param algo=$algo"
+  expect_jq '.verified == true' "sort algo=$algo of a prime size verifies"
+done
 
 # 5. Output paths: checked before the work; an existing file keeps its contents.
 b=(bench --kernel sort --size 1024 --strategies even,paper --repeats 1)

@@ -23,6 +23,17 @@ for k in matmul interp sort quad; do
     done
   done
 done
+# Sort split over ranks 1 and 2 at a size where rank 0's partition runs in two threads, with
+# either algorithm: verified, and both devices sorted a bucket.
+for algo in radix bitonic; do
+  mpmd_cmd "$mpx" "$ws" "2 1 2" run sort --size 300007 --strategy even --param algo=$algo --param partition_threads=2 --json
+  run 120 "${MPMD[@]}"
+  if [ "$rc" -eq 0 ] && jq -e '.verified == true and ([.devices[] | select(.units > 0)] | length) == 2 and (.summary | test("by '$algo' sort"))' "$out" >/dev/null; then
+    ok "sort 300007 algo=$algo split over two ranks, partitioned in two threads: verified"
+  else
+    bad "sort 300007 algo=$algo split over two ranks"
+  fi
+done
 # The measured strategies: model (after a calibration into the same database) and oracle.
 mpmd_cmd "$mpx" "$ws" "2 1 2" calibrate --kernel all --db "$db"; run 300 "${MPMD[@]}"
 expect_rc 0 "calibrate all kernels over ranks 1 and 2"

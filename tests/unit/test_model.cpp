@@ -711,3 +711,42 @@ TEST(ModelJobPhases, CombineFittedFromTheJobsOutputBytes) {
     old["format"] = 2;
     EXPECT_THROW(cost_model_from_json(old), InvalidArgument);
 }
+
+// Issue 14's split sort: 2^25 floats over two H200s, one of them sorts the whole array in
+// 29.5 ms. With rank 0's serial partition (830 ms) or even a parallel one (40 ms), a split
+// cannot pay and the model gives the other device nothing; for devices that take seconds to
+// sort (CPUs), the same 40 ms partition is worth it and both take part.
+TEST(ModelJobPhases, SplitSortLeavesTheSecondGpuOutWhenThePartitionCannotPay) {
+    const double n = double(1u << 25), bytes = 4 * n;
+    auto gpu = [&](double whole_s, double prepare_s) {
+        CostModel m;
+        m.send = line(2e-5, 1.0 / 25e9);   // ~25 GB/s to the device's rank
+        m.h2d = line(1e-5, 1.0 / 50e9);
+        m.kernel = line(1e-4, whole_s / n);
+        m.d2h = line(1e-5, 1.0 / 50e9);
+        m.recv = line(2e-5, 1.0 / 25e9);
+        m.prepare.per_x_s = prepare_s / bytes;  // per input byte of the job
+        return m;
+    };
+    SplitJob job;
+    job.total_units = 1u << 25;
+    job.ops_per_unit = 1;
+    job.bytes_in_per_unit = 4;
+    job.bytes_out_per_unit = 4;
+    for (double prepare : {0.830, 0.040}) {
+        const CostModel h200 = gpu(0.0295, prepare);
+        const SplitResult r = optimise_split({h200, h200}, job);
+        EXPECT_EQ(std::count(r.units.begin(), r.units.end(), 0u), 1) << "prepare " << prepare;
+        EXPECT_DOUBLE_EQ(r.prepare_s, 0.0);
+        // Never slower than the best device alone (evaluate_split of the whole job on it).
+        const SplitResult alone = evaluate_split({h200, h200}, job, {job.total_units, 0});
+        EXPECT_LE(r.makespan_s, alone.makespan_s * (1 + 1e-9)) << "prepare " << prepare;
+        EXPECT_FALSE(r.reasons[r.units[0] == 0 ? 0 : 1].empty());
+    }
+    const CostModel cpu = gpu(2.0, 0.040);
+    const SplitResult both = optimise_split({cpu, cpu}, job);
+    EXPECT_GT(both.units[0], 0u);
+    EXPECT_GT(both.units[1], 0u);
+    EXPECT_NEAR(both.prepare_s, 0.040, 1e-9);
+    EXPECT_LT(both.makespan_s, evaluate_split({cpu, cpu}, job, {job.total_units, 0}).makespan_s);
+}

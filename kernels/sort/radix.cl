@@ -1,0 +1,194 @@
+// LSD radix sort of floats (sample kernel "sort", algorithm "radix"), OpenCL C 1.2.
+//
+// Build options (the host sets them, defaults below):
+//   -DRADIX_WG=n     work-group size, a power of two (every kernel requires it);
+//   -DRADIX_BITS=b   bits per pass, 1..8 (2^b digits); ceil(32/b) passes;
+//   -DRADIX_ITEMS=k  keys per work-item in a tile: a tile is RADIX_WG * RADIX_ITEMS keys.
+// Floats become order-preserving uint keys (radix_to_keys: negatives have all bits flipped,
+// positives the sign bit set, so -0.0 sorts just below +0.0) and back (radix_from_keys). One pass
+// over bits [shift, shift + b):
+//   1. radix_histogram: work-group g counts the digits of tile g in local memory and writes
+//      hist[d * tiles + g] (digit-major, so that one exclusive scan gives every tile's base);
+//   2. radix_scan_reduce / radix_scan_top / radix_scan_down: a hierarchical exclusive scan of
+//      hist (block sums, one work-group scans the sums, each block scans itself from its sum);
+//   3. radix_scatter: work-group g loads tile g into local memory, sorts it stably by the digit
+//      with one split per bit (a work-group prefix sum of each work-item's zeros), and writes
+//      key i of digit d to hist[d * tiles + g] + (i - first index of d in the tile): keys of one
+//      digit go to consecutive addresses, so the global writes are coalesced.
+// The last tile is filled with 0xFFFFFFFF past n: those keys are not counted, stay behind every
+// real key of the top digit (the splits are stable) and land at positions >= n, never written.
+// Indices are 32-bit: the host refuses n > 2^31.
+#ifndef RADIX_WG
+#define RADIX_WG 256
+#endif
+#ifndef RADIX_BITS
+#define RADIX_BITS 4
+#endif
+#ifndef RADIX_ITEMS
+#define RADIX_ITEMS 8
+#endif
+#define RADIX_DIGITS (1u << RADIX_BITS)
+#define RADIX_TILE (RADIX_WG * RADIX_ITEMS)
+
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_to_keys(__global const float* in, __global uint* keys, const uint n)
+{
+    for (uint i = (uint)get_global_id(0); i < n; i += (uint)get_global_size(0)) {
+        const uint b = as_uint(in[i]);
+        keys[i] = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_from_keys(__global const uint* keys, __global float* out, const uint n)
+{
+    for (uint i = (uint)get_global_id(0); i < n; i += (uint)get_global_size(0)) {
+        const uint k = keys[i];
+        out[i] = as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+    }
+}
+
+// Exclusive prefix sum of v over the work-group; *total gets the sum of all. Every work-item
+// must call it (barriers); tmp holds RADIX_WG uints.
+uint wg_exclusive_scan(const uint v, __local uint* tmp, uint* total)
+{
+    const uint lid = (uint)get_local_id(0);
+    tmp[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1u; off < RADIX_WG; off <<= 1) {
+        const uint x = lid >= off ? tmp[lid - off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        tmp[lid] += x;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const uint inclusive = tmp[lid];
+    *total = tmp[RADIX_WG - 1u];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return inclusive - v;
+}
+
+// One work-group per tile (the NDRange is tiles * RADIX_WG).
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_histogram(__global const uint* keys, __global uint* hist, const uint n, const uint shift)
+{
+    __local uint counts[RADIX_DIGITS];
+    const uint lid = (uint)get_local_id(0);
+    const uint g = (uint)get_group_id(0);
+    const uint tiles = (uint)get_num_groups(0);
+    for (uint d = lid; d < RADIX_DIGITS; d += RADIX_WG) counts[d] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint base = g * RADIX_TILE;
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        const uint i = base + k * RADIX_WG + lid;
+        if (i < n) atomic_inc(&counts[(keys[i] >> shift) & (RADIX_DIGITS - 1u)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = lid; d < RADIX_DIGITS; d += RADIX_WG) hist[d * tiles + g] = counts[d];
+}
+
+// Block b (RADIX_TILE entries of a) -> sums[b].
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_reduce(__global const uint* a, __global uint* sums, const uint m)
+{
+    __local uint tmp[RADIX_WG];
+    const uint lid = (uint)get_local_id(0);
+    const uint base = (uint)get_group_id(0) * RADIX_TILE;
+    uint s = 0u;
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        const uint i = base + k * RADIX_WG + lid;
+        if (i < m) s += a[i];
+    }
+    uint total;
+    wg_exclusive_scan(s, tmp, &total);
+    if (lid == 0u) sums[get_group_id(0)] = total;
+}
+
+// One work-group: exclusive scan of sums[0, nb) in place, RADIX_WG at a time.
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_top(__global uint* sums, const uint nb)
+{
+    __local uint tmp[RADIX_WG];
+    const uint lid = (uint)get_local_id(0);
+    uint carry = 0u;
+    for (uint base = 0; base < nb; base += RADIX_WG) {
+        const uint i = base + lid;
+        const uint v = i < nb ? sums[i] : 0u;
+        uint total;
+        const uint e = wg_exclusive_scan(v, tmp, &total);
+        if (i < nb) sums[i] = carry + e;
+        carry += total;
+    }
+}
+
+// Block b: exclusive scan of its entries in place, starting from sums[b]. Work-item t takes
+// RADIX_ITEMS consecutive entries.
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_down(__global uint* a, __global const uint* sums, const uint m)
+{
+    __local uint tmp[RADIX_WG];
+    const uint lid = (uint)get_local_id(0);
+    const uint first = (uint)get_group_id(0) * RADIX_TILE + lid * RADIX_ITEMS;
+    uint v[RADIX_ITEMS];
+    uint s = 0u;
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        v[k] = first + k < m ? a[first + k] : 0u;
+        s += v[k];
+    }
+    uint total;
+    uint run = sums[get_group_id(0)] + wg_exclusive_scan(s, tmp, &total);
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        if (first + k < m) a[first + k] = run;
+        run += v[k];
+    }
+}
+
+// One work-group per tile: stable local sort of the tile by the digit, then the coalesced
+// scatter to dst at the scanned bases (offs = the scanned hist).
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scatter(__global const uint* src, __global uint* dst, __global const uint* offs,
+                   const uint n, const uint shift)
+{
+    __local uint tile[RADIX_TILE];
+    __local uint tmp[RADIX_WG];
+    __local uint first[RADIX_DIGITS];
+    const uint lid = (uint)get_local_id(0);
+    const uint g = (uint)get_group_id(0);
+    const uint tiles = (uint)get_num_groups(0);
+    const uint base = g * RADIX_TILE;
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        const uint i = k * RADIX_WG + lid;
+        tile[i] = base + i < n ? src[base + i] : 0xFFFFFFFFu;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Work-item lid holds the tile's keys [lid * ITEMS, (lid + 1) * ITEMS): the order of the
+    // work-items and of their keys is the tile's order, so each split below is stable.
+    uint key[RADIX_ITEMS];
+    for (uint k = 0; k < RADIX_ITEMS; ++k) key[k] = tile[lid * RADIX_ITEMS + k];
+    for (uint b = 0; b < RADIX_BITS && shift + b < 32u; ++b) {
+        const uint bit = shift + b;
+        uint zeros = 0u;
+        for (uint k = 0; k < RADIX_ITEMS; ++k) zeros += ((key[k] >> bit) & 1u) ^ 1u;
+        uint all_zeros;
+        uint z = wg_exclusive_scan(zeros, tmp, &all_zeros);  // also a barrier after the reads
+        uint o = all_zeros + lid * RADIX_ITEMS - z;
+        for (uint k = 0; k < RADIX_ITEMS; ++k) {
+            if ((key[k] >> bit) & 1u) tile[o++] = key[k];
+            else tile[z++] = key[k];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint k = 0; k < RADIX_ITEMS; ++k) key[k] = tile[lid * RADIX_ITEMS + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    // The first index of each digit present in the tile.
+    for (uint i = lid; i < RADIX_TILE; i += RADIX_WG) {
+        const uint d = (tile[i] >> shift) & (RADIX_DIGITS - 1u);
+        if (i == 0u || ((tile[i - 1u] >> shift) & (RADIX_DIGITS - 1u)) != d) first[d] = i;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < RADIX_TILE; i += RADIX_WG) {
+        const uint k = tile[i];
+        const uint d = (k >> shift) & (RADIX_DIGITS - 1u);
+        const uint pos = offs[d * tiles + g] + (i - first[d]);
+        if (pos < n) dst[pos] = k;
+    }
+}
