@@ -198,7 +198,9 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
         ("filter", po::value(&sel.filter), "only devices whose platform, name or vendor contains this")
         ("master-works", po::bool_switch(&sel.master_works), "rank 0 also drives devices in a job of several ranks")
         ("devices-per-rank", count_value("devices-per-rank", &sel.per_rank, 1),
-         "auto mode: how many of its node's devices each worker rank drives");
+         "auto mode: how many of its node's devices each worker rank drives")
+        ("rank-timeout", real_value("rank-timeout", &sel.rank_timeout_s, 0, 3600, Open::low),
+         "seconds without a sign of life after which rank 0 declares a worker lost (default 5)");
     return d;
 }
 

@@ -121,6 +121,11 @@ nlohmann::json result_to_json(const std::string& kernel, const GlobalSize& size,
                                 {"padded_global", {a.padded_global.x, a.padded_global.y}},
                                 {"local", {a.local.x, a.local.y}},
                                 {"done_s", d.done_s},
+                                {"transfer",
+                                 {{"send_start_s", d.send_start_s},
+                                  {"send_end_s", d.send_end_s},
+                                  {"recv_start_s", d.recv_start_s},
+                                  {"recv_end_s", d.recv_end_s}}},
                                 {"times",
                                  {{"send", d.send_s},
                                   {"h2d", d.times.h2d},
@@ -133,12 +138,21 @@ nlohmann::json result_to_json(const std::string& kernel, const GlobalSize& size,
 
 std::string result_table(const Plan& p, const JobResult& r) {
     Table t({"device", "rank", "share %", "global", "local", "send ms", "h2d ms", "kernel ms", "d2h ms", "recv ms",
-             "done ms"});
+             "done ms", "send at ms", "recv at ms"});
+    // When rank 0 sent and received a worker's slice, from the job's start ("-" for rank 0's own).
+    auto span = [](double from, double to) {
+        if (from <= 0 && to <= 0) return std::string("-");
+        std::string s = fmt_ms(from);
+        s += "..";
+        s += fmt_ms(to);
+        return s;
+    };
     for (const auto& d : r.devices) {
         const auto& a = d.assignment;
         t.add({std::to_string(a.device) + ": " + a.device_name, std::to_string(a.rank), fmt(a.share * 100, 2),
                global_text(a.global, p.dims), local_text(a.local, p.dims), fmt_ms(d.send_s), fmt_ms(d.times.h2d),
-               fmt_ms(d.times.kernel), fmt_ms(d.times.d2h), fmt_ms(d.recv_s), fmt_ms(d.done_s)});
+               fmt_ms(d.times.kernel), fmt_ms(d.times.d2h), fmt_ms(d.recv_s), fmt_ms(d.done_s),
+               span(d.send_start_s, d.send_end_s), span(d.recv_start_s, d.recv_end_s)});
     }
     std::ostringstream os;
     os << t.str();

@@ -46,6 +46,22 @@ public:
     /// right for a communicator whose sends never wait for the receiver.
     virtual void send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in,
                            int source, int recv_tag);
+    /// Start sending `parts` as one message (like send_parts) and return at once; the parts'
+    /// memory must stay valid until test_send() says the send is done. Returns its handle.
+    virtual std::size_t isend_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) = 0;
+    /// Whether the send of handle `id` is done (a done handle is forgotten: ask once).
+    /// @throws Error (lost_rank) for a send that failed (e.g. its destination is gone).
+    virtual bool test_send(std::size_t id) = 0;
+    /// Give up a send whose destination is lost: never tested again.
+    virtual void abandon_send(std::size_t id) = 0;
+    /// Whether a message with `tag` from `source` (any_source) is waiting, without receiving it
+    /// or waiting; its sender in *from.
+    virtual bool iprobe(int source, int tag, int* from = nullptr) = 0;
+    /// Seconds a blocking receive from another rank may go without any part of its message
+    /// arriving before it throws Error (lost_rank); 0: wait forever (the default for MPI).
+    void set_patience(double seconds) { patience_s_ = seconds; }
+    double patience() const { return patience_s_; }
+
     /// Collective: rank 0 gets every rank's string in rank order, the others an empty vector.
     virtual std::vector<std::string> gather_strings(const std::string& mine) = 0;
     /// Collective: rank 0's value reaches every rank.
@@ -56,6 +72,9 @@ public:
     void send_json(const nlohmann::json& j, int dest, int tag);
     /// @throws Error for a message that is not JSON.
     nlohmann::json recv_json(int source, int tag, int* from = nullptr);
+
+private:
+    double patience_s_ = 0.0;
 };
 
 /// `size` in-process communicators (index = rank) sharing one set of queues; give each to its

@@ -25,6 +25,9 @@ struct DeviceSelection {
     bool master_works = false;
     /// auto mode: devices per worker rank (taken round-robin from the node's devices).
     int per_rank = 1;
+    /// Rank 0 declares a worker lost when it has heard nothing from it for this long while
+    /// waiting on it (workers send a heartbeat every second while they execute).
+    double rank_timeout_s = 5.0;
 };
 
 /// Parse "R=SEL[+SEL..],R=..." into rank -> selectors; a selector is a device index or a word
