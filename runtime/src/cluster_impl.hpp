@@ -32,6 +32,7 @@ struct Cluster::Impl {
     bool finished = false;
     double rank_timeout_s = 5.0;
     std::vector<int> lost;  // rank 0: lost ranks, in the order found
+    std::map<int, std::size_t> owed;  // rank 0: answers of a failed job still to drop, by rank
     bool is_lost(int r) const { return std::find(lost.begin(), lost.end(), r) != lost.end(); }
     std::function<std::string(const std::string&)> collect_handler;
     /// The payload buffers of this rank's devices, kept from job to job: memory that is already

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cluster_impl.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize {
 
@@ -39,6 +40,7 @@ std::string fmt_seconds(double s) {
 JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name) {
     if (!is_master()) throw Error("Cluster::run is for rank 0");
     Comm& comm = *impl_->comm;
+    drain_owed();
     auto& devs = impl_->devices;
     JobResult result;
     const double t0 = now_s();
@@ -240,10 +242,14 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
     };
     const double saved_patience = comm.patience();
     comm.set_patience(impl_->rank_timeout_s);
+    // After a loss the job has failed: rank 0 stops waiting for answers (they are received
+    // and dropped by the next command, drain_owed()) and only lets the posted sends finish.
     auto waiting = [&] {
+        if (!pending.empty()) return true;
+        if (!lost_why.empty()) return false;
         for (const auto& [r, n] : outstanding)
             if (n > 0) return true;
-        return !pending.empty();
+        return false;
     };
     while (waiting()) {
         bool progress = false;
@@ -301,6 +307,9 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     comm.set_patience(saved_patience);
+    if (!lost_why.empty())
+        for (const auto& [r, n] : outstanding)
+            if (n > 0 && !impl_->is_lost(r)) impl_->owed[r] += n;
     for (auto& f : local) f.get();
 
     if (!lost_why.empty()) {
@@ -338,6 +347,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
 std::vector<std::string> Cluster::collect(const std::string& what) {
     if (!is_master()) throw Error("Cluster::collect is for rank 0");
     Comm& comm = *impl_->comm;
+    drain_owed();
     std::vector<std::string> out;
     out.push_back(impl_->collect_handler ? impl_->collect_handler(what) : std::string());
     wire::Failure failure;
@@ -379,6 +389,39 @@ void Cluster::finish(int exit_code) {
     impl_->finished = true;
     for (int r = 1; r < impl_->comm->size(); ++r)
         if (!impl_->is_lost(r)) impl_->comm->send_json({{"cmd", "exit"}, {"code", exit_code}}, r, kCmd);
+}
+
+void Cluster::drain_owed() {
+    Comm& comm = *impl_->comm;
+    const double saved_patience = comm.patience();
+    comm.set_patience(impl_->rank_timeout_s);
+    Bytes scratch;
+    for (auto& [r, n] : impl_->owed) {
+        for (; n > 0 && !impl_->is_lost(r); --n) {
+            try {
+                // The worker may still be executing: its heartbeats come first.
+                for (double heard = now_s();;) {
+                    if (comm.iprobe(r, kResult)) break;
+                    if (comm.iprobe(r, wire::kHeartbeat)) {
+                        (void)comm.recv_bytes(r, wire::kHeartbeat);
+                        heard = now_s();
+                        continue;
+                    }
+                    if (now_s() - heard > impl_->rank_timeout_s)
+                        throw Error(ErrorReason::lost_rank, "nothing heard while its answers were awaited");
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+                const auto hdr = comm.recv_json(r, kResult);
+                if (hdr.value("ok", false)) comm.recv_bytes_into(scratch, r, kResult);
+            } catch (const Error& e) {
+                if (e.reason() != ErrorReason::lost_rank) throw;
+                impl_->lost.push_back(r);
+                log::warn() << describe_rank(r) << " is lost too: " << e.what();
+            }
+        }
+    }
+    impl_->owed.clear();
+    comm.set_patience(saved_patience);
 }
 
 const std::vector<int>& Cluster::lost_ranks() const { return impl_->lost; }

@@ -107,6 +107,10 @@ public:
 private:
     /// The collective start: discovery, selection, inventory.
     void start(const DeviceSelection& selection);
+    /// Rank 0: receive and drop the answers that living workers still owe for a job that
+    /// failed on a lost rank (rank 0 stopped waiting for them), so that the next command starts
+    /// in step.
+    void drain_owed();
     /// Other ranks: take part in the data job rank 0's command describes (data_job.cpp).
     void serve_data(const nlohmann::json& cmd);
 
