@@ -1,14 +1,17 @@
-// Rank 0's side of the job protocol (see cluster.hpp): run() sends every worker one command and
-// then, per task, a payload header followed by the slice input, or an error header when packing
-// failed (so that a worker never waits for a payload that will not come), runs its own devices'
-// slices in threads, receives every task's answer and combines them; collect() asks every rank
-// for a string; finish() sends the exit. A failure is raised only once every worker has
-// answered, with the reason the failing rank gave it.
+// Rank 0's side of the job protocol (see cluster.hpp): run() posts to every worker at once
+// (non-blocking sends) one command and then, per task, a payload header followed by the slice
+// input, or an error header when packing failed (so that a worker never waits for a payload that
+// will not come), runs its own devices' slices in threads, and in one polling loop sees the sends
+// finish and receives every task's answer, then combines them; collect() asks every rank for a
+// string; finish() sends the exit. A failure is raised only once every worker has answered, with
+// the reason the failing rank gave it, except a lost worker (nothing heard for --rank-timeout, or
+// an MPI error): that is raised at once, and the others' answers are dropped by the next command
+// (docs/cluster.md, "The fault model").
 //
 // Protocol (tags, wire.hpp): kCmd {"cmd":"run","job":…,"tasks":[{"task","device","spec"}]}; per
 // task kPayload {"ok":true} then the input bytes, or {"ok":false,"error","reason"}; the worker
 // answers each task with kResult {"task","ok","times"|"error","reason"} followed, if ok, by the
-// output bytes. {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
+// output bytes; while it executes it sends kHeartbeat {} every second. {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
 // {"cmd":"exit","code":N} ends serve().
 #include <algorithm>
 #include <deque>

@@ -1,5 +1,6 @@
 // The communicator the cluster protocol talks through: ranks, point-to-point byte and JSON
-// messages, a gather and a broadcast. Two implementations: MpiComm (mpi.hpp) over an MPI
+// messages (blocking, or non-blocking sends and probes for rank 0's polling loop, with an optional
+// patience on receives), a gather and a broadcast. Two implementations: MpiComm (mpi.hpp) over an MPI
 // communicator for real jobs, and the in-process one made by local_comms(), whose "ranks" are
 // threads of one process exchanging messages through queues, so that the master/worker protocol
 // can be unit-tested without mpiexec.
