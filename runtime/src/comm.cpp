@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 
 #include "worksize/scheduler/types.hpp"
@@ -84,6 +85,24 @@ public:
     bool test_send(std::size_t) override { return true; }
     void abandon_send(std::size_t) override {}
 
+    std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) override {
+        recvs_.emplace(next_recv_, PendingRecv{source, tag, dest, into});
+        return next_recv_++;
+    }
+
+    bool test_recv(std::size_t id) override {
+        auto it = recvs_.find(id);
+        if (it == recvs_.end()) return true;
+        const PendingRecv p = it->second;
+        if (!iprobe(p.source, p.tag, nullptr)) return false;
+        recvs_.erase(it);
+        if (p.into)
+            recv_bytes_into(*p.into, p.source, p.tag, nullptr);
+        else
+            recv_bytes_exact(p.dest, p.source, p.tag);
+        return true;
+    }
+
     bool iprobe(int source, int tag, int* from) override {
         std::lock_guard lock(hub_->m);
         for (const auto& msg : hub_->inbox[static_cast<std::size_t>(rank_)])
@@ -155,8 +174,15 @@ private:
         }
     }
 
+    struct PendingRecv {
+        int source, tag;
+        std::span<std::byte> dest;
+        Bytes* into;
+    };
     std::shared_ptr<Hub> hub_;
     int rank_;
+    std::map<std::size_t, PendingRecv> recvs_;
+    std::size_t next_recv_ = 0;
 };
 
 }  // namespace

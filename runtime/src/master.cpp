@@ -120,8 +120,15 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         }));
     }
 
-    // An answer from `from`: its header, then (if ok) its output, in place where the job says.
-    auto receive_result = [&](int from) {
+    // An answer's header from `from`; if ok, its output is then received without blocking
+    // (start_output), in place where the job says, beside the other workers' outputs.
+    struct Receiving {
+        std::size_t task;
+        std::size_t id;
+    };
+    std::map<int, Receiving> receiving;  // by rank: the output being received
+    // Returns whether the task is answered (no output follows).
+    auto receive_header = [&](int from) {
         const double rs = now_s();
         const auto hdr = comm.recv_json(from, kResult);
         const auto i = hdr.at("task").get<std::size_t>();
@@ -132,12 +139,11 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         if (!hdr.at("ok").get<bool>()) {
             t.error = wire::failure_from_json(hdr);
             t.run.done_s = t.run.recv_end_s = now_s() - t0;
-            return;
+            return true;
         }
         const auto& tm = hdr.at("times");
         t.run.times = {tm.at("h2d").get<double>(), tm.at("kernel").get<double>(), tm.at("d2h").get<double>()};
         t.run.exec_s = tm.value("exec", 0.0);
-        const double s = now_s();
         // Whatever fails here, the output is still received: the worker is not left sending.
         try {
             t.target = job.output_target(t.a);
@@ -145,18 +151,8 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             t.error = wire::failure_of(e);
             t.target = {};
         }
-        if (t.target.empty()) {
-            comm.recv_bytes_into(t.out, from, kResult);
-        } else {
-            try {
-                comm.recv_bytes_exact(t.target, from, kResult);
-            } catch (const Error& e) {
-                if (e.reason() == ErrorReason::lost_rank) throw;
-                t.error = wire::failure_of(e);
-            }
-        }
-        t.run.recv_s = now_s() - s;
-        t.run.done_s = t.run.recv_end_s = now_s() - t0;
+        receiving[from] = {i, comm.irecv_start(from, kResult, t.target, t.target.empty() ? &t.out : nullptr)};
+        return false;
     };
 
     // Workers: one command per rank, then per task a header and the payload, all posted at
@@ -246,9 +242,10 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
     const double saved_patience = comm.patience();
     comm.set_patience(impl_->rank_timeout_s);
     // After a loss the job has failed: rank 0 stops waiting for answers (they are received
-    // and dropped by the next command, drain_owed()) and only lets the posted sends finish.
+    // and dropped by the next command, drain_owed()) and only lets the posted sends and the
+    // outputs in flight finish.
     auto waiting = [&] {
-        if (!pending.empty()) return true;
+        if (!pending.empty() || !receiving.empty()) return true;  // never left writing into the job
         if (!lost_why.empty()) return false;
         for (const auto& [r, n] : outstanding)
             if (n > 0) return true;
@@ -284,23 +281,51 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             (void)comm.recv_bytes(from, wire::kHeartbeat);
             heard[from] = now_s();
         }
-        if (comm.iprobe(Comm::any_source, kResult, &from)) {
-            progress = true;
+        // Outputs in flight, one per worker, side by side.
+        for (auto it = receiving.begin(); it != receiving.end();) {
+            const int r = it->first;
+            auto& t = tasks[it->second.task];
+            bool done = false;
             try {
-                receive_result(from);
-                heard[from] = now_s();
-                if (outstanding[from] > 0) --outstanding[from];
+                done = comm.test_recv(it->second.id);
+            } catch (const Error& e) {
+                if (e.reason() == ErrorReason::lost_rank) {
+                    it = receiving.erase(it);
+                    lose(r, e.what());
+                    progress = true;
+                    continue;
+                }
+                t.error = wire::failure_of(e);
+                done = true;
+            }
+            if (!done) {
+                ++it;
+                continue;
+            }
+            t.run.done_s = t.run.recv_end_s = now_s() - t0;
+            t.run.recv_s = t.run.recv_end_s - t.run.recv_start_s;
+            heard[r] = now_s();
+            if (outstanding[r] > 0) --outstanding[r];
+            it = receiving.erase(it);
+            progress = true;
+        }
+        // New answers, from the workers that are not sending one already.
+        for (auto& [r, n] : outstanding) {
+            if (n == 0 || receiving.count(r) || !comm.iprobe(r, kResult)) continue;
+            progress = true;
+            heard[r] = now_s();
+            try {
+                if (receive_header(r)) --n;
             } catch (const Error& e) {
                 if (e.reason() != ErrorReason::lost_rank) throw;
-                lose(from, e.what());
+                lose(r, e.what());
             }
-            // Rank 0 was busy receiving: the others' silence meanwhile is not theirs.
-            for (auto& [r, t] : heard) t = std::max(t, now_s() - 0.5 * impl_->rank_timeout_s);
         }
         if (progress) continue;
         const double now = now_s();
         for (const auto& [r, n] : outstanding) {
-            const bool owed = n > 0 || std::any_of(pending.begin(), pending.end(), [r = r](const Pending& p) { return p.rank == r; });
+            // A worker whose output is being received is heard by test_recv's patience.
+            const bool owed = (n > 0 && !receiving.count(r)) || std::any_of(pending.begin(), pending.end(), [r = r](const Pending& p) { return p.rank == r; });
             if (owed && now - heard[r] > impl_->rank_timeout_s) {
                 lose(r, "nothing heard from it for " + fmt_seconds(now - heard[r]) + " (--rank-timeout " +
                             fmt_seconds(impl_->rank_timeout_s) + ")");

@@ -75,6 +75,9 @@ void Environment::end_after_loss(int code) const {
     std::fflush(stdout);
     std::fflush(stderr);
     std::cout.flush();
+    // The launcher forwards this rank's output through pipes and stops reading them once the
+    // abort reaches it: a moment for the last lines to get through (a CI run lost them once).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     // MPI_Abort's own notice would be a second line after rank 0's report: silenced.
     if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, 2);
     MPI_Abort(MPI_COMM_WORLD, code);
@@ -83,6 +86,19 @@ void Environment::end_after_loss(int code) const {
 
 struct MpiComm::Handle {
     MPI_Comm comm;
+};
+
+struct MpiComm::PendingRecv {
+    int source = 0, tag = 0;
+    std::span<std::byte> dest;
+    Bytes* into = nullptr;
+    std::uint64_t size = 0, off = 0;
+    bool have_size = false, piece_posted = false, wrong_size = false;
+    int piece = 0;
+    Bytes drained;  // a message of the wrong size, kept out of dest
+    std::byte* target = nullptr;
+    MPI_Request request = MPI_REQUEST_NULL;
+    double last = 0;  // the last progress
 };
 
 struct MpiComm::PendingSend {
@@ -231,6 +247,86 @@ void MpiComm::abandon_send(std::size_t id) {
     if (it == sends_.end()) return;
     abandoned_.push_back(std::move(it->second));
     sends_.erase(it);
+}
+
+std::size_t MpiComm::irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) {
+    auto p = std::make_unique<PendingRecv>();
+    p->source = source;
+    p->tag = tag;
+    p->dest = dest;
+    p->into = into;
+    p->last = now_s();
+    check(MPI_Irecv(&p->size, 1, MPI_UINT64_T, source, tag, handle_->comm, &p->request), "MPI_Irecv");
+    const std::size_t id = next_recv_++;
+    recvs_.emplace(id, std::move(p));
+    return id;
+}
+
+bool MpiComm::test_recv(std::size_t id) {
+    auto it = recvs_.find(id);
+    if (it == recvs_.end()) return true;
+    PendingRecv& p = *it->second;
+    auto fail = [&](ErrorReason reason, const std::string& what) {
+        if (p.request != MPI_REQUEST_NULL) {
+            MPI_Cancel(&p.request);
+            MPI_Request_free(&p.request);
+        }
+        recvs_.erase(it);
+        throw Error(reason, what);
+    };
+    auto stalled = [&] {
+        if (patience() > 0 && now_s() - p.last > patience())
+            fail(ErrorReason::lost_rank, "rank " + std::to_string(p.source) + " sent nothing for " +
+                                             std::to_string(patience()) + " s in the middle of a message");
+        return false;
+    };
+    for (;;) {
+        if (!p.have_size || p.piece_posted) {
+            int done = 0;
+            if (MPI_Test(&p.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                fail(ErrorReason::lost_rank, "receiving from rank " + std::to_string(p.source) + " failed");
+            if (!done) return stalled();
+            p.last = now_s();
+            if (!p.have_size) {
+                p.have_size = true;
+                if (p.into) {
+                    p.into->clear();
+                    p.into->resize(p.size);
+                    p.target = p.into->data();
+                } else if (p.size != p.dest.size()) {
+                    p.wrong_size = true;
+                    p.drained.resize(p.size);
+                    p.target = p.drained.data();
+                } else {
+                    p.target = p.dest.data();
+                }
+            } else {
+                p.piece_posted = false;
+                p.off += std::uint64_t(p.piece);
+            }
+        }
+        if (p.off == p.size) {
+            const bool wrong = p.wrong_size;
+            const std::uint64_t n = p.size, want = p.dest.size();
+            const int source = p.source;
+            recvs_.erase(it);
+            if (wrong)
+                throw MpiError("rank " + std::to_string(source) + " sent " + std::to_string(n) + " bytes where " +
+                               std::to_string(want) + " were expected");
+            return true;
+        }
+        int flag = 0;
+        MPI_Status st;
+        check(MPI_Iprobe(p.source, p.tag, handle_->comm, &flag, &st), "MPI_Iprobe");
+        if (!flag) return stalled();
+        int count = 0;
+        check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+        if (count <= 0 || p.off + std::uint64_t(count) > p.size)
+            fail(ErrorReason::generic, "rank " + std::to_string(p.source) + " sent more bytes than it announced");
+        p.piece = count;
+        check(MPI_Irecv(p.target + p.off, count, MPI_BYTE, p.source, p.tag, handle_->comm, &p.request), "MPI_Irecv");
+        p.piece_posted = true;
+    }
 }
 
 bool MpiComm::iprobe(int source, int tag, int* from) {

@@ -55,6 +55,15 @@ public:
     virtual bool test_send(std::size_t id) = 0;
     /// Give up a send whose destination is lost: never tested again.
     virtual void abandon_send(std::size_t id) = 0;
+    /// Start receiving one message from rank `source` (not any_source) and return at once: into
+    /// `dest` when it is not empty (a message of another size is received and refused by
+    /// test_recv, as recv_bytes_exact does), else into *into (any size). The memory must stay
+    /// valid until test_recv() says it is done. Returns its handle.
+    virtual std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) = 0;
+    /// Whether the receive of handle `id` is done (a done handle is forgotten). @throws Error
+    /// for a message of the wrong size, or (lost_rank) when MPI fails or nothing of the message
+    /// arrives for patience() seconds.
+    virtual bool test_recv(std::size_t id) = 0;
     /// Whether a message with `tag` from `source` (any_source) is waiting, without receiving it
     /// or waiting; its sender in *from.
     virtual bool iprobe(int source, int tag, int* from = nullptr) = 0;

@@ -81,6 +81,8 @@ public:
     bool test_send(std::size_t id) override;
     void abandon_send(std::size_t id) override;
     bool iprobe(int source, int tag, int* from = nullptr) override;
+    std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) override;
+    bool test_recv(std::size_t id) override;
     std::vector<std::string> gather_strings(const std::string& mine) override;
     std::string broadcast_string(const std::string& value) override;
 
@@ -89,6 +91,9 @@ private:
     std::map<std::size_t, std::unique_ptr<PendingSend>> sends_;
     std::vector<std::unique_ptr<PendingSend>> abandoned_;
     std::size_t next_send_ = 1;
+    struct PendingRecv;  // a message being received piece by piece (mpi.cpp)
+    std::map<std::size_t, std::unique_ptr<PendingRecv>> recvs_;
+    std::size_t next_recv_ = 1;
     struct Handle;  // the MPI_Comm (mpi.h stays out of this header)
     std::unique_ptr<Handle> handle_;
     int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
