@@ -93,6 +93,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
     bool json = false, help = false, paper = false;
     int warmup = 1;
     double repeat_scale = 1.0;
+    std::string on_failure = "abort";
     po::options_description desc("worksize run KERNEL [options]  |  worksize run --paper-experiment");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
@@ -103,11 +104,15 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
          ("run the paper's kernels (" + paper_kernel_list() + ") at its sizes, PE-ratio+NULL against the paper's rules")
              .c_str())
         ("repeat-scale", real_value("repeat-scale", &repeat_scale, 0, 1e6, Open::low),
-         "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)");
+         "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)")
+        ("on-failure", po::value(&on_failure)->default_value("abort"),
+         "when a worker rank is lost: abort (exit 1) or replan (run again on the devices left)");
     desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
+    if (on_failure != "abort" && on_failure != "replan")
+        throw InvalidArgument("--on-failure must be abort or replan, not '" + on_failure + "'");
     if (paper) {
         return with_cluster(env, sel, [&](Cluster& c) { return paper_experiment(c, k, repeat_scale, json); });
     }
@@ -118,16 +123,34 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         (void)plan_request(k, *probe);
     }
     return with_cluster(env, sel, [&](Cluster& c) {
-        const auto o = run_one(c, k, warmup);
+        // --on-failure replan: a lost rank's devices are dropped and the job is planned again
+        // (same strategy) and run from the start on the devices left, verified.
+        std::vector<std::string> replans;
+        Outcome o;
+        for (;;) {
+            try {
+                o = run_one(c, k, warmup);
+                break;
+            } catch (const Error& e) {
+                if (e.reason() != ErrorReason::lost_rank || on_failure != "replan") throw;
+                c.drop_lost_devices();
+                if (c.devices().empty()) throw;
+                log::warn() << e.what() << "; re-planning the job on the " << c.devices().size()
+                            << " device(s) left (--on-failure replan)";
+                replans.emplace_back(e.what());
+            }
+        }
         if (json) {
-            std::cout << OutputMeta(schema::run).stamp(result_to_json(k.kernel, job_size(k), o.plan, o.result)).dump(2)
-                      << '\n';
+            auto j = result_to_json(k.kernel, job_size(k), o.plan, o.result);
+            j["replanned"] = replans;
+            std::cout << OutputMeta(schema::run).stamp(j).dump(2) << '\n';
         } else {
             std::cout << "kernel " << k.kernel << ", size " << k.size << ", global "
                       << global_text(o.plan.global, o.plan.dims) << ", "
                       << k.iterations << " iteration(s), strategy " << o.plan.strategy << ", local "
                       << to_string(o.plan.local_policy) << '\n'
                       << result_table(o.plan, o.result);
+            for (const auto& why : replans) std::cout << "re-planned after: " << why << '\n';
         }
         // --local tuned: say where a device ran without a tuned entry (the table shows sizes only).
         if (o.plan.local_policy == LocalPolicy::tuned)

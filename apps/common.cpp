@@ -204,7 +204,9 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
              if (on) sel.shared = DeviceSelection::Shared::count_once;
          }),
          "let ranks of one host drive one GPU or accelerator (refused otherwise): a warning, and the "
-         "device counts once, for the lowest of those ranks");
+         "device counts once, for the lowest of those ranks")
+        ("rank-timeout", real_value("rank-timeout", &sel.rank_timeout_s, 0, 3600, Open::low),
+         "seconds without a sign of life after which rank 0 declares a worker lost (default 5)");
     return d;
 }
 

@@ -91,17 +91,23 @@ int main(int argc, char** argv) {
     }
     const std::string cmd = args[0];
     args.erase(args.begin());
+    // After a lost rank, MPI_Finalize could wait forever for it: rank 0 ends the job instead
+    // (docs/cluster.md, "The fault model").
+    auto end = [&](int code) {
+        if (master && mpi::lost_peer()) env->end_after_loss(code);
+        return code;
+    };
     try {
         // The level of WORKSIZE_LOG_LEVEL; a command's --quiet or --log-level overrides it.
         if (const auto level = log::level_from_env()) log::set_level(*level);
         expand_job_file(cmd, args);
-        if (cmd == "devices") return cli::cmd_devices(*env, args);
-        if (cmd == "plan") return cli::cmd_plan(*env, args);
-        if (cmd == "run") return cli::cmd_run(*env, args);
-        if (cmd == "tune") return cli::cmd_tune(*env, args);
-        if (cmd == "calibrate") return cli::cmd_calibrate(*env, args);
-        if (cmd == "bench") return cli::cmd_bench(*env, args);
-        if (cmd == "db") return cli::cmd_db(*env, args);
+        if (cmd == "devices") return end(cli::cmd_devices(*env, args));
+        if (cmd == "plan") return end(cli::cmd_plan(*env, args));
+        if (cmd == "run") return end(cli::cmd_run(*env, args));
+        if (cmd == "tune") return end(cli::cmd_tune(*env, args));
+        if (cmd == "calibrate") return end(cli::cmd_calibrate(*env, args));
+        if (cmd == "bench") return end(cli::cmd_bench(*env, args));
+        if (cmd == "db") return end(cli::cmd_db(*env, args));
         throw InvalidArgument("unknown command '" + cmd +
                               "' (commands: devices, plan, run, tune, calibrate, bench, db; see worksize --help)");
     } catch (const JobAborted& e) {
@@ -113,7 +119,7 @@ int main(int argc, char** argv) {
         const int code = reason_of(e) == ErrorReason::bad_input ? cli::kUsage : cli::kFailure;
         if (master) {
             log::error(e.what());
-            return code;
+            return end(code);
         }
         // Bad input (e.g. the arguments every rank parsed alike): rank 0 has said why.
         if (code == cli::kUsage) return code;

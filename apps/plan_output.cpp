@@ -133,6 +133,11 @@ nlohmann::json result_to_json(const std::string& kernel, const GlobalSize& size,
                                 {"local", {a.local.x, a.local.y}},
                                 {"backend", a.backend},
                                 {"done_s", d.done_s},
+                                {"transfer",
+                                 {{"send_start_s", d.send_start_s},
+                                  {"send_end_s", d.send_end_s},
+                                  {"recv_start_s", d.recv_start_s},
+                                  {"recv_end_s", d.recv_end_s}}},
                                 {"times",
                                  {{"send", d.send_s},
                                   {"h2d", d.times.h2d},
@@ -148,8 +153,17 @@ std::string result_table(const Plan& p, const JobResult& r) {
     const bool backends = any_library(p.assignments);
     std::vector<std::string> head = {"device", "rank", "share %", "global", "local"};
     if (backends) head.push_back("backend");
-    for (const char* h : {"send ms", "h2d ms", "kernel ms", "d2h ms", "recv ms", "done ms"}) head.push_back(h);
+    for (const char* h : {"send ms", "h2d ms", "kernel ms", "d2h ms", "recv ms", "done ms", "send at ms", "recv at ms"})
+        head.push_back(h);
     Table t(head);
+    // When rank 0 sent and received a worker's slice, from the job's start ("-" for rank 0's own).
+    auto span = [](double from, double to) {
+        if (from <= 0 && to <= 0) return std::string("-");
+        std::string s = fmt_ms(from);
+        s += "..";
+        s += fmt_ms(to);
+        return s;
+    };
     for (const auto& d : r.devices) {
         const auto& a = d.assignment;
         std::vector<std::string> row = {std::to_string(a.device) + ": " + a.device_name, std::to_string(a.rank),
@@ -158,6 +172,8 @@ std::string result_table(const Plan& p, const JobResult& r) {
         if (backends) row.push_back(a.backend);
         for (const double v : {d.send_s, d.times.h2d, d.times.kernel, d.times.d2h, d.recv_s, d.done_s})
             row.push_back(fmt_ms(v));
+        row.push_back(span(d.send_start_s, d.send_end_s));
+        row.push_back(span(d.recv_start_s, d.recv_end_s));
         t.add(row);
     }
     std::ostringstream os;

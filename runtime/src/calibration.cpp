@@ -39,7 +39,7 @@ SplitJob split_job_for(const KernelJob& job, std::uint64_t iterations) {
     sj.bytes_out_per_unit = d.bytes_out_per_item * ipu;
     sj.bytes_in_fixed = d.bytes_in_fixed;
     sj.granule = job.granule();
-    sj.serial_sends = true;
+    sj.serial_sends = false;  // rank 0 posts the sends to all workers at once (master.cpp)
     return sj;
 }
 

@@ -27,6 +27,7 @@ Cluster::Cluster(Comm& comm, const DeviceSelection& sel) : impl_(std::make_uniqu
 void Cluster::start(const DeviceSelection& sel) {
     Comm& comm = *impl_->comm;
     const int rank = comm.rank(), size = comm.size();
+    impl_->rank_timeout_s = sel.rank_timeout_s;
 
     // Every rank: discover and select; a failure becomes this rank's message, never a hang.
     nlohmann::json msg;

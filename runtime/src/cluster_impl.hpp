@@ -3,6 +3,7 @@
 // cluster.cpp builds it (inventory), master.cpp runs jobs on rank 0, worker.cpp serves them.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -29,6 +30,10 @@ struct Cluster::Impl {
     std::vector<std::string> hosts;
     std::map<int, std::unique_ptr<DeviceContext>> contexts;  // by local device index
     bool finished = false;
+    double rank_timeout_s = 5.0;
+    std::vector<int> lost;  // rank 0: lost ranks, in the order found
+    std::map<int, std::size_t> owed;  // rank 0: answers of a failed job still to drop, by rank
+    bool is_lost(int r) const { return std::find(lost.begin(), lost.end(), r) != lost.end(); }
     std::function<std::string(const std::string&)> collect_handler;
     /// The payload buffers of this rank's devices, kept from job to job: memory that is already
     /// mapped is not zeroed or page-faulted again (docs/models.md, "Data path"). Keyed by

@@ -6,8 +6,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 
 #include "worksize/scheduler/types.hpp"
@@ -76,6 +78,41 @@ public:
         hub_->cv.notify_all();
     }
 
+    std::size_t isend_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) override {
+        send_parts(parts, dest, tag);  // queued at once: the send is done when it returns
+        return 0;
+    }
+    bool test_send(std::size_t) override { return true; }
+    void abandon_send(std::size_t) override {}
+
+    std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) override {
+        recvs_.emplace(next_recv_, PendingRecv{source, tag, dest, into});
+        return next_recv_++;
+    }
+
+    bool test_recv(std::size_t id) override {
+        auto it = recvs_.find(id);
+        if (it == recvs_.end()) return true;
+        const PendingRecv p = it->second;
+        if (!iprobe(p.source, p.tag, nullptr)) return false;
+        recvs_.erase(it);
+        if (p.into)
+            recv_bytes_into(*p.into, p.source, p.tag, nullptr);
+        else
+            recv_bytes_exact(p.dest, p.source, p.tag);
+        return true;
+    }
+
+    bool iprobe(int source, int tag, int* from) override {
+        std::lock_guard lock(hub_->m);
+        for (const auto& msg : hub_->inbox[static_cast<std::size_t>(rank_)])
+            if (msg.tag == tag && (source == any_source || msg.source == source)) {
+                if (from) *from = msg.source;
+                return true;
+            }
+        return false;
+    }
+
     void recv_bytes_into(Bytes& buffer, int source, int tag, int* from) override {
         auto msg = take(source, tag);
         if (from) *from = msg.source;
@@ -118,9 +155,10 @@ private:
     Hub::Message take(int source, int tag) {
         std::unique_lock lock(hub_->m);
         auto& box = hub_->inbox[static_cast<std::size_t>(rank_)];
+        const double wait_s = patience() > 0 ? std::min(patience(), hub_->timeout_s) : hub_->timeout_s;
         const auto deadline = std::chrono::steady_clock::now() +
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  std::chrono::duration<double>(hub_->timeout_s));
+                                  std::chrono::duration<double>(wait_s));
         for (;;) {
             for (auto it = box.begin(); it != box.end(); ++it) {
                 if (it->tag != tag || (source != any_source && it->source != source)) continue;
@@ -132,12 +170,19 @@ private:
                 throw Error(ErrorReason::lost_rank,
                             "rank " + std::to_string(rank_) + ": no message (tag " + std::to_string(tag) + ") from " +
                                 (source == any_source ? std::string("any rank") : "rank " + std::to_string(source)) +
-                                " within " + std::to_string(hub_->timeout_s) + " s");
+                                " within " + std::to_string(wait_s) + " s");
         }
     }
 
+    struct PendingRecv {
+        int source, tag;
+        std::span<std::byte> dest;
+        Bytes* into;
+    };
     std::shared_ptr<Hub> hub_;
     int rank_;
+    std::map<std::size_t, PendingRecv> recvs_;
+    std::size_t next_recv_ = 0;
 };
 
 }  // namespace

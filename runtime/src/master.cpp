@@ -1,20 +1,27 @@
-// Rank 0's side of the job protocol (see cluster.hpp): run() sends every worker one command and
-// then, per task, a payload header followed by the slice input, or an error header when packing
-// failed (so that a worker never waits for a payload that will not come), runs its own devices'
-// slices in threads, receives every task's answer and combines them; collect() asks every rank
-// for a string; finish() sends the exit. A failure is raised only once every worker has
-// answered, with the reason the failing rank gave it.
+// Rank 0's side of the job protocol (see cluster.hpp): run() posts to every worker at once
+// (non-blocking sends) one command and then, per task, a payload header followed by the slice
+// input, or an error header when packing failed (so that a worker never waits for a payload that
+// will not come), runs its own devices' slices in threads, and in one polling loop sees the sends
+// finish and receives every task's answer, then combines them; collect() asks every rank for a
+// string; finish() sends the exit. A failure is raised only once every worker has answered, with
+// the reason the failing rank gave it, except a lost worker (nothing heard for --rank-timeout, or
+// an MPI error): that is raised at once, and the others' answers are dropped by the next command
+// (docs/cluster.md, "The fault model").
 //
 // Protocol (tags, wire.hpp): kCmd {"cmd":"run","job":…,"tasks":[{"task","device","spec"}]}; per
 // task kPayload {"ok":true} then the input bytes, or {"ok":false,"error","reason"}; the worker
 // answers each task with kResult {"task","ok","times"|"error","reason"} followed, if ok, by the
-// output bytes. {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
+// output bytes; while it executes it sends kHeartbeat {} every second. {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
 // {"cmd":"exit","code":N} ends serve().
 #include <algorithm>
+#include <deque>
 #include <future>
 #include <map>
+#include <sstream>
+#include <thread>
 
 #include "cluster_impl.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize {
 
@@ -22,9 +29,21 @@ using wire::kCmd;
 using wire::kPayload;
 using wire::kResult;
 
+namespace {
+
+std::string fmt_seconds(double s) {
+    std::ostringstream o;
+    o.precision(3);
+    o << s << " s";
+    return o.str();
+}
+
+}  // namespace
+
 JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name) {
     if (!is_master()) throw Error("Cluster::run is for rank 0");
     Comm& comm = *impl_->comm;
+    drain_owed();
     auto& devs = impl_->devices;
     JobResult result;
     const double t0 = now_s();
@@ -101,31 +120,82 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         }));
     }
 
-    // Workers: one command per rank, then per task a header and the payload (sends serialize on
-    // rank 0's link, which is what the timings show). Once packing has failed, every further
-    // task gets an error header instead: each worker hears about each of its tasks, answers
-    // them, and goes back to serving.
+    // An answer's header from `from`; if ok, its output is then received without blocking
+    // (start_output), in place where the job says, beside the other workers' outputs.
+    struct Receiving {
+        std::size_t task;
+        std::size_t id;
+    };
+    std::map<int, Receiving> receiving;  // by rank: the output being received
+    // Returns whether the task is answered (no output follows).
+    auto receive_header = [&](int from) {
+        const double rs = now_s();
+        const auto hdr = comm.recv_json(from, kResult);
+        const auto i = hdr.at("task").get<std::size_t>();
+        if (i >= tasks.size() || tasks[i].rank != from)
+            throw Error("rank " + std::to_string(from) + " answered an unknown task");
+        auto& t = tasks[i];
+        t.run.recv_start_s = rs - t0;
+        if (!hdr.at("ok").get<bool>()) {
+            t.error = wire::failure_from_json(hdr);
+            t.run.done_s = t.run.recv_end_s = now_s() - t0;
+            return true;
+        }
+        const auto& tm = hdr.at("times");
+        t.run.times = {tm.at("h2d").get<double>(), tm.at("kernel").get<double>(), tm.at("d2h").get<double>()};
+        t.run.exec_s = tm.value("exec", 0.0);
+        // Whatever fails here, the output is still received: the worker is not left sending.
+        try {
+            t.target = job.output_target(t.a);
+        } catch (const std::exception& e) {
+            t.error = wire::failure_of(e);
+            t.target = {};
+        }
+        receiving[from] = {i, comm.irecv_start(from, kResult, t.target, t.target.empty() ? &t.out : nullptr)};
+        return false;
+    };
+
+    // Workers: one command per rank, then per task a header and the payload, all posted at
+    // once (non-blocking sends), so that the sends to several workers overlap. Once packing has
+    // failed, every further task gets an error header instead: each worker hears about each of
+    // its tasks, answers them, and goes back to serving.
     wire::Failure pack_failure;
     std::map<int, std::vector<std::size_t>> by_rank;
     for (std::size_t i = 0; i < tasks.size(); ++i)
         if (tasks[i].rank != 0) by_rank[tasks[i].rank].push_back(i);
-    std::size_t expected = 0;
+    struct Pending {
+        int rank;
+        std::size_t task;  // the payload of this task, or npos for a command or header
+        std::size_t id;
+    };
+    constexpr std::size_t npos = std::size_t(-1);
+    std::vector<Pending> pending;
+    std::deque<std::string> texts;  // the JSON of posted messages, alive until sent
+    std::deque<Bytes> packs;        // packed inputs, alive until sent
+    auto post_json = [&](const nlohmann::json& j, int r, int tag) {
+        texts.push_back(j.dump());
+        const auto b = std::as_bytes(std::span(texts.back().data(), texts.back().size()));
+        pending.push_back({r, npos, comm.isend_parts({&b, 1}, r, tag)});
+    };
+    std::map<int, std::size_t> outstanding;  // results still expected, by rank
     for (const auto& [r, ids] : by_rank) {
         nlohmann::json cmd = {{"cmd", "run"}, {"job", job_name}, {"tasks", nlohmann::json::array()}};
         for (auto i : ids)
             cmd["tasks"].push_back({{"task", i}, {"device", tasks[i].local_index}, {"spec", to_json(tasks[i].spec)}});
-        comm.send_json(cmd, r, kCmd);
+        post_json(cmd, r, kCmd);
         for (auto i : ids) {
-            ++expected;
+            ++outstanding[r];
             if (pack_failure.empty()) {
                 // The job's own data is sent in place when it can say where it is; else packed.
                 const double p = now_s();
                 std::vector<std::span<const std::byte>> parts;
-                Bytes packed;
                 try {
                     fault::before_pack();
                     parts = job.input_parts(tasks[i].a);
-                    if (parts.empty()) packed = job.slice_input(tasks[i].a);
+                    if (parts.empty()) {
+                        packs.push_back(job.slice_input(tasks[i].a));
+                        parts.emplace_back(packs.back());
+                    }
                 } catch (const std::exception& e) {
                     const auto& d = devs[static_cast<std::size_t>(tasks[i].a.device)];
                     pack_failure = wire::failure_of(e);
@@ -135,56 +205,145 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
                 if (pack_failure.empty()) {
                     const double s = now_s();
                     tasks[i].run.pack_s = s - p;
-                    comm.send_json({{"ok", true}}, r, kPayload);
-                    if (parts.empty())
-                        comm.send_bytes(packed, r, kPayload);
-                    else
-                        comm.send_parts(parts, r, kPayload);
-                    tasks[i].run.send_s = now_s() - s;
+                    tasks[i].run.send_start_s = s - t0;
+                    post_json({{"ok", true}}, r, kPayload);
+                    pending.push_back({r, i, comm.isend_parts(parts, r, kPayload)});
                     continue;
                 }
             }
             nlohmann::json cancel = {{"ok", false}};
             wire::put_failure(cancel, {"rank 0 sent no input: " + pack_failure.message, pack_failure.reason});
-            comm.send_json(cancel, r, kPayload);
+            post_json(cancel, r, kPayload);
         }
     }
-    for (std::size_t got = 0; got < expected; ++got) {
-        int from = 0;
-        const auto hdr = comm.recv_json(Comm::any_source, kResult, &from);
-        const auto i = hdr.at("task").get<std::size_t>();
-        if (i >= tasks.size()) throw Error("rank " + std::to_string(from) + " answered an unknown task");
-        auto& t = tasks[i];
-        if (!hdr.at("ok").get<bool>()) {
-            t.error = wire::failure_from_json(hdr);
-            t.run.done_s = now_s() - t0;
-            continue;
-        }
-        const auto& tm = hdr.at("times");
-        t.run.times = {tm.at("h2d").get<double>(), tm.at("kernel").get<double>(), tm.at("d2h").get<double>()};
-        t.run.exec_s = tm.value("exec", 0.0);
-        const double s = now_s();
-        // Whatever fails here, the output is still received: the worker is not left sending.
-        try {
-            t.target = job.output_target(t.a);
-        } catch (const std::exception& e) {
-            t.error = wire::failure_of(e);
-            t.target = {};
-        }
-        if (t.target.empty()) {
-            comm.recv_bytes_into(t.out, from, kResult);
-        } else {
+
+    // One polling loop waits for everything: the sends completing, the workers' heartbeats
+    // and their answers. A worker is lost when nothing was heard from it (a send done, a
+    // heartbeat, an answer) for rank_timeout_s while rank 0 waited on it, or when MPI failed
+    // on it; it is never talked to again, and the others are still waited for, so that every
+    // living worker has answered when the loss is raised.
+    std::map<int, double> heard;
+    for (const auto& [r, n] : outstanding) heard[r] = now_s();
+    std::map<int, std::string> lost_why;
+    auto lose = [&](int r, const std::string& why) {
+        if (lost_why.count(r)) return;
+        lost_why[r] = why;
+        impl_->lost.push_back(r);
+        mpi::note_lost_peer();
+        for (auto it = pending.begin(); it != pending.end();)
+            if (it->rank == r) {
+                comm.abandon_send(it->id);
+                it = pending.erase(it);
+            } else {
+                ++it;
+            }
+        outstanding[r] = 0;
+    };
+    const double saved_patience = comm.patience();
+    comm.set_patience(impl_->rank_timeout_s);
+    // After a loss the job has failed: rank 0 stops waiting for answers (they are received
+    // and dropped by the next command, drain_owed()) and only lets the posted sends and the
+    // outputs in flight finish.
+    auto waiting = [&] {
+        if (!pending.empty() || !receiving.empty()) return true;  // never left writing into the job
+        if (!lost_why.empty()) return false;
+        for (const auto& [r, n] : outstanding)
+            if (n > 0) return true;
+        return false;
+    };
+    while (waiting()) {
+        bool progress = false;
+        for (auto it = pending.begin(); it != pending.end();) {
+            bool done = false;
+            const int r = it->rank;
             try {
-                comm.recv_bytes_exact(t.target, from, kResult);
+                done = comm.test_send(it->id);
+            } catch (const std::exception& e) {
+                lose(r, e.what());
+                progress = true;
+                break;  // lose() changed the list
+            }
+            if (!done) {
+                ++it;
+                continue;
+            }
+            heard[r] = now_s();
+            if (it->task != npos) {
+                auto& run = tasks[it->task].run;
+                run.send_end_s = now_s() - t0;
+                run.send_s = run.send_end_s - run.send_start_s;
+            }
+            it = pending.erase(it);
+            progress = true;
+        }
+        int from = 0;
+        while (comm.iprobe(Comm::any_source, wire::kHeartbeat, &from)) {
+            (void)comm.recv_bytes(from, wire::kHeartbeat);
+            heard[from] = now_s();
+        }
+        // Outputs in flight, one per worker, side by side.
+        for (auto it = receiving.begin(); it != receiving.end();) {
+            const int r = it->first;
+            auto& t = tasks[it->second.task];
+            bool done = false;
+            try {
+                done = comm.test_recv(it->second.id);
             } catch (const Error& e) {
+                if (e.reason() == ErrorReason::lost_rank) {
+                    it = receiving.erase(it);
+                    lose(r, e.what());
+                    progress = true;
+                    continue;
+                }
                 t.error = wire::failure_of(e);
+                done = true;
+            }
+            if (!done) {
+                ++it;
+                continue;
+            }
+            t.run.done_s = t.run.recv_end_s = now_s() - t0;
+            t.run.recv_s = t.run.recv_end_s - t.run.recv_start_s;
+            heard[r] = now_s();
+            if (outstanding[r] > 0) --outstanding[r];
+            it = receiving.erase(it);
+            progress = true;
+        }
+        // New answers, from the workers that are not sending one already.
+        for (auto& [r, n] : outstanding) {
+            if (n == 0 || receiving.count(r) || !comm.iprobe(r, kResult)) continue;
+            progress = true;
+            heard[r] = now_s();
+            try {
+                if (receive_header(r)) --n;
+            } catch (const Error& e) {
+                if (e.reason() != ErrorReason::lost_rank) throw;
+                lose(r, e.what());
             }
         }
-        t.run.recv_s = now_s() - s;
-        t.run.done_s = now_s() - t0;
+        if (progress) continue;
+        const double now = now_s();
+        for (const auto& [r, n] : outstanding) {
+            // A worker whose output is being received is heard by test_recv's patience.
+            const bool owed = (n > 0 && !receiving.count(r)) || std::any_of(pending.begin(), pending.end(), [r = r](const Pending& p) { return p.rank == r; });
+            if (owed && now - heard[r] > impl_->rank_timeout_s) {
+                lose(r, "nothing heard from it for " + fmt_seconds(now - heard[r]) + " (--rank-timeout " +
+                            fmt_seconds(impl_->rank_timeout_s) + ")");
+                break;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    comm.set_patience(saved_patience);
+    if (!lost_why.empty())
+        for (const auto& [r, n] : outstanding)
+            if (n > 0 && !impl_->is_lost(r)) impl_->owed[r] += n;
     for (auto& f : local) f.get();
 
+    if (!lost_why.empty()) {
+        const auto& [r, why] = *lost_why.begin();
+        throw Error(ErrorReason::lost_rank, describe_rank(r) + " is lost: " + why);
+    }
     if (!pack_failure.empty()) pack_failure.raise();
     for (const auto& t : tasks) {
         if (!t.error.empty()) {
@@ -216,12 +375,28 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
 std::vector<std::string> Cluster::collect(const std::string& what) {
     if (!is_master()) throw Error("Cluster::collect is for rank 0");
     Comm& comm = *impl_->comm;
+    drain_owed();
     std::vector<std::string> out;
     out.push_back(impl_->collect_handler ? impl_->collect_handler(what) : std::string());
     wire::Failure failure;
+    const double saved_patience = comm.patience();
+    comm.set_patience(impl_->rank_timeout_s);
     for (int r = 1; r < comm.size(); ++r) {
+        if (impl_->is_lost(r)) {
+            out.emplace_back();
+            continue;
+        }
         comm.send_json({{"cmd", "collect"}, {"what", what}}, r, kCmd);
-        const auto reply = comm.recv_json(r, kResult);
+        nlohmann::json reply;
+        try {
+            reply = comm.recv_json(r, kResult);
+        } catch (const Error& e) {
+            comm.set_patience(saved_patience);
+            if (e.reason() != ErrorReason::lost_rank) throw;
+            impl_->lost.push_back(r);
+            mpi::note_lost_peer();
+            throw Error(ErrorReason::lost_rank, describe_rank(r) + " is lost: " + e.what());
+        }
         if (!reply.at("ok").get<bool>()) {
             if (failure.empty()) {
                 failure = wire::failure_from_json(reply);
@@ -232,6 +407,7 @@ std::vector<std::string> Cluster::collect(const std::string& what) {
             out.push_back(reply.at("data").get<std::string>());
         }
     }
+    comm.set_patience(saved_patience);
     if (!failure.empty()) failure.raise();
     return out;
 }
@@ -239,7 +415,73 @@ std::vector<std::string> Cluster::collect(const std::string& what) {
 void Cluster::finish(int exit_code) {
     if (!is_master() || impl_->finished) return;
     impl_->finished = true;
-    for (int r = 1; r < impl_->comm->size(); ++r) impl_->comm->send_json({{"cmd", "exit"}, {"code", exit_code}}, r, kCmd);
+    for (int r = 1; r < impl_->comm->size(); ++r)
+        if (!impl_->is_lost(r)) impl_->comm->send_json({{"cmd", "exit"}, {"code", exit_code}}, r, kCmd);
+}
+
+void Cluster::drain_owed() {
+    Comm& comm = *impl_->comm;
+    const double saved_patience = comm.patience();
+    comm.set_patience(impl_->rank_timeout_s);
+    Bytes scratch;
+    for (auto& [r, n] : impl_->owed) {
+        for (; n > 0 && !impl_->is_lost(r); --n) {
+            try {
+                // The worker may still be executing: its heartbeats come first.
+                for (double heard = now_s();;) {
+                    if (comm.iprobe(r, kResult)) break;
+                    if (comm.iprobe(r, wire::kHeartbeat)) {
+                        (void)comm.recv_bytes(r, wire::kHeartbeat);
+                        heard = now_s();
+                        continue;
+                    }
+                    if (now_s() - heard > impl_->rank_timeout_s)
+                        throw Error(ErrorReason::lost_rank, "nothing heard while its answers were awaited");
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+                const auto hdr = comm.recv_json(r, kResult);
+                if (hdr.value("ok", false)) comm.recv_bytes_into(scratch, r, kResult);
+            } catch (const Error& e) {
+                if (e.reason() != ErrorReason::lost_rank) throw;
+                impl_->lost.push_back(r);
+                log::warn() << describe_rank(r) << " is lost too: " << e.what();
+            }
+        }
+    }
+    impl_->owed.clear();
+    comm.set_patience(saved_patience);
+}
+
+const std::vector<int>& Cluster::lost_ranks() const { return impl_->lost; }
+
+std::size_t Cluster::drop_lost_devices() {
+    auto& devs = impl_->devices;
+    const std::size_t before = devs.size();
+    devs.erase(std::remove_if(devs.begin(), devs.end(), [&](const DeviceInfo& d) { return impl_->is_lost(d.rank); }),
+               devs.end());
+    return before - devs.size();
+}
+
+std::string Cluster::describe_rank(int r) const {
+    std::string s = "rank " + std::to_string(r);
+    if (r >= 0 && static_cast<std::size_t>(r) < impl_->hosts.size()) {
+        s += " on host ";
+        s += impl_->hosts[static_cast<std::size_t>(r)];
+    }
+    std::string names;
+    int n = 0;
+    for (const auto& d : impl_->devices)
+        if (d.rank == r) {
+            names += n++ ? ", '" : "'";
+            names += d.name;
+            names += "'";
+        }
+    if (n > 0) {
+        s += n == 1 ? " (device " : " (devices ";
+        s += names;
+        s += ")";
+    }
+    return s;
 }
 
 }  // namespace worksize

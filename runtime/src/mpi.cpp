@@ -5,8 +5,15 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <csignal>
+#include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <unistd.h>
+#include <thread>
 #include <vector>
 
 #include "worksize/scheduler/log.hpp"
@@ -31,6 +38,10 @@ Environment::Environment(int& argc, char**& argv) {
     int provided = 0;
     check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    // Under `mpiexec -disable-auto-cleanup`, hydra tells the surviving ranks that one has
+    // exited with SIGUSR1, whose default action would end them: rank 0 finds a lost rank by
+    // its own deadlines (docs/cluster.md, "The fault model"), so the notice is ignored.
+    std::signal(SIGUSR1, SIG_IGN);
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
     log::set_rank(rank_);  // messages of ranks other than 0 say which rank wrote them
@@ -53,8 +64,47 @@ Environment::~Environment() {
 
 void Environment::abort(int code) const { MPI_Abort(MPI_COMM_WORLD, code); std::abort(); }
 
+namespace {
+bool g_lost_peer = false;
+}
+
+void note_lost_peer() { g_lost_peer = true; }
+bool lost_peer() { return g_lost_peer; }
+
+void Environment::end_after_loss(int code) const {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::cout.flush();
+    // The launcher forwards this rank's output through pipes and stops reading them once the
+    // abort reaches it: a moment for the last lines to get through (a CI run lost them once).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // MPI_Abort's own notice would be a second line after rank 0's report: silenced.
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, 2);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+}
+
 struct MpiComm::Handle {
     MPI_Comm comm;
+};
+
+struct MpiComm::PendingRecv {
+    int source = 0, tag = 0;
+    std::span<std::byte> dest;
+    Bytes* into = nullptr;
+    std::uint64_t size = 0, off = 0;
+    bool have_size = false, piece_posted = false, wrong_size = false;
+    int piece = 0;
+    Bytes drained;  // a message of the wrong size, kept out of dest
+    std::byte* target = nullptr;
+    MPI_Request request = MPI_REQUEST_NULL;
+    double last = 0;  // the last progress
+};
+
+struct MpiComm::PendingSend {
+    std::uint64_t size = 0;  // the header word, sent from here
+    int dest = 0;
+    std::vector<MPI_Request> requests;
 };
 
 MpiComm::MpiComm(const Environment& env)
@@ -71,25 +121,69 @@ namespace {
 
 int source_of(int source) { return source == Comm::any_source ? MPI_ANY_SOURCE : source; }
 
+double now_s() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// Complete `request`: blocking without patience; else polled, and a request that has not
+/// completed `patience` seconds after `since` (the last sign of life of `peer`) throws
+/// Error(lost_rank). Its status in *st.
+void wait_patiently(MPI_Request& request, MPI_Status* st, double patience, int peer) {
+    if (patience <= 0) {
+        check(MPI_Wait(&request, st), "MPI_Wait");
+        return;
+    }
+    const double start = now_s();
+    for (;;) {
+        int done = 0;
+        check(MPI_Test(&request, &done, st), "MPI_Test");
+        if (done) return;
+        if (now_s() - start > patience) {
+            MPI_Cancel(&request);
+            MPI_Request_free(&request);
+            throw Error(ErrorReason::lost_rank, "rank " + std::to_string(peer) + " sent nothing for " +
+                                                    std::to_string(patience) + " s in the middle of a message");
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+}
+
 /// The announced size of the payload that `source` sends next with `tag`.
-std::uint64_t recv_header(MPI_Comm comm, int source, int tag, int* from) {
+std::uint64_t recv_header(MPI_Comm comm, int source, int tag, int* from, double patience) {
     std::uint64_t n = 0;
     MPI_Status st;
-    check(MPI_Recv(&n, 1, MPI_UINT64_T, source_of(source), tag, comm, &st), "MPI_Recv");
+    MPI_Request rq;
+    check(MPI_Irecv(&n, 1, MPI_UINT64_T, source_of(source), tag, comm, &rq), "MPI_Irecv");
+    wait_patiently(rq, &st, patience, source);
     if (from) *from = st.MPI_SOURCE;
     return n;
 }
 
 /// The payload's pieces, whatever their sizes (the sender's parts), into dest[0, n).
-void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, int tag) {
+void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, int tag, double patience) {
     for (std::uint64_t off = 0; off < n;) {
         MPI_Status st;
-        check(MPI_Probe(source, tag, comm, &st), "MPI_Probe");
+        if (patience <= 0) {
+            check(MPI_Probe(source, tag, comm, &st), "MPI_Probe");
+        } else {
+            const double start = now_s();
+            for (int flag = 0; !flag;) {
+                check(MPI_Iprobe(source, tag, comm, &flag, &st), "MPI_Iprobe");
+                if (flag) break;
+                if (now_s() - start > patience)
+                    throw Error(ErrorReason::lost_rank, "rank " + std::to_string(source) + " sent nothing for " +
+                                                            std::to_string(patience) + " s in the middle of a message");
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+        }
         int count = 0;
         check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
         if (count <= 0 || off + std::uint64_t(count) > n)
             throw MpiError("rank " + std::to_string(source) + " sent more bytes than it announced");
-        check(MPI_Recv(dest + off, count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+        MPI_Request rq;
+        check(MPI_Irecv(dest + off, count, MPI_BYTE, source, tag, comm, &rq), "MPI_Irecv");
+        wait_patiently(rq, MPI_STATUS_IGNORE, patience, source);
         off += std::uint64_t(count);
     }
 }
@@ -105,6 +199,142 @@ void MpiComm::send_parts(std::span<const std::span<const std::byte>> parts, int 
             const int count = static_cast<int>(std::min(kChunk, p.size() - off));
             check(MPI_Send(p.data() + off, count, MPI_BYTE, dest, tag, handle_->comm), "MPI_Send");
         }
+}
+
+std::size_t MpiComm::isend_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
+    auto pending = std::make_unique<PendingSend>();
+    for (const auto& p : parts) pending->size += p.size();
+    pending->requests.reserve(1 + parts.size());
+    pending->requests.emplace_back();
+    check(MPI_Isend(&pending->size, 1, MPI_UINT64_T, dest, tag, handle_->comm, &pending->requests.back()),
+          "MPI_Isend");
+    for (const auto& p : parts)
+        for (std::size_t off = 0; off < p.size(); off += kChunk) {
+            const int count = static_cast<int>(std::min(kChunk, p.size() - off));
+            pending->requests.emplace_back();
+            check(MPI_Isend(p.data() + off, count, MPI_BYTE, dest, tag, handle_->comm, &pending->requests.back()),
+                  "MPI_Isend");
+        }
+    pending->dest = dest;
+    const std::size_t id = next_send_++;
+    sends_.emplace(id, std::move(pending));
+    return id;
+}
+
+bool MpiComm::test_send(std::size_t id) {
+    auto it = sends_.find(id);
+    if (it == sends_.end()) return true;
+    auto& rq = it->second->requests;
+    int done = 0;
+    const int rc = MPI_Testall(static_cast<int>(rq.size()), rq.data(), &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        const int dest = it->second->dest;
+        sends_.erase(it);  // its requests are left to MPI: the destination is lost
+        char msg[MPI_MAX_ERROR_STRING] = {};
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        throw Error(ErrorReason::lost_rank, "sending to rank " + std::to_string(dest) +
+                                                " failed: " + std::string(msg, static_cast<std::size_t>(len)));
+    }
+    if (done) sends_.erase(it);
+    return done != 0;
+}
+
+void MpiComm::abandon_send(std::size_t id) {
+    // The requests stay with MPI (cancelling a send to a dead rank may block); the handle is
+    // forgotten, and its header word with it only when the job ends (kept in abandoned_).
+    auto it = sends_.find(id);
+    if (it == sends_.end()) return;
+    abandoned_.push_back(std::move(it->second));
+    sends_.erase(it);
+}
+
+std::size_t MpiComm::irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) {
+    auto p = std::make_unique<PendingRecv>();
+    p->source = source;
+    p->tag = tag;
+    p->dest = dest;
+    p->into = into;
+    p->last = now_s();
+    check(MPI_Irecv(&p->size, 1, MPI_UINT64_T, source, tag, handle_->comm, &p->request), "MPI_Irecv");
+    const std::size_t id = next_recv_++;
+    recvs_.emplace(id, std::move(p));
+    return id;
+}
+
+bool MpiComm::test_recv(std::size_t id) {
+    auto it = recvs_.find(id);
+    if (it == recvs_.end()) return true;
+    PendingRecv& p = *it->second;
+    auto fail = [&](ErrorReason reason, const std::string& what) {
+        if (p.request != MPI_REQUEST_NULL) {
+            MPI_Cancel(&p.request);
+            MPI_Request_free(&p.request);
+        }
+        recvs_.erase(it);
+        throw Error(reason, what);
+    };
+    auto stalled = [&] {
+        if (patience() > 0 && now_s() - p.last > patience())
+            fail(ErrorReason::lost_rank, "rank " + std::to_string(p.source) + " sent nothing for " +
+                                             std::to_string(patience()) + " s in the middle of a message");
+        return false;
+    };
+    for (;;) {
+        if (!p.have_size || p.piece_posted) {
+            int done = 0;
+            if (MPI_Test(&p.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                fail(ErrorReason::lost_rank, "receiving from rank " + std::to_string(p.source) + " failed");
+            if (!done) return stalled();
+            p.last = now_s();
+            if (!p.have_size) {
+                p.have_size = true;
+                if (p.into) {
+                    p.into->clear();
+                    p.into->resize(p.size);
+                    p.target = p.into->data();
+                } else if (p.size != p.dest.size()) {
+                    p.wrong_size = true;
+                    p.drained.resize(p.size);
+                    p.target = p.drained.data();
+                } else {
+                    p.target = p.dest.data();
+                }
+            } else {
+                p.piece_posted = false;
+                p.off += std::uint64_t(p.piece);
+            }
+        }
+        if (p.off == p.size) {
+            const bool wrong = p.wrong_size;
+            const std::uint64_t n = p.size, want = p.dest.size();
+            const int source = p.source;
+            recvs_.erase(it);
+            if (wrong)
+                throw MpiError("rank " + std::to_string(source) + " sent " + std::to_string(n) + " bytes where " +
+                               std::to_string(want) + " were expected");
+            return true;
+        }
+        int flag = 0;
+        MPI_Status st;
+        check(MPI_Iprobe(p.source, p.tag, handle_->comm, &flag, &st), "MPI_Iprobe");
+        if (!flag) return stalled();
+        int count = 0;
+        check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count");
+        if (count <= 0 || p.off + std::uint64_t(count) > p.size)
+            fail(ErrorReason::generic, "rank " + std::to_string(p.source) + " sent more bytes than it announced");
+        p.piece = count;
+        check(MPI_Irecv(p.target + p.off, count, MPI_BYTE, p.source, p.tag, handle_->comm, &p.request), "MPI_Irecv");
+        p.piece_posted = true;
+    }
+}
+
+bool MpiComm::iprobe(int source, int tag, int* from) {
+    int flag = 0;
+    MPI_Status st;
+    check(MPI_Iprobe(source_of(source), tag, handle_->comm, &flag, &st), "MPI_Iprobe");
+    if (flag && from) *from = st.MPI_SOURCE;
+    return flag != 0;
 }
 
 void MpiComm::send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in,
@@ -134,23 +364,23 @@ void MpiComm::send_recv(std::span<const std::span<const std::byte>> parts, int d
 
 void MpiComm::recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {
     int src = source;
-    const std::uint64_t n = recv_header(handle_->comm, source, tag, &src);
+    const std::uint64_t n = recv_header(handle_->comm, source, tag, &src, patience());
     if (from) *from = src;
     // Cleared first: a buffer that must grow does not copy its old contents to the new memory.
     buffer.clear();
     buffer.resize(n);
-    recv_pieces(handle_->comm, buffer.data(), n, src, tag);
+    recv_pieces(handle_->comm, buffer.data(), n, src, tag, patience());
 }
 
 void MpiComm::recv_bytes_exact(std::span<std::byte> dest, int source, int tag) {
-    const std::uint64_t n = recv_header(handle_->comm, source, tag, nullptr);
+    const std::uint64_t n = recv_header(handle_->comm, source, tag, nullptr, patience());
     if (n != dest.size()) {
         Bytes drained(n);  // keep the message stream in step before refusing it
-        recv_pieces(handle_->comm, drained.data(), n, source, tag);
+        recv_pieces(handle_->comm, drained.data(), n, source, tag, patience());
         throw MpiError("rank " + std::to_string(source) + " sent " + std::to_string(n) + " bytes where " +
                        std::to_string(dest.size()) + " were expected");
     }
-    recv_pieces(handle_->comm, dest.data(), n, source, tag);
+    recv_pieces(handle_->comm, dest.data(), n, source, tag, patience());
 }
 
 std::vector<std::string> MpiComm::gather_strings(const std::string& mine) {

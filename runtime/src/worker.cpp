@@ -3,6 +3,7 @@
 // header when its packing failed), executed one thread per device, and every task is answered,
 // failed ones with their error and reason, so that rank 0 always hears back; then the worker
 // goes back to serving.
+#include <chrono>
 #include <future>
 #include <map>
 
@@ -92,7 +93,13 @@ int Cluster::serve() {
                 }
             }));
         }
-        for (auto& f : futs) f.get();
+        // The main thread (MPI is funneled) tells rank 0 every second that this rank is alive,
+        // so that a long kernel is not taken for a lost rank.
+        for (auto& f : futs) {
+            while (f.wait_for(std::chrono::seconds(1)) != std::future_status::ready)
+                comm.send_json(nlohmann::json::object(), 0, wire::kHeartbeat);
+            f.get();
+        }
         for (auto& w : work) {
             if (!w.error.empty()) {
                 nlohmann::json reply = {{"task", w.task}, {"ok", false}};

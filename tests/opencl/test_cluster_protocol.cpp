@@ -4,6 +4,7 @@
 // and inventory messages.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -27,6 +28,10 @@ std::unique_ptr<KernelJob> quad_job() {
     auto job = kernel_job("quad").make(o);
     job->generate();
     return job;
+}
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 Plan even_plan(const Cluster& c, const KernelJob& job) {
@@ -85,6 +90,49 @@ TEST(ClusterProtocol, MasterAndTwoWorkersRunAJob) {
         EXPECT_EQ(o.code, 0) << o.error;
         EXPECT_TRUE(o.error.empty()) << o.error;
     }
+}
+
+TEST(ClusterProtocol, AWorkerThatStopsAnsweringIsLostAndTheJobIsReplannedOnTheOthers) {
+    // Rank 2 joins the cluster, then hangs (never serves): rank 0 must give up on it after
+    // --rank-timeout, name it, and run the job again, verified, on rank 1 alone.
+    DeviceSelection sel;
+    sel.rank_timeout_s = 0.5;
+    double waited = -1;
+    const auto out = run_local(
+        3, sel,
+        [&](Cluster& c) {
+            auto job = quad_job();
+            const Plan plan = even_plan(c, *job);
+            EXPECT_EQ(plan.assignments.size(), 2u);
+            const double t = now_seconds();
+            try {
+                c.run(*job, plan.assignments, "quad");
+                ADD_FAILURE() << "a hung worker went unnoticed";
+            } catch (const Error& e) {
+                waited = now_seconds() - t;
+                EXPECT_EQ(e.reason(), ErrorReason::lost_rank);
+                EXPECT_NE(std::string(e.what()).find("rank 2 on host "), std::string::npos) << e.what();
+                EXPECT_NE(std::string(e.what()).find("(device '"), std::string::npos) << e.what();
+            }
+            EXPECT_EQ(c.lost_ranks(), std::vector<int>{2});
+            EXPECT_EQ(c.drop_lost_devices(), 1u);
+            auto again = quad_job();
+            const Plan replan = even_plan(c, *again);
+            EXPECT_EQ(replan.assignments.size(), 1u);
+            const JobResult res = c.run(*again, replan.assignments, "quad");
+            EXPECT_TRUE(res.verdict.ok) << res.verdict.detail;
+            return 0;
+        },
+        [](Cluster& c) {
+            if (!c.is_master() && !c.devices().empty() && c.devices().front().rank == 2) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+                throw std::runtime_error("rank 2 hung on purpose");
+            }
+        });
+    EXPECT_GE(waited, 0.5);
+    EXPECT_LT(waited, 1.5);
+    EXPECT_EQ(out[0].code, 0) << out[0].error;
+    EXPECT_EQ(out[1].code, 0) << out[1].error;
 }
 
 TEST(ClusterProtocol, PackingThatThrowsAfterTheCommandEndsTheJobNotTheWorkers) {

@@ -40,6 +40,11 @@ struct DeviceRun {
     double done_s = 0.0;   ///< from the job's start until its output was taken
     double pack_s = 0.0;   ///< rank 0's packing of the slice's input (slice_input)
     double exec_s = 0.0;   ///< the executing rank's wall time for the slice (buffers, copies, kernel)
+    /// From the job's start (after partition()): when rank 0 posted the slice's input to its
+    /// worker and when that send was done, and when it began and ended receiving the output
+    /// (all 0 for rank 0's own devices and devices without work). The sends to all workers are
+    /// posted at once, so their intervals overlap.
+    double send_start_s = 0.0, send_end_s = 0.0, recv_start_s = 0.0, recv_end_s = 0.0;
 };
 
 struct JobResult {
@@ -88,12 +93,24 @@ public:
     /// job that failed on any rank (rank 0's packing included) is answered and forgotten: the
     /// worker goes on serving until the exit.
     int serve();
+    /// Rank 0: the ranks found lost (docs/cluster.md, "The fault model"); they are never
+    /// talked to again.
+    const std::vector<int>& lost_ranks() const;
+    /// Rank 0: remove the lost ranks' devices from devices() (before planning again on the
+    /// devices left); returns how many were removed.
+    std::size_t drop_lost_devices();
+    /// Rank 0: "rank R on host H (devices 'A', 'B')" for messages.
+    std::string describe_rank(int rank) const;
     /// Rank 0: end the job on every rank with this exit code (idempotent).
     void finish(int exit_code);
 
 private:
     /// The collective start: discovery, selection, inventory.
     void start(const DeviceSelection& selection);
+    /// Rank 0: receive and drop the answers that living workers still owe for a job that
+    /// failed on a lost rank (rank 0 stopped waiting for them), so that the next command starts
+    /// in step.
+    void drain_owed();
     /// Other ranks: take part in the data job rank 0's command describes (data_job.cpp).
     void serve_data(const nlohmann::json& cmd);
 

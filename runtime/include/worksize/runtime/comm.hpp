@@ -1,5 +1,6 @@
 // The communicator the cluster protocol talks through: ranks, point-to-point byte and JSON
-// messages, a gather and a broadcast. Two implementations: MpiComm (mpi.hpp) over an MPI
+// messages (blocking, or non-blocking sends and probes for rank 0's polling loop, with an optional
+// patience on receives), a gather and a broadcast. Two implementations: MpiComm (mpi.hpp) over an MPI
 // communicator for real jobs, and the in-process one made by local_comms(), whose "ranks" are
 // threads of one process exchanging messages through queues, so that the master/worker protocol
 // can be unit-tested without mpiexec.
@@ -46,6 +47,31 @@ public:
     /// right for a communicator whose sends never wait for the receiver.
     virtual void send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in,
                            int source, int recv_tag);
+    /// Start sending `parts` as one message (like send_parts) and return at once; the parts'
+    /// memory must stay valid until test_send() says the send is done. Returns its handle.
+    virtual std::size_t isend_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) = 0;
+    /// Whether the send of handle `id` is done (a done handle is forgotten: ask once).
+    /// @throws Error (lost_rank) for a send that failed (e.g. its destination is gone).
+    virtual bool test_send(std::size_t id) = 0;
+    /// Give up a send whose destination is lost: never tested again.
+    virtual void abandon_send(std::size_t id) = 0;
+    /// Start receiving one message from rank `source` (not any_source) and return at once: into
+    /// `dest` when it is not empty (a message of another size is received and refused by
+    /// test_recv, as recv_bytes_exact does), else into *into (any size). The memory must stay
+    /// valid until test_recv() says it is done. Returns its handle.
+    virtual std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) = 0;
+    /// Whether the receive of handle `id` is done (a done handle is forgotten). @throws Error
+    /// for a message of the wrong size, or (lost_rank) when MPI fails or nothing of the message
+    /// arrives for patience() seconds.
+    virtual bool test_recv(std::size_t id) = 0;
+    /// Whether a message with `tag` from `source` (any_source) is waiting, without receiving it
+    /// or waiting; its sender in *from.
+    virtual bool iprobe(int source, int tag, int* from = nullptr) = 0;
+    /// Seconds a blocking receive from another rank may go without any part of its message
+    /// arriving before it throws Error (lost_rank); 0: wait forever (the default for MPI).
+    void set_patience(double seconds) { patience_s_ = seconds; }
+    double patience() const { return patience_s_; }
+
     /// Collective: rank 0 gets every rank's string in rank order, the others an empty vector.
     virtual std::vector<std::string> gather_strings(const std::string& mine) = 0;
     /// Collective: rank 0's value reaches every rank.
@@ -56,6 +82,9 @@ public:
     void send_json(const nlohmann::json& j, int dest, int tag);
     /// @throws Error for a message that is not JSON.
     nlohmann::json recv_json(int source, int tag, int* from = nullptr);
+
+private:
+    double patience_s_ = 0.0;
 };
 
 /// `size` in-process communicators (index = rank) sharing one set of queues; give each to its

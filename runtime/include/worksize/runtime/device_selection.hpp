@@ -36,6 +36,9 @@ struct DeviceSelection {
         list,        ///< `worksize devices`: a warning; every instance is listed
     };
     Shared shared = Shared::refuse;
+    /// Rank 0 declares a worker lost when it has heard nothing from it for this long while
+    /// waiting on it (workers send a heartbeat every second while they execute).
+    double rank_timeout_s = 5.0;
 };
 
 /// Parse "R=SEL[+SEL..],R=..." into rank -> selectors. A selector is a device index (as

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,11 +41,19 @@ public:
     bool master_on_node() const { return master_on_node_; }
     /// Ends every rank of the job at once (MPI_Abort); for failures that cannot be reported.
     [[noreturn]] void abort(int code) const;
+    /// Rank 0 after a lost rank (lost_peer()): MPI_Finalize could wait forever for the lost
+    /// rank, so the job ends with MPI_Abort(code), which also ends a hung rank; rank 0 has
+    /// already printed its result or error. Flushes the output first.
+    [[noreturn]] void end_after_loss(int code) const;
 
 private:
     int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
     bool master_on_node_ = true;
 };
+
+/// Rank 0 lost a rank in this job (Cluster): the job must end by Environment::end_after_loss.
+void note_lost_peer();
+bool lost_peer();
 
 /// The communicator over an MPI communicator handle (world: MPI_COMM_WORLD; others may be made
 /// in mpi.cpp from any MPI_Comm). Messages of any length are split into chunks below 2^31 bytes;
@@ -68,10 +77,23 @@ public:
     /// Nonblocking sends (MPI_Isend) around the blocking receive.
     void send_recv(std::span<const std::span<const std::byte>> parts, int dest, int send_tag, Bytes& in, int source,
                    int recv_tag) override;
+    std::size_t isend_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) override;
+    bool test_send(std::size_t id) override;
+    void abandon_send(std::size_t id) override;
+    bool iprobe(int source, int tag, int* from = nullptr) override;
+    std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) override;
+    bool test_recv(std::size_t id) override;
     std::vector<std::string> gather_strings(const std::string& mine) override;
     std::string broadcast_string(const std::string& value) override;
 
 private:
+    struct PendingSend;  // a message's requests and its size word (mpi.cpp)
+    std::map<std::size_t, std::unique_ptr<PendingSend>> sends_;
+    std::vector<std::unique_ptr<PendingSend>> abandoned_;
+    std::size_t next_send_ = 1;
+    struct PendingRecv;  // a message being received piece by piece (mpi.cpp)
+    std::map<std::size_t, std::unique_ptr<PendingRecv>> recvs_;
+    std::size_t next_recv_ = 1;
     struct Handle;  // the MPI_Comm (mpi.h stays out of this header)
     std::unique_ptr<Handle> handle_;
     int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
