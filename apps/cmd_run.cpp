@@ -15,10 +15,12 @@ namespace {
 struct Outcome {
     Plan plan;
     JobResult result;
+    std::string variant;  ///< the kernel variant that ran (KernelJob::variant; "": the kernel has one)
 };
 
 /// Generate, plan, warm up (builds the programs outside the timing) and run one job.
-Outcome run_one(Cluster& c, const KernelArgs& k, int warmup) {
+Outcome run_one(Cluster& c, const KernelArgs& args, int warmup) {
+    const KernelArgs k = with_tuned_params(args, c.devices());  // --local tuned: the tuned kernel parameters
     auto job = make_job(k);
     Outcome o;
     o.plan = build_plan(c.devices(), k, *job, &c);
@@ -31,6 +33,7 @@ Outcome run_one(Cluster& c, const KernelArgs& k, int warmup) {
     }
     job->generate();
     o.result = c.run(*job, o.plan.assignments, k.kernel);
+    o.variant = job->variant();
     return o;
 }
 
@@ -120,13 +123,14 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
     return with_cluster(env, sel, [&](Cluster& c) {
         const auto o = run_one(c, k, warmup);
         if (json) {
-            std::cout << OutputMeta(schema::run).stamp(result_to_json(k.kernel, job_size(k), o.plan, o.result)).dump(2)
-                      << '\n';
+            nlohmann::json doc = result_to_json(k.kernel, job_size(k), o.plan, o.result);
+            if (!o.variant.empty()) doc["variant"] = o.variant;
+            std::cout << OutputMeta(schema::run).stamp(doc).dump(2) << '\n';
         } else {
             std::cout << "kernel " << k.kernel << ", size " << k.size << ", global "
                       << global_text(o.plan.global, o.plan.dims) << ", "
                       << k.iterations << " iteration(s), strategy " << o.plan.strategy << ", local "
-                      << to_string(o.plan.local_policy) << '\n'
+                      << to_string(o.plan.local_policy) << (o.variant.empty() ? "" : ", " + o.variant) << '\n'
                       << result_table(o.plan, o.result);
         }
         // --local tuned: say where a device ran without a tuned entry (the table shows sizes only).

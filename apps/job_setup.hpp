@@ -60,6 +60,17 @@ JobMaker job_maker(const KernelArgs& k);
 /// Database key parameters of the models for these options.
 nlohmann::json model_key(const KernelArgs& k);
 
+/// "KEY=VALUE" as --param takes it (a string value without its JSON quotes).
+std::string param_arg(const std::string& key, const nlohmann::json& value);
+
+/// `--local tuned` for a kernel with tunable parameters (KernelJobFactory::tunables): k with the
+/// parameters of the devices' tuning entries (TuningRecord::params) added, so that the job is
+/// made with them. Unchanged when the policy is not tuned, the kernel has no tunables, --param
+/// gives one of them (or the variant), or no device's entry holds parameters. Devices whose
+/// entries disagree: the set most of them chose (ties: the first device's), with a warning. The
+/// entries are those of the job made without parameters (its tuning key and size).
+KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* db = nullptr);
+
 /// What build_plan found besides the plan.
 struct PlanExtras {
     std::optional<OracleResult> oracle;  ///< oracle: the search and its points

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "worksize/runtime/bytes.hpp"
+#include "worksize/scheduler/tuning.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
@@ -81,6 +82,12 @@ public:
     /// slice length; the executor must then launch `padded_global`. Default false: the NDRange
     /// is the slice's, and the local size divides it (down to 1 for a prime length).
     virtual bool guards_index() const { return false; }
+    /// For a job with tunable parameters (KernelJobFactory::tunables): what its parameters imply
+    /// on `device` for the tuner's ranking, and whether they can run there (`invalid`). The
+    /// default: the required work-group over the problem, nothing else known.
+    virtual ParamCandidate param_candidate(const DeviceInfo& device) const;
+    /// What the reports show of the kernel that runs, e.g. "kernel reg bm=128 ..."; "": one kernel.
+    virtual std::string variant() const { return {}; }
 
     /// Master: make the seeded inputs.
     virtual void generate() = 0;
@@ -130,6 +137,13 @@ struct KernelParam {
     std::string help;            ///< e.g. "inner dimension K (default: N)"
 };
 
+/// A kernel parameter that `worksize tune` searches beside the local size (docs/tuning.md,
+/// "Kernel parameters"): its key (also a KernelParam) and the values to try.
+struct TunableParam {
+    std::string key;
+    std::vector<std::uint64_t> values;
+};
+
 /// A kernel's case in `run --paper-experiment`: the founding paper's size, repeat count and
 /// stated compute amount.
 struct PaperCase {
@@ -153,6 +167,9 @@ struct KernelJobFactory {
     std::vector<std::string> calibration_sizes;
     /// Size of `tune --kernel all` without --size ("": tune's own default).
     std::string tune_size;
+    /// Parameters `worksize tune` searches (the product of their values, each set checked by the
+    /// job: KernelJob::param_candidate), unless given with --param. Empty: local sizes only.
+    std::vector<TunableParam> tunables;
     /// Its case in `run --paper-experiment`, if the paper's experiment has one.
     std::optional<PaperCase> paper_case;
 };
