@@ -52,6 +52,7 @@ int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bo
         KernelArgs k = base;
         k.kernel = kernel;
         k.size = pc.size;
+        k.device_params = false;  // the paper's kernels, whatever the devices
         k.iterations = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(double(pc.iterations) * repeat_scale)));
         if (pc.ops > 0) k.ops = pc.ops * double(k.iterations) / double(pc.iterations);
         KernelArgs a = k, b = k;

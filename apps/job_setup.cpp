@@ -174,20 +174,32 @@ std::string param_arg(const std::string& key, const nlohmann::json& value) {
 }
 
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* database) {
-    if (parse_local_policy(k.local) != LocalPolicy::tuned) return k;
     const auto& f = kernel_job(k.kernel);
-    if (f.tunables.empty()) return k;
+    if (f.tunables.empty() || !k.device_params) return k;
     const nlohmann::json given = kernel_params(k);
-    if (given.contains("variant")) return k;
+    for (const auto& [key, value] : f.gpu_params.items())
+        if (given.contains(key)) return k;
     for (const auto& t : f.tunables)
         if (given.contains(t.key)) return k;
+    const LocalPolicy policy = parse_local_policy(k.local);
+    // The GPU default where no tuned entry decides.
+    auto gpu_default = [&] {
+        const bool gpus = !devices.empty() && std::all_of(devices.begin(), devices.end(), [](const DeviceInfo& d) {
+            return d.type == DeviceType::gpu;
+        });
+        if (!gpus || policy == LocalPolicy::null) return k;
+        KernelArgs out = k;
+        for (const auto& [key, value] : f.gpu_params.items()) out.params.push_back(param_arg(key, value));
+        return out;
+    };
+    if (policy != LocalPolicy::tuned) return gpu_default();
     Database own(k.db);
     Database& db = database ? *database : own;
     const Store* store = nullptr;
     try {
         store = &db.store();
     } catch (const Error&) {
-        return k;  // the plan's tuned policy reports the database's problem
+        return gpu_default();  // the plan's tuned policy reports the database's problem
     }
     const auto job = make_job(k);
     std::vector<std::pair<nlohmann::json, std::vector<std::size_t>>> votes;  // params -> devices
@@ -200,7 +212,7 @@ KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>&
         else
             it->second.push_back(i);
     }
-    if (votes.empty()) return k;
+    if (votes.empty()) return gpu_default();
     std::stable_sort(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
     const auto top = votes.begin();
     if (votes.size() > 1) {

@@ -218,7 +218,7 @@ TEST(MatmulReg, InvalidParametersAreRefusedWithTheValidValues) {
 TEST(MatmulReg, TilesBeyondTheDeviceAreAClearError) {
     auto& dev = test::first_device();
     DeviceInfo info = dev.info();
-    info.local_mem_bytes = 1024;  // 128x128x16 tiles need 16.5 KiB
+    info.local_mem_bytes = 1024;  // 128x128x8 tiles need 8.25 KiB
     DeviceContext small(dev.device(), info);
     const auto& f = kernel_job("matmul");
     auto job = f.make(reg_options({64, 64, 64}, {{"variant", "reg"}}));

@@ -170,6 +170,11 @@ struct KernelJobFactory {
     /// Parameters `worksize tune` searches (the product of their values, each set checked by the
     /// job: KernelJob::param_candidate), unless given with --param. Empty: local sizes only.
     std::vector<TunableParam> tunables;
+    /// Parameters added where every device of the job is a GPU and the local policy is not
+    /// NULL, unless --param gives a tunable or one of these, or (`--local tuned`) a tuning entry
+    /// of a device decides (e.g. matmul's {"variant": "reg"}: its register-tiled kernel by
+    /// default on GPUs).
+    nlohmann::json gpu_params = nlohmann::json::object();
     /// Its case in `run --paper-experiment`, if the paper's experiment has one.
     std::optional<PaperCase> paper_case;
 };
