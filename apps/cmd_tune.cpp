@@ -236,13 +236,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
             // The kernel's tunable parameters not given with --param are searched too.
             if (param_search != "off") {
                 tuners.back()->set_param_search(
-                [a](std::uint64_t n, const nlohmann::json& params) {
-                    KernelArgs k = a;
-                    k.iterations = n;
-                    for (const auto& [key, value] : params.items()) k.params.push_back(param_arg(key, value));
-                    return make_job(k);
-                },
-                kernel_params(a));
+                    [a](std::uint64_t n, const nlohmann::json& params) {
+                        KernelArgs k = a;
+                        k.iterations = n;
+                        for (const auto& [key, value] : params.items()) k.params.push_back(param_arg(key, value));
+                        return make_job(k);
+                    },
+                    kernel_params(a));
             }
             planned.emplace_back();
             for (std::size_t d = 0; d < devs.size(); ++d) {
