@@ -147,6 +147,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         check_outputs();
         const auto& devs = c.devices();
         Database db(k.db);  // opened once for the command: models, calibration, tuned local sizes
+        k = with_tuned_params(k, devs, &db);  // --local tuned: the tuned kernel parameters
         // Models: from the database, else calibrate now (unless --no-calibrate).
         std::vector<CostModel> models;
         bool models_ok = false;

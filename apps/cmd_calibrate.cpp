@@ -137,6 +137,8 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         for (const auto& name : kernels) {
             KernelArgs kk = k;
             kk.kernel = name;
+            // The kernel run and plan will use on these devices (their models' key follows it).
+            kk = with_tuned_params(kk, c.devices(), &db);
             const auto res = calibrate_and_store(c, kk, sizes, min_repeats, max_repeats, max_size, &db);
             total += res.seconds;
             if (!runs_csv.empty()) {

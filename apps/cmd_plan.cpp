@@ -30,11 +30,18 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     (void)plan_request(k, *job);
 
     auto show = [&](const std::vector<DeviceInfo>& devices) {
-        const Plan plan = build_plan(devices, k, *job, nullptr);  // offline or live: no measuring
-        if (json)
-            std::cout << OutputMeta(schema::plan).stamp(plan_to_json(plan, job_size(k))).dump(2) << '\n';
-        else
+        const KernelArgs kt = with_tuned_params(k, devices);  // --local tuned: the tuned kernel parameters
+        const auto tuned_job = make_job(kt);
+        const Plan plan = build_plan(devices, kt, *tuned_job, nullptr);  // offline or live: no measuring
+        const std::string variant = tuned_job->variant();
+        if (json) {
+            nlohmann::json doc = plan_to_json(plan, job_size(kt));
+            if (!variant.empty()) doc["variant"] = variant;
+            std::cout << OutputMeta(schema::plan).stamp(doc).dump(2) << '\n';
+        } else {
+            if (!variant.empty()) std::cout << kt.kernel << ": " << variant << '\n';
             std::cout << plan_table(plan);
+        }
         return kOk;
     };
     if (!profile.empty()) {

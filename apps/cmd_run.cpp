@@ -15,10 +15,12 @@ namespace {
 struct Outcome {
     Plan plan;
     JobResult result;
+    std::string variant;  ///< the kernel variant that ran (KernelJob::variant; "": the kernel has one)
 };
 
 /// Generate, plan, warm up (builds the programs outside the timing) and run one job.
-Outcome run_one(Cluster& c, const KernelArgs& k, int warmup) {
+Outcome run_one(Cluster& c, const KernelArgs& args, int warmup) {
+    const KernelArgs k = with_tuned_params(args, c.devices());  // --local tuned: the tuned kernel parameters
     auto job = make_job(k);
     Outcome o;
     o.plan = build_plan(c.devices(), k, *job, &c);
@@ -31,6 +33,7 @@ Outcome run_one(Cluster& c, const KernelArgs& k, int warmup) {
     }
     job->generate();
     o.result = c.run(*job, o.plan.assignments, k.kernel);
+    o.variant = job->variant();
     return o;
 }
 
@@ -49,6 +52,7 @@ int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bo
         KernelArgs k = base;
         k.kernel = kernel;
         k.size = pc.size;
+        k.device_params = false;  // the paper's kernels, whatever the devices
         k.iterations = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(double(pc.iterations) * repeat_scale)));
         if (pc.ops > 0) k.ops = pc.ops * double(k.iterations) / double(pc.iterations);
         KernelArgs a = k, b = k;
@@ -143,12 +147,13 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         if (json) {
             auto j = result_to_json(k.kernel, job_size(k), o.plan, o.result);
             j["replanned"] = replans;
+            if (!o.variant.empty()) j["variant"] = o.variant;
             std::cout << OutputMeta(schema::run).stamp(j).dump(2) << '\n';
         } else {
             std::cout << "kernel " << k.kernel << ", size " << k.size << ", global "
                       << global_text(o.plan.global, o.plan.dims) << ", "
                       << k.iterations << " iteration(s), strategy " << o.plan.strategy << ", local "
-                      << to_string(o.plan.local_policy) << '\n'
+                      << to_string(o.plan.local_policy) << (o.variant.empty() ? "" : ", " + o.variant) << '\n'
                       << result_table(o.plan, o.result);
             for (const auto& why : replans) std::cout << "re-planned after: " << why << '\n';
         }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -73,7 +74,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     KernelArgs base;
     DeviceSelection sel;
     bool json = false, help = false, report = false;
-    std::string search = "guided", heatmap_csv;
+    std::string search = "guided", heatmap_csv, param_search = "auto";
+    std::size_t param_budget = 24;
     std::vector<std::string> sizes;
     double budget = 0.20;
     std::size_t min_budget = 1;
@@ -98,6 +100,12 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         ("budget", real_value("budget", &budget, 0, 1, Open::low), "guided search: at most this fraction of the candidates")
         ("min-budget", count_value("min-budget", &min_budget, 1),
          "guided search: measure at least this many candidates (or all, if fewer)")
+        ("param-search", po::value(&param_search)->default_value("auto"),
+         "kernel parameters (a kernel's tunables not given with --param): guided (the model's best half of "
+         "--param-budget, then a random sample), exhaustive, off, or auto (guided on GPUs and accelerators, "
+         "off on CPU devices)")
+        ("param-budget", count_value("param-budget", &param_budget, 1),
+         "parameter search: measure at most this many parameter sets (guided; a space this small is searched whole)")
         ("confirm-top", count_value("confirm-top", &confirm_top),
          "after either search, re-time its this many fastest candidates ... (0 or 1: off)")
         ("confirm-runs", count_value("confirm-runs", &confirm_runs),
@@ -131,6 +139,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     // Validate everything on every rank before any collective.
     if (search != "guided" && search != "exhaustive")
         throw InvalidArgument("--search must be guided or exhaustive, not '" + search + "'");
+    if (param_search != "guided" && param_search != "exhaustive" && param_search != "off" && param_search != "auto")
+        throw InvalidArgument("--param-search must be auto, guided, exhaustive or off, not '" + param_search + "'");
     // (The numeric options' types and ranges are checked as they are parsed: count_value, real_value.)
     mo.min_run_s = min_run_ms * 1e-3;
     ropts.head_to_head_runs = std::size_t(head_to_head);
@@ -180,6 +190,16 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     topts.baseline_runs = std::size_t(baseline_runs);
     topts.baseline_margin = topts_margin;
     const std::string db = base.db;
+    // The parameter search: its own budget (a count of sets, each a program build), confirmation as above.
+    // auto: on GPUs and accelerators; on CPU devices each set costs a compilation and the
+    // default kernel is competitive, so only when asked for.
+    auto search_params = [&](const DeviceInfo& d) {
+        return param_search == "auto" ? d.type != DeviceType::cpu : param_search != "off";
+    };
+    TuneOptions ptopts = topts;
+    ptopts.strategy = param_search == "exhaustive" ? SearchStrategy::exhaustive : SearchStrategy::guided;
+    ptopts.budget_fraction = 0;
+    ptopts.min_budget = param_budget;
 
     Cluster cluster(env, sel);
     cluster.set_collect_handler([db](const std::string& what) -> std::string {
@@ -213,6 +233,17 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                                                               return make_job(k);
                                                           },
                                                           mo));
+            // The kernel's tunable parameters not given with --param are searched too.
+            if (param_search != "off") {
+                tuners.back()->set_param_search(
+                    [a](std::uint64_t n, const nlohmann::json& params) {
+                        KernelArgs k = a;
+                        k.iterations = n;
+                        for (const auto& [key, value] : params.items()) k.params.push_back(param_arg(key, value));
+                        return make_job(k);
+                    },
+                    kernel_params(a));
+            }
             planned.emplace_back();
             for (std::size_t d = 0; d < devs.size(); ++d) {
                 const auto ranked = tuners.back()->ranked(int(d));
@@ -231,6 +262,9 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                 }
                 // The baseline check: the choice, the paper rule's local size and NULL (at most).
                 steps += 3 * topts.baseline_runs;
+                // The parameter search (at most its budget; the total is corrected once it is done).
+                if (search_params(devs[d]) && !tuners.back()->searched_params().empty())
+                    steps += param_budget + planned_confirm_runs(param_budget, ptopts);
                 planned.back().push_back(steps);
                 total += steps;
             }
@@ -253,6 +287,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         Table rep({"kernel", "device", "size", "tuned", "tuned ms", "exh. best", "best ms", "tuned/best", "compared",
                    "paper", "paper ms", "NULL ms", "measured/cands", "confirm runs", "vs NULL", "vs paper", "stored"});
         std::vector<TuneReportRow> rows;
+        std::vector<std::string> param_lines;  // one per parameter search
         std::vector<std::string> raised;  // (kernel, device)s timed over more iterations (--min-run-ms)
         nlohmann::json results = nlohmann::json::array();
         for (std::size_t ti = 0; ti < tuners.size(); ++ti) {
@@ -338,10 +373,130 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         }
                     code = kFailure;
                 }
+                // The kernel's parameters (docs/tuning.md, "Kernel parameters"): a parameter set
+                // faster than the defaults' choice above replaces what was stored.
+                nlohmann::json params_json = nullptr;
+                bool params_stored = false;
+                if (const auto keys = t->searched_params(); !keys.empty() && search_params(dev)) {
+                    const ParamSearchResult ps = t->tune_params(int(d), ptopts);
+                    std::string keys_text;
+                    for (const auto& key : keys) keys_text += (keys_text.empty() ? "" : ",") + key;
+                    // The defaults' time: what was stored for them, else their search's choice ...
+                    double default_s = std::numeric_limits<double>::quiet_NaN();
+                    LocalSize default_local = chosen.best;
+                    if (stored) {
+                        const TuningRecord dr = to_record(chosen, check);
+                        default_s = dr.best_s;
+                        default_local = dr.best;
+                    } else if (chosen.found) {
+                        default_s = chosen.best_s;
+                    }
+                    // ... and, where both ran, the medians of a head-to-head of the two, fresh and
+                    // interleaved (--baseline-runs each): each search's time is the survivor of a
+                    // minimum, so they are compared on fresh runs only.
+                    double best_s = ps.best_s;
+                    std::size_t h2h_runs = 0;
+                    if (ps.found && chosen.found && topts.baseline_runs > 0) {
+                        const RetimeResult h = retime(
+                            {{LocalSize{1, 1}, {}, false, {}, 0}, {LocalSize{2, 1}, {}, false, {}, 0}},
+                            [&](const LocalSize& which) {
+                                const ConfigTime ct = which.x == 1 ? t->measure_params(int(d), ps.best_params, true)
+                                                                   : t->measure_fresh(int(d), default_local);
+                                if (!ct.ok) throw Error(ct.reason, ct.error);
+                                return ct.seconds;
+                            },
+                            topts.baseline_runs);
+                        h2h_runs = h.runs;
+                        if (!h.configs[0].dropped && !h.configs[1].dropped) {
+                            best_s = h.configs[0].median_s;
+                            default_s = h.configs[1].median_s;
+                        }
+                    }
+                    // Stored when faster than the defaults' entry, or when nothing was stored for them
+                    // (e.g. a variant whose parameters fix its one local size: nothing to tune).
+                    const bool better = ps.found && (!stored || !std::isfinite(default_s) || best_s < default_s);
+                    std::string text = t->kernel() + " on device " + std::to_string(d) + " (" + dev.name + "), size " +
+                                       size_txt + ": parameters " + keys_text + " searched (" + ps.strategy + "): " +
+                                       std::to_string(ps.sets) + " sets, " + std::to_string(ps.invalid) + " invalid, " +
+                                       std::to_string(ps.measured) + " of " + std::to_string(ps.candidates) +
+                                       " measured, " + std::to_string(ps.failed) + " failed";
+                    if (ps.found) {
+                        std::string best;
+                        for (const auto& [key, value] : ps.best_params.items())
+                            best += (best.empty() ? "" : " ") + key + "=" + value.dump();
+                        text += "; best " + best + " " + fmt(best_s * 1e3, 4) + " ms";
+                        if (std::isfinite(default_s))
+                            text += ", " + ratio_str(default_s, best_s) + " the speed of the defaults (" +
+                                    fmt(default_s * 1e3, 4) + " ms" +
+                                    (h2h_runs ? ", head to head" : "") + ")";
+                    }
+                    text += better ? "; stored" : "; the defaults kept";
+                    param_lines.push_back(text);
+                    if (better) {
+                        TuningRecord rec;
+                        rec.best = ps.best_local;
+                        rec.best_s = best_s;
+                        rec.measured = chosen.measured + ps.measured;
+                        rec.candidates = chosen.candidates + ps.candidates;
+                        rec.strategy = "params " + ps.strategy;
+                        // The whole kernel configuration: the searched set, and the tunables and
+                        // variant given with --param.
+                        rec.params = ps.best_params;
+                        const auto& f = kernel_job(t->kernel());
+                        const nlohmann::json given = kernel_params(jobs[ti]);
+                        for (const auto& [key, value] : given.items())
+                            if (key == "variant" || std::any_of(f.tunables.begin(), f.tunables.end(),
+                                                                [&](const TunableParam& p) { return p.key == key; }))
+                                rec.params[key] = value;
+                        if (std::isfinite(default_s)) rec.default_s = default_s;
+                        rec.iterations = t->iterations();
+                        // Under the key and size of the job without them, where `--local tuned`
+                        // looks (with_tuned_params).
+                        KernelArgs plain = jobs[ti];
+                        std::erase_if(plain.params, [&](const std::string& p) {
+                            const std::string key = p.substr(0, p.find('='));
+                            return rec.params.contains(key);
+                        });
+                        const auto pj = make_job(plain);
+                        store.put_tuning(fingerprint_of(dev), t->kernel(), pj->tuning_key(), pj->problem(), rec,
+                                         unix_now(), dev.host);
+                        store.save();
+                        stored = params_stored = true;
+                        check = BaselineCheck{};
+                        check.local = ps.best_local;
+                    } else if (!ps.found) {
+                        log::warn() << where << "every parameter set failed; the defaults kept";
+                    }
+                    nlohmann::json trials = nlohmann::json::array();
+                    for (const auto& tr : ps.trials)
+                        trials.push_back({{"params", tr.params},
+                                          {"local", {tr.group.x, tr.group.y}},
+                                          {"predicted_rel", tr.predicted_rel},
+                                          {"seconds", tr.ok ? nlohmann::json(tr.seconds) : nlohmann::json(nullptr)},
+                                          {"error", tr.ok ? nlohmann::json(nullptr) : nlohmann::json(tr.error)}});
+                    params_json = {{"searched", keys},
+                                   {"strategy", ps.strategy},
+                                   {"sets", ps.sets},
+                                   {"invalid", ps.invalid},
+                                   {"candidates", ps.candidates},
+                                   {"measured", ps.measured},
+                                   {"failed", ps.failed},
+                                   {"confirm_runs", ps.confirm_runs},
+                                   {"best", ps.found ? ps.best_params : nlohmann::json(nullptr)},
+                                   {"best_local", {ps.best_local.x, ps.best_local.y}},
+                                   {"best_s", ps.found ? nlohmann::json(best_s) : nlohmann::json(nullptr)},
+                                   {"search_best_s", ps.found ? nlohmann::json(ps.best_s) : nlohmann::json(nullptr)},
+                                   {"head_to_head_runs", h2h_runs},
+                                   {"default_s", std::isfinite(default_s) ? nlohmann::json(default_s) : nlohmann::json(nullptr)},
+                                   {"speedup_over_default", ps.found && std::isfinite(default_s) ? nlohmann::json(default_s / best_s) : nlohmann::json(nullptr)},
+                                   {"stored", better},
+                                   {"trials", trials}};
+                }
                 summary.add({t->kernel(), std::to_string(d) + " " + dev.name, std::to_string(dev.rank), size_txt,
                              chosen.found ? local_str(chosen.best) : "-", chosen.found ? fmt(chosen.best_s * 1e3, 4) : "-",
                              std::to_string(chosen.measured), std::to_string(chosen.confirm_runs),
-                             std::to_string(chosen.candidates), std::to_string(chosen.failed), stored_text(stored, check)});
+                             std::to_string(chosen.candidates), std::to_string(chosen.failed),
+                             params_stored ? "yes: params" : stored_text(stored, check)});
                 if (report) {
                     auto& r = rows.back();
                     r.baseline_check = check;
@@ -350,9 +505,10 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         r.stored_local = check.local;
                     }
                     results.push_back(to_json(r));
+                    results.back()["params"] = params_json;  // the parameter search (null: none)
                     const GlobalSize problem = job_size(jobs[ti]);
                     results.back()["size"] = {problem.x, problem.y};  // the NDRange is "global"
-                    rep_row.push_back(stored_text(stored, check));
+                    rep_row.push_back(params_stored ? "yes: params" : stored_text(stored, check));
                     rep.add(rep_row);
                 }
                 if (const std::uint64_t n = t->timed_iterations(int(d)); n > t->iterations())
@@ -418,6 +574,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
             return code;
         }
         std::cout << summary.str();
+        for (const auto& line : param_lines) std::cout << line << '\n';
         if (!raised.empty()) {
             std::cout << "Shorter than --min-run-ms " << fmt(mo.min_run_s * 1e3, 3)
                       << " of kernel time per run of " << base.iterations << " iteration(s), hence timed longer:\n";

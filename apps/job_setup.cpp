@@ -198,6 +198,63 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
     return r;
 }
 
+std::string param_arg(const std::string& key, const nlohmann::json& value) {
+    return key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* database) {
+    const auto& f = kernel_job(k.kernel);
+    if (f.tunables.empty() || !k.device_params) return k;
+    const nlohmann::json given = kernel_params(k);
+    for (const auto& [key, value] : f.gpu_params.items())
+        if (given.contains(key)) return k;
+    for (const auto& t : f.tunables)
+        if (given.contains(t.key)) return k;
+    const LocalPolicy policy = parse_local_policy(k.local);
+    // The GPU default where no tuned entry decides.
+    auto gpu_default = [&] {
+        const bool gpus = !devices.empty() && std::all_of(devices.begin(), devices.end(), [](const DeviceInfo& d) {
+            return d.type == DeviceType::gpu;
+        });
+        if (!gpus || policy == LocalPolicy::null) return k;
+        KernelArgs out = k;
+        for (const auto& [key, value] : f.gpu_params.items()) out.params.push_back(param_arg(key, value));
+        return out;
+    };
+    if (policy != LocalPolicy::tuned) return gpu_default();
+    Database own(k.db);
+    Database& db = database ? *database : own;
+    const Store* store = nullptr;
+    try {
+        store = &db.store();
+    } catch (const Error&) {
+        return gpu_default();  // the plan's tuned policy reports the database's problem
+    }
+    const auto job = make_job(k);
+    std::vector<std::pair<nlohmann::json, std::vector<std::size_t>>> votes;  // params -> devices
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const auto rec = store->find_tuning(fingerprint_of(devices[i]), k.kernel, job->tuning_key(), job->problem());
+        if (!rec) continue;
+        auto it = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == rec->params; });
+        if (it == votes.end())
+            votes.push_back({rec->params, {i}});
+        else
+            it->second.push_back(i);
+    }
+    if (votes.empty()) return gpu_default();
+    std::stable_sort(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    const auto top = votes.begin();
+    if (votes.size() > 1) {
+        std::string text = top->first.empty() ? "none (the tiled kernel)" : "";
+        for (const auto& [key, value] : top->first.items()) text += (text.empty() ? "" : " ") + key + "=" + value.dump();
+        log::warn() << k.kernel << ": the devices' tuning entries hold different kernel parameters; all devices run one "
+                    << "kernel, so the set " << std::to_string(top->second.size()) << " of them chose is used: " << text;
+    }
+    KernelArgs out = k;
+    for (const auto& [key, value] : top->first.items()) out.params.push_back(param_arg(key, value));
+    return out;
+}
+
 Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
                 PlanExtras* extras, Database* database) {
     auto request = plan_request(k, job);

@@ -29,6 +29,9 @@ struct KernelArgs {
     std::string db;  ///< calibration/tuning database path ("": the default)
     double join_margin = 0.10;  ///< model strategy: a device joins only for a larger predicted gain
     FitLimits fit_limits;       ///< model fits above these errors are not trusted (calibrate warns)
+    /// with_tuned_params may add device-dependent kernel parameters (false: the paper
+    /// experiment, which compares local-size rules on the kernels as they are).
+    bool device_params = true;
 };
 
 /// The default --size of every command that runs or plans one kernel (plan, run, bench): N for
@@ -65,6 +68,21 @@ GlobalSize job_size(const KernelArgs& k);
 JobMaker job_maker(const KernelArgs& k);
 /// Database key parameters of the models for these options.
 nlohmann::json model_key(const KernelArgs& k);
+
+/// "KEY=VALUE" as --param takes it (a string value without its JSON quotes).
+std::string param_arg(const std::string& key, const nlohmann::json& value);
+
+/// The kernel parameters that depend on the devices, for a kernel with tunable parameters
+/// (KernelJobFactory::tunables), added to k so that the job is made with them:
+///  - `--local tuned`: the parameters of the devices' tuning entries (TuningRecord::params).
+///    Devices whose entries disagree: the set most of them chose (ties: the first device's),
+///    with a warning. The entries are those of the job made without parameters (its tuning key
+///    and size). An entry without parameters keeps the job's own.
+///  - else, where every device is a GPU and the local policy is not null: the factory's
+///    gpu_params (matmul: the register-tiled variant).
+/// Unchanged when the kernel has no tunables, --param gives a tunable or a gpu_params key, or
+/// k.device_params is false.
+KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* db = nullptr);
 
 /// What build_plan found besides the plan.
 struct PlanExtras {

@@ -1,7 +1,13 @@
 // The matmul sample job: FP32 C = A·B (A M×K, B K×N) split by rows of C. Master side (MatmulJob:
 // seeded inputs, slices, gathering, a CPU check in double) and worker side (execute_matmul: one
-// slice on one device with matmul.cl). Each work-item computes kWpt rows of one column,
-// so the planning NDRange is (N, ceil(M/kWpt)) and a plan's rows are units of kWpt rows of C.
+// slice on one device with matmul.cl). Two variants, picked by the parameters:
+//  - "tiled" (the default, no tile parameter given): each work-item computes kWpt rows of one
+//    column, so the planning NDRange is (N, ceil(M/kWpt)) and a plan's rows are units of kWpt
+//    rows of C; matmul_tiled for an explicit local size, matmul_direct for NULL.
+//  - "reg" (any of bm, bn, bk, tm, tn, vw given, or variant=reg): matmul_reg, register tiling
+//    with those tile sizes as -D macros; a work-item computes a tm×tn block, so the NDRange is
+//    (ceil(N/tn), ceil(M/tm)), a unit is tm rows of C and the kernel requires the local size
+//    (bn/tn, bm/tm). The tuner searches these parameters (matmul_job_factory's tunables).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -30,6 +36,61 @@ constexpr std::uint64_t kTileBudget = 16 * 1024;
 constexpr double kWholeCheckLimit = 1 << 30;
 constexpr std::uint64_t kSampledRows = 64;
 
+/// The register-tiled variant's parameters (matmul.cl, matmul_reg); bm == 0: the tiled variant.
+struct RegParams {
+    std::uint64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0, vw = 0;
+    bool on() const { return bm != 0; }
+    LocalSize shape() const { return {bn / tn, bm / tm}; }
+    std::uint64_t threads() const { return (bn / tn) * (bm / tm); }
+    /// Its two local tiles (rows padded by 4 floats, as the kernel declares them).
+    std::uint64_t local_bytes() const { return bk * ((bm + 4) + (bn + 4)) * sizeof(float); }
+    std::string text() const {
+        return "bm=" + std::to_string(bm) + " bn=" + std::to_string(bn) + " bk=" + std::to_string(bk) +
+               " tm=" + std::to_string(tm) + " tn=" + std::to_string(tn) + " vw=" + std::to_string(vw);
+    }
+};
+
+/// The parameters the tuner searches and their values (KernelJobFactory::tunables), in this order.
+const char* const kRegKeys[] = {"bm", "bn", "bk", "tm", "tn", "vw"};
+/// Defaults of the reg variant where a parameter is not given: a 128×128 C tile, 8×8 per
+/// work-item (256 work-items), depth 8, float4 loads: the fastest of 17 sets on an H100
+/// (2026-11-24, 4096³: 47.2 TFLOPS against 38.2 with depth 16 and 51.6 for torch.mm FP32).
+constexpr std::uint64_t kRegDefaults[] = {128, 128, 8, 8, 8, 4};
+
+/// Why a parameter set cannot be built ("" when it can): the divisibility the kernel's loops
+/// assume, and limits on its size. Device limits are checked by reg_device_check.
+std::string reg_invalid(const RegParams& p) {
+    auto one_of = [](std::uint64_t v, std::initializer_list<std::uint64_t> ok) {
+        return std::find(ok.begin(), ok.end(), v) != ok.end();
+    };
+    if (!one_of(p.tm, {1, 2, 4, 8}) || !one_of(p.tn, {1, 2, 4, 8})) return "tm and tn must be 1, 2, 4 or 8";
+    if (!one_of(p.vw, {1, 2, 4})) return "vw must be 1, 2 or 4";
+    if (p.bm > 512 || p.bn > 512 || p.bk > 128) return "bm and bn must be at most 512 and bk at most 128";
+    if (p.bm % p.tm != 0 || p.bn % p.tn != 0) return "bm must be a multiple of tm and bn of tn";
+    if (p.bk % p.vw != 0 || p.bn % p.vw != 0) return "bk and bn must be multiples of vw";
+    const std::uint64_t nt = p.threads();
+    if (nt > 1024) return "the work-group (bn/tn)·(bm/tm) = " + std::to_string(nt) + " exceeds 1024 work-items";
+    if ((p.bm * p.bk) % (p.vw * nt) != 0 || (p.bk * p.bn) % (p.vw * nt) != 0)
+        return "the work-group's " + std::to_string(nt) +
+               " work-items must share the bm·bk and bk·bn tile loads evenly in vectors of vw";
+    return {};
+}
+
+/// Why the device cannot run the parameter set ("" when it can).
+std::string reg_device_check(const RegParams& p, const DeviceInfo& d) {
+    const LocalSize s = p.shape();
+    if (d.max_work_group_size != 0 && p.threads() > d.max_work_group_size)
+        return "its work-group of " + std::to_string(p.threads()) + " work-items exceeds the device's " +
+               std::to_string(d.max_work_group_size);
+    if ((d.max_work_item_sizes[0] != 0 && s.x > d.max_work_item_sizes[0]) ||
+        (d.max_work_item_sizes[1] != 0 && s.y > d.max_work_item_sizes[1]))
+        return "its work-group shape exceeds the device's work-item sizes";
+    if (d.local_mem_bytes != 0 && p.local_bytes() > d.local_mem_bytes)
+        return "its tiles need " + std::to_string(p.local_bytes()) + " bytes of local memory, the device has " +
+               std::to_string(d.local_mem_bytes);
+    return {};
+}
+
 /// A positive integer parameter given as a number, an integral real ("--param k=1e3") or a
 /// string ("--param k=512").
 std::uint64_t param_u64(const nlohmann::json& p, const char* key, std::uint64_t fallback) {
@@ -54,17 +115,40 @@ std::uint64_t param_u64(const nlohmann::json& p, const char* key, std::uint64_t 
                           "' must be a positive integer, got " + v.dump());
 }
 
+/// The reg variant's parameters from a job's or slice's parameters: {} (bm 0) for the tiled
+/// variant. @throws InvalidArgument for an invalid value or set, naming the valid ones.
+RegParams reg_params(const nlohmann::json& p) {
+    bool any = false;
+    for (const char* key : kRegKeys) any = any || (p.is_object() && p.contains(key));
+    std::string variant;
+    if (p.is_object() && p.contains("variant")) {
+        const auto& v = p.at("variant");
+        if (!v.is_string() || (v.get<std::string>() != "tiled" && v.get<std::string>() != "reg"))
+            throw InvalidArgument("matmul: parameter 'variant' must be tiled or reg, got " + v.dump());
+        variant = v.get<std::string>();
+    }
+    if (variant == "tiled" && any)
+        throw InvalidArgument("matmul: the tile parameters bm, bn, bk, tm, tn, vw belong to variant reg, not tiled");
+    if (!any && variant != "reg") return {};
+    RegParams r;
+    std::uint64_t* fields[] = {&r.bm, &r.bn, &r.bk, &r.tm, &r.tn, &r.vw};
+    for (std::size_t i = 0; i < std::size(kRegKeys); ++i) *fields[i] = param_u64(p, kRegKeys[i], kRegDefaults[i]);
+    if (const std::string why = reg_invalid(r); !why.empty())
+        throw InvalidArgument("matmul: invalid tile parameters " + r.text() + ": " + why);
+    return r;
+}
+
 void require_positive_int(const char* what, std::uint64_t v) {
     if (v == 0 || v > std::uint64_t(std::numeric_limits<int>::max()))
         throw InvalidArgument(std::string("matmul: ") + what + " = " + std::to_string(v) +
                               " is outside 1.." + std::to_string(std::numeric_limits<int>::max()));
 }
 
-/// Rows of C in slice [offset, offset+units) of row units.
-std::uint64_t slice_rows(std::uint64_t m, std::uint64_t offset, std::uint64_t units) {
-    const std::uint64_t first = offset * kWpt;
+/// Rows of C in slice [offset, offset+units) of row units of `rpu` rows.
+std::uint64_t slice_rows(std::uint64_t m, std::uint64_t offset, std::uint64_t units, std::uint64_t rpu) {
+    const std::uint64_t first = offset * rpu;
     if (units == 0 || first >= m) return 0;
-    return std::min(units * kWpt, m - first);
+    return std::min(units * rpu, m - first);
 }
 
 /// The job's backends (the "backend" parameter, BackendChoice's text): "kernel" (matmul.cl) or
@@ -91,7 +175,9 @@ public:
           k_(param_u64(o.params, "k", o.size.x)),
           iterations_(o.iterations),
           seed_(o.seed),
-          backends_(matmul_backends(o.params)) {
+          backends_(matmul_backends(o.params)),
+          reg_(reg_params(o.params)),
+          rpu_(reg_.on() ? reg_.tm : kWpt) {
         require_positive_int("N (columns)", n_);
         require_positive_int("M (rows)", m_);
         require_positive_int("K", k_);
@@ -105,17 +191,35 @@ public:
         d.name = "matmul";
         d.dims = 2;
         d.default_priority = Priority::x;
-        // Operations per work-item: kWpt outputs, each K steps of a multiply, an add and the
-        // loop compare.
-        d.ops_per_item = 3.0 * double(k_) * double(kWpt);
-        // A row unit (N items) needs kWpt rows of A; every device needs all of B.
-        d.bytes_in_per_item = double(kWpt * k_ * sizeof(float)) / double(n_);
-        d.bytes_out_per_item = double(kWpt * sizeof(float));
+        // Operations per work-item: its outputs (tiled: kWpt; reg: tm·tn), each K steps of a
+        // multiply, an add and the loop compare.
+        const std::uint64_t outputs = reg_.on() ? reg_.tm * reg_.tn : kWpt;
+        d.ops_per_item = 3.0 * double(k_) * double(outputs);
+        // A row unit (one NDRange row) needs rpu_ rows of A; every device needs all of B.
+        d.bytes_in_per_item = double(rpu_ * k_ * sizeof(float)) / double(problem().x);
+        d.bytes_out_per_item = double(outputs * sizeof(float));
         d.bytes_in_fixed = double(k_) * double(n_) * sizeof(float);
         return d;
     }
 
-    GlobalSize problem() const override { return {n_, (m_ + kWpt - 1) / kWpt}; }
+    GlobalSize problem() const override {
+        if (reg_.on()) return {(n_ + reg_.tn - 1) / reg_.tn, (m_ + rpu_ - 1) / rpu_};
+        return {n_, (m_ + kWpt - 1) / kWpt};
+    }
+    /// The reg variant launches the work-group its parameters derive.
+    LocalSize required_local() const override { return reg_.on() ? reg_.shape() : LocalSize{}; }
+
+    ParamCandidate param_candidate(const DeviceInfo& device) const override {
+        ParamCandidate c = KernelJob::param_candidate(device);
+        if (!reg_.on()) return c;
+        const std::uint64_t v[] = {reg_.bm, reg_.bn, reg_.bk, reg_.tm, reg_.tn, reg_.vw};
+        for (std::size_t i = 0; i < std::size(kRegKeys); ++i) c.params[kRegKeys[i]] = v[i];
+        c.invalid = reg_device_check(reg_, device);
+        c.local_mem_bytes = reg_.local_bytes();
+        c.outputs_per_item = reg_.tm * reg_.tn;
+        c.traffic = 1.0 / double(reg_.bm) + 1.0 / double(reg_.bn);
+        return c;
+    }
 
     void generate() override {
         std::mt19937_64 rng(seed_);
@@ -130,12 +234,19 @@ public:
 
     SliceSpec slice_spec(const Assignment& a) const override {
         SliceSpec s = base_slice_spec("matmul", problem(), a, iterations_);
-        s.params = {{"m", m_}, {"n", n_}, {"k", k_}, {"wpt", kWpt}};
+        s.params = {{"m", m_}, {"n", n_}, {"k", k_}, {"wpt", rpu_}};
+        if (reg_.on()) {
+            s.params["variant"] = "reg";
+            const std::uint64_t v[] = {reg_.bm, reg_.bn, reg_.bk, reg_.tm, reg_.tn, reg_.vw};
+            for (std::size_t i = 0; i < std::size(kRegKeys); ++i) s.params[kRegKeys[i]] = v[i];
+        }
         if (backend(a.device) != "kernel") s.params["backend"] = backend(a.device);
         return s;
     }
 
-    /// Entries are per depth class: K as "2^floor(log2 K)", beside the work per thread.
+    /// Entries are per depth class: K as "2^floor(log2 K)", beside the tiled variant's work per
+    /// thread. The same for both variants: an entry holds the tuned local size of the tiled
+    /// variant or the tuned parameters of the reg variant (TuningRecord::params).
     /// A backend other than the kernel is part of the key ("backend": BackendChoice::text()).
     nlohmann::json tuning_key() const override {
         nlohmann::json key = {{"k", "2^" + std::to_string(std::bit_width(k_) - 1)}, {"wpt", kWpt}};
@@ -144,36 +255,36 @@ public:
     }
 
     Bytes slice_input(const Assignment& a) const override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units);
+        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
         if (rows == 0) return {};
         const std::size_t a_bytes = rows * k_ * sizeof(float);
         const std::size_t b_bytes = b_.size() * sizeof(float);
         Bytes in(a_bytes + b_bytes);
-        std::memcpy(in.data(), a_.data() + a.offset * kWpt * k_, a_bytes);
+        std::memcpy(in.data(), a_.data() + a.offset * rpu_ * k_, a_bytes);
         std::memcpy(in.data() + a_bytes, b_.data(), b_bytes);
         return in;
     }
 
     /// A's rows and B, sent from where they are (the same bytes slice_input packs).
     std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units);
+        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
         if (rows == 0) return {};
-        return {std::as_bytes(std::span(a_.data() + a.offset * kWpt * k_, rows * k_)), std::as_bytes(std::span(b_))};
+        return {std::as_bytes(std::span(a_.data() + a.offset * rpu_ * k_, rows * k_)), std::as_bytes(std::span(b_))};
     }
 
     std::span<std::byte> output_target(const Assignment& a) override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units);
+        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
         if (rows == 0) return {};
-        return std::as_writable_bytes(std::span(c_.data() + a.offset * kWpt * n_, rows * n_));
+        return std::as_writable_bytes(std::span(c_.data() + a.offset * rpu_ * n_, rows * n_));
     }
 
     void accept_output(const Assignment& a, std::span<const std::byte> out) override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units);
+        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
         if (out.size() != rows * n_ * sizeof(float))
             throw Error("matmul: slice at row unit " + std::to_string(a.offset) + " returned " +
                         std::to_string(out.size()) + " bytes, expected " +
                         std::to_string(rows * n_ * sizeof(float)));
-        store_output(c_.data() + a.offset * kWpt * n_, out);
+        store_output(c_.data() + a.offset * rpu_ * n_, out);
     }
 
     Verdict verify() const override {
@@ -234,8 +345,11 @@ public:
         const std::uint64_t checked = whole_check() ? m_ : kSampledRows;
         return "C = A(" + std::to_string(m_) + "x" + std::to_string(k_) + ")·B(" +
                std::to_string(k_) + "x" + std::to_string(n_) + "), checked " +
-               std::to_string(checked) + " rows";
+               std::to_string(checked) + " rows, " + variant();
     }
+
+    /// Which kernel variant ran: "kernel tiled" or "kernel reg bm=... vw=...".
+    std::string variant() const override { return reg_.on() ? "kernel reg " + reg_.text() : "kernel tiled"; }
 
 private:
     bool whole_check() const {
@@ -244,6 +358,8 @@ private:
 
     std::uint64_t n_, m_, k_, iterations_, seed_;
     BackendChoice backends_;
+    RegParams reg_;
+    std::uint64_t rpu_;  ///< rows of C per row unit: kWpt (tiled) or tm (reg)
     std::vector<float> a_, b_, c_;
 };
 
@@ -264,18 +380,29 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     require_positive_int("M (rows)", m);
     require_positive_int("N (columns)", n);
     require_positive_int("K", k);
-    if (wpt != kWpt)
+    const RegParams reg = reg_params(s.params);
+    const std::uint64_t rpu = reg.on() ? reg.tm : kWpt;
+    if (wpt != rpu)
         throw InvalidArgument("matmul: slice planned with " + std::to_string(wpt) +
-                              " rows per work-item, this worker builds " + std::to_string(kWpt));
-    const std::uint64_t rows = slice_rows(m, s.offset, s.units);
+                              " rows per work-item, this worker builds " + std::to_string(rpu));
+    const std::uint64_t rows = slice_rows(m, s.offset, s.units, rpu);
     if (rows == 0)
         throw InvalidArgument("matmul: slice at row unit " + std::to_string(s.offset) +
                               " lies beyond M = " + std::to_string(m));
-    const std::uint64_t units = (rows + kWpt - 1) / kWpt;
-    if (s.global.x < n || s.global.y < units)
+    const std::uint64_t units = (rows + rpu - 1) / rpu;
+    const std::uint64_t cols = reg.on() ? (n + reg.tn - 1) / reg.tn : n;
+    if (s.global.x < cols || s.global.y < units)
         throw InvalidArgument("matmul: slice NDRange (" + std::to_string(s.global.x) + "," +
                               std::to_string(s.global.y) + ") does not cover (" +
-                              std::to_string(n) + "," + std::to_string(units) + ")");
+                              std::to_string(cols) + "," + std::to_string(units) + ")");
+    if (reg.on()) {
+        if (const std::string why = reg_device_check(reg, ctx.info()); !why.empty())
+            throw Error(ErrorReason::device_limit, "matmul: tile parameters " + reg.text() + " do not fit " +
+                                                       ctx.info().name + ": " + why);
+        if (!s.local.is_null() && !(s.local == reg.shape()))
+            throw InvalidArgument("matmul: kernel reg with " + reg.text() + " runs with local size " +
+                                  local_text(reg.shape()) + ", not " + local_text(s.local));
+    }
     const std::uint64_t a_bytes = rows * k * sizeof(float);
     const std::uint64_t b_bytes = k * n * sizeof(float);
     const std::uint64_t c_bytes = rows * n * sizeof(float);
@@ -291,9 +418,19 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         return execute_matmul_clblast(ctx, rows, n, k, s.iterations, in, out);
     }
 
-    cl::Program program = ctx.program("matmul", "-DWPT=" + std::to_string(kWpt));
-    std::string where =
-        "kernel matmul on " + ctx.info().name + " with local size " + local_text(s.local);
+    std::string options = "-DWPT=" + std::to_string(kWpt);
+    if (reg.on()) {
+        const char* names[] = {"BM", "BN", "BK", "TM", "TN", "VW"};
+        const std::uint64_t v[] = {reg.bm, reg.bn, reg.bk, reg.tm, reg.tn, reg.vw};
+        for (std::size_t i = 0; i < std::size(names); ++i)
+            options.append(" -D").append(names[i]).append("=").append(std::to_string(v[i]));
+        // Whole-tile vector loads where rows start on vector boundaries.
+        options.append(" -DA_VEC=").append(k % reg.vw == 0 ? "1" : "0");
+        options.append(" -DB_VEC=").append(n % reg.vw == 0 ? "1" : "0");
+    }
+    cl::Program program = ctx.program("matmul", options);
+    std::string where = "kernel matmul on " + ctx.info().name + " with local size " +
+                        local_text(reg.on() ? reg.shape() : s.local);
     try {
         const cl::Context& context = ctx.context();
         cl::CommandQueue& queue = ctx.queue();
@@ -308,7 +445,7 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         // direct kernel for NULL (tiles cannot be sized) or when even TK = 1 does not fit.
         std::uint64_t tk = 0;
         cl::Kernel kernel;
-        if (!s.local.is_null()) {
+        if (!s.local.is_null() && !reg.on()) {
             const std::uint64_t floats_per_k = s.local.y * kWpt + s.local.x;
             const std::uint64_t local_mem = ctx.info().local_mem_bytes;
             for (const std::uint64_t budget : {std::min(kTileBudget, local_mem), local_mem}) {
@@ -319,7 +456,21 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         }
         const cl_int mi = cl_int(rows), ni = cl_int(n), ki = cl_int(k);
         cl::NDRange local = cl::NullRange;
-        if (tk > 0) {
+        cl::NDRange global(s.global.x, s.global.y);
+        if (reg.on()) {
+            // Its own shape, over the slice's NDRange padded to whole groups.
+            const LocalSize l = reg.shape();
+            where += ", reg " + reg.text();
+            kernel = cl::Kernel(program, "matmul_reg");
+            kernel.setArg(0, mi);
+            kernel.setArg(1, ni);
+            kernel.setArg(2, ki);
+            kernel.setArg(3, a_buf);
+            kernel.setArg(4, b_buf);
+            kernel.setArg(5, c_buf);
+            local = cl::NDRange(l.x, l.y);
+            global = cl::NDRange((cols + l.x - 1) / l.x * l.x, (units + l.y - 1) / l.y * l.y);
+        } else if (tk > 0) {
             where += ", tiled TK=" + std::to_string(tk);
             kernel = cl::Kernel(program, "matmul_tiled");
             kernel.setArg(0, mi);
@@ -343,7 +494,6 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
             kernel.setArg(5, c_buf);
             if (!s.local.is_null()) local = cl::NDRange(s.local.x, s.local.y);
         }
-        const cl::NDRange global(s.global.x, s.global.y);
         std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
         for (auto& ev : runs)
             queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
@@ -372,8 +522,23 @@ KernelJobFactory matmul_job_factory() {
     f.execute = execute_matmul;
     f.dims = 2;
     f.description = "FP32 C = A*B (C: --size NxM, A: MxK, B: KxN), split by rows of C";
-    f.params = {{"k", "the inner dimension K (default: N)"}};
     f.backends = {"clblast"};
+    f.params = {{"k", "the inner dimension K (default: N)"},
+                {"variant", "tiled (WPT rows per work-item, any local size) or reg (register tiles); default: reg where "
+                             "every device is a GPU and the local policy is not null, else tiled"},
+                {"bm", "reg: rows of C per work-group (default 128; any tile parameter selects reg)"},
+                {"bn", "reg: columns of C per work-group (default 128)"},
+                {"bk", "reg: depth of the local-memory tiles (default 8)"},
+                {"tm", "reg: rows of C per work-item, 1, 2, 4 or 8 (default 8)"},
+                {"tn", "reg: columns of C per work-item, 1, 2, 4 or 8 (default 8)"},
+                {"vw", "reg: width of the vector loads, 1, 2 or 4 (default 4)"}};
+    // The tuner's space of the reg variant (KernelJob::param_candidate refuses what a device
+    // cannot run; reg_params what the kernel cannot build).
+    f.tunables = {{"bm", {16, 32, 64, 128}}, {"bn", {16, 32, 64, 128}}, {"bk", {8, 16, 32}},
+                  {"tm", {2, 4, 8}},         {"tn", {2, 4, 8}},         {"vw", {1, 2, 4}}};
+    // On GPUs the register-tiled kernel (H100, 4096³: 47 TFLOPS against 3 for the tiled one
+    // with the paper's local size); the tiled one stays the CPU default.
+    f.gpu_params = {{"variant", "reg"}};
     f.calibration_sizes = {"64", "128", "256"};
     f.tune_size = "256";
     // The paper's compute amount, not our honest count (docs/method.md).

@@ -7,7 +7,8 @@
 // -DWPT=… built from the same constant it uses for the geometry. The last row unit may be
 // partial, and the host may pad the NDRange: every access is guarded.
 //
-// Two kernels:
+// Three kernels (the job picks one by its parameters):
+//  - matmul_reg (below, built only with -DBM=...): register tiling with compile-time tile sizes.
 //  - matmul_tiled: local-memory tiling for an explicit local size. The local size (LX, LY) is
 //    read at run time (any values: non-powers of two, (1024,1), (1,512)); the host sizes the
 //    two tiles, passed as __local arguments: As (LY·WPT)×TK and Bs TK×LX, with the tile depth
@@ -15,6 +16,7 @@
 //    (any M, N, K) are loaded as zeros, so the inner loop needs no guard.
 //  - matmul_direct: no local memory. Used for a NULL local size (the driver picks the work-group,
 //    so the host cannot size the tiles) and when even TK = 1 tiles would not fit local memory.
+// The first two take WPT rows per work-item (above); matmul_reg has its own geometry.
 // Accumulation is in float; the host's check allows the classical rounding bound for any
 // summation order, so contraction into fma (GPUs) is fine here.
 
@@ -92,3 +94,172 @@ __kernel void matmul_direct(const int M, const int N, const int K,
     for (int w = 0; w < WPT; ++w)
         if (row0 + w < M) C[(size_t)(row0 + w) * N + col] = acc[w];
 }
+
+// ---------------------------------------------------------------------------------------------
+// matmul_reg: register-tiled variant. Its tile sizes are -D parameters, which also fix the
+// work-group shape (the host builds one program per parameter set and launches exactly that
+// shape):
+//   BM×BN   the C tile of one work-group, BK the depth of the A and B tiles staged in local
+//           memory per step;
+//   TM×TN   the C block of one work-item (registers), so the group is (BN/TN, BM/TM);
+//   VW      the width of the global loads (1, 2 or 4 floats);
+//   A_VEC, B_VEC  1 when K (for A) or N (for B) is a multiple of VW: rows then start on VW-float
+//           boundaries and whole-tile loads use float2/float4; otherwise, and for partial tiles
+//           at the edges, scalar loads with guards (zeros outside the matrix).
+// The NDRange is (ceil(N/TN), ceil(M/TM)) padded to whole groups; a work-item past the edges
+// computes on zeros and stores nothing, so any M, N, K (primes, 1, less than one tile) works.
+// Work-item (tx, ty) owns rows ty·RW + i·(WY·RW) + r and columns tx·CW + j·(WX·CW) + c (RW, CW:
+// 4 when TM, TN are multiples of 4, else 1): the float4 reads from local memory of a warp are
+// then consecutive (no bank conflicts) and so are the stores of C. A is kept transposed in local
+// memory (As[k][m], row length BM + 4 against bank conflicts of the transposing stores). The next
+// tiles are fetched into registers while the current ones are multiplied (register prefetch).
+#ifdef BM
+
+#ifndef A_VEC
+#define A_VEC 0
+#endif
+#ifndef B_VEC
+#define B_VEC 0
+#endif
+#define WX (BN / TN)
+#define WY (BM / TM)
+#define NT (WX * WY)
+#define LDA (BM + 4)
+#define LDB (BN + 4)
+#define A_LOADS (BM * BK / (VW * NT))  // vectors of A per work-item per tile
+#define B_LOADS (BK * BN / (VW * NT))
+#define A_VPR (BK / VW)                // vectors per row of the A tile
+#define B_VPR (BN / VW)
+#if TM % 4 == 0
+#define RW 4
+#else
+#define RW 1
+#endif
+#if TN % 4 == 0
+#define CW 4
+#else
+#define CW 1
+#endif
+
+#if VW == 4
+typedef float4 floatv;
+#elif VW == 2
+typedef float2 floatv;
+#endif
+
+inline void load_vec(float* dst, const __global float* src) {
+#if VW == 1
+    dst[0] = src[0];
+#else
+    union {
+        floatv v;
+        float s[VW];
+    } u;
+    u.v = *(const __global floatv*)src;
+    for (int v = 0; v < VW; ++v) dst[v] = u.s[v];
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void matmul_reg(
+    const int M, const int N, const int K, __global const float* restrict A,
+    __global const float* restrict B, __global float* restrict C) {
+    __local float As[BK * LDA] __attribute__((aligned(16)));
+    __local float Bs[BK * LDB] __attribute__((aligned(16)));
+    const int tx = (int)get_local_id(0);
+    const int ty = (int)get_local_id(1);
+    const int tid = ty * WX + tx;
+    const int row0 = (int)get_group_id(1) * BM;
+    const int col0 = (int)get_group_id(0) * BN;
+
+    float acc[TM][TN];
+    for (int i = 0; i < TM; ++i)
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+    float ar[A_LOADS * VW], br[B_LOADS * VW];
+
+    // Fetch the tiles at depth k0 into ar / br.
+#define FETCH(k0)                                                                           \
+    {                                                                                       \
+        const bool a_full = A_VEC && row0 + BM <= M && (k0) + BK <= K;                      \
+        for (int l = 0; l < A_LOADS; ++l) {                                                 \
+            const int idx = l * NT + tid;                                                   \
+            const int r = idx / A_VPR, c = (idx - r * A_VPR) * VW;                          \
+            const int gr = row0 + r, gk = (k0) + c;                                         \
+            if (a_full) {                                                                   \
+                load_vec(ar + l * VW, A + (size_t)gr * K + gk);                            \
+            } else {                                                                        \
+                for (int v = 0; v < VW; ++v)                                                \
+                    ar[l * VW + v] = (gr < M && gk + v < K) ? A[(size_t)gr * K + gk + v] : 0.0f; \
+            }                                                                               \
+        }                                                                                   \
+        const bool b_full = B_VEC && col0 + BN <= N && (k0) + BK <= K;                      \
+        for (int l = 0; l < B_LOADS; ++l) {                                                 \
+            const int idx = l * NT + tid;                                                   \
+            const int r = idx / B_VPR, c = (idx - r * B_VPR) * VW;                          \
+            const int gk = (k0) + r, gc = col0 + c;                                         \
+            if (b_full) {                                                                   \
+                load_vec(br + l * VW, B + (size_t)gk * N + gc);                            \
+            } else {                                                                        \
+                for (int v = 0; v < VW; ++v)                                                \
+                    br[l * VW + v] = (gk < K && gc + v < N) ? B[(size_t)gk * N + gc + v] : 0.0f; \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+    FETCH(0)
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        // The fetched tiles into local memory (A transposed).
+        for (int l = 0; l < A_LOADS; ++l) {
+            const int idx = l * NT + tid;
+            const int r = idx / A_VPR, c = (idx - r * A_VPR) * VW;
+            for (int v = 0; v < VW; ++v) As[(c + v) * LDA + r] = ar[l * VW + v];
+        }
+        for (int l = 0; l < B_LOADS; ++l) {
+            const int idx = l * NT + tid;
+            const int r = idx / B_VPR, c = (idx - r * B_VPR) * VW;
+            for (int v = 0; v < VW; ++v) Bs[r * LDB + c + v] = br[l * VW + v];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + BK < K) FETCH(k0 + BK)  // the next tiles, while these are multiplied
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            float a[TM], b[TN];
+#if RW == 4
+            for (int i = 0; i < TM / 4; ++i) {
+                const float4 t = *(const __local float4*)(As + kk * LDA + i * (WY * 4) + ty * 4);
+                a[4 * i] = t.s0;
+                a[4 * i + 1] = t.s1;
+                a[4 * i + 2] = t.s2;
+                a[4 * i + 3] = t.s3;
+            }
+#else
+            for (int i = 0; i < TM; ++i) a[i] = As[kk * LDA + i * WY + ty];
+#endif
+#if CW == 4
+            for (int j = 0; j < TN / 4; ++j) {
+                const float4 t = *(const __local float4*)(Bs + kk * LDB + j * (WX * 4) + tx * 4);
+                b[4 * j] = t.s0;
+                b[4 * j + 1] = t.s1;
+                b[4 * j + 2] = t.s2;
+                b[4 * j + 3] = t.s3;
+            }
+#else
+            for (int j = 0; j < TN; ++j) b[j] = Bs[kk * LDB + j * WX + tx];
+#endif
+            for (int i = 0; i < TM; ++i)
+                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#undef FETCH
+
+    for (int i = 0; i < TM; ++i) {
+        const int gr = row0 + (i / RW) * (WY * RW) + ty * RW + i % RW;
+        if (gr >= M) continue;
+        for (int j = 0; j < TN; ++j) {
+            const int gc = col0 + (j / CW) * (WX * CW) + tx * CW + j % CW;
+            if (gc < N) C[(size_t)gr * N + gc] = acc[i][j];
+        }
+    }
+}
+
+#endif  // BM

@@ -127,11 +127,114 @@ TEST(Matmul, GeometryAndDescriptor) {
     EXPECT_DOUBLE_EQ(d.bytes_in_fixed, 300.0 * 1000 * 4);
     EXPECT_DOUBLE_EQ(d.bytes_in_per_item, 4.0 * 300 * 4 / 1000);  // 4 rows of A per row unit
     EXPECT_DOUBLE_EQ(d.bytes_out_per_item, 4.0 * 4);
-    EXPECT_EQ(job->summary(), "C = A(509x300)·B(300x1000), checked 509 rows");
+    EXPECT_EQ(job->summary(), "C = A(509x300)·B(300x1000), checked 509 rows, kernel tiled");
+    EXPECT_TRUE(job->required_local().is_null());
     // K defaults to N.
     JobOptions o;
     o.size = {12, 5};
-    EXPECT_EQ(kernel_job("matmul").make(o)->summary(), "C = A(5x12)·B(12x12), checked 5 rows");
+    EXPECT_EQ(kernel_job("matmul").make(o)->summary(), "C = A(5x12)·B(12x12), checked 5 rows, kernel tiled");
+}
+
+// --- The register-tiled variant (matmul_reg) -----------------------------------------------------
+
+JobOptions reg_options(const Shape& s, const nlohmann::json& tiles, std::uint64_t iterations = 1) {
+    JobOptions o = options(s, iterations);
+    for (const auto& [key, value] : tiles.items()) o.params[key] = value;
+    return o;
+}
+
+// Parameter sets: the GPU default (8x8 per work-item, float4), small tiles a CPU runs, scalar
+// loads, 2-wide vectors with non-square blocks, a block of one row per work-item, deep and
+// shallow k-tiles.
+const char* const kRegSets[] = {
+    R"({"variant":"reg"})",
+    R"({"bm":16,"bn":16,"bk":8,"tm":4,"tn":4,"vw":4})",
+    R"({"bm":32,"bn":16,"bk":4,"tm":2,"tn":4,"vw":1})",
+    R"({"bm":16,"bn":32,"bk":16,"tm":8,"tn":2,"vw":2})",
+    R"({"bm":8,"bn":64,"bk":32,"tm":1,"tn":8,"vw":4})",
+};
+// Awkward shapes: 1, below one tile, primes, N and K not multiples of the vector width, an
+// exact multiple of the tiles (the vector path on whole tiles), K = 1.
+const Shape kRegShapes[] = {{1, 1, 1}, {5, 3, 7}, {131, 67, 37}, {66, 129, 130}, {128, 128, 64}, {48, 30, 1}};
+
+class MatmulReg : public ::testing::TestWithParam<int> {};
+
+TEST_P(MatmulReg, RoundTripVerifiesAtAwkwardSizes) {
+    const auto& f = kernel_job("matmul");
+    const auto tiles = nlohmann::json::parse(kRegSets[GetParam()]);
+    for (const Shape& shape : kRegShapes)
+        for (const int slices : {1, 3}) {
+            SCOPED_TRACE("N " + std::to_string(shape.n) + " M " + std::to_string(shape.m) + " K " +
+                         std::to_string(shape.k) + ", " + std::to_string(slices) + " slice(s)");
+            auto job = f.make(reg_options(shape, tiles));
+            EXPECT_FALSE(job->required_local().is_null());
+            const Verdict v = round_trip(*job, f, slices, LocalKind::padded);
+            EXPECT_TRUE(v.ok) << v.detail;
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiles, MatmulReg, ::testing::Range(0, int(std::size(kRegSets))));
+
+TEST(MatmulReg, GeometryFollowsTheParameters) {
+    auto job = kernel_job("matmul").make(reg_options({1000, 509, 300}, {{"bm", 64}, {"bn", 32}, {"bk", 8},
+                                                                         {"tm", 8}, {"tn", 4}, {"vw", 4}}));
+    EXPECT_EQ(job->problem(), (GlobalSize{250, 64}));        // ceil(1000/4), ceil(509/8)
+    EXPECT_EQ(job->required_local(), (LocalSize{8, 8}));     // (bn/tn, bm/tm)
+    EXPECT_DOUBLE_EQ(job->descriptor().ops_per_item, 3.0 * 300 * 32);
+    EXPECT_EQ(job->summary(), "C = A(509x300)·B(300x1000), checked 509 rows, kernel reg bm=64 bn=32 bk=8 tm=8 tn=4 vw=4");
+    // Missing parameters take the defaults; the slice carries them all.
+    auto d = kernel_job("matmul").make(reg_options({64, 64, 64}, {{"variant", "reg"}}));
+    EXPECT_EQ(d->required_local(), (LocalSize{16, 16}));
+    Assignment a;
+    a.units = 8;
+    a.global = {8, 8};
+    const SliceSpec s = d->slice_spec(a);
+    EXPECT_EQ(s.params.at("bm"), 128);
+    EXPECT_EQ(s.params.at("vw"), 4);
+    EXPECT_EQ(s.params.at("wpt"), 8);
+    // The tuning key is the variant's own no more: both variants share their entries.
+    EXPECT_EQ(d->tuning_key(), kernel_job("matmul").make(options({64, 64, 64}))->tuning_key());
+}
+
+TEST(MatmulReg, InvalidParametersAreRefusedWithTheValidValues) {
+    const auto& f = kernel_job("matmul");
+    auto refused = [&](const nlohmann::json& tiles, const std::string& what) {
+        try {
+            f.make(reg_options({16, 16, 16}, tiles));
+            ADD_FAILURE() << "accepted " << tiles.dump();
+        } catch (const InvalidArgument& e) {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+    };
+    refused({{"tm", 3}}, "tm and tn must be 1, 2, 4 or 8");
+    refused({{"vw", 8}}, "vw must be 1, 2 or 4");
+    refused({{"bm", 100}, {"tm", 8}}, "bm must be a multiple of tm");
+    refused({{"bm", 512}, {"bn", 512}, {"tm", 1}, {"tn", 1}}, "exceeds 1024 work-items");
+    refused({{"bm", 64}, {"bn", 64}, {"bk", 4}, {"tm", 4}, {"tn", 4}, {"vw", 4}}, "evenly");
+    refused({{"variant", "fast"}}, "must be tiled or reg");
+    refused({{"variant", "tiled"}, {"bm", 64}}, "belong to variant reg");
+}
+
+TEST(MatmulReg, TilesBeyondTheDeviceAreAClearError) {
+    auto& dev = test::first_device();
+    DeviceInfo info = dev.info();
+    info.local_mem_bytes = 1024;  // 128x128x8 tiles need 8.25 KiB
+    DeviceContext small(dev.device(), info);
+    const auto& f = kernel_job("matmul");
+    auto job = f.make(reg_options({64, 64, 64}, {{"variant", "reg"}}));
+    job->generate();
+    Assignment a;
+    a.units = 8;
+    a.global = {8, 8};
+    a.local = job->required_local();
+    Bytes out;
+    try {
+        f.execute(small, job->slice_spec(a), job->slice_input(a), out);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.reason(), ErrorReason::device_limit);
+        EXPECT_NE(std::string(e.what()).find("local memory"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Matmul, IterationsRepeatTheSameResult) {

@@ -59,7 +59,16 @@ LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobOptions options,
                      o.iterations = n;
                      return kernel_job(kernel).make(o);
                  },
-                 measure) {}
+                 measure) {
+    set_param_search(
+        [kernel, options](std::uint64_t n, const nlohmann::json& params) {
+            JobOptions o = options;
+            o.iterations = n;
+            for (const auto& [key, value] : params.items()) o.params[key] = value;
+            return kernel_job(kernel).make(o);
+        },
+        options.params);
+}
 
 std::vector<CandidateScore> LocalTuner::ranked(int device) const {
     const DeviceInfo& dev = this->device(device);
@@ -107,10 +116,10 @@ ConfigTime LocalTuner::measure_fresh(int device, LocalSize local) {
     return t;
 }
 
-double LocalTuner::run_once(int device, LocalSize local, std::uint64_t iterations) {
-    Plan plan = single_device_plan(cluster_.devices(), device, *proto_);
+double LocalTuner::run_once(int device, LocalSize local, std::uint64_t iterations, const JobMaker* make) {
+    auto job = make ? (*make)(iterations) : make_(iterations);
+    Plan plan = single_device_plan(cluster_.devices(), device, *job);
     plan.assignments.at(static_cast<std::size_t>(device)).local = local;
-    auto job = make_(iterations);
     job->generate();
     const JobResult res = cluster_.run(*job, plan.assignments, kernel_);
     if (!res.verdict.ok)
@@ -146,7 +155,7 @@ std::uint64_t LocalTuner::timed_iterations(int device) {
     return n;
 }
 
-ConfigTime LocalTuner::time_config(int device, LocalSize local) {
+ConfigTime LocalTuner::time_config(int device, LocalSize local, const JobMaker* make) {
     ConfigTime t;
     try {
         const std::uint64_t n = timed_iterations(device);
@@ -154,7 +163,7 @@ ConfigTime LocalTuner::time_config(int device, LocalSize local) {
         const double scale = double(iterations_) / double(n);
         std::vector<double> times;
         for (int r = 0; r < mopts_.warmup + mopts_.repeats; ++r) {
-            const double s = run_once(device, local, n);
+            const double s = run_once(device, local, n, make);
             if (r >= mopts_.warmup) times.push_back(s * scale);
         }
         t.seconds = median_time(times);
@@ -183,6 +192,139 @@ MeasureFn measuring(LocalTuner& tuner, int device, bool fresh) {
 }
 
 }  // namespace
+
+// --- Parameter search ---------------------------------------------------------------------------
+
+void LocalTuner::set_param_search(ParamJobMaker make, nlohmann::json given) {
+    param_make_ = std::move(make);
+    given_params_ = given.is_object() ? std::move(given) : nlohmann::json::object();
+}
+
+std::vector<std::string> LocalTuner::searched_params() const {
+    std::vector<std::string> keys;
+    if (!param_make_ || !has_kernel_job(kernel_)) return keys;
+    if (given_params_.contains("variant") && given_params_["variant"] == "tiled") return keys;
+    for (const auto& t : kernel_job(kernel_).tunables)
+        if (!given_params_.contains(t.key)) keys.push_back(t.key);
+    return keys;
+}
+
+LocalTuner::JobMaker LocalTuner::params_maker(const nlohmann::json& params) const {
+    return [make = param_make_, params](std::uint64_t n) { return make(n, params); };
+}
+
+ConfigTime LocalTuner::measure_params(int device, const nlohmann::json& params, bool fresh) {
+    const auto key = std::make_pair(device, params.dump());
+    if (!fresh)
+        if (auto it = param_cache_.find(key); it != param_cache_.end()) return it->second;
+    ConfigTime t;
+    LocalSize group;
+    try {
+        group = param_make_(iterations_, params)->required_local();
+    } catch (const Error& e) {
+        t.error = e.what();
+        t.reason = e.reason();
+        t.seconds = kNaN;
+        return t;
+    }
+    const JobMaker make = params_maker(params);
+    t = time_config(device, group, &make);
+    if (!fresh || !t.ok) param_cache_[key] = t;
+    if (hook_) hook_(device, group, t);
+    return t;
+}
+
+ParamSearchResult LocalTuner::tune_params(int device, const TuneOptions& options) {
+    ParamSearchResult res;
+    res.keys = searched_params();
+    if (res.keys.empty()) throw InvalidArgument("tune: kernel '" + kernel_ + "' has no parameter to search");
+    res.strategy = to_string(options.strategy);
+    const auto& tunables = kernel_job(kernel_).tunables;
+    std::vector<const TunableParam*> dims;
+    for (const auto& k : res.keys)
+        for (const auto& t : tunables)
+            if (t.key == k) dims.push_back(&t);
+    // Every set of the product, checked by the job (cannot build) and for the device.
+    std::vector<ParamCandidate> valid;
+    std::vector<std::size_t> idx(dims.size(), 0);
+    const DeviceInfo& dev = this->device(device);
+    for (bool more = !dims.empty(); more;) {
+        nlohmann::json set = nlohmann::json::object();
+        for (std::size_t i = 0; i < dims.size(); ++i) set[dims[i]->key] = dims[i]->values.at(idx[i]);
+        ++res.sets;
+        try {
+            ParamCandidate c = param_make_(iterations_, set)->param_candidate(dev);
+            c.params = set;
+            if (c.invalid.empty())
+                valid.push_back(std::move(c));
+            else
+                ++res.invalid;
+        } catch (const InvalidArgument&) {
+            ++res.invalid;  // the kernel cannot be built with it
+        }
+        more = false;
+        for (std::size_t i = dims.size(); i-- > 0;) {
+            if (++idx[i] < dims[i]->values.size()) {
+                more = true;
+                break;
+            }
+            idx[i] = 0;
+        }
+    }
+    const auto ranked = rank_param_candidates(dev, valid);
+    res.candidates = ranked.size();
+    for (const std::size_t i : param_search_order(ranked.size(), options)) {
+        const auto& c = ranked[i].candidate;
+        const ConfigTime t = measure_params(device, c.params);
+        ++res.measured;
+        if (!t.ok) ++res.failed;
+        res.trials.push_back({c.params, c.group, ranked[i].predicted_rel, t.ok, t.ok ? t.seconds : kNaN, t.error});
+    }
+    // Confirmation: the fastest few afresh, interleaved (retime), the lowest median wins. The
+    // sets travel through retime as indices into `trials` (LocalSize{index + 1, 1}).
+    std::vector<std::size_t> ok;
+    for (std::size_t i = 0; i < res.trials.size(); ++i)
+        if (res.trials[i].ok) ok.push_back(i);
+    std::stable_sort(ok.begin(), ok.end(),
+                     [&](std::size_t a, std::size_t b) { return res.trials[a].seconds < res.trials[b].seconds; });
+    if (ok.empty()) {
+        res.best_s = kNaN;
+        return res;
+    }
+    std::size_t chosen = ok.front();
+    res.best_s = res.trials[chosen].seconds;
+    const std::size_t top = std::min(ok.size(), options.confirm_top);
+    if (top >= 2 && options.confirm_runs > 0) {
+        std::vector<Retimed> configs;
+        for (std::size_t j = 0; j < top; ++j)
+            configs.push_back({LocalSize{ok[j] + 1, 1}, {res.trials[ok[j]].seconds}, false, {}, 0});
+        const RetimeResult r = retime(
+            configs,
+            [&](const LocalSize& l) {
+                const ConfigTime t = measure_params(device, res.trials.at(l.x - 1).params, true);
+                if (!t.ok) throw Error(t.reason, t.error);
+                return t.seconds;
+            },
+            options.confirm_runs);
+        res.confirm_runs = r.runs;
+        for (const auto& c : r.configs)
+            if (c.dropped) {
+                res.trials.at(c.local.x - 1).ok = false;
+                res.trials.at(c.local.x - 1).error = c.error;
+                ++res.failed;
+            }
+        if (r.chosen == static_cast<std::size_t>(-1)) {
+            res.best_s = kNaN;
+            return res;
+        }
+        chosen = r.configs[r.chosen].local.x - 1;
+        res.best_s = r.configs[r.chosen].median_s;
+    }
+    res.found = true;
+    res.best_params = res.trials[chosen].params;
+    res.best_local = res.trials[chosen].group;
+    return res;
+}
 
 TuneResult LocalTuner::tune(int device, const TuneOptions& options) {
     const auto r = ranked(device);

@@ -99,6 +99,18 @@ nlohmann::json KernelJob::tuning_key() const {
     return p.is_object() ? p : nlohmann::json::object();
 }
 
+ParamCandidate KernelJob::param_candidate(const DeviceInfo& device) const {
+    (void)device;
+    ParamCandidate c;
+    c.group = required_local();
+    const GlobalSize g = problem();
+    if (!c.group.is_null()) {
+        const std::uint64_t gy = std::max<std::uint64_t>(1, c.group.y);
+        c.groups = (g.x + c.group.x - 1) / c.group.x * ((std::max<std::uint64_t>(1, g.y) + gy - 1) / gy);
+    }
+    return c;
+}
+
 namespace {
 struct Registry {
     std::mutex mutex;

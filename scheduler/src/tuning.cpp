@@ -3,6 +3,7 @@
 #include "worksize/scheduler/tuning.hpp"
 
 #include <algorithm>
+#include <random>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -169,6 +170,69 @@ std::vector<CandidateScore> rank_candidates(const DeviceInfo& device, const Kern
 
 const char* to_string(SearchStrategy s) {
     return s == SearchStrategy::exhaustive ? "exhaustive" : "guided";
+}
+
+std::vector<ParamScore> rank_param_candidates(const DeviceInfo& device, const std::vector<ParamCandidate>& candidates,
+                                              const OccupancyParams& occ) {
+    const bool gpu = device.type == DeviceType::gpu;
+    const std::uint64_t tpc = or_default(occ.threads_per_cu, gpu ? 2048 : std::max<std::uint64_t>(1, device.max_work_group_size));
+    const std::uint64_t max_groups = or_default(occ.max_groups_per_cu, gpu ? 32 : 1);
+    const std::uint64_t cus = std::max<std::uint32_t>(1, device.compute_units);
+    const double sat = std::max(1.0, occ.saturation * double(tpc));
+    std::vector<ParamScore> out;
+    for (const ParamCandidate& c : candidates) {
+        if (!c.invalid.empty()) continue;
+        ParamScore s;
+        s.candidate = c;
+        const std::uint64_t items = std::max<std::uint64_t>(1, c.group.x * std::max<std::uint64_t>(1, c.group.y));
+        const std::uint64_t groups = std::max<std::uint64_t>(1, c.groups);
+        // The tile's loads from global memory, per output: the larger the tile, the fewer.
+        const double traffic = 1.0 + 8.0 * c.traffic;
+        // Every CU computes its groups; the busiest has ceil(groups / CUs) of them (imbalance).
+        const std::uint64_t per_cu = ceil_div(groups, cus);
+        const double imbalance = double(per_cu * cus) / double(groups);
+        double time = 0;
+        if (gpu) {
+            std::uint64_t resident = std::min(tpc / items, max_groups);
+            if (c.local_mem_bytes > 0 && device.local_mem_bytes > 0)
+                resident = std::min(resident, device.local_mem_bytes / c.local_mem_bytes);
+            s.resident = std::max<std::uint64_t>(1, resident);
+            s.occupancy = double(s.resident * items) / double(tpc);
+            // Latency is hidden by the work-items in flight on a CU (its resident groups, or
+            // fewer when it has fewer groups) and by each one's independent outputs.
+            const double in_flight = double(std::min(s.resident, per_cu) * items);
+            const double hiding = std::min(1.0, in_flight * std::min(4.0, std::sqrt(double(c.outputs_per_item))) / sat);
+            time = imbalance * traffic / hiding;
+        } else {
+            s.resident = 1;
+            s.occupancy = 1;
+            time = imbalance * traffic;
+        }
+        s.predicted_rel = time;
+        out.push_back(s);
+    }
+    if (out.empty()) return out;
+    const double best = std::min_element(out.begin(), out.end(), [](const auto& a, const auto& b) {
+                            return a.predicted_rel < b.predicted_rel;
+                        })->predicted_rel;
+    for (auto& s : out) s.predicted_rel /= best;
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.predicted_rel < b.predicted_rel; });
+    return out;
+}
+
+std::vector<std::size_t> param_search_order(std::size_t n, const TuneOptions& options, std::uint64_t seed) {
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    const std::size_t budget = guided_budget(n, options);
+    if (options.strategy == SearchStrategy::exhaustive || budget >= n) return order;
+    // The model's best half of the budget, then a random sample of the rest.
+    const std::size_t top = std::max<std::size_t>(1, budget / 2);
+    std::vector<std::size_t> rest(order.begin() + std::ptrdiff_t(top), order.end());
+    std::mt19937_64 rng(seed);
+    std::shuffle(rest.begin(), rest.end(), rng);
+    order.resize(top);
+    order.insert(order.end(), rest.begin(), rest.begin() + std::ptrdiff_t(budget - top));
+    return order;
 }
 
 std::size_t guided_budget(std::size_t n, const TuneOptions& o) {
@@ -549,6 +613,8 @@ nlohmann::json to_json(const TuningRecord& r) {
         j["tuned_local"] = {r.tuned_local.x, r.tuned_local.y};
         j["tuned_s"] = r.tuned_s;
     }
+    if (r.params.is_object() && !r.params.empty()) j["params"] = r.params;
+    if (r.default_s > 0) j["default_s"] = r.default_s;
     return j;
 }
 
@@ -591,6 +657,18 @@ TuningRecord tuning_record_from_json(const nlohmann::json& j) {
         if (!j["iterations"].is_number_unsigned() || j["iterations"].get<std::uint64_t>() == 0)
             fail("'iterations' must be a positive integer");
         r.iterations = j["iterations"].get<std::uint64_t>();
+    }
+    // "params" and "default_s": absent in entries without a parameter search.
+    if (j.contains("params")) {
+        if (!j["params"].is_object()) fail("'params' must be an object of kernel parameters");
+        for (const auto& [key, value] : j["params"].items())
+            if (!value.is_primitive() || value.is_null()) fail("'params' value of '" + key + "' must be a number or a string");
+        r.params = j["params"];
+    }
+    if (j.contains("default_s")) {
+        if (!j["default_s"].is_number() || !std::isfinite(j["default_s"].get<double>()) || j["default_s"].get<double>() <= 0)
+            fail("'default_s' must be a positive time");
+        r.default_s = j["default_s"].get<double>();
     }
     return r;
 }

@@ -158,4 +158,35 @@ if grep -q 'nothing to tune' "$err"; then bad "quad 4099: 'nothing to tune' desp
 run 60 "$ws" plan --kernel quad --size 4099 --local tuned --db "$db" --json
 expect_jq '(.assignments[0].local_rule | startswith("tuned (db entry")) and .assignments[0].local[0] > 1' "--local tuned at 4099: the stored entry, not 1"
 expect_jq '.assignments[0].padded_global[0] % .assignments[0].local[0] == 0' "--local tuned at 4099: padded to whole groups"
+
+# Kernel parameters (docs/tuning.md, "Kernel parameters"): matmul's register tiles with bm, bn,
+# bk and vw given, so tm and tn are searched whole (9 sets, tm = tn = 2 is 64 work-items, which
+# cannot share the tile loads: invalid). The given tiles fix the one local size of the defaults
+# (nothing to tune), so the search's best is stored, with the whole configuration, under the
+# plain job's key; `run` and `plan` with --local tuned then run it. On CPUs the search runs only
+# when asked for (--param-search auto is off there).
+pdb="$tmp/params-db.json"
+tiles=(--param variant=reg --param bm=16 --param bn=16 --param bk=8 --param vw=4)
+run 400 "$ws" tune --kernel matmul --size 48 "${tiles[@]}" --db "$pdb" "${fast[@]}"
+expect_rc 0 "tune matmul reg tiles, --param-search auto on a CPU"
+if grep -q "parameters .* searched" "$out"; then bad "auto searched parameters on a CPU"; else ok "auto: no parameter search on a CPU"; fi
+run 400 "$ws" tune --kernel matmul --size 48 "${tiles[@]}" --param-search exhaustive --db "$pdb" "${fast[@]}"
+expect_rc 0 "tune matmul's tm and tn exhaustively"
+expect_out "^matmul on device 0 .*size 48: parameters tm,tn searched \(exhaustive\): 9 sets, 1 invalid, 8 of 8 measured, 0 failed; best tm=[248] tn=[248] [0-9.]+ ms, [0-9.]+x the speed of the defaults \([0-9.]+ ms, head to head\); stored$" "the parameter search's line, the speed-up from a head-to-head"
+expect_out "^matmul .* yes: params *$" "the summary says parameters were stored"
+entry='[.entries[] | select(.kind == "tuning" and .kernel == "matmul")][0].payload'
+if jq -e "$entry | .params.variant == \"reg\" and .params.bm == 16 and .params.bn == 16 and .params.bk == 8 and .params.vw == 4 and (.params.tm | IN(2,4,8)) and (.params.tn | IN(2,4,8)) and .strategy == \"params exhaustive\" and .default_s > 0 and .local == [16 / .params.tn, 16 / .params.tm]" "$pdb" >/dev/null; then
+  ok "the entry holds the whole configuration and its work-group"; else bad "params entry: $(jq -c "$entry" "$pdb")"; fi
+tm=$(jq "$entry.params.tm" "$pdb"); tn=$(jq "$entry.params.tn" "$pdb"); plocal=$(jq -c "$entry.local" "$pdb")
+run 120 "$ws" run matmul --size 48 --local tuned --db "$pdb" --json
+expect_rc 0 "run --local tuned with a parameter entry verifies"
+expect_jq ".variant == \"kernel reg bm=16 bn=16 bk=8 tm=$tm tn=$tn vw=4\" and .devices[0].local == $plocal" "run --local tuned runs the tuned parameters"
+run 60 "$ws" plan --kernel matmul --size 48 --local tuned --db "$pdb"
+expect_out "^matmul: kernel reg bm=16 bn=16 bk=8 tm=$tm tn=$tn vw=4$" "plan names the tuned variant"
+run 120 "$ws" run matmul --size 48 --local tuned --param variant=tiled --db "$pdb" --json
+expect_jq '.variant == "kernel tiled"' "--param wins over the database's parameters"
+run 60 "$ws" run matmul --size 48 --param tm=3
+expect_fail_line 2 "tm and tn must be 1, 2, 4 or 8" "an invalid tile parameter: one line with the valid values, exit 2"
+run 60 "$ws" tune --kernel matmul --size 48 --param-search sometimes --db "$pdb"
+expect_fail_line 2 "param-search must be auto, guided, exhaustive or off" "a bad --param-search: one line, exit 2"
 finish

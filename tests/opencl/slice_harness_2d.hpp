@@ -97,6 +97,13 @@ inline Verdict round_trip(KernelJob& job, const KernelJobFactory& f, int slices,
     auto& ctx = first_device();
     job.generate();
     auto assignments = split(job.problem(), slices, kind);
+    // A kernel that requires its local size gets it on every slice, as the planner gives it.
+    if (const LocalSize r = job.required_local(); !r.is_null())
+        for (auto& a : assignments)
+            if (a.units > 0) {
+                a.local = r;
+                a.padded_global = {(a.global.x + r.x - 1) / r.x * r.x, (a.global.y + r.y - 1) / r.y * r.y};
+            }
     job.partition(assignments);
     bool mutated = false;
     for (std::size_t i = 0; i < assignments.size(); ++i) {

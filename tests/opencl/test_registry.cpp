@@ -3,6 +3,7 @@
 // stay valid across later registrations. Needs no device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,15 @@ TEST(Registry, WhatTheCommandLineReads) {
         for (const auto& p : kernel_job(n).params) k.push_back(p.key);
         return k;
     };
-    EXPECT_EQ(keys("matmul"), (V{"k"}));
+    EXPECT_EQ(keys("matmul"), (V{"k", "variant", "bm", "bn", "bk", "tm", "tn", "vw"}));
+    // Every tunable is a parameter --param takes (the tuner makes its jobs through it).
+    for (const auto& n : kernel_job_names())
+        for (const auto& t : kernel_job(n).tunables) {
+            const auto k = keys(n);
+            EXPECT_NE(std::find(k.begin(), k.end(), t.key), k.end()) << n << ": " << t.key;
+            EXPECT_FALSE(t.values.empty()) << n << ": " << t.key;
+        }
+    EXPECT_EQ(kernel_job("matmul").tunables.size(), 6u);
     EXPECT_EQ(keys("interp"), (V{"scale", "in_w", "in_h", "vw"}));
     EXPECT_EQ(keys("sort"), (V{"distribution"}));
     EXPECT_EQ(keys("quad"), (V{"integrand", "a", "b"}));

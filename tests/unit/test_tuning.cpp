@@ -252,6 +252,83 @@ TEST(TuningRecordJson, RoundTripAndValidation) {
     EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
 }
 
+TEST(TuningRecordJson, KernelParametersAreOptionalAndChecked) {
+    // An entry written before kernel parameters existed (no "params", no "default_s") reads as
+    // "the job's own parameters".
+    const nlohmann::json old = {{"local", {16u, 4u}}, {"best_s", 2e-3}, {"measured", 5u},
+                                {"candidates", 20u}, {"strategy", "guided"}, {"iterations", 1u}};
+    const TuningRecord o = tuning_record_from_json(old);
+    EXPECT_TRUE(o.params.is_object() && o.params.empty());
+    EXPECT_EQ(o.default_s, 0.0);
+    EXPECT_FALSE(to_json(o).contains("params"));  // and is written back as it was
+    EXPECT_FALSE(to_json(o).contains("default_s"));
+    // With them: a round trip.
+    TuningRecord r = o;
+    r.params = {{"bm", 64}, {"bn", 64}, {"tm", 4}};
+    r.default_s = 3e-3;
+    const TuningRecord b = tuning_record_from_json(nlohmann::json::parse(to_json(r).dump()));
+    EXPECT_EQ(b.params, r.params);
+    EXPECT_DOUBLE_EQ(b.default_s, 3e-3);
+    nlohmann::json bad = to_json(r);
+    bad["params"] = {1, 2};
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+    bad["params"] = {{"bm", {{"deep", 1}}}};
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+    bad = to_json(r);
+    bad["default_s"] = -1;
+    EXPECT_THROW(tuning_record_from_json(bad), InvalidArgument);
+}
+
+TEST(ParamRanking, PrefersLargeTilesWithOccupancyAndDropsInvalidOnes) {
+    // Three GEMM-like tilings on the synthetic GPU (8 CUs, 48 KiB local memory) over 256 x 256
+    // outputs: 64x64 tiles of 256 work-items with 16 outputs each; 16x16 tiles (4x the traffic,
+    // 1 output per item); and a set whose tiles exceed local memory (invalid).
+    ParamCandidate big, small, invalid;
+    big.params = {{"bm", 64}};
+    big.group = {16, 16};
+    big.groups = 16;
+    big.local_mem_bytes = 8 * 1024;
+    big.outputs_per_item = 16;
+    big.traffic = 2.0 / 64;
+    small.params = {{"bm", 16}};
+    small.group = {16, 16};
+    small.groups = 256;
+    small.local_mem_bytes = 2 * 1024;
+    small.outputs_per_item = 1;
+    small.traffic = 2.0 / 16;
+    invalid = big;
+    invalid.params = {{"bm", 512}};
+    invalid.invalid = "its tiles need more local memory than the device has";
+    const auto ranked = rank_param_candidates(unit::gpu(), {small, invalid, big});
+    ASSERT_EQ(ranked.size(), 2u);
+    EXPECT_EQ(ranked[0].candidate.params, big.params);
+    EXPECT_DOUBLE_EQ(ranked[0].predicted_rel, 1.0);
+    EXPECT_GT(ranked[1].predicted_rel, 1.0);
+    // Resident groups: 2048 threads / 256 = 8, local memory allows 6 of the big tiles.
+    EXPECT_EQ(ranked[0].resident, 6u);
+    EXPECT_EQ(rank_param_candidates(unit::cpu(), {invalid}).size(), 0u);
+}
+
+TEST(ParamSearchOrder, ExhaustiveWithinTheBudgetElseTopAndASample) {
+    TuneOptions o;
+    o.budget_fraction = 0;
+    o.min_budget = 10;
+    // A space within the budget: all of it, in ranking order.
+    EXPECT_EQ(param_search_order(4, o), (std::vector<std::size_t>{0, 1, 2, 3}));
+    // A larger one: the 5 best-ranked, then 5 distinct others from the rest, the same for a seed.
+    const auto order = param_search_order(100, o, 7);
+    ASSERT_EQ(order.size(), 10u);
+    for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(order[i], i);
+    std::vector<std::size_t> rest(order.begin() + 5, order.end());
+    std::sort(rest.begin(), rest.end());
+    EXPECT_TRUE(std::adjacent_find(rest.begin(), rest.end()) == rest.end());
+    EXPECT_GE(rest.front(), 5u);
+    EXPECT_LT(rest.back(), 100u);
+    EXPECT_EQ(param_search_order(100, o, 7), order);
+    o.strategy = SearchStrategy::exhaustive;
+    EXPECT_EQ(param_search_order(100, o).size(), 100u);
+}
+
 TEST(TuningSearch, GuidedOnSawToothOneDimensional) {
     // 1-D, non-uniform groups: every x up to 256 is a candidate. The cost is a saw-tooth in
     // the number of groups (waves over 8 CUs) plus warp padding; its optimum is known.

@@ -48,6 +48,36 @@ struct ConfigTime {
     ErrorReason reason = ErrorReason::generic;  ///< its kind (build_failure, device_limit, wrong_result...)
 };
 
+/// One parameter set measured by LocalTuner::tune_params.
+struct ParamTrial {
+    nlohmann::json params;      ///< the searched keys' values
+    LocalSize group;            ///< the work-group they derive (launched as the local size)
+    double predicted_rel = 1;   ///< its analytic rank score
+    bool ok = false;
+    double seconds = 0;         ///< NaN when failed (build, launch, or a wrong result)
+    std::string error;
+};
+
+/// The parameter search of one kernel on one device (docs/tuning.md, "Kernel parameters").
+struct ParamSearchResult {
+    std::vector<std::string> keys;  ///< the parameters searched (tunables not fixed by --param)
+    std::size_t sets = 0;           ///< sets in the product of their values
+    std::size_t invalid = 0;        ///< refused before any run: the kernel cannot build them or the device cannot run them
+    std::size_t candidates = 0;     ///< valid sets, ranked
+    std::size_t measured = 0;       ///< sets launched (failed ones included)
+    std::size_t failed = 0;         ///< launched sets that failed (build, launch, wrong result)
+    std::size_t confirm_runs = 0;   ///< fresh re-timings of the finalists
+    std::string strategy;           ///< "exhaustive" or "guided" (ranked top + random sample)
+    std::vector<ParamTrial> trials; ///< in measuring order
+    bool found = false;
+    nlohmann::json best_params = nlohmann::json::object();
+    LocalSize best_local;
+    double best_s = 0;              ///< NaN when !found; the confirmed median otherwise
+};
+
+/// A job of the tuned kernel with these parameters added to the given ones.
+using ParamJobMaker = std::function<std::unique_ptr<KernelJob>(std::uint64_t iterations, const nlohmann::json& params)>;
+
 /// Tunes one kernel at one size on the devices of a cluster (rank 0). Every configuration runs
 /// the whole problem on one device (the others get no work) through Cluster::run; a launch or
 /// build failure (worksize::Error) or a wrong result makes the configuration fail, never the
@@ -91,6 +121,21 @@ public:
     /// A success leaves the cache alone (it keeps the search's time); a failure replaces the
     /// cached entry, so that a configuration that failed once is failed from then on.
     ConfigTime measure_fresh(int device, LocalSize local);
+    /// Enable the parameter search: `make` makes jobs with parameter sets added to `given` (the
+    /// parameters the user gave; their keys are not searched, and "variant":"tiled" turns the
+    /// search off). The JobOptions constructor enables it by itself.
+    void set_param_search(ParamJobMaker make, nlohmann::json given);
+    /// The tunables the parameter search varies (empty: no parameter search).
+    std::vector<std::string> searched_params() const;
+    /// Search the kernel's parameters on one device: every set of the searched tunables' values
+    /// that the job accepts and the device can run, ranked (rank_param_candidates), measured in
+    /// param_search_order with the work-group each set derives; failures are skipped and
+    /// counted; the `confirm_top` fastest are re-timed `confirm_runs` times afresh, interleaved,
+    /// and the lowest median wins. @throws InvalidArgument when nothing is searched.
+    ParamSearchResult tune_params(int device, const TuneOptions& options);
+    /// Time one parameter set with its derived work-group (cached per device and set).
+    ConfigTime measure_params(int device, const nlohmann::json& params, bool fresh = false);
+
     /// Called after every configuration actually launched (not on cache hits), fresh ones too.
     void on_measured(std::function<void(int device, LocalSize, const ConfigTime&)> f) { hook_ = std::move(f); }
 
@@ -105,10 +150,12 @@ public:
     BaselineCheck check_baselines(int device, const TuneResult& result, const TuneOptions& options);
 
 private:
-    ConfigTime time_config(int device, LocalSize local);
-    /// One run of the whole problem on `device`: its kernel time (seconds, `iterations`
-    /// iterations). @throws Error on a failed launch or a wrong result.
-    double run_once(int device, LocalSize local, std::uint64_t iterations);
+    ConfigTime time_config(int device, LocalSize local, const JobMaker* make = nullptr);
+    /// One run of the whole problem on `device` with a job of `make` (default: the tuner's):
+    /// its kernel time (seconds, `iterations` iterations). @throws Error on a failed launch or a
+    /// wrong result.
+    double run_once(int device, LocalSize local, std::uint64_t iterations, const JobMaker* make = nullptr);
+    JobMaker params_maker(const nlohmann::json& params) const;
 
     Cluster& cluster_;
     std::string kernel_;
@@ -119,6 +166,9 @@ private:
     std::unique_ptr<KernelJob> proto_;
     std::map<std::tuple<int, std::uint64_t, std::uint64_t>, ConfigTime> cache_;
     std::function<void(int, LocalSize, const ConfigTime&)> hook_;
+    ParamJobMaker param_make_;
+    nlohmann::json given_params_ = nlohmann::json::object();
+    std::map<std::pair<int, std::string>, ConfigTime> param_cache_;
 };
 
 /// One kernel on one device in `worksize tune --report`.

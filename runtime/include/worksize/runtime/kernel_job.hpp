@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "worksize/runtime/bytes.hpp"
+#include "worksize/scheduler/tuning.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
@@ -107,6 +108,12 @@ public:
         (void)device;
         return "kernel";
     }
+    /// For a job with tunable parameters (KernelJobFactory::tunables): what its parameters imply
+    /// on `device` for the tuner's ranking, and whether they can run there (`invalid`). The
+    /// default: the required work-group over the problem, nothing else known.
+    virtual ParamCandidate param_candidate(const DeviceInfo& device) const;
+    /// What the reports show of the kernel that runs, e.g. "kernel reg bm=128 ..."; "": one kernel.
+    virtual std::string variant() const { return {}; }
 
     /// Master: make the seeded inputs.
     virtual void generate() = 0;
@@ -156,6 +163,13 @@ struct KernelParam {
     std::string help;            ///< e.g. "inner dimension K (default: N)"
 };
 
+/// A kernel parameter that `worksize tune` searches beside the local size (docs/tuning.md,
+/// "Kernel parameters"): its key (also a KernelParam) and the values to try.
+struct TunableParam {
+    std::string key;
+    std::vector<std::uint64_t> values;
+};
+
 /// A kernel's case in `run --paper-experiment`: the founding paper's size, repeat count and
 /// stated compute amount.
 struct PaperCase {
@@ -181,6 +195,14 @@ struct KernelJobFactory {
     std::string tune_size;
     /// Library backends the job offers besides its own kernel (`--backend`, e.g. "clblast").
     std::vector<std::string> backends;
+    /// Parameters `worksize tune` searches (the product of their values, each set checked by the
+    /// job: KernelJob::param_candidate), unless given with --param. Empty: local sizes only.
+    std::vector<TunableParam> tunables;
+    /// Parameters added where every device of the job is a GPU and the local policy is not
+    /// NULL, unless --param gives a tunable or one of these, or (`--local tuned`) a tuning entry
+    /// of a device decides (e.g. matmul's {"variant": "reg"}: its register-tiled kernel by
+    /// default on GPUs).
+    nlohmann::json gpu_params = nlohmann::json::object();
     /// Its case in `run --paper-experiment`, if the paper's experiment has one.
     std::optional<PaperCase> paper_case;
 };

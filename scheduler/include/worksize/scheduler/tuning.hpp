@@ -182,6 +182,42 @@ RetimeResult retime(std::vector<Retimed> configs, const MeasureFn& fresh, std::s
 /// floor(budget_fraction * n))).
 std::size_t guided_budget(std::size_t n, const TuneOptions& options);
 
+// --- Kernel parameters (docs/tuning.md, "Kernel parameters") ----------------------------------
+
+/// One parameter set of a kernel whose parameters fix its work-group (matmul's reg tiles), as
+/// the job derives it for the tuning problem on one device.
+struct ParamCandidate {
+    nlohmann::json params = nlohmann::json::object();  ///< the searched keys and their values
+    std::string invalid;            ///< why it cannot run on the device ("": it can)
+    LocalSize group;                ///< the work-group its parameters derive
+    std::uint64_t groups = 0;       ///< work-groups launched for the tuning problem
+    std::uint64_t local_mem_bytes = 0;   ///< __local bytes per group
+    std::uint64_t outputs_per_item = 1;  ///< results a work-item computes (register blocking)
+    /// Global loads per output and unit of depth, relative (a GEMM tile bm×bn: 1/bm + 1/bn).
+    double traffic = 0;
+};
+
+struct ParamScore {
+    ParamCandidate candidate;
+    std::uint64_t resident = 0;  ///< resident groups per CU
+    double occupancy = 0;        ///< resident work-items / the CU's thread limit (GPU)
+    double predicted_rel = 1;    ///< predicted time relative to the best set (>= 1)
+};
+
+/// Rank valid parameter sets analytically, best first. GPU: occupancy from the group size and
+/// local memory (resident groups per CU), latency hidden by the work-items in flight on a CU and
+/// by each one's independent outputs, the balance of groups over the CUs, and the tile's global
+/// traffic. CPU: the traffic and the balance of groups over cores. Candidates with `invalid` set
+/// are left out.
+std::vector<ParamScore> rank_param_candidates(const DeviceInfo& device, const std::vector<ParamCandidate>& candidates,
+                                              const OccupancyParams& occ = {});
+
+/// The indices (into a ranking of n) a parameter search measures, in order: all of them for the
+/// exhaustive strategy or when guided_budget(n) covers them, else (guided) the best half of the
+/// budget by the ranking, then a seeded random sample of the rest up to the budget, so that the
+/// model's blind spots still get measured (Kernel Tuner's random sampling beside its ranking).
+std::vector<std::size_t> param_search_order(std::size_t n, const TuneOptions& options, std::uint64_t seed = 1);
+
 /// What is stored for a tuning result (no failed configs; best only).
 struct TuningRecord {
     LocalSize best;               ///< {0,0} only with source "null"
@@ -199,6 +235,13 @@ struct TuningRecord {
     std::string source = "tuned";
     LocalSize tuned_local{};
     double tuned_s = 0;
+    /// The kernel parameters chosen with `best` (a parameter search, docs/tuning.md "Kernel
+    /// parameters"), e.g. {"bm":128,...}; an empty object (entries written before the field
+    /// existed, and local-size-only tuning): the job's own parameters.
+    nlohmann::json params = nlohmann::json::object();
+    /// The time of the job's defaults (its parameters as given, local size as `best` would have
+    /// been tuned without parameters) in the parameter search; 0: not recorded.
+    double default_s = 0;
 };
 
 /// Why a search result must not be stored as a tuned local size: its candidate space had a
