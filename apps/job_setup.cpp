@@ -222,6 +222,8 @@ KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>&
         return out;
     };
     if (policy != LocalPolicy::tuned) return gpu_default();
+    // Entries are per size class: without one size (calibrate's ladder) no entry decides.
+    if (k.size.empty()) return gpu_default();
     Database own(k.db);
     Database& db = database ? *database : own;
     const Store* store = nullptr;

@@ -156,8 +156,10 @@ expect_rc 0 "tune quad 4099 (padded candidates)"
 if grep -q 'nothing to tune' "$err"; then bad "quad 4099: 'nothing to tune' despite padding: $(cat "$err")"; else
   ok "quad 4099 has candidates of its padded NDRange"; fi
 run 60 "$ws" plan --kernel quad --size 4099 --local tuned --db "$db" --json
-expect_jq '(.assignments[0].local_rule | startswith("tuned (db entry")) and .assignments[0].local[0] > 1' "--local tuned at 4099: the stored entry, not 1"
-expect_jq '.assignments[0].padded_global[0] % .assignments[0].local[0] == 0' "--local tuned at 4099: padded to whole groups"
+# The entry is a padded local size, or NULL where the baseline check found NULL faster (a loaded
+# machine can make it so); never 1.
+expect_jq '(.assignments[0].local_rule | startswith("tuned (db entry")) and (.assignments[0].local[0] > 1 or .assignments[0].local[0] == 0)' "--local tuned at 4099: the stored entry, not 1"
+expect_jq '.assignments[0].local[0] == 0 or .assignments[0].padded_global[0] % .assignments[0].local[0] == 0' "--local tuned at 4099: padded to whole groups"
 
 # Kernel parameters (docs/tuning.md, "Kernel parameters"): matmul's register tiles with bm, bn,
 # bk and vw given, so tm and tn are searched whole (9 sets, tm = tn = 2 is 64 work-items, which
