@@ -24,7 +24,10 @@ if [ "${WORKSIZE_SANITIZE:-1}" != 0 ]; then
   export POCL_CACHE_DIR="$PWD/$san/pocl-cache"
   mkdir -p "$POCL_CACHE_DIR"
   start=$SECONDS
-  ctest --test-dir "$san" -L sanitizer --output-on-failure --timeout 900 || rc=$?
+  # One retry: LeakSanitizer's tracer can crash at exit ("Tracer caught signal 11 ... LeakSanitizer
+  # has encountered a fatal error") while PoCL's compiler threads are alive; seen once in 780
+  # tests after the test itself passed. A real ASan, UBSan or leak report fails both runs.
+  ctest --test-dir "$san" -L sanitizer --output-on-failure --timeout 900 --repeat until-pass:2 || rc=$?
   # what the fuzz runs did (inputs, accepted, rejected), from the tests' output
   grep -h '^fuzz .* inputs (' "$san/Testing/Temporary/LastTest.log" || true
   echo "test: sanitizer tests: $((SECONDS - start)) s"
