@@ -183,18 +183,13 @@ nlohmann::json model_key(const KernelArgs& k) {
     return model_params_key(params, parse_local_policy(k.local));
 }
 
-PlanRequest plan_request(const KernelArgs& k, const KernelJob& job) {
-    PlanRequest r;
-    r.kernel = job.descriptor();
-    r.global = job.problem();
+PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t devices) {
+    PlanRequest r = job_request(job, devices);
     r.iterations = k.iterations;
     r.ops = k.ops;
     r.strategy = parse_strategy(k.strategy);
     r.local_policy = parse_local_policy(k.local);
     if (!k.priority.empty()) r.priority = parse_priority(k.priority);
-    r.granule = job.granule();
-    r.required_local = job.required_local();
-    r.pad_ndrange = job.guards_index();
     return r;
 }
 
@@ -259,9 +254,8 @@ KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>&
 
 Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
                 PlanExtras* extras, Database* database) {
-    auto request = plan_request(k, job);
     check_backend_devices(k, devices.size());
-    request.backends = job_backends(job, devices.size());
+    auto request = plan_request(k, job, devices.size());
     Database own(k.db);
     Database& db = database ? *database : own;
     const SplitStrategy& strategy = find_strategy(request.strategy);

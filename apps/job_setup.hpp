@@ -49,7 +49,7 @@ po::options_description kernel_options(KernelArgs& k);
 std::unique_ptr<KernelJob> make_job(const KernelArgs& k);
 /// Dimensionality of a registered kernel.
 int kernel_dims(const std::string& kernel);
-PlanRequest plan_request(const KernelArgs& k, const KernelJob& job);
+PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t devices = 0);
 /// The kernel parameters of --param as JSON: integers where the text is one ("512"), other
 /// numbers as reals ("2.5", "1e3"), else strings. Throws InvalidArgument for one without '='.
 nlohmann::json kernel_params(const KernelArgs& k);

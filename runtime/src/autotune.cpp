@@ -21,14 +21,9 @@ std::string local_text(const LocalSize& l) {
 
 /// The whole problem on device `device`, nothing on the others.
 Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, const KernelJob& job) {
-    PlanRequest r;
-    r.kernel = job.descriptor();
-    r.global = job.problem();
+    PlanRequest r = job_request(job, devices.size());
     r.strategy = "even";
     r.local_policy = LocalPolicy::paper;
-    r.granule = job.granule();
-    r.required_local = job.required_local();
-    r.pad_ndrange = job.guards_index();
     std::vector<double> w(devices.size(), 0.0);
     w.at(static_cast<std::size_t>(device)) = 1.0;
     r.weights = w;

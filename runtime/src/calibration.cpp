@@ -90,16 +90,11 @@ namespace {
 
 PlanRequest request_for(const KernelJob& job, std::size_t devices, std::uint64_t iterations, LocalPolicy local,
                         Priority priority, bool priority_given) {
-    PlanRequest r;
-    r.backends = job_backends(job, devices);
-    r.kernel = job.descriptor();
-    r.global = job.problem();
+    PlanRequest r = job_request(job, devices);
     r.iterations = iterations;
     r.strategy = "model";
     r.local_policy = local;
     if (priority_given) r.priority = priority;
-    r.granule = job.granule();
-    r.pad_ndrange = job.guards_index();
     return r;
 }
 

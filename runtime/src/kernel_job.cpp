@@ -89,6 +89,17 @@ std::vector<std::string> job_backends(const KernelJob& job, std::size_t devices)
     return any ? b : std::vector<std::string>{};
 }
 
+PlanRequest job_request(const KernelJob& job, std::size_t devices) {
+    PlanRequest r;
+    r.kernel = job.descriptor();
+    r.global = job.problem();
+    r.granule = job.granule();
+    r.required_local = job.required_local();
+    r.pad_ndrange = job.guards_index();
+    r.backends = job_backends(job, devices);
+    return r;
+}
+
 nlohmann::json KernelJob::tuning_key() const {
     const GlobalSize g = problem();
     Assignment a;

@@ -54,6 +54,16 @@ run 60 "$ws" calibrate --kernel quad --sizes 16384 --db "$tmp/refused.json" --ru
 expect_fail_line 2 "cannot write --runs-csv .*no directory" "calibrate --runs-csv into a missing directory, before the work"
 if [ ! -e "$tmp/refused.json" ]; then ok "nothing calibrated before the --runs-csv refusal"; else bad "calibrated before refusing --runs-csv"; fi
 
+# A kernel variant with a required work-group size is calibrated with that size, not the paper's
+# rule (was: "kernel reg ... runs with local size (8,8), not (16,16)" at the first size, on every
+# all-GPU node, where reg is matmul's default).
+run 300 "$ws" calibrate --kernel matmul --param variant=reg --param bm=32 --param bn=32 --param tm=4 --param tn=4 \
+  --max-size 256 --db "$tmp/reg.json"
+expect_rc 0 "calibrate matmul's register-tiled variant (required local size 8x8)"
+run 120 "$ws" plan --kernel matmul --size 512 --param variant=reg --param bm=32 --param bn=32 --param tm=4 --param tn=4 \
+  --strategy model --db "$tmp/reg.json" --json
+expect_jq '.assignments[0].local == [8, 8]' "the model's plan for it keeps the required local size"
+
 WORKSIZE_DB=$db run 60 "$ws" plan --kernel sort --size 8192 --strategy model --json
 expect_rc 0 "plan --strategy model reads WORKSIZE_DB"
 expect_jq '.predicted_makespan_s > 0 and .assignments[0].predicted_s > 0 and .assignments[0].units == 8192' \

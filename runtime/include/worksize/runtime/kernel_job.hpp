@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "worksize/runtime/bytes.hpp"
+#include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/tuning.hpp"
 #include "worksize/scheduler/types.hpp"
 
@@ -209,6 +210,11 @@ struct KernelJobFactory {
 
 /// PlanRequest::backends for `devices` devices: job.backend(i) each; empty when all are "kernel".
 std::vector<std::string> job_backends(const KernelJob& job, std::size_t devices);
+
+/// The plan request every command starts from for `job` on `devices` devices: its descriptor,
+/// problem, granule, required local size, index guard and backends. The caller sets strategy,
+/// local policy, iterations and the rest.
+PlanRequest job_request(const KernelJob& job, std::size_t devices);
 
 /// Registry of kernel jobs: the sample kernels are registered on first use, in the order of
 /// kernels/CMakeLists.txt; users add theirs (a job of an existing name replaces it).
