@@ -2,7 +2,7 @@
 # Two H200s of one node (the nvidia-h200-x2 kind), one call: the intra-node MPI rates, then
 # matmul 4096 on one GPU against two GPUs (issue 15): rank 0 the master and one worker rank per
 # GPU, and one rank driving both GPUs; --strategy model after a calibration, and even. Then the
-# data jobs of cluster/gpu-data-jobs-x2.sh (issue 12) unless PART=matmul.
+# data jobs of cluster/gpu-data-jobs-x2.sh (issue 12, DATA_REPS=2 repeats) unless PART=matmul.
 #   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build-cc/apps/worksize \
 #            build-cc/examples/worksize_example_{heat,kmeans} && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw
 #   There: bash cluster/gpu-x2.sh   (run tool, kind nvidia-h200-x2, carry [".devbundle"])
@@ -51,9 +51,9 @@ M1=(mpiexec -n 2 worksize run --select "1=${G[0]}")
 M2=(mpiexec -n 3 worksize run --select "1=${G[0]},2=${G[1]}")
 L1=(worksize run --select "0=${G[0]}")
 L2=(worksize run --select "0=${G[0]}+${G[1]}")
-echo "--- calibrate matmul: ranks 1,2 = GPU 0,1 (MPI), then one rank driving both"
+echo "--- calibrate matmul: ranks 1,2 = GPU 0,1 (MPI); with LOCAL_MODEL=1 also one rank driving both"
 /usr/bin/time -f "calibrate mpi %e s" timeout 200 mpiexec -n 3 worksize calibrate --kernel matmul --runs-csv $OUT/calibration-mpi.csv --select "1=${G[0]},2=${G[1]}" 2>&1 | tail -4
-/usr/bin/time -f "calibrate local %e s" timeout 150 worksize calibrate --kernel matmul --runs-csv $OUT/calibration-local.csv --select "0=${G[0]}+${G[1]}" 2>&1 | tail -4
+[ "${LOCAL_MODEL:-0}" = 1 ] && /usr/bin/time -f "calibrate local %e s" timeout 150 worksize calibrate --kernel matmul --runs-csv $OUT/calibration-local.csv --select "0=${G[0]}+${G[1]}" 2>&1 | tail -4
 echo "config,strategy,iterations,rep,makespan_s,verified,shares,sends_ms,kernel_ms"
 for it in 1 10; do
   for rep in $(seq "$REPS"); do
@@ -61,7 +61,7 @@ for it in 1 10; do
     runone mpi-2gpu model $it $rep "${M2[@]}"
     runone mpi-2gpu even $it $rep "${M2[@]}"
     runone local-1gpu even $it $rep "${L1[@]}"
-    runone local-2gpu model $it $rep "${L2[@]}"
+    [ "${LOCAL_MODEL:-0}" = 1 ] && runone local-2gpu model $it $rep "${L2[@]}"
     runone local-2gpu even $it $rep "${L2[@]}"
   done
 done
@@ -78,4 +78,4 @@ PY
 echo "--- one two-GPU MPI model run's report"
 timeout 120 "${M2[@]}" --kernel matmul --size 4096 --strategy model 2>&1 | tail -12
 [ "$PART" = matmul ] && exit 0
-OUT=$OUT/data-jobs bash cluster/gpu-data-jobs-x2.sh
+OUT=$OUT/data-jobs REPS=${DATA_REPS:-2} bash cluster/gpu-data-jobs-x2.sh
