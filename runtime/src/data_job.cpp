@@ -132,6 +132,7 @@ Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
     req.strategy = options.strategy;
     req.local_policy = options.local == LocalPolicy::tuned ? LocalPolicy::paper : options.local;
     Plan plan = make_plan(devices, req);
+    balance_ghost_rows(job.spec(), plan.assignments);
     align_slices(job.spec(), plan.assignments);
     // Kernels that require a shape of their own (not the plan's) run with it; the report says so.
     if (req.required_local.is_null())

@@ -403,6 +403,44 @@ PlanRequest data_plan_request(const DataJobSpec& s) {
     return r;
 }
 
+void balance_ghost_rows(const DataJobSpec& s, std::vector<Assignment>& assignments) {
+    const double g = s.exchange_every > 1 ? double(s.exchange_every - 1) * double(deepest_halo(s)) / 2.0 : 0.0;
+    std::vector<Assignment*> used;
+    for (auto& a : assignments)
+        if (a.units > 0) used.push_back(&a);
+    if (g <= 0 || used.size() < 2) return;
+    std::sort(used.begin(), used.end(), [](const Assignment* x, const Assignment* y) { return x->offset < y->offset; });
+    // Own rows u_i plus redundant rows g·n_i (n_i neighbours) in proportion to share w_i:
+    // u_i + g·n_i = w_i·T with Σu_i = U, so T = (U + g·Σn_i) / Σw_i.
+    double total = 0, weights = 0, redundant = 0;
+    std::vector<double> n(used.size());
+    for (std::size_t i = 0; i < used.size(); ++i) {
+        n[i] = double((i > 0) + (i + 1 < used.size()));
+        total += double(used[i]->units);
+        weights += used[i]->share;
+        redundant += g * n[i];
+    }
+    if (!(weights > 0)) return;
+    const double t = (total + redundant) / weights;
+    std::vector<std::uint64_t> units(used.size());
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < used.size(); ++i) {
+        const double u = std::floor(used[i]->share * t - g * n[i]);
+        if (u < 1) return;  // a slice this small: leave the plan as it is
+        units[i] = std::uint64_t(u);
+        sum += units[i];
+    }
+    if (sum > std::uint64_t(total)) return;
+    units.back() += std::uint64_t(total) - sum;  // rounding, to the last slice
+    std::uint64_t offset = used.front()->offset;
+    for (std::size_t i = 0; i < used.size(); ++i) {
+        used[i]->units = units[i];
+        used[i]->offset = offset;
+        offset += units[i];
+        used[i]->global = s.dims == 2 ? GlobalSize{s.width, units[i]} : GlobalSize{units[i], 1};
+    }
+}
+
 void align_slices(const DataJobSpec& s, std::vector<Assignment>& assignments) {
     const std::uint64_t granule = data_granule(s);
     if (granule <= 1) return;

@@ -531,6 +531,44 @@ TEST(DataSpec, JsonNamesTheUnknownAccess) {
     EXPECT_THROW(data_job_from_json(j), InvalidArgument);
 }
 
+TEST(DataSpec, GhostRowsMoveRowsFromInteriorSlices) {
+    DataJobSpec s = heat_spec();  // 30 rows, halo 1
+    s.units = 300;
+    s.exchange_every = 9;  // on average (9 - 1) * 1 / 2 = 4 redundant rows per neighbour and step
+    validate(s);
+    std::vector<Assignment> a = {slice(0, 0, 0, 100), slice(1, 1, 100, 100), slice(2, 2, 200, 100)};
+    for (auto& x : a) x.share = 1.0 / 3;
+    balance_ghost_rows(s, a);
+    // Equal devices: own + redundant rows equal (101.3 + 4 = 97.3 + 2 * 4), rounded down, the
+    // rounding's rows to the last slice.
+    EXPECT_EQ(a[0].units, 101u);
+    EXPECT_EQ(a[1].units, 97u);
+    EXPECT_EQ(a[2].units, 102u);
+    EXPECT_EQ(a[1].offset, 101u);
+    EXPECT_EQ(a[2].offset, 198u);
+    EXPECT_EQ(a[2].global.y, 102u);
+
+    // A device twice as fast, in the middle: still in proportion to the shares.
+    std::vector<Assignment> b = {slice(0, 0, 0, 75), slice(1, 1, 75, 150), slice(2, 2, 225, 75)};
+    b[0].share = b[2].share = 0.25;
+    b[1].share = 0.5;
+    balance_ghost_rows(s, b);
+    EXPECT_EQ(b[0].units + b[1].units + b[2].units, 300u);
+    EXPECT_NEAR(double(b[1].units + 8) / double(b[0].units + 4), 2.0, 0.05);
+
+    // Without ghost zones, or alone: the plan stays.
+    s.exchange_every = 1;
+    std::vector<Assignment> c = {slice(0, 0, 0, 100), slice(1, 1, 100, 200)};
+    c[0].share = 1.0 / 3;
+    c[1].share = 2.0 / 3;
+    balance_ghost_rows(s, c);
+    EXPECT_EQ(c[0].units, 100u);
+    s.exchange_every = 9;
+    std::vector<Assignment> one = {slice(0, 0, 0, 300)};
+    one[0].share = 1;
+    balance_ghost_rows(s, one);
+    EXPECT_EQ(one[0].units, 300u);
+}
 }  // namespace
 }  // namespace worksize
 

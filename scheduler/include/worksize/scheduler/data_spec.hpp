@@ -142,6 +142,14 @@ LocalSize common_required_local(const DataJobSpec& spec);
 /// device needs whole) and the NDRange, with the granule.
 PlanRequest data_plan_request(const DataJobSpec& spec);
 
+/// Ghost zones (exchange_every k > 1) make a slice compute, besides its own rows, on average
+/// (k - 1)·h/2 redundant rows per step on each side that has a neighbour (h the deepest halo).
+/// This moves rows from slices with more neighbours to the others so that own plus redundant
+/// rows stay in the plan's proportions (Assignment::share, the devices' relative speeds). A
+/// no-op without ghost zones, with fewer than two slices, or where a slice would get no rows.
+/// Run before align_slices().
+void balance_ghost_rows(const DataJobSpec& spec, std::vector<Assignment>& assignments);
+
 /// The planner gives the granule's remainder to the first device with work; a data job's slices
 /// must start on the granule (a chunk one work-item reduces, a required work-group's rows), so
 /// this moves every remainder to the last slice and recomputes offsets and globals.
