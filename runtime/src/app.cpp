@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "worksize/runtime/mpi.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize {
@@ -84,9 +85,13 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
     } catch (const JobAborted&) {
         return 1;
     } catch (const std::exception& e) {
-        std::cerr << name << ": error: " << e.what() << '\n';
+        std::cerr << name;
+        if (env.rank() != 0) std::cerr << "[rank " << env.rank() << "]";
+        std::cerr << ": error: " << e.what() << '\n';
         const bool bad_input = dynamic_cast<const InvalidArgument*>(&e) != nullptr;
         if (env.rank() != 0) env.abort(1);
+        // A rank is lost (it stopped answering): MPI_Finalize would wait for it forever.
+        if (mpi::lost_peer()) env.end_after_loss(1);
         return bad_input ? 2 : 1;
     }
 }

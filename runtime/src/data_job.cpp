@@ -793,13 +793,19 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     result.setup_s = x.report().setup_s;
 
     // The steps: rank 0 takes part with its own slices, and takes the gathers it asked for.
+    // Taking part, it waits on its neighbours at most --rank-timeout at a time (a hung
+    // neighbour is a lost rank, the job ends); without slices it waits for the workers' steps,
+    // however long they take.
     const double s0 = now_s();
-    x.run_steps([&](std::uint64_t step) {
-        if (!x.failed()) read_own_outputs(job, x);
-        bool ok = !x.failed();
-        for (int r : workers) ok = recv_outputs(job, slices, r, comm) && ok;
-        if (ok && job.on_gather()) job.on_gather()(step);
-    });
+    {
+        const PatienceScope patience(comm, x.participates() ? impl_->rank_timeout_s : 0.0);
+        x.run_steps([&](std::uint64_t step) {
+            if (!x.failed()) read_own_outputs(job, x);
+            bool ok = !x.failed();
+            for (int r : workers) ok = recv_outputs(job, slices, r, comm) && ok;
+            if (ok && job.on_gather()) job.on_gather()(step);
+        });
+    }
 
     // The end: every worker's report, then its outputs; rank 0's own outputs.
     std::vector<std::pair<RankReport, wire::Failure>> reports;
@@ -873,7 +879,17 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         for (auto& s : x.mine_mutable()) x.upload(s, int(b), 0, staging);
     }
     x.report().setup_s = now_s() - t0;
-    x.run_steps([&](std::uint64_t) { send_outputs(x, spec, comm, staging); });
+    {
+        // Between steps a worker waits on its neighbours at most --rank-timeout at a time: a
+        // hung neighbour is a lost rank (this rank says so and ends the job). The scatter
+        // before and the gathers to rank 0 (which takes the ranks in turn) wait as long as
+        // it takes.
+        const PatienceScope patience(comm, impl_->rank_timeout_s);
+        x.run_steps([&](std::uint64_t) {
+            const PatienceScope gather(comm, 0.0);
+            send_outputs(x, spec, comm, staging);
+        });
+    }
     comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
     send_outputs(x, spec, comm, staging);
     if (!x.failed() && comm.rank() == shared_sender(slices) &&

@@ -148,8 +148,11 @@ void wait_patiently(MPI_Request& request, MPI_Status* st, double patience, int p
         if (now_s() - start > patience) {
             MPI_Cancel(&request);
             MPI_Request_free(&request);
+            mpi::note_lost_peer();
             throw Error(ErrorReason::lost_rank, "rank " + std::to_string(peer) + " sent nothing for " +
-                                                    std::to_string(patience) + " s in the middle of a message");
+                                                    std::to_string(patience) + " s" +
+                                                    (in_message ? " in the middle of a message" : "") +
+                                                    " (--rank-timeout)");
         }
         if (in_message)
             pause_in_message();
@@ -180,9 +183,12 @@ void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, in
             for (int flag = 0; !flag;) {
                 check(MPI_Iprobe(source, tag, comm, &flag, &st), "MPI_Iprobe");
                 if (flag) break;
-                if (now_s() - start > patience)
+                if (now_s() - start > patience) {
+                    mpi::note_lost_peer();
                     throw Error(ErrorReason::lost_rank, "rank " + std::to_string(source) + " sent nothing for " +
-                                                            std::to_string(patience) + " s in the middle of a message");
+                                                            std::to_string(patience) +
+                                                            " s in the middle of a message (--rank-timeout)");
+                }
                 pause_in_message();
             }
         }
@@ -197,11 +203,49 @@ void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, in
     }
 }
 
+/// Complete sends to `peer`: blocking without patience; else polled, and sends that `peer` has
+/// not taken `patience` seconds after they were posted throw Error(lost_rank) (a hung rank takes
+/// no message; the requests are left to MPI, the job is ending).
+void wait_sends(std::vector<MPI_Request>& requests, double patience, int peer) {
+    if (patience <= 0) {
+        check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+        return;
+    }
+    const double start = now_s();
+    for (;;) {
+        int done = 0;
+        check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+              "MPI_Testall");
+        if (done) return;
+        if (now_s() - start > patience) {
+            for (auto& r : requests)
+                if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+            mpi::note_lost_peer();
+            throw Error(ErrorReason::lost_rank, "rank " + std::to_string(peer) + " took nothing sent to it for " +
+                                                    std::to_string(patience) + " s (--rank-timeout)");
+        }
+        pause_in_message();
+    }
+}
+
 }  // namespace
 
 void MpiComm::send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
     std::uint64_t n = 0;
     for (const auto& p : parts) n += p.size();
+    if (patience() > 0) {  // posted at once, then completed with patience
+        std::vector<MPI_Request> requests(1);
+        check(MPI_Isend(&n, 1, MPI_UINT64_T, dest, tag, handle_->comm, &requests.back()), "MPI_Isend");
+        for (const auto& p : parts)
+            for (std::size_t off = 0; off < p.size(); off += kChunk) {
+                const int count = static_cast<int>(std::min(kChunk, p.size() - off));
+                requests.emplace_back();
+                check(MPI_Isend(p.data() + off, count, MPI_BYTE, dest, tag, handle_->comm, &requests.back()),
+                      "MPI_Isend");
+            }
+        wait_sends(requests, patience(), dest);
+        return;
+    }
     check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, handle_->comm), "MPI_Send");
     for (const auto& p : parts)
         for (std::size_t off = 0; off < p.size(); off += kChunk) {
@@ -364,11 +408,21 @@ void MpiComm::send_recv(std::span<const std::span<const std::byte>> parts, int d
     }
     try {
         if (source != none) recv_bytes_into(in, source, recv_tag);
+    } catch (const Error& e) {
+        // A lost source: the job ends, and waiting on the sends could be forever (dest may be
+        // lost too). Another failure: the sends still complete.
+        if (e.reason() == ErrorReason::lost_rank) {
+            for (auto& r : requests)
+                if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+        } else {
+            MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+        }
+        throw;
     } catch (...) {
         MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
         throw;
     }
-    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    wait_sends(requests, patience(), dest);
 }
 
 void MpiComm::recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {

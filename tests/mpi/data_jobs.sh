@@ -3,7 +3,8 @@
 # one rank and on three PoCL ranks of 1, 2 and 1 compute units (every rank driving its device
 # with --select all, and the default selection, where rank 0 drives none); the heat stencil's
 # halo traffic per rank is exactly one row per neighbour and step; and every mistake of
-# tests/data_errors.cpp ends the job on every rank with one line, exit 2, no hang.
+# tests/data_errors.cpp ends the job on every rank with one line, exit 2, no hang; a rank that
+# stops answering between steps is named by a neighbour within --rank-timeout, exit 1, no hang.
 # Args: worksize_example_heat worksize_example_filter2d worksize_example_kmeans
 #       worksize_test_data_errors MPIEXEC
 heat=$1; filter2d=$2; kmeans=$3; errors=$4; mpx=$5
@@ -110,4 +111,44 @@ error_case arg-count "rank 1: .*kernel 'smooth' takes 6 arguments; the job decla
 error_case arg-count "rank 0: .*kernel 'smooth' takes 6 arguments; the job declares 5" --select all
 error_case no-kernel "rank 1: .*the source has no kernel 'stencil'"
 error_case no-kernel "rank 0: .*the source has no kernel 'stencil'" --select all
+
+# A rank that stops answering in the middle of the steps (SIGSTOP, as a hung node) is found by
+# its neighbours within --rank-timeout (5 s): one of them names it, the job ends with exit 1 on
+# every rank, no hang. hung_step R: stop rank R of a long heat run once it has spent 1.5 s of CPU.
+hung_step() {
+  local victim=$1 tag="WORKSIZE_TEST_VICTIM=$$.$RANDOM" pid="" t0 t1
+  local RANK_ENV_0="" RANK_ENV_1="" RANK_ENV_2=""
+  printf -v "RANK_ENV_$victim" '%s' "$tag"
+  mpmd_cmd "$mpx" "$heat" "$cus" 256 256 2000000 --select all
+  EXAMPLE_NOVERIFY=1 timeout --kill-after=10 120 "${MPMD[@]}" >"$out" 2>"$err" &
+  local job=$!
+  for _ in $(seq 600); do
+    for p in $(pgrep -f -- "$heat 256 256 2000000"); do
+      if grep -qz "$tag" /proc/"$p"/environ 2>/dev/null && [ "$(cat /proc/"$p"/comm)" != env ]; then pid=$p; fi
+    done
+    if [ -n "$pid" ]; then
+      local ticks; ticks=$(awk '{print $14 + $15}' /proc/"$pid"/stat 2>/dev/null || echo 0)
+      [ "$ticks" -ge $((15 * $(getconf CLK_TCK) / 10)) ] && break
+    fi
+    sleep 0.1
+  done
+  if [ -z "$pid" ]; then bad "hung rank $victim: its process was not found"; wait "$job"; return; fi
+  kill -STOP "$pid"; t0=$(date +%s.%N)
+  rc=0; wait "$job" || rc=$?
+  t1=$(date +%s.%N)
+  kill -CONT "$pid" 2>/dev/null
+  local took; took=$(echo "$t1 - $t0" | bc)
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(echo "$took < 10" | bc)" = 1 ]; then
+    ok "hung rank $victim: the job ended ${took} s after the stop, exit $rc"
+  else
+    bad "hung rank $victim: exit $rc after ${took} s (want non-zero within 10 s)"
+  fi
+  if grep -Eq "heat(\[rank [0-9]\])?: error: rank $victim (sent nothing|took nothing sent to it) for 5(\.0+)? s" "$err"; then
+    ok "hung rank $victim: a neighbour names it: $(grep -E 'error: rank' "$err" | head -n 1)"
+  else
+    bad "hung rank $victim: no line naming rank $victim: $(head -c 600 "$err")"
+  fi
+}
+hung_step 1  # in the middle: both neighbours wait on it
+hung_step 2  # the last slice: rank 1 waits on it
 finish

@@ -87,6 +87,19 @@ private:
     double patience_s_ = 0.0;
 };
 
+/// Sets a Comm's patience for a scope, then puts the previous one back.
+class PatienceScope {
+public:
+    PatienceScope(Comm& comm, double seconds) : comm_(comm), saved_(comm.patience()) { comm.set_patience(seconds); }
+    ~PatienceScope() { comm_.set_patience(saved_); }
+    PatienceScope(const PatienceScope&) = delete;
+    PatienceScope& operator=(const PatienceScope&) = delete;
+
+private:
+    Comm& comm_;
+    double saved_;
+};
+
 /// `size` in-process communicators (index = rank) sharing one set of queues; give each to its
 /// own thread. A receive that waits longer than `timeout_s` throws Error (lost_rank), so that a
 /// protocol bug fails a test instead of hanging it.
