@@ -76,7 +76,7 @@ TEST(Registry, WhatTheCommandLineReads) {
             EXPECT_FALSE(t.values.empty()) << n << ": " << t.key;
         }
     EXPECT_EQ(kernel_job("matmul").tunables.size(), 6u);
-    EXPECT_EQ(keys("interp"), (V{"scale", "in_w", "in_h", "vw"}));
+    EXPECT_EQ(keys("interp"), (V{"scale", "in_w", "in_h", "vw", "ry"}));
     EXPECT_EQ(keys("sort"), (V{"distribution", "algo", "radix_bits", "radix_items", "partition_threads"}));
     EXPECT_EQ(keys("quad"), (V{"integrand", "a", "b"}));
     for (const auto& n : kernel_job_names()) EXPECT_FALSE(kernel_job(n).description.empty()) << n;
