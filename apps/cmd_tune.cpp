@@ -436,6 +436,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         TuningRecord rec;
                         rec.best = ps.best_local;
                         rec.best_s = best_s;
+                        // A kernel whose parameters fix no work-group (interp's vw, ry) runs its
+                        // sets with NULL: a NULL entry, beside the defaults' local size it beat.
+                        if (rec.best.is_null()) {
+                            rec.source = "null";
+                            rec.tuned_local = default_local;
+                            rec.tuned_s = std::isfinite(default_s) ? default_s : best_s;
+                        }
                         rec.measured = chosen.measured + ps.measured;
                         rec.candidates = chosen.candidates + ps.candidates;
                         rec.strategy = "params " + ps.strategy;

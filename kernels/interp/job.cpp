@@ -199,6 +199,15 @@ public:
         return key;
     }
 
+    /// The tuner's view of a (vw, ry) set: any work-group (the tuner runs it with NULL), VW x RY
+    /// outputs per work-item.
+    ParamCandidate param_candidate(const DeviceInfo& device) const override {
+        ParamCandidate c = KernelJob::param_candidate(device);
+        c.params = {{"vw", vw_}, {"ry", ry_}};
+        c.outputs_per_item = vw_ * ry_;
+        return c;
+    }
+
     Bytes slice_input(const Assignment& a) const override {
         if (a.units == 0) return {};
         const auto [first, last] = slice_source_rows(a);
@@ -399,6 +408,8 @@ KernelJobFactory interp_job_factory() {
                 {"vw", "output pixels per work-item along x: 1, 2, 4, 8 or 16 (default: 4)"},
                 {"ry", "output rows per work-item: 1, 2 or 4 (default: 1); the NDRange is "
                        "(ceil(W / vw), ceil(H / ry))"}};
+    // `worksize tune` searches both (15 sets: exhaustive within the default budget).
+    f.tunables = {{"vw", {1, 2, 4, 8, 16}}, {"ry", {1, 2, 4}}};
     f.calibration_sizes = {"128", "256", "512"};
     f.tune_size = "256";
     f.paper_case = PaperCase{"1024", 10000, 5e11};  // the paper's compute amount
