@@ -308,9 +308,7 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     const std::uint64_t in_w = spec_u64(s, "in_w"), in_h = spec_u64(s, "in_h"),
                         out_w = spec_u64(s, "out_w"), out_h = spec_u64(s, "out_h"),
                         src_row0 = spec_u64(s, "src_row0"), src_rows = spec_u64(s, "src_rows"),
-                        vw = spec_u64(s, "vw");
-    // Slices of a master from before ry existed carry none: one row per work-item.
-    const std::uint64_t ry = s.params.contains("ry") ? spec_u64(s, "ry") : 1;
+                        vw = spec_u64(s, "vw"), ry = spec_u64(s, "ry");
     float sx = 0.0f, sy = 0.0f;
     try {
         sx = s.params.at("sx").get<float>();
