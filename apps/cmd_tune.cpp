@@ -436,6 +436,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         TuningRecord rec;
                         rec.best = ps.best_local;
                         rec.best_s = best_s;
+                        // A kernel whose parameters fix no work-group (interp's vw, ry) runs its
+                        // sets with NULL: a NULL entry, beside the defaults' local size it beat.
+                        if (rec.best.is_null()) {
+                            rec.source = "null";
+                            rec.tuned_local = default_local;
+                            rec.tuned_s = std::isfinite(default_s) ? default_s : best_s;
+                        }
                         rec.measured = chosen.measured + ps.measured;
                         rec.candidates = chosen.candidates + ps.candidates;
                         rec.strategy = "params " + ps.strategy;
@@ -458,8 +465,16 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                             return rec.params.contains(key);
                         });
                         const auto pj = make_job(plain);
-                        store.put_tuning(fingerprint_of(dev), t->kernel(), pj->tuning_key(), pj->problem(), rec,
-                                         unix_now(), dev.host);
+                        // It replaces the defaults' entry stored above: put() would combine the two
+                        // by their own best times (the defaults' the minimum of a search, ours a
+                        // head-to-head median) and could keep the defaults'.
+                        const StoreKey key{EntryKind::tuning, fingerprint_of(dev), t->kernel(), pj->tuning_key(),
+                                           size_class(pj->problem())};
+                        store.remove_if([&](const StoreEntry& e) {
+                            return e.key.kind == key.kind && e.key.kernel == key.kernel && e.key.params == key.params &&
+                                   e.key.size_class == key.size_class && e.key.device == key.device;
+                        });
+                        store.put_tuning(key.device, t->kernel(), key.params, pj->problem(), rec, unix_now(), dev.host);
                         store.save();
                         stored = params_stored = true;
                         check = BaselineCheck{};

@@ -2,7 +2,7 @@
 # The sample kernels against the field's libraries on one GPU node (issue 14), in one call:
 #   PART=kernels (default): PyTorch's FP32 GEMM, device copy and sort (cluster/torch_baselines.py)
 #     in the same call as worksize's matmul 4096 (register-tiled default, a few tile sets, the
-#     tiled kernel, CLBlast through --backend clblast), interp 8192² (vw 4, 8, 16), sort 2^26
+#     tiled kernel, CLBlast through --backend clblast), interp 8192² (vw 4, 8, 16; vw 4, 8 × ry 1, 2, 4), sort 2^26
 #     (radix settings, bitonic) on the GPU alone, and the awkward sizes against the nearest
 #     powers of two (time per operation);
 #   PART=split: `bench --strategies paper,model,oracle` on the GPU beside the node's CPU (PoCL) for
@@ -55,6 +55,10 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
         one tiled-paper matmul 4096 10 --param variant=tiled
         one clblast matmul 4096 10 --backend clblast
         for vw in 4 8 16; do one "vw$vw" interp 8192 20 --param vw=$vw; done
+        # Rows per work-item (the column taps once for ry rows), NULL local size.
+        for vw in 4 8; do for ry in 1 2 4; do
+            one "vw$vw-ry$ry-null" interp 8192 20 --param vw=$vw --param ry=$ry --local null
+        done; done
         # The paper rule's y priority makes (1,512) groups, one pixel column each: also x first,
         # NULL, and the local size a short tune finds.
         for vw in 4 8; do

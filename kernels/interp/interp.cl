@@ -1,31 +1,36 @@
 // interp.cl: FP32 bilinear image resize for worksize's interp job (kernels/interp/job.cpp).
 // OpenCL C 1.2.
 //
-// Geometry: each work-item computes VW consecutive output pixels of one row (VW = 1, 2, 4, 8
-// or 16, from the host as -DVW=…, the same value it uses for the geometry), so the NDRange is
-// (ceil(out_w / VW), rows of the slice): x = group of VW columns, y = row within the slice
-// (output row = row0 + y). The worker holds only the input rows the slice touches, starting at
-// input row src_row0. The last work-item of a row may be partial (out_w not a multiple of VW),
-// and the host may pad the NDRange: every store is guarded.
+// Geometry: each work-item computes a block of VW consecutive output pixels in each of RY
+// consecutive rows (VW = 1, 2, 4, 8 or 16 and RY = 1, 2 or 4, from the host as -DVW=… -DRY=…,
+// the same values it uses for the geometry), so the NDRange is (ceil(out_w / VW),
+// ceil(rows / RY)) for a slice of `rows` output rows: x = group of VW columns, y = group of RY
+// rows within the slice (output row = row0 + y·RY + r). The worker holds only the input rows
+// the slice touches, starting at input row src_row0. The last work-item of a row may be partial
+// (out_w not a multiple of VW), so may the last row group (rows not a multiple of RY), and the
+// host may pad the NDRange: every store is guarded.
 //
-// Memory traffic: the row's work (source row, its weight, the two row pointers) is done once
-// per work-item, not per pixel; neighbouring work-items read neighbouring input columns (the
-// taps of a warp's VW·32 pixels fall in a few cache lines of two input rows) and write one
-// contiguous run of VW floats each, as float4 (float2 for VW = 2) vector stores where the row
-// start is aligned to VW floats (out_w a multiple of VW), else vstore4/vstore2 (any alignment)
-// or, for the partial last work-item, one float at a time. The job counts the bytes moved as the input read once
-// plus the output written once (docs/user-guide.md, "interp").
+// Work per work-item: the column taps (x0, x1, wx for each of the VW columns: most of the tap
+// arithmetic) are computed once and reused for the RY rows; each row computes its own row taps
+// (y0, y1, wy) and its two row pointers once, and reads the taps as 32-bit indices from them.
+// Neighbouring work-items read neighbouring input columns (the taps of a warp's VW·32 pixels
+// fall in a few cache lines of two input rows) and write one contiguous run of VW floats per
+// row, as float4 (float2 for VW = 2) vector stores where the row start is aligned to VW floats
+// (out_w a multiple of VW), else vstore4/vstore2 (any alignment) or, for the partial last
+// work-item, one float at a time. The job counts the bytes moved as the input read once plus
+// the output written once (docs/user-guide.md, "interp").
 //
 // Bit-exact with the CPU reference (InterpJob::verify): the host computes the float scale
 // factors sx = in_w/out_w and sy = in_h/out_h once and passes them, so there is no division
 // here; contraction into fma is off, and the reference does the same float operations in the
-// same order for every pixel:
+// same order for every pixel (reusing a column's taps for several rows changes none of them):
 //   src = ((float)x + 0.5f) * s - 0.5f;  src = min(max(src, 0), n - 1);
 //   i0 = floor(src); i1 = min(i0 + 1, n - 1); w = src - i0;
 //   top = p00 + (p01 - p00) * wx;  bottom = p10 + (p11 - p10) * wx;
 //   out = top + (bottom - top) * wy.
 // The clamp keeps every tap inside the image for any x, so the pixels past out_w that a partial
-// last work-item computes (and does not store) read in bounds.
+// last work-item computes (and does not store) read in bounds; rows past the slice are neither
+// computed nor stored.
 // No barriers and no local memory: correct for any local size, NULL included.
 
 #pragma OPENCL FP_CONTRACT OFF
@@ -35,6 +40,12 @@
 #endif
 #if VW != 1 && VW != 2 && VW != 4 && VW != 8 && VW != 16
 #error "interp.cl: VW must be 1, 2, 4, 8 or 16"
+#endif
+#ifndef RY
+#define RY 1
+#endif
+#if RY != 1 && RY != 2 && RY != 4
+#error "interp.cl: RY must be 1, 2 or 4"
 #endif
 
 #define INTERP_CAT_(a, b) a##b
@@ -67,62 +78,71 @@ __kernel void interp_bilinear(__global const float* restrict in, __global float*
                               const int rows, const int src_row0, const int src_rows,
                               const float sx, const float sy) {
     const int xb = (int)get_global_id(0) * VW;  // first output column of this work-item
-    const int gy = (int)get_global_id(1);
-    if (xb >= out_w || gy >= rows) return;      // the host may pad the NDRange
+    const int yb = (int)get_global_id(1) * RY;  // its first row within the slice
+    if (xb >= out_w || yb >= rows) return;      // the host may pad the NDRange
 
-    // Once per work-item: the source rows and their weight.
-    int y0, y1;
-    float wy;
-    interp_tap(row0 + gy, sy, in_h, &y0, &y1, &wy);
-    // Rows relative to the slice's input rows; the clamp only keeps a host/device disagreement
-    // (which verify() would report) from reading out of bounds.
-    const int r0 = clamp(y0 - src_row0, 0, src_rows - 1);
-    const int r1 = clamp(y1 - src_row0, 0, src_rows - 1);
-    __global const float* const top_row = in + (size_t)r0 * in_w;
-    __global const float* const bottom_row = in + (size_t)r1 * in_w;
+    // Once per work-item: the column taps of its VW columns, for all of its rows.
+    int x0[VW], x1[VW];
+    float wx[VW];
+#pragma unroll
+    for (int v = 0; v < VW; ++v) interp_tap(xb + v, sx, in_w, &x0[v], &x1[v], &wx[v]);
 
-    float res[VW];
 #pragma unroll
-    for (int v = 0; v < VW; ++v) {
-        int x0, x1;
-        float wx;
-        interp_tap(xb + v, sx, in_w, &x0, &x1, &wx);
-        const float p00 = top_row[x0];
-        const float p01 = top_row[x1];
-        const float p10 = bottom_row[x0];
-        const float p11 = bottom_row[x1];
-        const float dt = p01 - p00;
-        const float et = dt * wx;
-        const float top = p00 + et;
-        const float db = p11 - p10;
-        const float eb = db * wx;
-        const float bottom = p10 + eb;
-        const float dv = bottom - top;
-        const float ev = dv * wy;
-        res[v] = top + ev;
-    }
+    for (int r = 0; r < RY; ++r) {
+        const int gy = yb + r;  // row within the slice
+        if (RY > 1 && gy >= rows) break;  // the slice's last row group may be partial
 
-    __global float* const o = out + (size_t)gy * out_w + xb;
-#if VW == 1
-    o[0] = res[0];
-#else
-    if (xb + VW <= out_w) {
-        // Stores of SW = min(VW, 4) floats (128 bits at most: the widest store of GPUs).
-        if (out_w % VW == 0) {  // aligned: the row start and xb are multiples of VW
+        // Once per row: the source rows and their weight.
+        int y0, y1;
+        float wy;
+        interp_tap(row0 + gy, sy, in_h, &y0, &y1, &wy);
+        // Rows relative to the slice's input rows; the clamp only keeps a host/device
+        // disagreement (which verify() would report) from reading out of bounds.
+        const int r0 = clamp(y0 - src_row0, 0, src_rows - 1);
+        const int r1 = clamp(y1 - src_row0, 0, src_rows - 1);
+        __global const float* const top_row = in + (size_t)r0 * in_w;
+        __global const float* const bottom_row = in + (size_t)r1 * in_w;
+
+        float res[VW];
 #pragma unroll
-            for (int c = 0; c < VW; c += INTERP_SW)
-                *(__global INTERP_STYPE*)(o + c) = INTERP_SVEC(res, c);
-        } else {
-#pragma unroll
-            for (int c = 0; c < VW; c += INTERP_SW)
-                INTERP_CAT(vstore, INTERP_SW)(INTERP_SVEC(res, c), 0, o + c);
+        for (int v = 0; v < VW; ++v) {
+            const float p00 = top_row[x0[v]];
+            const float p01 = top_row[x1[v]];
+            const float p10 = bottom_row[x0[v]];
+            const float p11 = bottom_row[x1[v]];
+            const float dt = p01 - p00;
+            const float et = dt * wx[v];
+            const float top = p00 + et;
+            const float db = p11 - p10;
+            const float eb = db * wx[v];
+            const float bottom = p10 + eb;
+            const float dv = bottom - top;
+            const float ev = dv * wy;
+            res[v] = top + ev;
         }
-    } else {
-        // The partial last work-item. Unrolled with constant indices, so that res stays in
-        // registers (a loop bound of out_w - xb would index it dynamically: private memory).
+
+        __global float* const o = out + (size_t)gy * out_w + xb;
+#if VW == 1
+        o[0] = res[0];
+#else
+        if (xb + VW <= out_w) {
+            // Stores of SW = min(VW, 4) floats (128 bits at most: the widest store of GPUs).
+            if (out_w % VW == 0) {  // aligned: the row start and xb are multiples of VW
 #pragma unroll
-        for (int v = 0; v < VW; ++v)
-            if (xb + v < out_w) o[v] = res[v];
-    }
+                for (int c = 0; c < VW; c += INTERP_SW)
+                    *(__global INTERP_STYPE*)(o + c) = INTERP_SVEC(res, c);
+            } else {
+#pragma unroll
+                for (int c = 0; c < VW; c += INTERP_SW)
+                    INTERP_CAT(vstore, INTERP_SW)(INTERP_SVEC(res, c), 0, o + c);
+            }
+        } else {
+            // The partial last work-item. Unrolled with constant indices, so that res stays in
+            // registers (a loop bound of out_w - xb would index it dynamically: private memory).
+#pragma unroll
+            for (int v = 0; v < VW; ++v)
+                if (xb + v < out_w) o[v] = res[v];
+        }
 #endif
+    }
 }

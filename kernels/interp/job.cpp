@@ -1,8 +1,10 @@
 // The interp sample job: FP32 bilinear resize of a seeded in_w×in_h image to out_w×out_h, split
 // by output rows. Master side (InterpJob: input, slices that carry only the input rows they
 // touch, a bit-exact CPU check) and worker side (execute_interp with interp.cl). Each work-item
-// computes VW consecutive pixels of a row (parameter `vw`, the kernel's -DVW), so the NDRange is
-// (ceil(out_w / VW), out_h) and a plan's rows are output rows.
+// computes VW consecutive pixels in each of RY consecutive rows (parameters `vw` and `ry`, the
+// kernel's -DVW and -DRY), so the NDRange is (ceil(out_w / VW), ceil(out_h / RY)) and a plan's
+// rows (units) are row groups of RY output rows, the last one partial where RY does not divide
+// out_h: a slice boundary never splits a work-item's rows.
 //
 // Exactness: the device and source_tap()/blend() below do the same float operations in the same
 // order with the same scale factors (computed once here, sent in the SliceSpec), no division on
@@ -24,13 +26,27 @@ namespace worksize::detail {
 namespace {
 
 constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 24;  // exact as float, fits int indexing
-/// Output pixels per work-item without `--param vw=N` (interp.cl's -DVW).
+/// Output pixels per work-item and row without `--param vw=N` (interp.cl's -DVW).
 constexpr std::uint64_t kDefaultVw = 4;
+/// Output rows per work-item without `--param ry=N` (interp.cl's -DRY).
+constexpr std::uint64_t kDefaultRy = 1;
 
 bool valid_vw(std::uint64_t vw) { return vw == 1 || vw == 2 || vw == 4 || vw == 8 || vw == 16; }
+bool valid_ry(std::uint64_t ry) { return ry == 1 || ry == 2 || ry == 4; }
 
 /// Work-items per output row: VW pixels each, the last one partial where VW does not divide.
 std::uint64_t items_per_row(std::uint64_t out_w, std::uint64_t vw) { return (out_w + vw - 1) / vw; }
+/// Row groups (the NDRange's y, a plan's units) of out_h rows: RY rows each, the last partial.
+std::uint64_t row_groups(std::uint64_t out_h, std::uint64_t ry) { return (out_h + ry - 1) / ry; }
+
+/// The output rows [first, first + count) of `units` row groups from group `offset`.
+struct RowRange {
+    std::uint64_t first = 0, count = 0;
+};
+RowRange output_rows(std::uint64_t offset, std::uint64_t units, std::uint64_t ry, std::uint64_t out_h) {
+    const std::uint64_t first = std::min(offset * ry, out_h);
+    return {first, std::min((offset + units) * ry, out_h) - first};
+}
 
 void require_dim(const char* what, std::uint64_t v) {
     if (v == 0 || v > kMaxDim)
@@ -118,6 +134,10 @@ public:
         if (!valid_vw(vw_))
             throw InvalidArgument("interp: parameter 'vw' (pixels per work-item) must be 1, 2, 4, "
                                   "8 or 16");
+        const double ry = param_number(o.params, "ry", double(kDefaultRy));
+        ry_ = (ry >= 1.0 && ry <= 4.0 && ry == std::floor(ry)) ? std::uint64_t(ry) : 0;
+        if (!valid_ry(ry_))
+            throw InvalidArgument("interp: parameter 'ry' (rows per work-item) must be 1, 2 or 4");
         sx_ = static_cast<float>(double(in_w_) / double(out_w_));
         sy_ = static_cast<float>(double(in_h_) / double(out_h_));
         if (iterations_ == 0) throw InvalidArgument("interp: iterations must be at least 1");
@@ -129,21 +149,25 @@ public:
         d.name = "interp";
         d.dims = 2;
         d.default_priority = Priority::y;
-        // Operations per work-item (VW output pixels). Per axis and tap: add, mul, sub, two
-        // clamps, floor, weight sub, neighbour min (8), the x axis per pixel and the y axis once;
-        // the blend per pixel: 3 sub, 3 mul, 3 add (9); two bounds compares.
-        d.ops_per_item = 17.0 * double(vw_) + 10.0;
+        // Operations per work-item (VW x RY output pixels). Per axis and tap: add, mul, sub, two
+        // clamps, floor, weight sub, neighbour min (8), the x axis once per column (VW) and the
+        // y axis once per row (RY); the blend per pixel: 3 sub, 3 mul, 3 add (9); two bounds
+        // compares. RY = 1: 17 VW + 10.
+        d.ops_per_item = 9.0 * double(vw_ * ry_) + 8.0 * double(vw_) + 8.0 * double(ry_) + 2.0;
         // Bytes as the device's memory moves them: the input read once and the output written
         // once, spread over the work-items (the taps' re-reads of neighbouring input pixels hit
-        // the caches). A row unit is ceil(out_w / VW) work-items.
-        const double items = double(items_per_row(out_w_, vw_)) * double(out_h_);
+        // the caches). A unit (row group) is ceil(out_w / VW) work-items.
+        const GlobalSize g = problem();
+        const double items = double(g.x) * double(g.y);
         d.bytes_in_per_item = double(in_w_ * in_h_ * sizeof(float)) / items;
         d.bytes_out_per_item = double(out_w_ * out_h_ * sizeof(float)) / items;
         d.bytes_in_fixed = 0.0;
         return d;
     }
 
-    GlobalSize problem() const override { return {items_per_row(out_w_, vw_), out_h_}; }
+    GlobalSize problem() const override {
+        return {items_per_row(out_w_, vw_), row_groups(out_h_, ry_)};
+    }
 
     void generate() override {
         std::mt19937_64 rng(seed_);
@@ -157,22 +181,36 @@ public:
         SliceSpec s = base_slice_spec("interp", problem(), a, iterations_);
         s.params = {{"in_w", in_w_}, {"in_h", in_h_}, {"out_w", out_w_}, {"out_h", out_h_},
                     {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},   {"src_rows", 0},
-                    {"vw", vw_}};
+                    {"vw", vw_},     {"ry", ry_}};
         if (a.units > 0) {
-            const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
+            const auto [first, last] = slice_source_rows(a);
             s.params["src_row0"] = first;
             s.params["src_rows"] = last - first + 1;
         }
         return s;
     }
 
-    /// Entries are per scale factors and pixels per work-item; the image sizes are the size
+    /// Entries are per scale factors and pixels per work-item (ry only where it is not 1, so
+    /// that the entries stored before it existed keep their key); the image sizes are the size
     /// class's business.
-    nlohmann::json tuning_key() const override { return {{"sx", sx_}, {"sy", sy_}, {"vw", vw_}}; }
+    nlohmann::json tuning_key() const override {
+        nlohmann::json key = {{"sx", sx_}, {"sy", sy_}, {"vw", vw_}};
+        if (ry_ != 1) key["ry"] = ry_;
+        return key;
+    }
+
+    /// The tuner's view of a (vw, ry) set: any work-group (the tuner runs it with NULL), VW x RY
+    /// outputs per work-item.
+    ParamCandidate param_candidate(const DeviceInfo& device) const override {
+        ParamCandidate c = KernelJob::param_candidate(device);
+        c.params = {{"vw", vw_}, {"ry", ry_}};
+        c.outputs_per_item = vw_ * ry_;
+        return c;
+    }
 
     Bytes slice_input(const Assignment& a) const override {
         if (a.units == 0) return {};
-        const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
+        const auto [first, last] = slice_source_rows(a);
         const std::size_t bytes = (last - first + 1) * in_w_ * sizeof(float);
         Bytes in(bytes);
         std::memcpy(in.data(), in_.data() + first * in_w_, bytes);
@@ -182,21 +220,23 @@ public:
     /// The source rows, sent from where they are (the same bytes slice_input packs).
     std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
         if (a.units == 0) return {};
-        const auto [first, last] = source_rows(a.offset, a.units, sy_, in_h_);
+        const auto [first, last] = slice_source_rows(a);
         return {std::as_bytes(std::span(in_.data() + first * in_w_, (last - first + 1) * in_w_))};
     }
 
     std::span<std::byte> output_target(const Assignment& a) override {
-        if (a.units == 0 || a.offset + a.units > out_h_) return {};
-        return std::as_writable_bytes(std::span(out_.data() + a.offset * out_w_, a.units * out_w_));
+        if (a.units == 0 || a.offset + a.units > problem().y) return {};
+        const RowRange r = output_rows(a.offset, a.units, ry_, out_h_);
+        return std::as_writable_bytes(std::span(out_.data() + r.first * out_w_, r.count * out_w_));
     }
 
     void accept_output(const Assignment& a, std::span<const std::byte> out) override {
-        if (a.offset + a.units > out_h_ || out.size() != a.units * out_w_ * sizeof(float))
-            throw Error("interp: slice at row " + std::to_string(a.offset) + " returned " +
+        const RowRange r = output_rows(a.offset, a.units, ry_, out_h_);
+        if (a.offset + a.units > problem().y || out.size() != r.count * out_w_ * sizeof(float))
+            throw Error("interp: slice at row " + std::to_string(r.first) + " returned " +
                         std::to_string(out.size()) + " bytes, expected " +
-                        std::to_string(a.units * out_w_ * sizeof(float)));
-        store_output(out_.data() + a.offset * out_w_, out);
+                        std::to_string(r.count * out_w_ * sizeof(float)));
+        store_output(out_.data() + r.first * out_w_, out);
     }
 
     Verdict verify() const override {
@@ -231,14 +271,23 @@ public:
                       (unsigned long long)out_w_, (unsigned long long)out_h_,
                       (unsigned long long)in_w_, (unsigned long long)in_h_, 1.0 / double(sx_),
                       1.0 / double(sy_), (unsigned long long)vw_);
-        return buf;
+        std::string text = buf;
+        if (ry_ != 1) text.append(" in each of ").append(std::to_string(ry_)).append(" rows");
+        return text;
     }
 
 private:
+    /// Input rows [first, last] that the output rows of assignment `a`'s row groups read.
+    std::pair<std::uint64_t, std::uint64_t> slice_source_rows(const Assignment& a) const {
+        const RowRange r = output_rows(a.offset, a.units, ry_, out_h_);
+        return source_rows(r.first, r.count, sy_, in_h_);
+    }
+
     std::uint64_t out_w_, out_h_, iterations_, seed_;
     double scale_ = 2.0;
     std::uint64_t in_w_ = 1, in_h_ = 1;
     std::uint64_t vw_ = kDefaultVw;
+    std::uint64_t ry_ = kDefaultRy;
     float sx_ = 1.0f, sy_ = 1.0f;
     std::vector<float> in_, out_;
 };
@@ -259,7 +308,7 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     const std::uint64_t in_w = spec_u64(s, "in_w"), in_h = spec_u64(s, "in_h"),
                         out_w = spec_u64(s, "out_w"), out_h = spec_u64(s, "out_h"),
                         src_row0 = spec_u64(s, "src_row0"), src_rows = spec_u64(s, "src_rows"),
-                        vw = spec_u64(s, "vw");
+                        vw = spec_u64(s, "vw"), ry = spec_u64(s, "ry");
     float sx = 0.0f, sy = 0.0f;
     try {
         sx = s.params.at("sx").get<float>();
@@ -271,16 +320,18 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     require_dim("in_h", in_h);
     require_dim("out_w", out_w);
     require_dim("out_h", out_h);
-    if (src_rows == 0 || src_row0 + src_rows > in_h || s.offset + s.units > out_h)
-        throw InvalidArgument("interp: slice rows outside the image");
     if (!valid_vw(vw)) throw InvalidArgument("interp: slice parameter 'vw' must be 1, 2, 4, 8 or 16");
+    if (!valid_ry(ry)) throw InvalidArgument("interp: slice parameter 'ry' must be 1, 2 or 4");
+    if (src_rows == 0 || src_row0 + src_rows > in_h || s.offset + s.units > row_groups(out_h, ry))
+        throw InvalidArgument("interp: slice rows outside the image");
+    const RowRange rows = output_rows(s.offset, s.units, ry, out_h);
     if (s.global.x < items_per_row(out_w, vw) || s.global.y < s.units)
         throw InvalidArgument("interp: slice NDRange (" + std::to_string(s.global.x) + "," +
                               std::to_string(s.global.y) + ") does not cover (" +
                               std::to_string(items_per_row(out_w, vw)) + "," +
                               std::to_string(s.units) + ")");
     const std::uint64_t in_bytes = src_rows * in_w * sizeof(float);
-    const std::uint64_t out_bytes = s.units * out_w * sizeof(float);
+    const std::uint64_t out_bytes = rows.count * out_w * sizeof(float);
     if (in.size() != in_bytes)
         throw InvalidArgument("interp: slice input has " + std::to_string(in.size()) +
                               " bytes, expected " + std::to_string(in_bytes));
@@ -293,10 +344,11 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
                         " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
 
     std::string options = "-DVW=";
-    options.append(std::to_string(vw));
+    options.append(std::to_string(vw)).append(" -DRY=").append(std::to_string(ry));
     cl::Program program = ctx.program("interp", options);
     std::string where = "kernel interp_bilinear (VW=";
-    where.append(std::to_string(vw)).append(") on ").append(ctx.info().name);
+    where.append(std::to_string(vw)).append(", RY=").append(std::to_string(ry)).append(") on ");
+    where.append(ctx.info().name);
     where.append(" with local size ").append(local_text(s.local));
     try {
         cl::CommandQueue& queue = ctx.queue();
@@ -311,8 +363,8 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         kernel.setArg(2, cl_int(in_w));
         kernel.setArg(3, cl_int(in_h));
         kernel.setArg(4, cl_int(out_w));
-        kernel.setArg(5, cl_int(s.offset));
-        kernel.setArg(6, cl_int(s.units));
+        kernel.setArg(5, cl_int(rows.first));
+        kernel.setArg(6, cl_int(rows.count));
         kernel.setArg(7, cl_int(src_row0));
         kernel.setArg(8, cl_int(src_rows));
         kernel.setArg(9, sx);
@@ -351,8 +403,11 @@ KernelJobFactory interp_job_factory() {
     f.params = {{"scale", "output / input size per axis (default: 2)"},
                 {"in_w", "input width (default: the output width / scale)"},
                 {"in_h", "input height (default: the output height / scale)"},
-                {"vw", "output pixels per work-item along x: 1, 2, 4, 8 or 16 (default: 4); the "
-                       "NDRange is (ceil(W / vw), H)"}};
+                {"vw", "output pixels per work-item along x: 1, 2, 4, 8 or 16 (default: 4)"},
+                {"ry", "output rows per work-item: 1, 2 or 4 (default: 1); the NDRange is "
+                       "(ceil(W / vw), ceil(H / ry))"}};
+    // `worksize tune` searches both (15 sets: exhaustive within the default budget).
+    f.tunables = {{"vw", {1, 2, 4, 8, 16}}, {"ry", {1, 2, 4}}};
     f.calibration_sizes = {"128", "256", "512"};
     f.tune_size = "256";
     f.paper_case = PaperCase{"1024", 10000, 5e11};  // the paper's compute amount

@@ -187,6 +187,23 @@ run 60 "$ws" plan --kernel matmul --size 48 --local tuned --db "$pdb"
 expect_out "^matmul: kernel reg bm=16 bn=16 bk=8 tm=$tm tn=$tn vw=4$" "plan names the tuned variant"
 run 120 "$ws" run matmul --size 48 --local tuned --param variant=tiled --db "$pdb" --json
 expect_jq '.variant == "kernel tiled"' "--param wins over the database's parameters"
+# interp's rows per work-item (vw given): its sets fix no work-group and run with NULL, so a
+# stored set is a NULL entry beside the defaults' local size it beat; `run --local tuned` then
+# runs it (the job's own key: vw 4, the default).
+run 400 "$ws" tune --kernel interp --size 16 --param vw=4 --param-search exhaustive --db "$pdb" "${fast[@]}"
+expect_rc 0 "tune interp's ry exhaustively"
+expect_out "^interp on device 0 .*size 16: parameters ry searched \(exhaustive\): 3 sets, 0 invalid, 3 of 3 measured, 0 failed; best ry=[124] .*(stored|the defaults kept)$" "interp's parameter search line"
+ientry='[.entries[] | select(.kind == "tuning" and .kernel == "interp")][0].payload'
+if grep -q "parameters ry searched.*; stored$" "$out"; then
+  if jq -e "$ientry | .params.vw == 4 and (.params.ry | IN(1,2,4)) and .source == \"null\" and .local == [0, 0] and .tuned_s > 0 and .strategy == \"params exhaustive\"" "$pdb" >/dev/null; then
+    ok "interp's stored set is a NULL entry with vw and ry"; else bad "interp params entry: $(jq -c "$ientry" "$pdb")"; fi
+  ry=$(jq "$ientry.params.ry" "$pdb")
+  run 120 "$ws" run interp --size 16 --local tuned --db "$pdb" --json
+  expect_rc 0 "run interp --local tuned with a parameter entry verifies"
+  expect_jq ".devices[0].global == [4, $(( (16 + ry - 1) / ry ))]" "run --local tuned runs interp's tuned ry"
+else
+  ok "interp's defaults kept (nothing stored to check)"
+fi
 run 60 "$ws" run matmul --size 48 --param tm=3
 expect_fail_line 2 "tm and tn must be 1, 2, 4 or 8" "an invalid tile parameter: one line with the valid values, exit 2"
 run 60 "$ws" tune --kernel matmul --size 48 --param-search sometimes --db "$pdb"
