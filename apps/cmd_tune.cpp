@@ -475,6 +475,18 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                                    e.key.size_class == key.size_class && e.key.device == key.device;
                         });
                         store.put_tuning(key.device, t->kernel(), key.params, pj->problem(), rec, unix_now(), dev.host);
+                        // And its local size under the configuration's own key and size, where
+                        // the plan of `--local tuned` looks once the set is applied (interp's ry
+                        // changes both): without it the run fell back to the paper's rule.
+                        KernelArgs configured = plain;
+                        for (const auto& [k2, v2] : rec.params.items()) configured.params.push_back(param_arg(k2, v2));
+                        const auto cj = make_job(configured);
+                        if (cj->tuning_key() != pj->tuning_key() || size_class(cj->problem()) != size_class(pj->problem())) {
+                            TuningRecord own = rec;
+                            own.params = nlohmann::json::object();
+                            store.put_tuning(key.device, t->kernel(), cj->tuning_key(), cj->problem(), own, unix_now(),
+                                             dev.host);
+                        }
                         store.save();
                         stored = params_stored = true;
                         check = BaselineCheck{};

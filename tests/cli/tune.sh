@@ -193,7 +193,7 @@ expect_jq '.variant == "kernel tiled"' "--param wins over the database's paramet
 run 400 "$ws" tune --kernel interp --size 16 --param vw=4 --param-search exhaustive --db "$pdb" "${fast[@]}"
 expect_rc 0 "tune interp's ry exhaustively"
 expect_out "^interp on device 0 .*size 16: parameters ry searched \(exhaustive\): 3 sets, 0 invalid, 3 of 3 measured, 0 failed; best ry=[124] .*(stored|the defaults kept)$" "interp's parameter search line"
-ientry='[.entries[] | select(.kind == "tuning" and .kernel == "interp")][0].payload'
+ientry='[.entries[] | select(.kind == "tuning" and .kernel == "interp" and .payload.params.ry != null)][0].payload'
 if grep -q "parameters ry searched.*; stored$" "$out"; then
   if jq -e "$ientry | .params.vw == 4 and (.params.ry | IN(1,2,4)) and .source == \"null\" and .local == [0, 0] and .tuned_s > 0 and .strategy == \"params exhaustive\"" "$pdb" >/dev/null; then
     ok "interp's stored set is a NULL entry with vw and ry"; else bad "interp params entry: $(jq -c "$ientry" "$pdb")"; fi
@@ -201,6 +201,11 @@ if grep -q "parameters ry searched.*; stored$" "$out"; then
   run 120 "$ws" run interp --size 16 --local tuned --db "$pdb" --json
   expect_rc 0 "run interp --local tuned with a parameter entry verifies"
   expect_jq ".devices[0].global == [4, $(( (16 + ry - 1) / ry ))]" "run --local tuned runs interp's tuned ry"
+  if [ "$ry" != 1 ]; then
+    expect_jq '.devices[0].local == [0, 0]' "... with the NULL local size its set was measured with"
+    if grep -q "without a tuned local size" "$err"; then bad "run --local tuned fell back to the paper rule: $(cat "$err")"
+    else ok "no fallback to the paper rule"; fi
+  fi
 else
   ok "interp's defaults kept (nothing stored to check)"
 fi
