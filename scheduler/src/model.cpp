@@ -1,5 +1,6 @@
 // Cost-model fitting, prediction and the split optimiser (see model.hpp and docs/models.md).
 #include "worksize/scheduler/model.hpp"
+#include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/planner.hpp"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <sstream>
 
 #include <Eigen/Dense>
 
@@ -469,13 +469,6 @@ private:
     std::vector<double> prepare_s_, combine_s_;  ///< each device's job-level phases (constant)
 };
 
-std::string fmt_s(double s) {
-    std::ostringstream o;
-    o.precision(4);
-    o << s << " s";
-    return o.str();
-}
-
 }  // namespace
 
 SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob& job,
@@ -590,19 +583,19 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
         const double one = sp.granule_time(i, 1, true).total_s;  // it would run with the others
         const std::string g = job.granule == 1 ? "1 unit" : "1 granule (" + std::to_string(job.granule) + " units)";
         if (one >= r.makespan_s) {
-            r.reasons[i] = "left out: even " + g + " would take " + fmt_s(one) +
-                           ", later than the job's " + fmt_s(r.makespan_s) + " without it";
+            r.reasons[i] = "left out: even " + g + " would take " + format_seconds(one, 4) +
+                           ", later than the job's " + format_seconds(r.makespan_s, 4) + " without it";
         } else {
             std::vector<char> with(n);
             for (std::size_t j = 0; j < n; ++j) with[j] = units[j] > 0 || j == i;
             const auto c = sp.solve_subset(with);
             const double m = c.empty() ? kInf : sp.makespan(c);
             r.reasons[i] = m < r.makespan_s
-                               ? "left out: with it the predicted makespan is " + fmt_s(m) + " against " +
-                                     fmt_s(r.makespan_s) + " without it, a gain within the " +
+                               ? "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
+                                     format_seconds(r.makespan_s, 4) + " without it, a gain within the " +
                                      std::to_string(int(std::lround(job.join_margin * 100))) + " % join margin"
-                               : "left out: with it the predicted makespan is " + fmt_s(m) + " against " +
-                                     fmt_s(r.makespan_s) + " without it (its send and fixed costs delay the job)";
+                               : "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
+                                     format_seconds(r.makespan_s, 4) + " without it (its send and fixed costs delay the job)";
         }
     }
     return r;
