@@ -290,12 +290,8 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             check_alloc(info, count * sizeof(float), "partials", units);
             cl::Kernel kern(prog, "trapezoid");
             partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
-            kern.setArg(0, partials);
-            kern.setArg(1, cl_ulong(s.offset));
-            kern.setArg(2, cl_ulong(units));
-            kern.setArg(3, cl_float(a));
-            kern.setArg(4, cl_float(h));
-            kern.setArg(5, cl::Local(L * sizeof(float)));
+            set_args(kern, partials, cl_ulong(s.offset), cl_ulong(units), cl_float(a), cl_float(h),
+                     cl::Local(L * sizeof(float)));
             iterate([&](std::vector<cl::Event>& ev) {
                 ev.emplace_back();
                 q.enqueueNDRangeKernel(kern, cl::NullRange, global, cl::NDRange(L), nullptr, &ev.back());
@@ -309,15 +305,8 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             count = (units + R - 1) / R;
             cl::Buffer terms(ctx.context(), CL_MEM_READ_WRITE, units * sizeof(float));
             partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
-            terms_k.setArg(0, terms);
-            terms_k.setArg(1, cl_ulong(s.offset));
-            terms_k.setArg(2, cl_ulong(units));
-            terms_k.setArg(3, cl_float(a));
-            terms_k.setArg(4, cl_float(h));
-            reduce_k.setArg(0, partials);
-            reduce_k.setArg(1, terms);
-            reduce_k.setArg(2, cl_ulong(units));
-            reduce_k.setArg(3, cl::Local(R * sizeof(float)));
+            set_args(terms_k, terms, cl_ulong(s.offset), cl_ulong(units), cl_float(a), cl_float(h));
+            set_args(reduce_k, partials, terms, cl_ulong(units), cl::Local(R * sizeof(float)));
             iterate([&](std::vector<cl::Event>& ev) {
                 ev.emplace_back();
                 q.enqueueNDRangeKernel(terms_k, cl::NullRange, global, cl::NullRange, nullptr, &ev.back());
@@ -336,10 +325,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             while (count > kMaxPartials && R >= 2) {
                 const std::uint64_t next = (count + R - 1) / R;
                 cl::Buffer summed(ctx.context(), CL_MEM_READ_WRITE, next * sizeof(float));
-                red.setArg(0, summed);
-                red.setArg(1, partials);
-                red.setArg(2, cl_ulong(count));
-                red.setArg(3, cl::Local(R * sizeof(float)));
+                set_args(red, summed, partials, cl_ulong(count), cl::Local(R * sizeof(float)));
                 cl::Event ev;
                 q.enqueueNDRangeKernel(red, cl::NullRange, cl::NDRange(next * R), cl::NDRange(R), nullptr, &ev);
                 ev.wait();

@@ -716,14 +716,9 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
         const std::uint64_t cu = std::max<std::uint64_t>(1, info.compute_units);
         const cl::NDRange map_range(std::min(tiles, cu * 8) * geo.wg);
         hist.setArg(2, cl_uint(n));
-        reduce.setArg(0, counts);
-        reduce.setArg(1, sums);
-        reduce.setArg(2, cl_uint(m));
-        top.setArg(0, sums);
-        top.setArg(1, cl_uint(blocks));
-        down.setArg(0, counts);
-        down.setArg(1, sums);
-        down.setArg(2, cl_uint(m));
+        set_args(reduce, counts, sums, cl_uint(m));
+        set_args(top, sums, cl_uint(blocks));
+        set_args(down, counts, sums, cl_uint(m));
         scatter.setArg(2, counts);
         scatter.setArg(3, cl_uint(n));
         std::vector<cl::Event> events;
@@ -733,9 +728,7 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
         };
         std::size_t cur = 0;
         for (std::uint64_t r = 0; r < s.iterations; ++r) {
-            to_keys.setArg(0, pristine);
-            to_keys.setArg(1, keys[0]);
-            to_keys.setArg(2, cl_uint(n));
+            set_args(to_keys, pristine, keys[0], cl_uint(n));
             launch(to_keys, map_range);
             cur = 0;
             for (std::uint64_t pass = 0; pass < passes; ++pass) {
@@ -754,9 +747,7 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
                 cur = 1 - cur;
             }
             // Back to floats, into the other key buffer.
-            from_keys.setArg(0, keys[cur]);
-            from_keys.setArg(1, keys[1 - cur]);
-            from_keys.setArg(2, cl_uint(n));
+            set_args(from_keys, keys[cur], keys[1 - cur], cl_uint(n));
             launch(from_keys, map_range);
             q.finish();
             for (const auto& e : events) t.kernel += event_seconds(e);
