@@ -181,18 +181,8 @@ public:
     }
 
     Verdict verify() const override {
-        auto runs = runs_;
-        std::sort(runs.begin(), runs.end());
-        std::uint64_t next = 0;
-        for (const auto& [off, len] : runs) {
-            if (off != next)
-                return {false, "intervals [" + std::to_string(std::min(off, next)) + ", " +
-                                   std::to_string(std::max(off, next)) + ") " +
-                                   (off > next ? "missing" : "counted twice")};
-            next = off + len;
-        }
-        if (next != n_)
-            return {false, "intervals [" + std::to_string(next) + ", " + std::to_string(n_) + ") missing"};
+        if (auto gap = coverage_error(runs_, n_, "intervals", "counted twice"); !gap.empty())
+            return {false, std::move(gap)};
         const double err = std::abs(result_ - exact_), bnd = bound();
         std::ostringstream s;
         s.precision(10);

@@ -485,18 +485,8 @@ public:
     /// them either way); the count of -0.0 is compared separately. With no NaN in the input,
     /// both checks together mean the output's multiset equals the input's bit for bit.
     Verdict verify() const override {
-        auto runs = runs_;
-        std::sort(runs.begin(), runs.end());
-        std::uint64_t next = 0;
-        for (const auto& [off, len] : runs) {
-            if (off != next)
-                return {false, "items [" + std::to_string(std::min(off, next)) + ", " +
-                                   std::to_string(std::max(off, next)) + ") " +
-                                   (off > next ? "missing" : "returned twice")};
-            next = off + len;
-        }
-        if (next != n_)
-            return {false, "items [" + std::to_string(next) + ", " + std::to_string(n_) + ") missing"};
+        if (auto gap = coverage_error(runs_, n_, "items", "returned twice"); !gap.empty())
+            return {false, std::move(gap)};
         for (std::uint64_t i = 1; i < n_; ++i)
             if (output_[i] < output_[i - 1])
                 return {false, "not sorted at " + std::to_string(i) + ": " +
@@ -516,7 +506,7 @@ public:
             return {false, "not a permutation of the input: " + std::to_string(neg_zeros(output_)) +
                                " times -0.0, expected " + std::to_string(neg_zeros(input()))};
         return {true, std::to_string(n_) + " floats sorted, a permutation of the input (" +
-                          std::to_string(runs.size()) + " slices)"};
+                          std::to_string(runs_.size()) + " slices)"};
     }
 
     std::string summary() const override {
