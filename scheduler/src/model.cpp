@@ -329,17 +329,25 @@ public:
         return {prep, comb};
     }
 
-    /// Makespan of granule counts (the one partial granule is ignored here).
-    double makespan(const std::vector<std::uint64_t>& c) const {
-        double link = 0, ms = 0;
+    /// Call done(i, seconds) with the time at which each device i with granules in `c` finishes,
+    /// in send order (a device's send starts when the one before it has sent, with serial sends).
+    template <class Done>
+    void each_finish(const std::vector<std::uint64_t>& c, Done&& done) const {
+        double link = 0;
         const bool shared = shared_counts(c);
         for (int i : order_) {
             if (c[i] == 0) continue;
             const Prediction p = granule_time(i, c[i], shared);
             const double start = job_.serial_sends ? link : 0.0;
             if (job_.serial_sends) link = start + p.send_s;
-            ms = std::max(ms, start + p.total_s);
+            done(i, start + p.total_s);
         }
+    }
+
+    /// Makespan of granule counts (the one partial granule is ignored here).
+    double makespan(const std::vector<std::uint64_t>& c) const {
+        double ms = 0;
+        each_finish(c, [&](int, double t) { ms = std::max(ms, t); });
         const auto [prep, comb] = job_phases(c);
         return ms + prep + comb;
     }
@@ -410,15 +418,7 @@ public:
 
     std::vector<double> finishes(const std::vector<std::uint64_t>& c) const {
         std::vector<double> f(n_, 0.0);
-        double link = 0;
-        const bool shared = shared_counts(c);
-        for (int i : order_) {
-            if (c[i] == 0) continue;
-            const Prediction p = granule_time(i, c[i], shared);
-            const double start = job_.serial_sends ? link : 0.0;
-            if (job_.serial_sends) link = start + p.send_s;
-            f[i] = start + p.total_s;
-        }
+        each_finish(c, [&](int i, double t) { f[std::size_t(i)] = t; });
         return f;
     }
 
