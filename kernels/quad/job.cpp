@@ -203,12 +203,7 @@ public:
     double result() const { return result_; }
 
 private:
-    void check_range(const Assignment& a) const {
-        if (a.offset > n_ || a.units > n_ - a.offset)
-            throw InvalidArgument("quad: slice [" + std::to_string(a.offset) + ", +" +
-                                  std::to_string(a.units) + ") outside the " + std::to_string(n_) +
-                                  " intervals");
-    }
+    void check_range(const Assignment& a) const { check_slice("quad", a.offset, a.units, n_, "intervals"); }
 
     std::uint64_t n_;
     std::uint64_t iterations_;
@@ -240,9 +235,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
     const auto& f = integrand(s.params.value("integrand", std::string("sin")));
     const double a = s.params.value("a", f.a), b = s.params.value("b", f.b);
     const std::uint64_t n = s.problem.x;
-    if (n == 0 || s.offset > n || units > n - s.offset)
-        throw InvalidArgument("quad: slice [" + std::to_string(s.offset) + ", +" + std::to_string(units) +
-                              ") outside the " + std::to_string(n) + " intervals");
+    check_slice("quad", s.offset, units, n, "intervals");  // units > 0: n = 0 is outside too
     const std::uint64_t L = s.local.x;
     std::uint64_t G = std::max(s.global.x, units);
     if (L && G % L) G = (G / L + 1) * L;

@@ -247,5 +247,29 @@ TEST(Quad, UnknownIntegrandIsInvalidArgument) {
     EXPECT_THROW(make_job(10, "tan"), InvalidArgument);
 }
 
+TEST(Quad, SliceOutsideTheIntervalsIsOneClearError) {
+    auto job = make_job(10, "sin");
+    Assignment a;
+    a.offset = 6;
+    a.units = 4;
+    a.global = {4, 1};
+    SliceSpec spec = job->slice_spec(a);
+    // The job checks each assignment, the executor the spec it is given: both one past the end.
+    a.offset = spec.offset = 8;
+    try {
+        job->accept_output(a, {});
+        FAIL() << "no error";
+    } catch (const InvalidArgument& e) {
+        EXPECT_STREQ(e.what(), "quad: slice [8, +4) outside the 10 intervals");
+    }
+    try {
+        Bytes out;
+        kernel_job("quad").execute(test::first_device(), spec, {}, out);
+        FAIL() << "no error";
+    } catch (const InvalidArgument& e) {
+        EXPECT_STREQ(e.what(), "quad: slice [8, +4) outside the 10 intervals");
+    }
+}
+
 }  // namespace
 }  // namespace worksize

@@ -521,12 +521,7 @@ public:
     }
 
 private:
-    void check_range(const Assignment& a) const {
-        if (a.offset > n_ || a.units > n_ - a.offset)
-            throw InvalidArgument("sort: slice [" + std::to_string(a.offset) + ", +" +
-                                  std::to_string(a.units) + ") outside the " + std::to_string(n_) +
-                                  " items");
-    }
+    void check_range(const Assignment& a) const { check_slice("sort", a.offset, a.units, n_, "items"); }
 
     std::uint64_t n_;
     std::uint64_t iterations_;

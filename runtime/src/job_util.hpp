@@ -53,6 +53,17 @@ inline void store_output(void* dest, std::span<const std::byte> out) {
     if (!out.empty() && out.data() != static_cast<const std::byte*>(dest)) parallel_copy(dest, out.data(), out.size());
 }
 
+/// Throws InvalidArgument "<kernel>: slice [offset, +units) outside the <n> <what>" unless the
+/// slice lies within [0, n).
+inline void check_slice(const char* kernel, std::uint64_t offset, std::uint64_t units, std::uint64_t n,
+                        const char* what) {
+    if (offset <= n && units <= n - offset) return;
+    std::string m(kernel);
+    m.append(": slice [").append(std::to_string(offset)).append(", +").append(std::to_string(units));
+    m.append(") outside the ").append(std::to_string(n)).append(" ").append(what);
+    throw InvalidArgument(m);
+}
+
 /// Why the slices `runs` ((offset, units) in any order) do not cover [0, n) exactly once, for a
 /// verify(): "<what> [a, b) missing" or "<what> [a, b) <twice>" for the first gap or overlap;
 /// empty when they do.
