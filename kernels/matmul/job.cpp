@@ -462,36 +462,20 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
             const LocalSize l = reg.shape();
             where += ", reg " + reg.text();
             kernel = cl::Kernel(program, "matmul_reg");
-            kernel.setArg(0, mi);
-            kernel.setArg(1, ni);
-            kernel.setArg(2, ki);
-            kernel.setArg(3, a_buf);
-            kernel.setArg(4, b_buf);
-            kernel.setArg(5, c_buf);
+            set_args(kernel, mi, ni, ki, a_buf, b_buf, c_buf);
             local = cl::NDRange(l.x, l.y);
             global = cl::NDRange((cols + l.x - 1) / l.x * l.x, (units + l.y - 1) / l.y * l.y);
         } else if (tk > 0) {
             where += ", tiled TK=" + std::to_string(tk);
             kernel = cl::Kernel(program, "matmul_tiled");
-            kernel.setArg(0, mi);
-            kernel.setArg(1, ni);
-            kernel.setArg(2, ki);
-            kernel.setArg(3, cl_int(tk));
-            kernel.setArg(4, a_buf);
-            kernel.setArg(5, b_buf);
-            kernel.setArg(6, c_buf);
-            kernel.setArg(7, cl::Local(s.local.y * kWpt * tk * sizeof(float)));
-            kernel.setArg(8, cl::Local(tk * s.local.x * sizeof(float)));
+            set_args(kernel, mi, ni, ki, cl_int(tk), a_buf, b_buf, c_buf,
+                     cl::Local(s.local.y * kWpt * tk * sizeof(float)),
+                     cl::Local(tk * s.local.x * sizeof(float)));
             local = cl::NDRange(s.local.x, s.local.y);
         } else {
             where += ", direct";
             kernel = cl::Kernel(program, "matmul_direct");
-            kernel.setArg(0, mi);
-            kernel.setArg(1, ni);
-            kernel.setArg(2, ki);
-            kernel.setArg(3, a_buf);
-            kernel.setArg(4, b_buf);
-            kernel.setArg(5, c_buf);
+            set_args(kernel, mi, ni, ki, a_buf, b_buf, c_buf);
             if (!s.local.is_null()) local = cl::NDRange(s.local.x, s.local.y);
         }
         std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));

@@ -181,18 +181,8 @@ public:
     }
 
     Verdict verify() const override {
-        auto runs = runs_;
-        std::sort(runs.begin(), runs.end());
-        std::uint64_t next = 0;
-        for (const auto& [off, len] : runs) {
-            if (off != next)
-                return {false, "intervals [" + std::to_string(std::min(off, next)) + ", " +
-                                   std::to_string(std::max(off, next)) + ") " +
-                                   (off > next ? "missing" : "counted twice")};
-            next = off + len;
-        }
-        if (next != n_)
-            return {false, "intervals [" + std::to_string(next) + ", " + std::to_string(n_) + ") missing"};
+        if (auto gap = coverage_error(runs_, n_, "intervals", "counted twice"); !gap.empty())
+            return {false, std::move(gap)};
         const double err = std::abs(result_ - exact_), bnd = bound();
         std::ostringstream s;
         s.precision(10);
@@ -213,12 +203,7 @@ public:
     double result() const { return result_; }
 
 private:
-    void check_range(const Assignment& a) const {
-        if (a.offset > n_ || a.units > n_ - a.offset)
-            throw InvalidArgument("quad: slice [" + std::to_string(a.offset) + ", +" +
-                                  std::to_string(a.units) + ") outside the " + std::to_string(n_) +
-                                  " intervals");
-    }
+    void check_range(const Assignment& a) const { check_slice("quad", a.offset, a.units, n_, "intervals"); }
 
     std::uint64_t n_;
     std::uint64_t iterations_;
@@ -250,9 +235,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
     const auto& f = integrand(s.params.value("integrand", std::string("sin")));
     const double a = s.params.value("a", f.a), b = s.params.value("b", f.b);
     const std::uint64_t n = s.problem.x;
-    if (n == 0 || s.offset > n || units > n - s.offset)
-        throw InvalidArgument("quad: slice [" + std::to_string(s.offset) + ", +" + std::to_string(units) +
-                              ") outside the " + std::to_string(n) + " intervals");
+    check_slice("quad", s.offset, units, n, "intervals");  // units > 0: n = 0 is outside too
     const std::uint64_t L = s.local.x;
     std::uint64_t G = std::max(s.global.x, units);
     if (L && G % L) G = (G / L + 1) * L;
@@ -290,12 +273,8 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             check_alloc(info, count * sizeof(float), "partials", units);
             cl::Kernel kern(prog, "trapezoid");
             partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
-            kern.setArg(0, partials);
-            kern.setArg(1, cl_ulong(s.offset));
-            kern.setArg(2, cl_ulong(units));
-            kern.setArg(3, cl_float(a));
-            kern.setArg(4, cl_float(h));
-            kern.setArg(5, cl::Local(L * sizeof(float)));
+            set_args(kern, partials, cl_ulong(s.offset), cl_ulong(units), cl_float(a), cl_float(h),
+                     cl::Local(L * sizeof(float)));
             iterate([&](std::vector<cl::Event>& ev) {
                 ev.emplace_back();
                 q.enqueueNDRangeKernel(kern, cl::NullRange, global, cl::NDRange(L), nullptr, &ev.back());
@@ -309,15 +288,8 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             count = (units + R - 1) / R;
             cl::Buffer terms(ctx.context(), CL_MEM_READ_WRITE, units * sizeof(float));
             partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
-            terms_k.setArg(0, terms);
-            terms_k.setArg(1, cl_ulong(s.offset));
-            terms_k.setArg(2, cl_ulong(units));
-            terms_k.setArg(3, cl_float(a));
-            terms_k.setArg(4, cl_float(h));
-            reduce_k.setArg(0, partials);
-            reduce_k.setArg(1, terms);
-            reduce_k.setArg(2, cl_ulong(units));
-            reduce_k.setArg(3, cl::Local(R * sizeof(float)));
+            set_args(terms_k, terms, cl_ulong(s.offset), cl_ulong(units), cl_float(a), cl_float(h));
+            set_args(reduce_k, partials, terms, cl_ulong(units), cl::Local(R * sizeof(float)));
             iterate([&](std::vector<cl::Event>& ev) {
                 ev.emplace_back();
                 q.enqueueNDRangeKernel(terms_k, cl::NullRange, global, cl::NullRange, nullptr, &ev.back());
@@ -336,10 +308,7 @@ SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const 
             while (count > kMaxPartials && R >= 2) {
                 const std::uint64_t next = (count + R - 1) / R;
                 cl::Buffer summed(ctx.context(), CL_MEM_READ_WRITE, next * sizeof(float));
-                red.setArg(0, summed);
-                red.setArg(1, partials);
-                red.setArg(2, cl_ulong(count));
-                red.setArg(3, cl::Local(R * sizeof(float)));
+                set_args(red, summed, partials, cl_ulong(count), cl::Local(R * sizeof(float)));
                 cl::Event ev;
                 q.enqueueNDRangeKernel(red, cl::NullRange, cl::NDRange(next * R), cl::NDRange(R), nullptr, &ev);
                 ev.wait();

@@ -173,6 +173,22 @@ TEST_P(QuadNegative, MissingSliceFails) {
     EXPECT_NE(v.detail.find("missing"), std::string::npos) << v.detail;
 }
 
+TEST_P(QuadNegative, SliceCountedTwiceFails) {
+    auto job = make_job(GetParam(), "sin");
+    job->generate();
+    const auto as = plan(GetParam(), 3, LocalChoice::div8, 4096);
+    for (std::size_t i = 0; i < as.size(); ++i) {
+        Bytes out;
+        kernel_job("quad").execute(test::first_device(), job->slice_spec(as[i]), {}, out);
+        job->accept_output(as[i], out);
+        if (i == 0) job->accept_output(as[i], out);
+    }
+    job->finish();
+    const Verdict v = job->verify();
+    EXPECT_FALSE(v.ok);
+    EXPECT_EQ(v.detail, "intervals [0, " + std::to_string(as[0].units) + ") counted twice");
+}
+
 // Shifts are first-order (h * (f(end) - f(start)) of the slice), so they are caught while that
 // exceeds the FP32 bound: up to about n = 10^4 here.
 INSTANTIATE_TEST_SUITE_P(Sizes, QuadNegative, ::testing::Values<std::uint64_t>(509, 1000, 1023));
@@ -229,6 +245,30 @@ TEST(Quad, RejectedLocalSizeNamesKernelDeviceAndLocal) {
 
 TEST(Quad, UnknownIntegrandIsInvalidArgument) {
     EXPECT_THROW(make_job(10, "tan"), InvalidArgument);
+}
+
+TEST(Quad, SliceOutsideTheIntervalsIsOneClearError) {
+    auto job = make_job(10, "sin");
+    Assignment a;
+    a.offset = 6;
+    a.units = 4;
+    a.global = {4, 1};
+    SliceSpec spec = job->slice_spec(a);
+    // The job checks each assignment, the executor the spec it is given: both one past the end.
+    a.offset = spec.offset = 8;
+    try {
+        job->accept_output(a, {});
+        FAIL() << "no error";
+    } catch (const InvalidArgument& e) {
+        EXPECT_STREQ(e.what(), "quad: slice [8, +4) outside the 10 intervals");
+    }
+    try {
+        Bytes out;
+        kernel_job("quad").execute(test::first_device(), spec, {}, out);
+        FAIL() << "no error";
+    } catch (const InvalidArgument& e) {
+        EXPECT_STREQ(e.what(), "quad: slice [8, +4) outside the 10 intervals");
+    }
 }
 
 }  // namespace

@@ -485,18 +485,8 @@ public:
     /// them either way); the count of -0.0 is compared separately. With no NaN in the input,
     /// both checks together mean the output's multiset equals the input's bit for bit.
     Verdict verify() const override {
-        auto runs = runs_;
-        std::sort(runs.begin(), runs.end());
-        std::uint64_t next = 0;
-        for (const auto& [off, len] : runs) {
-            if (off != next)
-                return {false, "items [" + std::to_string(std::min(off, next)) + ", " +
-                                   std::to_string(std::max(off, next)) + ") " +
-                                   (off > next ? "missing" : "returned twice")};
-            next = off + len;
-        }
-        if (next != n_)
-            return {false, "items [" + std::to_string(next) + ", " + std::to_string(n_) + ") missing"};
+        if (auto gap = coverage_error(runs_, n_, "items", "returned twice"); !gap.empty())
+            return {false, std::move(gap)};
         for (std::uint64_t i = 1; i < n_; ++i)
             if (output_[i] < output_[i - 1])
                 return {false, "not sorted at " + std::to_string(i) + ": " +
@@ -516,7 +506,7 @@ public:
             return {false, "not a permutation of the input: " + std::to_string(neg_zeros(output_)) +
                                " times -0.0, expected " + std::to_string(neg_zeros(input()))};
         return {true, std::to_string(n_) + " floats sorted, a permutation of the input (" +
-                          std::to_string(runs.size()) + " slices)"};
+                          std::to_string(runs_.size()) + " slices)"};
     }
 
     std::string summary() const override {
@@ -531,12 +521,7 @@ public:
     }
 
 private:
-    void check_range(const Assignment& a) const {
-        if (a.offset > n_ || a.units > n_ - a.offset)
-            throw InvalidArgument("sort: slice [" + std::to_string(a.offset) + ", +" +
-                                  std::to_string(a.units) + ") outside the " + std::to_string(n_) +
-                                  " items");
-    }
+    void check_range(const Assignment& a) const { check_slice("sort", a.offset, a.units, n_, "items"); }
 
     std::uint64_t n_;
     std::uint64_t iterations_;
@@ -716,14 +701,9 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
         const std::uint64_t cu = std::max<std::uint64_t>(1, info.compute_units);
         const cl::NDRange map_range(std::min(tiles, cu * 8) * geo.wg);
         hist.setArg(2, cl_uint(n));
-        reduce.setArg(0, counts);
-        reduce.setArg(1, sums);
-        reduce.setArg(2, cl_uint(m));
-        top.setArg(0, sums);
-        top.setArg(1, cl_uint(blocks));
-        down.setArg(0, counts);
-        down.setArg(1, sums);
-        down.setArg(2, cl_uint(m));
+        set_args(reduce, counts, sums, cl_uint(m));
+        set_args(top, sums, cl_uint(blocks));
+        set_args(down, counts, sums, cl_uint(m));
         scatter.setArg(2, counts);
         scatter.setArg(3, cl_uint(n));
         std::vector<cl::Event> events;
@@ -733,9 +713,7 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
         };
         std::size_t cur = 0;
         for (std::uint64_t r = 0; r < s.iterations; ++r) {
-            to_keys.setArg(0, pristine);
-            to_keys.setArg(1, keys[0]);
-            to_keys.setArg(2, cl_uint(n));
+            set_args(to_keys, pristine, keys[0], cl_uint(n));
             launch(to_keys, map_range);
             cur = 0;
             for (std::uint64_t pass = 0; pass < passes; ++pass) {
@@ -754,9 +732,7 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
                 cur = 1 - cur;
             }
             // Back to floats, into the other key buffer.
-            from_keys.setArg(0, keys[cur]);
-            from_keys.setArg(1, keys[1 - cur]);
-            from_keys.setArg(2, cl_uint(n));
+            set_args(from_keys, keys[cur], keys[1 - cur], cl_uint(n));
             launch(from_keys, map_range);
             q.finish();
             for (const auto& e : events) t.kernel += event_seconds(e);

@@ -292,6 +292,19 @@ TEST_F(SortNegative, MissingSliceFails) {
     EXPECT_NE(v.detail.find("missing"), std::string::npos) << v.detail;
 }
 
+TEST(Sort, SliceOutsideTheItemsIsOneClearError) {
+    auto job = make_job(10);
+    Assignment a;
+    a.offset = 8;
+    a.units = 4;
+    try {
+        job->slice_input(a);
+        FAIL() << "no error";
+    } catch (const InvalidArgument& e) {
+        EXPECT_STREQ(e.what(), "sort: slice [8, +4) outside the 10 items");
+    }
+}
+
 TEST(Sort, EmptySliceLaunchesNothing) {
     auto job = make_job(10);
     Assignment a;

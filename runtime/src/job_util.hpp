@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "worksize/runtime/kernel_job.hpp"
@@ -50,6 +51,35 @@ inline void parallel_copy(void* dest, const void* src, std::size_t n) {
 /// (KernelJob::output_target): then it is that very memory and there is nothing to copy.
 inline void store_output(void* dest, std::span<const std::byte> out) {
     if (!out.empty() && out.data() != static_cast<const std::byte*>(dest)) parallel_copy(dest, out.data(), out.size());
+}
+
+/// Throws InvalidArgument "<kernel>: slice [offset, +units) outside the <n> <what>" unless the
+/// slice lies within [0, n).
+inline void check_slice(const char* kernel, std::uint64_t offset, std::uint64_t units, std::uint64_t n,
+                        const char* what) {
+    if (offset <= n && units <= n - offset) return;
+    std::string m(kernel);
+    m.append(": slice [").append(std::to_string(offset)).append(", +").append(std::to_string(units));
+    m.append(") outside the ").append(std::to_string(n)).append(" ").append(what);
+    throw InvalidArgument(m);
+}
+
+/// Why the slices `runs` ((offset, units) in any order) do not cover [0, n) exactly once, for a
+/// verify(): "<what> [a, b) missing" or "<what> [a, b) <twice>" for the first gap or overlap;
+/// empty when they do.
+inline std::string coverage_error(std::vector<std::pair<std::uint64_t, std::uint64_t>> runs, std::uint64_t n,
+                                  const char* what, const char* twice) {
+    std::sort(runs.begin(), runs.end());
+    std::uint64_t next = 0;
+    for (const auto& [off, len] : runs) {
+        if (off != next)
+            return std::string(what) + " [" + std::to_string(std::min(off, next)) + ", " +
+                   std::to_string(std::max(off, next)) + ") " + (off > next ? "missing" : twice);
+        next = off + len;
+    }
+    if (next != n)
+        return std::string(what) + " [" + std::to_string(next) + ", " + std::to_string(n) + ") missing";
+    return {};
 }
 
 /// "(16,16)" or "NULL", for error contexts.

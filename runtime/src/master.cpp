@@ -17,11 +17,11 @@
 #include <deque>
 #include <future>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "cluster_impl.hpp"
 #include "job_util.hpp"
+#include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize {
@@ -29,17 +29,6 @@ namespace worksize {
 using wire::kCmd;
 using wire::kPayload;
 using wire::kResult;
-
-namespace {
-
-std::string fmt_seconds(double s) {
-    std::ostringstream o;
-    o.precision(3);
-    o << s << " s";
-    return o.str();
-}
-
-}  // namespace
 
 JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name) {
     if (!is_master()) throw Error("Cluster::run is for rank 0");
@@ -337,8 +326,8 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             // A worker whose output is being received is heard by test_recv's patience.
             const bool owed = (n > 0 && !receiving.count(r)) || std::any_of(pending.begin(), pending.end(), [r = r](const Pending& p) { return p.rank == r; });
             if (owed && now - heard[r] > impl_->rank_timeout_s) {
-                lose(r, "nothing heard from it for " + fmt_seconds(now - heard[r]) + " (--rank-timeout " +
-                            fmt_seconds(impl_->rank_timeout_s) + ")");
+                lose(r, "nothing heard from it for " + format_seconds(now - heard[r], 3) + " (--rank-timeout " +
+                            format_seconds(impl_->rank_timeout_s, 3) + ")");
                 break;
             }
         }

@@ -22,12 +22,17 @@ namespace worksize::mpi {
 
 namespace {
 
-void check(int rc, const char* call) {
-    if (rc == MPI_SUCCESS) return;
+/// MPI's text for the error code `rc`.
+std::string mpi_error_text(int rc) {
     char msg[MPI_MAX_ERROR_STRING] = {};
     int len = 0;
     MPI_Error_string(rc, msg, &len);
-    throw MpiError(std::string(call) + " failed: " + std::string(msg, static_cast<std::size_t>(len)));
+    return std::string(msg, static_cast<std::size_t>(len));
+}
+
+void check(int rc, const char* call) {
+    if (rc == MPI_SUCCESS) return;
+    throw MpiError(std::string(call) + " failed: " + mpi_error_text(rc));
 }
 
 constexpr std::size_t kChunk = std::size_t(1) << 30;  // 1 GiB pieces: counts stay in int
@@ -283,11 +288,8 @@ bool MpiComm::test_send(std::size_t id) {
     if (rc != MPI_SUCCESS) {
         const int dest = it->second->dest;
         sends_.erase(it);  // its requests are left to MPI: the destination is lost
-        char msg[MPI_MAX_ERROR_STRING] = {};
-        int len = 0;
-        MPI_Error_string(rc, msg, &len);
-        throw Error(ErrorReason::lost_rank, "sending to rank " + std::to_string(dest) +
-                                                " failed: " + std::string(msg, static_cast<std::size_t>(len)));
+        throw Error(ErrorReason::lost_rank,
+                    "sending to rank " + std::to_string(dest) + " failed: " + mpi_error_text(rc));
     }
     if (done) sends_.erase(it);
     return done != 0;

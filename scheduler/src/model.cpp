@@ -1,5 +1,6 @@
 // Cost-model fitting, prediction and the split optimiser (see model.hpp and docs/models.md).
 #include "worksize/scheduler/model.hpp"
+#include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/planner.hpp"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <sstream>
 
 #include <Eigen/Dense>
 
@@ -329,17 +329,25 @@ public:
         return {prep, comb};
     }
 
-    /// Makespan of granule counts (the one partial granule is ignored here).
-    double makespan(const std::vector<std::uint64_t>& c) const {
-        double link = 0, ms = 0;
+    /// Call done(i, seconds) with the time at which each device i with granules in `c` finishes,
+    /// in send order (a device's send starts when the one before it has sent, with serial sends).
+    template <class Done>
+    void each_finish(const std::vector<std::uint64_t>& c, Done&& done) const {
+        double link = 0;
         const bool shared = shared_counts(c);
         for (int i : order_) {
             if (c[i] == 0) continue;
             const Prediction p = granule_time(i, c[i], shared);
             const double start = job_.serial_sends ? link : 0.0;
             if (job_.serial_sends) link = start + p.send_s;
-            ms = std::max(ms, start + p.total_s);
+            done(i, start + p.total_s);
         }
+    }
+
+    /// Makespan of granule counts (the one partial granule is ignored here).
+    double makespan(const std::vector<std::uint64_t>& c) const {
+        double ms = 0;
+        each_finish(c, [&](int, double t) { ms = std::max(ms, t); });
         const auto [prep, comb] = job_phases(c);
         return ms + prep + comb;
     }
@@ -410,15 +418,7 @@ public:
 
     std::vector<double> finishes(const std::vector<std::uint64_t>& c) const {
         std::vector<double> f(n_, 0.0);
-        double link = 0;
-        const bool shared = shared_counts(c);
-        for (int i : order_) {
-            if (c[i] == 0) continue;
-            const Prediction p = granule_time(i, c[i], shared);
-            const double start = job_.serial_sends ? link : 0.0;
-            if (job_.serial_sends) link = start + p.send_s;
-            f[i] = start + p.total_s;
-        }
+        each_finish(c, [&](int i, double t) { f[std::size_t(i)] = t; });
         return f;
     }
 
@@ -468,13 +468,6 @@ private:
     std::vector<int> order_;
     std::vector<double> prepare_s_, combine_s_;  ///< each device's job-level phases (constant)
 };
-
-std::string fmt_s(double s) {
-    std::ostringstream o;
-    o.precision(4);
-    o << s << " s";
-    return o.str();
-}
 
 }  // namespace
 
@@ -590,19 +583,19 @@ SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob&
         const double one = sp.granule_time(i, 1, true).total_s;  // it would run with the others
         const std::string g = job.granule == 1 ? "1 unit" : "1 granule (" + std::to_string(job.granule) + " units)";
         if (one >= r.makespan_s) {
-            r.reasons[i] = "left out: even " + g + " would take " + fmt_s(one) +
-                           ", later than the job's " + fmt_s(r.makespan_s) + " without it";
+            r.reasons[i] = "left out: even " + g + " would take " + format_seconds(one, 4) +
+                           ", later than the job's " + format_seconds(r.makespan_s, 4) + " without it";
         } else {
             std::vector<char> with(n);
             for (std::size_t j = 0; j < n; ++j) with[j] = units[j] > 0 || j == i;
             const auto c = sp.solve_subset(with);
             const double m = c.empty() ? kInf : sp.makespan(c);
             r.reasons[i] = m < r.makespan_s
-                               ? "left out: with it the predicted makespan is " + fmt_s(m) + " against " +
-                                     fmt_s(r.makespan_s) + " without it, a gain within the " +
+                               ? "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
+                                     format_seconds(r.makespan_s, 4) + " without it, a gain within the " +
                                      std::to_string(int(std::lround(job.join_margin * 100))) + " % join margin"
-                               : "left out: with it the predicted makespan is " + fmt_s(m) + " against " +
-                                     fmt_s(r.makespan_s) + " without it (its send and fixed costs delay the job)";
+                               : "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
+                                     format_seconds(r.makespan_s, 4) + " without it (its send and fixed costs delay the job)";
         }
     }
     return r;

@@ -5,22 +5,17 @@
 
 #include "worksize/runtime/device_selection.hpp"
 
+#include "synthetic_devices.hpp"
+
 namespace worksize {
 namespace {
 
-DeviceInfo dev(int index, DeviceType type, std::string name) {
-    DeviceInfo d;
-    d.index = index;
-    d.type = type;
-    d.name = std::move(name);
-    d.platform = type == DeviceType::cpu ? "Portable Computing Language" : "NVIDIA CUDA";
-    d.vendor = type == DeviceType::cpu ? "GenuineIntel" : "NVIDIA Corporation";
-    return d;
-}
+using unit::discovered;
 
 /// A node of two H200s and PoCL's CPU device, as `worksize devices --all` numbers them.
-const std::vector<DeviceInfo> node = {dev(0, DeviceType::gpu, "NVIDIA H200"), dev(1, DeviceType::gpu, "NVIDIA H200"),
-                                      dev(2, DeviceType::cpu, "cpu-sapphirerapids-Intel(R) Xeon(R)")};
+const std::vector<DeviceInfo> node = {discovered(0, DeviceType::gpu, "NVIDIA H200"),
+                                      discovered(1, DeviceType::gpu, "NVIDIA H200"),
+                                      discovered(2, DeviceType::cpu, "cpu-sapphirerapids-Intel(R) Xeon(R)")};
 
 std::vector<std::size_t> pick(const std::string& spec, RankPlace place, int per_rank = 1, bool master_works = false) {
     DeviceSelection sel;

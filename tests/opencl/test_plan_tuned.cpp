@@ -10,24 +10,10 @@
 #include "worksize/runtime/autotune.hpp"
 #include "worksize/runtime/kernel_job.hpp"
 
+#include "synthetic_devices.hpp"
+
 namespace worksize {
 namespace {
-
-DeviceInfo cpu(const std::string& name, std::uint32_t cus) {
-    DeviceInfo d;
-    d.host = "node1";
-    d.platform = "Portable Computing Language";
-    d.name = name;
-    d.vendor = "test";
-    d.driver_version = "1.0";
-    d.type = DeviceType::cpu;
-    d.compute_units = cus;
-    d.pes_per_cu = 16;
-    d.max_work_group_size = 4096;
-    d.max_work_item_sizes = {4096, 4096, 4096};
-    d.global_mem_bytes = 8ull << 30;
-    return d;
-}
 
 class PlanTuned : public ::testing::Test {
 protected:
@@ -41,7 +27,7 @@ protected:
         o.size = {256, 1000};
         o.params = {{"vw", 1}};  // one pixel per work-item: the NDRange is the image
         job_ = kernel_job("interp").make(o);
-        devices_ = {cpu("dev-a", 4), cpu("dev-b", 8)};
+        devices_ = {unit::node1_cpu("dev-a", 4), unit::node1_cpu("dev-b", 8)};
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
 

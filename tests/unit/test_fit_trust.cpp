@@ -11,22 +11,13 @@
 #include "worksize/scheduler/model.hpp"
 #include "worksize/scheduler/strategy.hpp"
 
+#include "synthetic_devices.hpp"
+
 using namespace worksize;
 
 namespace {
 
-DeviceInfo device(const std::string& name, std::uint32_t cus) {
-    DeviceInfo d;
-    d.host = "node1";
-    d.name = name;
-    d.type = DeviceType::cpu;
-    d.compute_units = cus;
-    d.pes_per_cu = 16;
-    d.max_work_group_size = 4096;
-    d.max_work_item_sizes = {4096, 4096, 4096};
-    d.global_mem_bytes = 8ull << 30;
-    return d;
-}
+using unit::node1_cpu;
 
 CostModel kernel_only(double per_op_s) {
     CostModel m;
@@ -135,7 +126,7 @@ TEST(FitQuality, StoredWithTheModelAndOptionalWhenRead) {
 }
 
 TEST(UntrustedModel, TwoDevicesOneUntrustedIsThePaperSplit) {
-    const std::vector<DeviceInfo> devs{device("slow", 2), device("fast", 6)};
+    const std::vector<DeviceInfo> devs{node1_cpu("slow", 2), node1_cpu("fast", 6)};
     // The models say 1 : 4 by speed; the paper rule goes by the PEs (1 : 3) and its correction.
     const std::vector<CostModel> models{kernel_only(4e-9), kernel_only(1e-9)};
     const PlanRequest r = model_request(4096);
@@ -160,7 +151,7 @@ TEST(UntrustedModel, TwoDevicesOneUntrustedIsThePaperSplit) {
 }
 
 TEST(UntrustedModel, TheTrustedDevicesSplitTheRestByTheirModels) {
-    const std::vector<DeviceInfo> devs{device("a", 2), device("b", 6), device("c", 4)};
+    const std::vector<DeviceInfo> devs{node1_cpu("a", 2), node1_cpu("b", 6), node1_cpu("c", 4)};
     const std::vector<CostModel> models{kernel_only(3e-9), kernel_only(1e-9), kernel_only(1.5e-9)};
     const PlanRequest r = model_request(4096);
     SplitContext ctx = model_context(models, 4096);

@@ -5,17 +5,16 @@
 #include "worksize/scheduler/profile.hpp"
 #include "worksize/scheduler/types.hpp"
 
+#include "synthetic_devices.hpp"
+
 namespace worksize {
 namespace {
 
+/// Device `index` of rank `rank` on `host`: PoCL's CPU or (any other type) an H200.
 DeviceInfo dev(int rank, int index, std::string host, DeviceType type, std::string pci = "") {
-    DeviceInfo d;
+    DeviceInfo d = unit::discovered(index, type, type == DeviceType::cpu ? "cpu-x86-64" : "NVIDIA H200");
     d.rank = rank;
-    d.index = index;
     d.host = std::move(host);
-    d.platform = type == DeviceType::cpu ? "Portable Computing Language" : "NVIDIA CUDA";
-    d.name = type == DeviceType::cpu ? "cpu-x86-64" : "NVIDIA H200";
-    d.type = type;
     d.pci_bus_id = std::move(pci);
     return d;
 }

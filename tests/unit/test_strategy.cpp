@@ -12,24 +12,12 @@
 #include "worksize/scheduler/store.hpp"
 #include "worksize/scheduler/strategy.hpp"
 
+#include "synthetic_devices.hpp"
+
 namespace worksize {
 namespace {
 
-DeviceInfo device(const std::string& name, std::uint32_t cus, std::uint32_t pes_per_cu = 16) {
-    DeviceInfo d;
-    d.host = "node1";
-    d.platform = "test";
-    d.name = name;
-    d.vendor = "test";
-    d.driver_version = "1.0";
-    d.type = DeviceType::cpu;
-    d.compute_units = cus;
-    d.pes_per_cu = pes_per_cu;
-    d.max_work_group_size = 4096;
-    d.max_work_item_sizes = {4096, 4096, 4096};
-    d.global_mem_bytes = 8ull << 30;
-    return d;
-}
+using unit::node1_cpu;
 
 KernelDescriptor kernel2d() {
     KernelDescriptor k;
@@ -70,7 +58,7 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST(Oracle, TwoDevicesFindTheOptimumOnTheFinestGrid) {
     // Device 0 (fewer PEs) is a third as fast as device 1: the optimum gives it 25 %.
-    const std::vector<DeviceInfo> devs{device("small", 2), device("large", 8)};
+    const std::vector<DeviceInfo> devs{node1_cpu("small", 2), node1_cpu("large", 8)};
     int calls = 0, warm = 0;
     std::vector<std::string> steps;
     OracleInputs in;
@@ -101,7 +89,7 @@ TEST(Oracle, TwoDevicesFindTheOptimumOnTheFinestGrid) {
 
 TEST(Oracle, RepeatsAndIdenticalUnitsAreMeasuredOnce) {
     // 4 rows: most shares round to the same units, which are measured once.
-    const std::vector<DeviceInfo> devs{device("a", 2), device("b", 8)};
+    const std::vector<DeviceInfo> devs{node1_cpu("a", 2), node1_cpu("b", 8)};
     int calls = 0;
     OracleInputs in;
     in.makespan = balanced({1.0, 1.0}, &calls);
@@ -115,7 +103,7 @@ TEST(Oracle, RepeatsAndIdenticalUnitsAreMeasuredOnce) {
 }
 
 TEST(Oracle, ThreeDevicesDescendWithinTheStepAndTheCap) {
-    const std::vector<DeviceInfo> devs{device("a", 2), device("b", 4), device("c", 8)};
+    const std::vector<DeviceInfo> devs{node1_cpu("a", 2), node1_cpu("b", 4), node1_cpu("c", 8)};
     int calls = 0;
     OracleInputs in;
     in.makespan = balanced({1.0, 1.0, 2.0}, &calls);  // optimum 25 %, 25 %, 50 %
@@ -131,12 +119,12 @@ TEST(Oracle, ThreeDevicesDescendWithinTheStepAndTheCap) {
 
 TEST(Oracle, Errors) {
     OracleInputs in;
-    EXPECT_THROW(oracle_search({device("a", 1)}, request2d({64, 64}), nullptr, {}, in), InvalidArgument);
+    EXPECT_THROW(oracle_search({node1_cpu("a", 1)}, request2d({64, 64}), nullptr, {}, in), InvalidArgument);
     int calls = 0;
     in.makespan = balanced({1.0}, &calls);
     EXPECT_THROW(oracle_search({}, request2d({64, 64}), nullptr, {}, in), Error);
     in.options.repeats = 0;
-    EXPECT_THROW(oracle_search({device("a", 1)}, request2d({64, 64}), nullptr, {}, in), InvalidArgument);
+    EXPECT_THROW(oracle_search({node1_cpu("a", 1)}, request2d({64, 64}), nullptr, {}, in), InvalidArgument);
     EXPECT_EQ(oracle_steps(1, {}), 2u);
     EXPECT_EQ(oracle_steps(2, {}), 26u);
     EXPECT_EQ(oracle_steps(4, {}), 47u);
@@ -147,7 +135,7 @@ TEST(Oracle, Errors) {
 class TunedPlanning : public ::testing::Test {
 protected:
     const nlohmann::json params_ = {{"scale", 2}};
-    std::vector<DeviceInfo> devs_{device("dev-a", 4), device("dev-b", 8)};
+    std::vector<DeviceInfo> devs_{node1_cpu("dev-a", 4), node1_cpu("dev-b", 8)};
     Store store_{"/nowhere/db.json"};
 
     PlanRequest request(std::vector<double> weights) const {
@@ -303,7 +291,7 @@ TEST(Registry, ARegisteredStrategyPlansByName) {
     EXPECT_EQ(strategy_names().back(), "first-only");
     PlanRequest r = request2d({64, 64});
     r.strategy = "first-only";
-    const Plan p = make_plan({device("a", 2), device("b", 2)}, r);
+    const Plan p = make_plan({node1_cpu("a", 2), node1_cpu("b", 2)}, r);
     EXPECT_EQ(p.strategy, "first-only");
     EXPECT_EQ(p.assignments[0].units, 64u);
     EXPECT_EQ(p.assignments[1].units, 0u);
@@ -312,7 +300,7 @@ TEST(Registry, ARegisteredStrategyPlansByName) {
 // --- each strategy through plan_split ---------------------------------------------------------
 
 TEST(Strategies, DeviceOnlyOnesMatchSplitWeights) {
-    const std::vector<DeviceInfo> devs{device("a", 2), device("b", 6)};
+    const std::vector<DeviceInfo> devs{node1_cpu("a", 2), node1_cpu("b", 6)};
     for (const std::string name : {"even", "pe-ratio", "paper"}) {
         PlanRequest r = request2d({64, 4096});
         r.strategy = name;
@@ -334,7 +322,7 @@ TEST(Strategies, DeviceOnlyOnesMatchSplitWeights) {
 }
 
 TEST(Strategies, ModelSplitsByTheCostModels) {
-    const std::vector<DeviceInfo> devs{device("slow", 2), device("fast", 6)};
+    const std::vector<DeviceInfo> devs{node1_cpu("slow", 2), node1_cpu("fast", 6)};
     std::vector<CostModel> models(2);
     models[0].kernel.per_x_s = 3e-9;
     models[1].kernel.per_x_s = 1e-9;
@@ -355,7 +343,7 @@ TEST(Strategies, ModelSplitsByTheCostModels) {
 }
 
 TEST(Strategies, OracleSearchesThroughTheInjectedMeasurement) {
-    const std::vector<DeviceInfo> devs{device("small", 2), device("large", 8)};
+    const std::vector<DeviceInfo> devs{node1_cpu("small", 2), node1_cpu("large", 8)};
     PlanRequest r = request2d({64, 1024});
     r.strategy = "oracle";
     EXPECT_THROW(plan_split(devs, r), InvalidArgument);  // nothing to measure with

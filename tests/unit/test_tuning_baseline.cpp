@@ -15,6 +15,8 @@
 #include "worksize/scheduler/store.hpp"
 #include "worksize/scheduler/tuning.hpp"
 
+#include "synthetic_devices.hpp"
+
 using namespace worksize;
 
 namespace {
@@ -41,22 +43,6 @@ MeasureFn times(std::map<std::uint64_t, double> t, std::vector<std::uint64_t>* c
         if (s < 0) throw std::runtime_error("CL_INVALID_WORK_GROUP_SIZE");
         return s;
     };
-}
-
-DeviceInfo device(const std::string& name) {
-    DeviceInfo d;
-    d.host = "node1";
-    d.platform = "test";
-    d.name = name;
-    d.vendor = "test";
-    d.driver_version = "1.0";
-    d.type = DeviceType::cpu;
-    d.compute_units = 4;
-    d.pes_per_cu = 16;
-    d.max_work_group_size = 4096;
-    d.max_work_item_sizes = {4096, 4096, 4096};
-    d.global_mem_bytes = 8ull << 30;
-    return d;
 }
 
 }  // namespace
@@ -254,7 +240,7 @@ TEST(TuningRecordSource, OlderEntriesAreTunedAndSourcesAreChecked) {
 }
 
 TEST(TunedPlanningBaseline, NullAndPaperEntriesAreUsedAndSaySo) {
-    const std::vector<DeviceInfo> devs{device("dev-a"), device("dev-b")};
+    const std::vector<DeviceInfo> devs{unit::node1_cpu("dev-a", 4), unit::node1_cpu("dev-b", 4)};
     const nlohmann::json params = {{"scale", 2}};
     Store store("/nowhere/db.json");
     TuningRecord null_rec{{0, 0}, 1e-3, 10, 50, "guided", 3};

@@ -69,6 +69,14 @@ private:
 /// Seconds between an event's CL_PROFILING_COMMAND_START and _END.
 double event_seconds(const cl::Event& ev);
 
+/// Set `kernel`'s arguments 0, 1, 2, ... to `args` in order (cl::Kernel::setArg for each; a
+/// cl::Local is a __local buffer of that size).
+template <class... Args>
+void set_args(cl::Kernel& kernel, const Args&... args) {
+    cl_uint index = 0;
+    (static_cast<void>(kernel.setArg(index++, args)), ...);
+}
+
 /// Pinned (page-locked) host memory of one device's context, for the runtime's payload buffers:
 /// an allocation of at least threshold() bytes is a cl::Buffer made with CL_MEM_ALLOC_HOST_PTR
 /// and mapped once (for reading and writing) on the resource's own queue; its mapped pointer is
