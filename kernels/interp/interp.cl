@@ -2,7 +2,7 @@
 // OpenCL C 1.2.
 //
 // Geometry: each work-item computes a block of VW consecutive output pixels in each of RY
-// consecutive rows (VW = 1, 2, 4, 8 or 16 and RY = 1, 2 or 4, from the host as -DVW=… -DRY=…,
+// consecutive rows (VW = 1, 2, 4, 8 or 16 and RY = 1, 2, 4 or 8, from the host as -DVW=… -DRY=…,
 // the same values it uses for the geometry), so the NDRange is (ceil(out_w / VW),
 // ceil(rows / RY)) for a slice of `rows` output rows: x = group of VW columns, y = group of RY
 // rows within the slice (output row = row0 + y·RY + r). The worker holds only the input rows
@@ -44,8 +44,8 @@
 #ifndef RY
 #define RY 1
 #endif
-#if RY != 1 && RY != 2 && RY != 4
-#error "interp.cl: RY must be 1, 2 or 4"
+#if RY != 1 && RY != 2 && RY != 4 && RY != 8
+#error "interp.cl: RY must be 1, 2, 4 or 8"
 #endif
 
 #define INTERP_CAT_(a, b) a##b

@@ -32,7 +32,7 @@ constexpr std::uint64_t kDefaultVw = 4;
 constexpr std::uint64_t kDefaultRy = 1;
 
 bool valid_vw(std::uint64_t vw) { return vw == 1 || vw == 2 || vw == 4 || vw == 8 || vw == 16; }
-bool valid_ry(std::uint64_t ry) { return ry == 1 || ry == 2 || ry == 4; }
+bool valid_ry(std::uint64_t ry) { return ry == 1 || ry == 2 || ry == 4 || ry == 8; }
 
 /// Work-items per output row: VW pixels each, the last one partial where VW does not divide.
 std::uint64_t items_per_row(std::uint64_t out_w, std::uint64_t vw) { return (out_w + vw - 1) / vw; }
@@ -135,9 +135,9 @@ public:
             throw InvalidArgument("interp: parameter 'vw' (pixels per work-item) must be 1, 2, 4, "
                                   "8 or 16");
         const double ry = param_number(o.params, "ry", double(kDefaultRy));
-        ry_ = (ry >= 1.0 && ry <= 4.0 && ry == std::floor(ry)) ? std::uint64_t(ry) : 0;
+        ry_ = (ry >= 1.0 && ry <= 8.0 && ry == std::floor(ry)) ? std::uint64_t(ry) : 0;
         if (!valid_ry(ry_))
-            throw InvalidArgument("interp: parameter 'ry' (rows per work-item) must be 1, 2 or 4");
+            throw InvalidArgument("interp: parameter 'ry' (rows per work-item) must be 1, 2, 4 or 8");
         sx_ = static_cast<float>(double(in_w_) / double(out_w_));
         sy_ = static_cast<float>(double(in_h_) / double(out_h_));
         if (iterations_ == 0) throw InvalidArgument("interp: iterations must be at least 1");
@@ -321,7 +321,7 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     require_dim("out_w", out_w);
     require_dim("out_h", out_h);
     if (!valid_vw(vw)) throw InvalidArgument("interp: slice parameter 'vw' must be 1, 2, 4, 8 or 16");
-    if (!valid_ry(ry)) throw InvalidArgument("interp: slice parameter 'ry' must be 1, 2 or 4");
+    if (!valid_ry(ry)) throw InvalidArgument("interp: slice parameter 'ry' must be 1, 2, 4 or 8");
     if (src_rows == 0 || src_row0 + src_rows > in_h || s.offset + s.units > row_groups(out_h, ry))
         throw InvalidArgument("interp: slice rows outside the image");
     const RowRange rows = output_rows(s.offset, s.units, ry, out_h);
@@ -404,10 +404,10 @@ KernelJobFactory interp_job_factory() {
                 {"in_w", "input width (default: the output width / scale)"},
                 {"in_h", "input height (default: the output height / scale)"},
                 {"vw", "output pixels per work-item along x: 1, 2, 4, 8 or 16 (default: 4)"},
-                {"ry", "output rows per work-item: 1, 2 or 4 (default: 1); the NDRange is "
+                {"ry", "output rows per work-item: 1, 2, 4 or 8 (default: 1); the NDRange is "
                        "(ceil(W / vw), ceil(H / ry))"}};
-    // `worksize tune` searches both (15 sets: exhaustive within the default budget).
-    f.tunables = {{"vw", {1, 2, 4, 8, 16}}, {"ry", {1, 2, 4}}};
+    // `worksize tune` searches both (20 sets: exhaustive within the default budget).
+    f.tunables = {{"vw", {1, 2, 4, 8, 16}}, {"ry", {1, 2, 4, 8}}};
     f.calibration_sizes = {"128", "256", "512"};
     f.tune_size = "256";
     f.paper_case = PaperCase{"1024", 10000, 5e11};  // the paper's compute amount

@@ -217,6 +217,13 @@ INSTANTIATE_TEST_SUITE_P(VwRy, InterpRowBlock,
                              return "vw" + std::to_string(std::get<0>(info.param)) + "_ry" +
                                     std::to_string(std::get<1>(info.param));
                          });
+// Eight rows per work-item, with the GPU's default pixels per work-item only (PoCL compiles a
+// program per local size: each combination costs seconds).
+INSTANTIATE_TEST_SUITE_P(Ry8, InterpRowBlock, ::testing::Values(std::make_tuple(std::uint64_t{4}, std::uint64_t{8})),
+                         [](const auto& info) {
+                             return "vw" + std::to_string(std::get<0>(info.param)) + "_ry" +
+                                    std::to_string(std::get<1>(info.param));
+                         });
 
 TEST(Interp, SquareDescriptorIsWhatPlansUse) {
     // 1024^2 output from 512^2 input (scale 2), 4 pixels per work-item (the default): 256 x 1024

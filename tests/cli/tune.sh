@@ -192,10 +192,10 @@ expect_jq '.variant == "kernel tiled"' "--param wins over the database's paramet
 # runs it (the job's own key: vw 4, the default).
 run 400 "$ws" tune --kernel interp --size 16 --param vw=4 --param-search exhaustive --db "$pdb" "${fast[@]}"
 expect_rc 0 "tune interp's ry exhaustively"
-expect_out "^interp on device 0 .*size 16: parameters ry searched \(exhaustive\): 3 sets, 0 invalid, 3 of 3 measured, 0 failed; best ry=[124] .*(stored|the defaults kept)$" "interp's parameter search line"
+expect_out "^interp on device 0 .*size 16: parameters ry searched \(exhaustive\): 4 sets, 0 invalid, 4 of 4 measured, 0 failed; best ry=[1248] .*(stored|the defaults kept)$" "interp's parameter search line"
 ientry='[.entries[] | select(.kind == "tuning" and .kernel == "interp" and .payload.params.ry != null)][0].payload'
 if grep -q "parameters ry searched.*; stored$" "$out"; then
-  if jq -e "$ientry | .params.vw == 4 and (.params.ry | IN(1,2,4)) and .source == \"null\" and .local == [0, 0] and .tuned_s > 0 and .strategy == \"params exhaustive\"" "$pdb" >/dev/null; then
+  if jq -e "$ientry | .params.vw == 4 and (.params.ry | IN(1,2,4,8)) and .source == \"null\" and .local == [0, 0] and .tuned_s > 0 and .strategy == \"params exhaustive\"" "$pdb" >/dev/null; then
     ok "interp's stored set is a NULL entry with vw and ry"; else bad "interp params entry: $(jq -c "$ientry" "$pdb")"; fi
   ry=$(jq "$ientry.params.ry" "$pdb")
   run 120 "$ws" run interp --size 16 --local tuned --db "$pdb" --json

@@ -75,7 +75,7 @@ run 60 "$ws" run interp --size 64 --param scale=0;       expect_fail_line 2 "int
 run 60 "$ws" run interp --size 64 --param scale=abc;     expect_fail_line 2 "interp: parameter 'scale' must be a number" "interp scale abc"
 run 60 "$ws" run interp --size 64 --param in_w=2.5;      expect_fail_line 2 "interp: parameter 'in_w' must be an integer" "interp in_w 2.5"
 run 60 "$ws" run interp --size 64 --param vw=3;          expect_fail_line 2 "interp: parameter 'vw' \(pixels per work-item\) must be 1, 2, 4, 8 or 16" "interp vw 3"
-run 60 "$ws" run interp --size 64 --param ry=3;          expect_fail_line 2 "interp: parameter 'ry' \(rows per work-item\) must be 1, 2 or 4" "interp ry 3"
+run 60 "$ws" run interp --size 64 --param ry=3;          expect_fail_line 2 "interp: parameter 'ry' \(rows per work-item\) must be 1, 2, 4 or 8" "interp ry 3"
 run 60 "$ws" run quad --size 1024 --param integrand=bogus; expect_fail_line 2 "quad: unknown integrand 'bogus'" "quad integrand bogus"
 run 60 "$ws" run quad --size 1024 --param a=foo;         expect_fail_line 2 "quad: parameter 'a' must be a number" "quad a=foo (was a JSON type error, exit 1)"
 run 60 "$ws" run quad --size 1024 --param a=2 --param b=1; expect_fail_line 2 "quad: the interval needs finite a < b" "quad a > b"
