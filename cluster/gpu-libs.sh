@@ -2,7 +2,7 @@
 # The sample kernels against the field's libraries on one GPU node (issue 14), in one call:
 #   PART=kernels (default): PyTorch's FP32 GEMM, device copy and sort (cluster/torch_baselines.py)
 #     in the same call as worksize's matmul 4096 (register-tiled default, a few tile sets, the
-#     tiled kernel, CLBlast through --backend clblast), interp 8192² (vw 4, 8, 16; vw 4, 8 × ry 1, 2, 4), sort 2^26
+#     tiled kernel, CLBlast through --backend clblast), interp 8192² (vw 4, 8, 16; vw 4, 8 × ry 1, 2, 4, 8; a tune at vw 4 ry 4), sort 2^26
 #     (radix settings, bitonic) on the GPU alone, and the awkward sizes against the nearest
 #     powers of two (time per operation);
 #   PART=split: `bench --strategies paper,model,oracle` on the GPU beside the node's CPU (PoCL) for
@@ -56,7 +56,7 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
         one clblast matmul 4096 10 --backend clblast
         for vw in 4 8 16; do one "vw$vw" interp 8192 20 --param vw=$vw; done
         # Rows per work-item (the column taps once for ry rows), NULL local size.
-        for vw in 4 8; do for ry in 1 2 4; do
+        for vw in 4 8; do for ry in 1 2 4 8; do
             one "vw$vw-ry$ry-null" interp 8192 20 --param vw=$vw --param ry=$ry --local null
         done; done
         # The paper rule's y priority makes (1,512) groups, one pixel column each: also x first,
@@ -65,9 +65,10 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
             one "vw$vw-priority-x" interp 8192 20 --param vw=$vw --priority x
             one "vw$vw-null" interp 8192 20 --param vw=$vw --local null
         done
-        timeout -k 5 60 mpiexec -n 1 worksize tune --kernel interp --size 8192 --param vw=8 --select "0=$GPU" \
-            > "$OUT/tune-interp.txt" 2>&1
-        one vw8-tuned interp 8192 20 --param vw=8 --local tuned
+        # A tune of the local size at the best set (each candidate is a whole run: about 4 s).
+        timeout -k 5 150 mpiexec -n 1 worksize tune --kernel interp --size 8192 --param vw=4 --param ry=4 \
+            --select "0=$GPU" > "$OUT/tune-interp.txt" 2>&1
+        one vw4-ry4-tuned interp 8192 20 --param vw=4 --param ry=4 --local tuned
         one radix-default sort 67108864 5
         one radix-b4 sort 67108864 5 --param radix_bits=4
         one radix-i16 sort 67108864 5 --param radix_items=16
