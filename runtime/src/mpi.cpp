@@ -332,14 +332,16 @@ bool MpiComm::test_recv(std::size_t id) {
     auto stalled = [&] {
         if (patience() > 0 && now_s() - p.last > patience())
             fail(ErrorReason::lost_rank, "rank " + std::to_string(p.source) + " sent nothing for " +
-                                             std::to_string(patience()) + " s in the middle of a message");
+                                             std::to_string(patience()) +
+                                             " s in the middle of a message (--rank-timeout)");
         return false;
     };
     for (;;) {
         if (!p.have_size || p.piece_posted) {
             int done = 0;
-            if (MPI_Test(&p.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                fail(ErrorReason::lost_rank, "receiving from rank " + std::to_string(p.source) + " failed");
+            if (const int rc = MPI_Test(&p.request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS)
+                fail(ErrorReason::lost_rank,
+                     "receiving from rank " + std::to_string(p.source) + " failed: " + mpi_error_text(rc));
             if (!done) return stalled();
             p.last = now_s();
             if (!p.have_size) {
