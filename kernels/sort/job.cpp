@@ -223,8 +223,9 @@ public:
         d.dims = 1;
         d.default_priority = Priority::x;
         if (resolved_algo(params_.algo) == "radix") {
-            // ceil(32 / b) passes; a pass counts the key's digit, ranks it with b one-bit splits
-            // and scatters it: about b + 2 counted operations per item and pass (b = 8 unless set; GPUs
+            // ceil(32 / b) passes; a pass counts the key's digit, ranks it by its b bits (stable
+            // splits of radix_split bits each, counted per bit) and scatters it: about b + 2
+            // counted operations per item and pass (b = 8 unless set; GPUs
             // run 6 by default, about 20 % more counted operations than the descriptor says).
             const double b = double(params_.bits ? params_.bits : 8);
             d.ops_per_item = std::ceil(32.0 / b) * (b + 2.0);
@@ -644,10 +645,10 @@ SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<con
 struct RadixGeometry {
     std::uint64_t wg = 0, bits = 0, items = 0, split = 0;
     std::uint64_t tile() const { return wg * items; }
-    /// radix_scatter's local memory: the tile with a padding word per 32, the packed scan's
+    /// radix_scatter's local memory: two tiles with a padding word per 32, the packed scan's
     /// ulongs (at most 2 per work-item with their padding and run sums) and the digit row.
     std::uint64_t scatter_local_bytes() const {
-        return (tile() + tile() / 32 + 1 + (std::uint64_t{1} << bits)) * 4 + 2 * wg * 8;
+        return (2 * (tile() + tile() / 32 + 1) + (std::uint64_t{1} << bits)) * 4 + 2 * wg * 8;
     }
     std::string options() const {
         return "-DRADIX_WG=" + std::to_string(wg) + " -DRADIX_BITS=" + std::to_string(bits) +

@@ -206,7 +206,8 @@ __kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
 void radix_scatter(__global const uint* src, __global uint* dst, __global const uint* offs,
                    const uint n, const uint shift)
 {
-    __local uint tile[TILE_AT(RADIX_TILE)];
+    // Two tiles: each split reads one and writes the other, so one barrier per split suffices.
+    __local uint tile[2][TILE_AT(RADIX_TILE)];
     __local ulong tmp[RAKE_AT(RADIX_WG)];
     __local ulong part[RADIX_RAKERS];
     __local uint first[RADIX_DIGITS];
@@ -216,13 +217,16 @@ void radix_scatter(__global const uint* src, __global uint* dst, __global const 
     const uint base = g * RADIX_TILE;
     for (uint k = 0; k < RADIX_ITEMS; ++k) {
         const uint i = k * RADIX_WG + lid;
-        tile[TILE_AT(i)] = base + i < n ? src[base + i] : 0xFFFFFFFFu;
+        tile[0][TILE_AT(i)] = base + i < n ? src[base + i] : 0xFFFFFFFFu;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     // Work-item lid holds the tile's keys [lid * ITEMS, (lid + 1) * ITEMS): the order of the
     // work-items and of their keys is the tile's order, so each split below is stable.
     uint key[RADIX_ITEMS];
-    for (uint k = 0; k < RADIX_ITEMS; ++k) key[k] = tile[TILE_AT(lid * RADIX_ITEMS + k)];
+    for (uint k = 0; k < RADIX_ITEMS; ++k) key[k] = tile[0][TILE_AT(lid * RADIX_ITEMS + k)];
+    // A split writes the tile its keys did not come from: that tile's last reads came before
+    // this split's scan, whose barriers separate them from the writes.
+    uint cur = 0u;
     const uint top = min(shift + RADIX_BITS, 32u);
     for (uint bit = shift; bit < top; bit += RADIX_SPLIT) {
         const uint mask = (1u << min((uint)RADIX_SPLIT, top - bit)) - 1u;  // 1 or 2 bits
@@ -235,21 +239,22 @@ void radix_scatter(__global const uint* src, __global uint* dst, __global const 
         ulong pos = (total << 16) + (total << 32) + (total << 48) + pre;
         for (uint k = 0; k < RADIX_ITEMS; ++k) {
             const uint f = 16u * ((key[k] >> bit) & mask);
-            tile[TILE_AT((uint)(pos >> f) & 0xFFFFu)] = key[k];
+            tile[cur ^ 1u][TILE_AT((uint)(pos >> f) & 0xFFFFu)] = key[k];
             pos += (ulong)1 << f;
         }
+        cur ^= 1u;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint k = 0; k < RADIX_ITEMS; ++k) key[k] = tile[TILE_AT(lid * RADIX_ITEMS + k)];
-        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint k = 0; k < RADIX_ITEMS; ++k) key[k] = tile[cur][TILE_AT(lid * RADIX_ITEMS + k)];
     }
+    __local const uint* sorted = tile[cur];
     // The first index of each digit present in the tile.
     for (uint i = lid; i < RADIX_TILE; i += RADIX_WG) {
-        const uint d = (tile[TILE_AT(i)] >> shift) & (RADIX_DIGITS - 1u);
-        if (i == 0u || ((tile[TILE_AT(i - 1u)] >> shift) & (RADIX_DIGITS - 1u)) != d) first[d] = i;
+        const uint d = (sorted[TILE_AT(i)] >> shift) & (RADIX_DIGITS - 1u);
+        if (i == 0u || ((sorted[TILE_AT(i - 1u)] >> shift) & (RADIX_DIGITS - 1u)) != d) first[d] = i;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint i = lid; i < RADIX_TILE; i += RADIX_WG) {
-        const uint k = tile[TILE_AT(i)];
+        const uint k = sorted[TILE_AT(i)];
         const uint d = (k >> shift) & (RADIX_DIGITS - 1u);
         const uint pos = offs[d * tiles + g] + (i - first[d]);
         if (pos < n) dst[pos] = k;
