@@ -50,100 +50,6 @@ void radix_from_keys(__global const uint* keys, __global float* out, const uint 
     }
 }
 
-// Exclusive prefix sum of v over the work-group; *total gets the sum of all. Every work-item
-// must call it (barriers); tmp holds RADIX_WG uints.
-uint wg_exclusive_scan(const uint v, __local uint* tmp, uint* total)
-{
-    const uint lid = (uint)get_local_id(0);
-    tmp[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint off = 1u; off < RADIX_WG; off <<= 1) {
-        const uint x = lid >= off ? tmp[lid - off] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        tmp[lid] += x;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const uint inclusive = tmp[lid];
-    *total = tmp[RADIX_WG - 1u];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return inclusive - v;
-}
-
-// One work-group per tile (the NDRange is tiles * RADIX_WG).
-__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
-void radix_histogram(__global const uint* keys, __global uint* hist, const uint n, const uint shift)
-{
-    __local uint counts[RADIX_DIGITS];
-    const uint lid = (uint)get_local_id(0);
-    const uint g = (uint)get_group_id(0);
-    const uint tiles = (uint)get_num_groups(0);
-    for (uint d = lid; d < RADIX_DIGITS; d += RADIX_WG) counts[d] = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint base = g * RADIX_TILE;
-    for (uint k = 0; k < RADIX_ITEMS; ++k) {
-        const uint i = base + k * RADIX_WG + lid;
-        if (i < n) atomic_inc(&counts[(keys[i] >> shift) & (RADIX_DIGITS - 1u)]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = lid; d < RADIX_DIGITS; d += RADIX_WG) hist[d * tiles + g] = counts[d];
-}
-
-// Block b (RADIX_TILE entries of a) -> sums[b].
-__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
-void radix_scan_reduce(__global const uint* a, __global uint* sums, const uint m)
-{
-    __local uint tmp[RADIX_WG];
-    const uint lid = (uint)get_local_id(0);
-    const uint base = (uint)get_group_id(0) * RADIX_TILE;
-    uint s = 0u;
-    for (uint k = 0; k < RADIX_ITEMS; ++k) {
-        const uint i = base + k * RADIX_WG + lid;
-        if (i < m) s += a[i];
-    }
-    uint total;
-    wg_exclusive_scan(s, tmp, &total);
-    if (lid == 0u) sums[get_group_id(0)] = total;
-}
-
-// One work-group: exclusive scan of sums[0, nb) in place, RADIX_WG at a time.
-__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
-void radix_scan_top(__global uint* sums, const uint nb)
-{
-    __local uint tmp[RADIX_WG];
-    const uint lid = (uint)get_local_id(0);
-    uint carry = 0u;
-    for (uint base = 0; base < nb; base += RADIX_WG) {
-        const uint i = base + lid;
-        const uint v = i < nb ? sums[i] : 0u;
-        uint total;
-        const uint e = wg_exclusive_scan(v, tmp, &total);
-        if (i < nb) sums[i] = carry + e;
-        carry += total;
-    }
-}
-
-// Block b: exclusive scan of its entries in place, starting from sums[b]. Work-item t takes
-// RADIX_ITEMS consecutive entries.
-__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
-void radix_scan_down(__global uint* a, __global const uint* sums, const uint m)
-{
-    __local uint tmp[RADIX_WG];
-    const uint lid = (uint)get_local_id(0);
-    const uint first = (uint)get_group_id(0) * RADIX_TILE + lid * RADIX_ITEMS;
-    uint v[RADIX_ITEMS];
-    uint s = 0u;
-    for (uint k = 0; k < RADIX_ITEMS; ++k) {
-        v[k] = first + k < m ? a[first + k] : 0u;
-        s += v[k];
-    }
-    uint total;
-    uint run = sums[get_group_id(0)] + wg_exclusive_scan(s, tmp, &total);
-    for (uint k = 0; k < RADIX_ITEMS; ++k) {
-        if (first + k < m) a[first + k] = run;
-        run += v[k];
-    }
-}
-
 // The local sort of radix_scatter splits RADIX_SPLIT (1 or 2) bits at a time: a stable 2- or
 // 4-way split. Each work-item counts its keys of each sub-digit in 16-bit fields of a ulong (a
 // tile has at most 65535 keys, so no field overflows), and ONE exclusive scan of those packed
@@ -171,10 +77,10 @@ void radix_scan_down(__global uint* a, __global const uint* sums, const uint m)
 #define TILE_AT(i) ((i) + ((i) >> 5))
 #define RAKE_AT(i) ((i) + (i) / RADIX_RAKE)
 
-// Exclusive prefix sum of the packed counts v over the work-group (two barriers, not two per
-// doubling step); *total gets the sum of all. Every work-item must call it, and the caller must
-// pass a barrier before the next call (tmp and part are read here after the last barrier).
-ulong wg_exclusive_scan_packed(const ulong v, __local ulong* tmp, __local ulong* part, ulong* total)
+// Exclusive prefix sum of v over the work-group, by raking: two barriers, where a Hillis-Steele
+// scan takes two per doubling step. *total gets the sum of all. Every work-item must call it, and
+// the caller must pass a barrier before the next call (tmp and part are read after the last one).
+ulong wg_exclusive_scan(const ulong v, __local ulong* tmp, __local ulong* part, ulong* total)
 {
     const uint lid = (uint)get_local_id(0);
     tmp[RAKE_AT(lid)] = v;
@@ -198,6 +104,85 @@ ulong wg_exclusive_scan_packed(const ulong v, __local ulong* tmp, __local ulong*
     }
     *total = t;
     return e;
+}
+
+// One work-group per tile (the NDRange is tiles * RADIX_WG).
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_histogram(__global const uint* keys, __global uint* hist, const uint n, const uint shift)
+{
+    __local uint counts[RADIX_DIGITS];
+    const uint lid = (uint)get_local_id(0);
+    const uint g = (uint)get_group_id(0);
+    const uint tiles = (uint)get_num_groups(0);
+    for (uint d = lid; d < RADIX_DIGITS; d += RADIX_WG) counts[d] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint base = g * RADIX_TILE;
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        const uint i = base + k * RADIX_WG + lid;
+        if (i < n) atomic_inc(&counts[(keys[i] >> shift) & (RADIX_DIGITS - 1u)]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = lid; d < RADIX_DIGITS; d += RADIX_WG) hist[d * tiles + g] = counts[d];
+}
+
+// Block b (RADIX_TILE entries of a) -> sums[b].
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_reduce(__global const uint* a, __global uint* sums, const uint m)
+{
+    __local ulong tmp[RAKE_AT(RADIX_WG)];
+    __local ulong part[RADIX_RAKERS];
+    const uint lid = (uint)get_local_id(0);
+    const uint base = (uint)get_group_id(0) * RADIX_TILE;
+    uint s = 0u;
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        const uint i = base + k * RADIX_WG + lid;
+        if (i < m) s += a[i];
+    }
+    ulong total;
+    wg_exclusive_scan(s, tmp, part, &total);
+    if (lid == 0u) sums[get_group_id(0)] = (uint)total;
+}
+
+// One work-group: exclusive scan of sums[0, nb) in place, RADIX_WG at a time.
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_top(__global uint* sums, const uint nb)
+{
+    __local ulong tmp[RAKE_AT(RADIX_WG)];
+    __local ulong part[RADIX_RAKERS];
+    const uint lid = (uint)get_local_id(0);
+    uint carry = 0u;
+    for (uint base = 0; base < nb; base += RADIX_WG) {
+        const uint i = base + lid;
+        const uint v = i < nb ? sums[i] : 0u;
+        ulong total;
+        const uint e = (uint)wg_exclusive_scan(v, tmp, part, &total);
+        if (i < nb) sums[i] = carry + e;
+        carry += (uint)total;
+        barrier(CLK_LOCAL_MEM_FENCE);  // before the next scan overwrites tmp and part
+    }
+}
+
+// Block b: exclusive scan of its entries in place, starting from sums[b]. Work-item t takes
+// RADIX_ITEMS consecutive entries.
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_down(__global uint* a, __global const uint* sums, const uint m)
+{
+    __local ulong tmp[RAKE_AT(RADIX_WG)];
+    __local ulong part[RADIX_RAKERS];
+    const uint lid = (uint)get_local_id(0);
+    const uint first = (uint)get_group_id(0) * RADIX_TILE + lid * RADIX_ITEMS;
+    uint v[RADIX_ITEMS];
+    uint s = 0u;
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        v[k] = first + k < m ? a[first + k] : 0u;
+        s += v[k];
+    }
+    ulong total;
+    uint run = sums[get_group_id(0)] + (uint)wg_exclusive_scan(s, tmp, part, &total);
+    for (uint k = 0; k < RADIX_ITEMS; ++k) {
+        if (first + k < m) a[first + k] = run;
+        run += v[k];
+    }
 }
 
 // One work-group per tile: stable local sort of the tile by the digit, then the coalesced
@@ -233,7 +218,7 @@ void radix_scatter(__global const uint* src, __global uint* dst, __global const 
         ulong c = 0;
         for (uint k = 0; k < RADIX_ITEMS; ++k) c += (ulong)1 << (16u * ((key[k] >> bit) & mask));
         ulong total;
-        const ulong pre = wg_exclusive_scan_packed(c, tmp, part, &total);
+        const ulong pre = wg_exclusive_scan(c, tmp, part, &total);
         // Field d of pos: where this work-item's next key of sub-digit d goes, i.e. the keys of
         // the lower sub-digits in the tile plus those of d before this work-item.
         ulong pos = (total << 16) + (total << 32) + (total << 48) + pre;
