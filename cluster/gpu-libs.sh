@@ -75,6 +75,7 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
         one radix-i4 sort 67108864 5 --param radix_items=4
         one radix-b4-i16 sort 67108864 5 --param radix_bits=4 --param radix_items=16
         one radix-b6 sort 67108864 5 --param radix_bits=6
+        one radix-s1 sort 67108864 5 --param radix_split=1
         one bitonic sort 67108864 2 --param algo=bitonic
         # Awkward sizes against the nearest powers of two (per operation).
         for s in 3000017 2097152 4194304; do one awkward sort $s 10; done

@@ -156,6 +156,7 @@ struct SortParams {
     std::string algo = "auto";   ///< auto | radix | bitonic
     std::uint64_t bits = 0;      ///< radix bits per pass; 0: the device's default
     std::uint64_t items = 0;     ///< radix keys per work-item; 0: the device's default
+    std::uint64_t split = 0;     ///< radix local sort's bits per split (1 or 2); 0: the default
 };
 
 std::uint64_t uint_param(const nlohmann::json& p, const char* key, std::uint64_t lo, std::uint64_t hi) {
@@ -196,6 +197,7 @@ SortParams sort_params(const nlohmann::json& p) {
     }
     s.bits = uint_param(p, "radix_bits", 1, 8);
     s.items = uint_param(p, "radix_items", 1, 32);
+    s.split = uint_param(p, "radix_split", 1, 2);
     return s;
 }
 
@@ -221,8 +223,9 @@ public:
         d.dims = 1;
         d.default_priority = Priority::x;
         if (resolved_algo(params_.algo) == "radix") {
-            // ceil(32 / b) passes; a pass counts the key's digit, ranks it with b one-bit splits
-            // and scatters it: about b + 2 counted operations per item and pass (b = 8 unless set; GPUs
+            // ceil(32 / b) passes; a pass counts the key's digit, ranks it by its b bits (stable
+            // splits of radix_split bits each, counted per bit) and scatters it: about b + 2
+            // counted operations per item and pass (b = 8 unless set; GPUs
             // run 6 by default, about 20 % more counted operations than the descriptor says).
             const double b = double(params_.bits ? params_.bits : 8);
             d.ops_per_item = std::ceil(32.0 / b) * (b + 2.0);
@@ -432,6 +435,7 @@ public:
         s.params = {{"distribution", distribution_}, {"algo", resolved_algo(params_.algo)}};
         if (params_.bits) s.params["radix_bits"] = params_.bits;
         if (params_.items) s.params["radix_items"] = params_.items;
+        if (params_.split) s.params["radix_split"] = params_.split;
         return s;
     }
 
@@ -639,11 +643,16 @@ SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<con
 /// it is a power of two from 16 (GPUs: 128) to 1024, else the device type's default) and the
 /// build options.
 struct RadixGeometry {
-    std::uint64_t wg = 0, bits = 0, items = 0;
+    std::uint64_t wg = 0, bits = 0, items = 0, split = 0;
     std::uint64_t tile() const { return wg * items; }
+    /// radix_scatter's local memory: two tiles with a padding word per 32, the packed scan's
+    /// ulongs (at most 2 per work-item with their padding and run sums) and the digit row.
+    std::uint64_t scatter_local_bytes() const {
+        return (2 * (tile() + tile() / 32 + 1) + (std::uint64_t{1} << bits)) * 4 + 2 * wg * 8;
+    }
     std::string options() const {
         return "-DRADIX_WG=" + std::to_string(wg) + " -DRADIX_BITS=" + std::to_string(bits) +
-               " -DRADIX_ITEMS=" + std::to_string(items);
+               " -DRADIX_ITEMS=" + std::to_string(items) + " -DRADIX_SPLIT=" + std::to_string(split);
     }
 };
 
@@ -658,9 +667,10 @@ RadixGeometry radix_geometry(const DeviceInfo& info, const SliceSpec& s, const S
     // GPUs: 6 bits (H200, 2^26 keys: 8.7 Gkeys/s against 8.4 with 4 and 8.1 with 8 bits).
     g.bits = p.bits ? p.bits : (cpu ? 8 : 6);
     g.items = p.items ? p.items : (cpu ? 16 : 8);
+    // Two bits per local split: one packed scan where one bit took one scan each.
+    g.split = p.split ? p.split : 2;
     // The scatter's local tile must fit the device (4 bytes a key, plus the scan and digit rows).
-    while (info.local_mem_bytes && g.items > 1 &&
-           (g.tile() + g.wg + (1u << g.bits)) * 4 > info.local_mem_bytes)
+    while (info.local_mem_bytes && g.items > 1 && g.scatter_local_bytes() > info.local_mem_bytes)
         g.items /= 2;
     return g;
 }
@@ -774,6 +784,7 @@ KernelJobFactory sort_job_factory() {
                 {"algo", "auto (default: radix), radix (LSD radix sort, radix.cl) or bitonic (sort.cl)"},
                 {"radix_bits", "radix sort: bits per pass, 1 to 8 (default 6 on GPUs, 8 on CPUs)"},
                 {"radix_items", "radix sort: keys per work-item, 1 to 32 (default 8 on GPUs, 16 on CPUs)"},
+                {"radix_split", "radix sort: bits per stable split of the local sort, 1 or 2 (default 2)"},
                 {"partition_threads", "rank 0's threads for the split's partition (default: all its hardware threads)"}};
     f.calibration_sizes = {"4096", "16384", "65536"};
     f.tune_size = "65536";

@@ -8,6 +8,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -415,11 +417,12 @@ std::uint32_t order_key(float x) {
 }
 
 /// The radix executor for its build options (bits, keys per work-item, the work-group size
-/// from the local size) at awkward sizes and every distribution, against a CPU sort by the same
-/// key: equal bit for bit, -0.0 before +0.0.
+/// from the local size, bits per local split) at awkward sizes and every distribution, against a
+/// CPU sort by the same key: equal bit for bit, -0.0 before +0.0.
 struct RadixCase {
     std::uint64_t units, local, bits, items;
     const char* dist;
+    std::uint64_t split = 0;
 };
 class SortRadix : public ::testing::TestWithParam<RadixCase> {};
 
@@ -428,6 +431,7 @@ TEST_P(SortRadix, EqualsTheCpuSortBitForBit) {
     nlohmann::json extra = {{"algo", "radix"}};
     if (c.bits) extra["radix_bits"] = c.bits;
     if (c.items) extra["radix_items"] = c.items;
+    if (c.split) extra["radix_split"] = c.split;
     auto job = make_job(c.units, 2, c.dist, 13, extra);
     job->generate();
     Assignment a;
@@ -455,7 +459,18 @@ INSTANTIATE_TEST_SUITE_P(
                       RadixCase{509, 32, 3, 4, "mixed"}, RadixCase{65537, 64, 5, 8, "mixed"},
                       RadixCase{65537, 256, 8, 8, "duplicates"}, RadixCase{40009, 128, 4, 16, "sorted"},
                       RadixCase{40009, 0, 7, 2, "reversed"}, RadixCase{40009, 64, 1, 32, "uniform"},
-                      RadixCase{100003, 0, 0, 0, "duplicates"}, RadixCase{3000017, 0, 0, 0, "mixed"}),
+                      RadixCase{100003, 0, 0, 0, "duplicates"}, RadixCase{3000017, 0, 0, 0, "mixed"},
+                      // Both local splits (1 and 2 bits at a time) for every bits value, odd ones
+                      // ending on a 1-bit split, items 4/8/16, sizes of a partial last tile.
+                      RadixCase{1, 0, 0, 0, "mixed", 1}, RadixCase{2, 0, 0, 0, "mixed", 2},
+                      RadixCase{7919, 16, 1, 4, "mixed", 2}, RadixCase{7919, 16, 1, 8, "mixed", 1},
+                      RadixCase{12007, 32, 2, 16, "duplicates", 2}, RadixCase{12007, 32, 2, 8, "mixed", 1},
+                      RadixCase{20011, 64, 3, 8, "mixed", 2}, RadixCase{20011, 128, 3, 4, "reversed", 1},
+                      RadixCase{30011, 128, 4, 4, "mixed", 2}, RadixCase{30011, 256, 4, 16, "mixed", 1},
+                      RadixCase{40009, 128, 5, 16, "sorted", 2}, RadixCase{40009, 64, 5, 4, "mixed", 1},
+                      RadixCase{65537, 128, 6, 8, "mixed", 2}, RadixCase{65537, 128, 6, 8, "duplicates", 1},
+                      RadixCase{65537, 256, 7, 8, "mixed", 2}, RadixCase{65537, 32, 7, 16, "uniform", 1},
+                      RadixCase{99991, 1024, 8, 4, "mixed", 2}, RadixCase{99991, 128, 8, 8, "reversed", 1}),
     [](const auto& info) {
         const RadixCase& c = info.param;
         std::string s = "n";
@@ -466,10 +481,42 @@ INSTANTIATE_TEST_SUITE_P(
         s += std::to_string(c.bits);
         s += "_i";
         s += std::to_string(c.items);
+        s += "_s";
+        s += std::to_string(c.split);
         s += "_";
         s += c.dist;
         return s;
     });
+
+// NaNs of both signs, infinities, zeros of both signs and subnormals (inputs the generator does
+// not make) through both local splits, over several tiles: each lands at its key's place, bit
+// for bit (a negative NaN below -inf, a positive one above +inf), equal keys in input order.
+TEST(Sort, RadixPlacesNaNInfAndZerosByTheirKeys) {
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                              0.0f, -0.0f, 1e-41f, -1e-41f, 1.0f, -1.0f};
+    std::vector<float> v(5003);
+    std::mt19937 rng(11);
+    for (auto& x : v) x = (rng() % 3) ? specials[rng() % std::size(specials)] : float(int(rng() % 2001) - 1000);
+    Bytes in(v.size() * sizeof(float));
+    std::memcpy(in.data(), v.data(), in.size());
+    auto ref = v;
+    std::stable_sort(ref.begin(), ref.end(), [](float x, float y) { return order_key(x) < order_key(y); });
+    for (const int split : {1, 2}) {
+        auto job = make_job(v.size(), 1, "mixed", 3, {{"algo", "radix"}, {"radix_bits", 5}, {"radix_items", 4}, {"radix_split", split}});
+        Assignment a;
+        a.units = v.size();
+        a.global = {v.size(), 1};
+        a.local = {64, 1};
+        const SliceSpec spec = slice_spec_from_json(to_json(job->slice_spec(a)));
+        Bytes out;
+        kernel_job("sort").execute(test::first_device(), spec, in, out);
+        const auto got = as_floats(out);
+        ASSERT_EQ(got.size(), ref.size());
+        for (std::size_t i = 0; i < ref.size(); ++i)
+            ASSERT_EQ(order_key(got[i]), order_key(ref[i])) << "split " << split << ", item " << i;
+    }
+}
 
 TEST(Sort, BadAlgorithmParamsAreOneClearError) {
     auto expect_error = [](nlohmann::json extra, const std::string& what) {
@@ -485,6 +532,8 @@ TEST(Sort, BadAlgorithmParamsAreOneClearError) {
     expect_error({{"radix_bits", 9}}, "radix_bits");
     expect_error({{"radix_items", "x"}}, "radix_items");
     expect_error({{"radix_items", 2.5}}, "radix_items");
+    expect_error({{"radix_split", 3}}, "radix_split must be an integer from 1 to 2");
+    expect_error({{"radix_split", 0}}, "radix_split");
     expect_error({{"partition_threads", 0}}, "partition_threads");
     EXPECT_NO_THROW(make_job(100, 1, "mixed", 7, {{"algo", "bitonic"}, {"radix_bits", 4}}));
 }

@@ -65,7 +65,7 @@ run 120 "$ws" run quad --size 1024 --param a=-1 --param b=2; expect_rc 0 "quad -
 
 # 4. Unknown --param keys name the kernel's valid keys; bad values fail at job construction.
 run 60 "$ws" run sort --param foo=1
-expect_fail_line 2 "^worksize: error: unknown --param 'foo' for kernel sort \(valid: distribution, algo, radix_bits, radix_items, partition_threads\)$" "run sort --param foo=1"
+expect_fail_line 2 "^worksize: error: unknown --param 'foo' for kernel sort \(valid: distribution, algo, radix_bits, radix_items, radix_split, partition_threads\)$" "run sort --param foo=1"
 run 60 "$ws" plan --kernel matmul --param kk=3;          expect_fail_line 2 "unknown --param 'kk' for kernel matmul \(valid: k, variant, bm, bn, bk, tm, tn, vw\)" "plan matmul --param kk=3"
 run 60 "$ws" plan --kernel quad --param A=1;             expect_fail_line 2 "unknown --param 'A' for kernel quad \(valid: integrand, a, b\)" "keys are case-sensitive"
 run 60 "$ws" calibrate --kernel interp --param zoom=2;   expect_fail_line 2 "unknown --param 'zoom' for kernel interp \(valid: scale, in_w, in_h, vw, ry\)" "calibrate interp --param zoom=2"

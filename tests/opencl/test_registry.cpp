@@ -84,7 +84,7 @@ TEST(Registry, WhatTheCommandLineReads) {
     EXPECT_EQ(it[0].values, (std::vector<std::uint64_t>{1, 2, 4, 8, 16}));
     EXPECT_EQ(it[1].key, "ry");
     EXPECT_EQ(it[1].values, (std::vector<std::uint64_t>{1, 2, 4, 8}));
-    EXPECT_EQ(keys("sort"), (V{"distribution", "algo", "radix_bits", "radix_items", "partition_threads"}));
+    EXPECT_EQ(keys("sort"), (V{"distribution", "algo", "radix_bits", "radix_items", "radix_split", "partition_threads"}));
     EXPECT_EQ(keys("quad"), (V{"integrand", "a", "b"}));
     for (const auto& n : kernel_job_names()) EXPECT_FALSE(kernel_job(n).description.empty()) << n;
 }
