@@ -279,7 +279,7 @@ TEST(Interp, GeometryAndDescriptor) {
             << bad.dump();
     EXPECT_EQ(kernel_job("interp").make(options({8, 8, {{"vw", "16"}}, ""}))->problem(),
               (GlobalSize{1, 8}));
-    for (const nlohmann::json& bad : {nlohmann::json(3), nlohmann::json(0), nlohmann::json(8),
+    for (const nlohmann::json& bad : {nlohmann::json(3), nlohmann::json(0), nlohmann::json(16),
                                      nlohmann::json(1.5), nlohmann::json(-1), nlohmann::json("y")})
         EXPECT_THROW(kernel_job("interp").make(options({8, 8, {{"ry", bad}}, ""})), InvalidArgument)
             << bad.dump();
