@@ -2,7 +2,8 @@
 # The sample kernels against the field's libraries on one GPU node (issue 14), in one call:
 #   PART=kernels (default): PyTorch's FP32 GEMM, device copy and sort (cluster/torch_baselines.py)
 #     in the same call as worksize's matmul 4096 (register-tiled default, a few tile sets, the
-#     tiled kernel, CLBlast through --backend clblast), interp 8192² (vw 4, 8, 16; vw 4, 8 × ry 1, 2, 4, 8; a tune at vw 4 ry 4), sort 2^26
+#     tiled kernel, CLBlast through --backend clblast), interp 8192² (vw 4, 8, 16; vw 4, 8 × ry 1, 2, 4, 8; input staged in local memory,
+#     stage 1, at vw 4 × ry 2, 4, 8 × stage_x 32, 64, 128 and vw 2, 8 ry 4; a tune at vw 4 ry 4), sort 2^26
 #     (radix settings, bitonic) on the GPU alone, and the awkward sizes against the nearest
 #     powers of two (time per operation);
 #   PART=split: `bench --strategies paper,model,oracle` on the GPU beside the node's CPU (PoCL) for
@@ -59,6 +60,11 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
         for vw in 4 8; do for ry in 1 2 4 8; do
             one "vw$vw-ry$ry-null" interp 8192 20 --param vw=$vw --param ry=$ry --local null
         done; done
+        # Input staged in local memory (stage 1: required work-groups of 128, stage_x along x).
+        for ry in 2 4 8; do for sx in 32 64 128; do
+            one "vw4-ry$ry-stage-x$sx" interp 8192 20 --param vw=4 --param ry=$ry --param stage=1 --param stage_x=$sx
+        done; done
+        for vw in 2 8; do one "vw$vw-ry4-stage-x32" interp 8192 20 --param vw=$vw --param ry=4 --param stage=1; done
         # The paper rule's y priority makes (1,512) groups, one pixel column each: also x first,
         # NULL, and the local size a short tune finds.
         for vw in 4 8; do

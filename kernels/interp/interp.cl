@@ -31,7 +31,24 @@
 // The clamp keeps every tap inside the image for any x, so the pixels past out_w that a partial
 // last work-item computes (and does not store) read in bounds; rows past the slice are neither
 // computed nor stored.
-// No barriers and no local memory: correct for any local size, NULL included.
+//
+// Two variants, chosen at build time by -DSTAGE (the job's `stage` parameter):
+// - STAGE 0 (the default): the four taps of each pixel are loaded from global memory (through
+//   the caches). No barriers and no local memory: correct for any local size, NULL included.
+// - STAGE 1: the kernel requires work-groups of GX × GY work-items (-DGX, -DGY from the host;
+//   reqd_work_group_size), whose output block is (GX·VW) × (GY·RY) pixels. The group first
+//   copies the input the block needs (columns from the first pixel's left tap to the last
+//   pixel's right tap, rows from the first row's top tap to the last row's bottom tap, clamped
+//   to the slice's input rows) into a local tile of TH rows × TW floats (-DTW, -DTH: the host
+//   sizes them for the job's scale factors within a local-memory budget, TW a multiple of 4),
+//   with coalesced loads, float4 ones where the input width is a multiple of 4 (the span is
+//   then widened to whole float4s); one barrier; then every pixel reads its taps from the tile,
+//   with the same float operations in the same order. A group whose span does not fit the tile
+//   (a downscale beyond what the host sized it for) loads its taps from global memory as STAGE
+//   0 does: the choice is per group (uniform, taken before the barrier), so any scale stays
+//   correct. The taps are monotonic in x and y, so every tap of the group's work-items (the
+//   clamped ones past out_w included) lies inside the span. Work-items past the slice take part
+//   in the copy and return after the barrier; a group wholly past it returns at once.
 
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -46,6 +63,21 @@
 #endif
 #if RY != 1 && RY != 2 && RY != 4 && RY != 8
 #error "interp.cl: RY must be 1, 2, 4 or 8"
+#endif
+
+#ifndef STAGE
+#define STAGE 0
+#endif
+#if STAGE
+#if !defined(GX) || !defined(GY) || !defined(TW) || !defined(TH)
+#error "interp.cl: STAGE 1 needs GX, GY (work-group) and TW, TH (local tile)"
+#endif
+#if TW % 4 != 0
+#error "interp.cl: TW must be a multiple of 4"
+#endif
+#define INTERP_REQD __attribute__((reqd_work_group_size(GX, GY, 1)))
+#else
+#define INTERP_REQD
 #endif
 
 #define INTERP_CAT_(a, b) a##b
@@ -73,13 +105,69 @@ inline void interp_tap(const int i, const float s, const int n, int* i0, int* i1
     *w = f - fl;
 }
 
-__kernel void interp_bilinear(__global const float* restrict in, __global float* restrict out,
+// One output pixel from its four taps and weights (the reference's blend(), operation by operation).
+inline float interp_blend(const float p00, const float p01, const float p10, const float p11,
+                          const float wx, const float wy) {
+    const float dt = p01 - p00;
+    const float et = dt * wx;
+    const float top = p00 + et;
+    const float db = p11 - p10;
+    const float eb = db * wx;
+    const float bottom = p10 + eb;
+    const float dv = bottom - top;
+    const float ev = dv * wy;
+    return top + ev;
+}
+
+__kernel INTERP_REQD void interp_bilinear(__global const float* restrict in, __global float* restrict out,
                               const int in_w, const int in_h, const int out_w, const int row0,
                               const int rows, const int src_row0, const int src_rows,
                               const float sx, const float sy) {
     const int xb = (int)get_global_id(0) * VW;  // first output column of this work-item
     const int yb = (int)get_global_id(1) * RY;  // its first row within the slice
-    if (xb >= out_w || yb >= rows) return;      // the host may pad the NDRange
+#if STAGE
+    __local float tile[TH * TW] __attribute__((aligned(16)));
+    // The group's output block: columns gx0.., rows gy0.. of the slice.
+    const int gx0 = (int)get_group_id(0) * (GX * VW);
+    const int gy0 = (int)get_group_id(1) * (GY * RY);
+    if (gx0 >= out_w || gy0 >= rows) return;  // the whole group is past the slice
+    int tc0, tc1, tr0, tr1, unused;
+    float wunused;
+    // Input columns [tc0, tc1]: the first pixel's left tap to the block's last pixel's right
+    // tap (past out_w too: the partial last work-item computes those pixels, clamped).
+    interp_tap(gx0, sx, in_w, &tc0, &unused, &wunused);
+    interp_tap(gx0 + GX * VW - 1, sx, in_w, &unused, &tc1, &wunused);
+    // Slice input rows [tr0, tr1]: the first row's top tap to the last row's bottom tap.
+    interp_tap(row0 + gy0, sy, in_h, &tr0, &unused, &wunused);
+    interp_tap(row0 + min(gy0 + GY * RY, rows) - 1, sy, in_h, &unused, &tr1, &wunused);
+    tr0 = clamp(tr0 - src_row0, 0, src_rows - 1);
+    tr1 = clamp(tr1 - src_row0, 0, src_rows - 1);
+    const bool vec = (in_w & 3) == 0;  // rows start on float4 boundaries
+    if (vec) {                          // whole float4s (in_w is then a multiple of 4)
+        tc0 &= ~3;
+        tc1 |= 3;
+    }
+    const int ncols = tc1 - tc0 + 1, nrows = tr1 - tr0 + 1;
+    const bool staged = ncols <= TW && nrows <= TH;  // the same for the whole group
+    if (staged) {
+        const int lid = (int)get_local_id(1) * GX + (int)get_local_id(0);
+        __global const float* const src = in + (size_t)tr0 * in_w + tc0;
+        if (vec) {
+            const int n4 = ncols >> 2;
+            for (int i = lid; i < n4 * nrows; i += GX * GY) {
+                const int r = i / n4, c = (i - r * n4) << 2;
+                *(__local float4*)(tile + r * TW + c) = *(__global const float4*)(src + (size_t)r * in_w + c);
+            }
+        } else {
+            for (int i = lid; i < ncols * nrows; i += GX * GY) {
+                const int r = i / ncols, c = i - r * ncols;
+                tile[r * TW + c] = src[(size_t)r * in_w + c];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+    if (xb >= out_w || yb >= rows) return;  // the host may pad the NDRange
 
     // Once per work-item: the column taps of its VW columns, for all of its rows.
     int x0[VW], x1[VW];
@@ -100,25 +188,24 @@ __kernel void interp_bilinear(__global const float* restrict in, __global float*
         // disagreement (which verify() would report) from reading out of bounds.
         const int r0 = clamp(y0 - src_row0, 0, src_rows - 1);
         const int r1 = clamp(y1 - src_row0, 0, src_rows - 1);
-        __global const float* const top_row = in + (size_t)r0 * in_w;
-        __global const float* const bottom_row = in + (size_t)r1 * in_w;
-
         float res[VW];
+#if STAGE
+        if (staged) {
+            // The two rows' starts in the tile, less the tile's first column.
+            const int t = (r0 - tr0) * TW - tc0, b = (r1 - tr0) * TW - tc0;
 #pragma unroll
-        for (int v = 0; v < VW; ++v) {
-            const float p00 = top_row[x0[v]];
-            const float p01 = top_row[x1[v]];
-            const float p10 = bottom_row[x0[v]];
-            const float p11 = bottom_row[x1[v]];
-            const float dt = p01 - p00;
-            const float et = dt * wx[v];
-            const float top = p00 + et;
-            const float db = p11 - p10;
-            const float eb = db * wx[v];
-            const float bottom = p10 + eb;
-            const float dv = bottom - top;
-            const float ev = dv * wy;
-            res[v] = top + ev;
+            for (int v = 0; v < VW; ++v)
+                res[v] = interp_blend(tile[t + x0[v]], tile[t + x1[v]], tile[b + x0[v]],
+                                      tile[b + x1[v]], wx[v], wy);
+        } else
+#endif
+        {
+            __global const float* const top_row = in + (size_t)r0 * in_w;
+            __global const float* const bottom_row = in + (size_t)r1 * in_w;
+#pragma unroll
+            for (int v = 0; v < VW; ++v)
+                res[v] = interp_blend(top_row[x0[v]], top_row[x1[v]], bottom_row[x0[v]],
+                                      bottom_row[x1[v]], wx[v], wy);
         }
 
         __global float* const o = out + (size_t)gy * out_w + xb;

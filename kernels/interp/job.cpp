@@ -4,7 +4,10 @@
 // computes VW consecutive pixels in each of RY consecutive rows (parameters `vw` and `ry`, the
 // kernel's -DVW and -DRY), so the NDRange is (ceil(out_w / VW), ceil(out_h / RY)) and a plan's
 // rows (units) are row groups of RY output rows, the last one partial where RY does not divide
-// out_h: a slice boundary never splits a work-item's rows.
+// out_h: a slice boundary never splits a work-item's rows. With `stage` = 1 (interp.cl's -DSTAGE)
+// the kernel stages each work-group's input in local memory and requires work-groups of
+// stage_group(stage_x) (`stage_x` work-items along x, 128 in all); stage_tile() below sizes its
+// local tile.
 //
 // Exactness: the device and source_tap()/blend() below do the same float operations in the same
 // order with the same scale factors (computed once here, sent in the SliceSpec), no division on
@@ -30,6 +33,15 @@ constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 24;  // exact as float, fi
 constexpr std::uint64_t kDefaultVw = 4;
 /// Output rows per work-item without `--param ry=N` (interp.cl's -DRY).
 constexpr std::uint64_t kDefaultRy = 1;
+
+/// stage = 1: the work-items of the work-group the kernel requires (interp.cl's GX x GY), GX the
+/// parameter stage_x (default 32: 32 x 4), and the most local memory its tile may take (a
+/// seventh of an H200 SM's, so that several groups stay resident).
+constexpr std::uint64_t kStageItems = 128;
+constexpr std::uint64_t kDefaultStageX = 32;
+constexpr std::uint64_t kStageBudget = 32 * 1024;
+bool valid_stage_x(std::uint64_t x) { return x == 32 || x == 64 || x == 128; }
+LocalSize stage_group(std::uint64_t stage_x) { return {stage_x, kStageItems / stage_x}; }
 
 bool valid_vw(std::uint64_t vw) { return vw == 1 || vw == 2 || vw == 4 || vw == 8 || vw == 16; }
 bool valid_ry(std::uint64_t ry) { return ry == 1 || ry == 2 || ry == 4 || ry == 8; }
@@ -108,6 +120,70 @@ float blend(float p00, float p01, float p10, float p11, float wx, float wy) {
     return top + ev;
 }
 
+/// The local tile of stage = 1: TW floats (a multiple of 4) by TH rows; {0, 0} where none fits.
+struct StageTile {
+    std::uint64_t tw = 0, th = 0;
+    std::uint64_t bytes() const { return tw * th * sizeof(float); }
+};
+
+/// Input pixels along an axis that `n` consecutive output pixels read at scale factor s: their
+/// sources lie (n - 1)·s apart; one more for the floor, one for the second tap, one for float
+/// rounding. At most the axis's `in` pixels.
+std::uint64_t tap_span(std::uint64_t n, double s, std::uint64_t in) {
+    return std::min(in, std::uint64_t(std::floor(double(n - 1) * s)) + 3);
+}
+
+/// The tile for a group's (GX·vw) x (GY·ry) output block at scale factors sx, sy. TW leaves room
+/// to widen the span to whole float4s (3 columns each side).
+StageTile tile_for(LocalSize group, std::uint64_t vw, std::uint64_t ry, double sx, double sy,
+                   std::uint64_t in_w, std::uint64_t in_h) {
+    StageTile t;
+    t.tw = std::min((in_w + 3) / 4 * 4, (tap_span(group.x * vw, sx, in_w) + 6 + 3) / 4 * 4);
+    t.th = tap_span(group.y * ry, sy, in_h);
+    return t;
+}
+
+/// The local-memory budget of a tile: min(kStageBudget, the device's local memory; 0: unknown).
+std::uint64_t stage_budget(std::uint64_t local_mem) {
+    return local_mem == 0 ? kStageBudget : std::min(kStageBudget, local_mem);
+}
+
+/// The tile stage = 1 uses: sized for the job's scale factors where that fits the budget, else
+/// for scale factors of at most 1 (groups of a stronger downscale then read their taps from
+/// global memory: the kernel decides per group), else none ({0, 0}).
+StageTile stage_tile(LocalSize group, std::uint64_t vw, std::uint64_t ry, float sx, float sy,
+                     std::uint64_t in_w, std::uint64_t in_h, std::uint64_t local_mem) {
+    for (const double cap : {std::numeric_limits<double>::infinity(), 1.0}) {
+        const StageTile t = tile_for(group, vw, ry, std::min(double(sx), cap), std::min(double(sy), cap), in_w, in_h);
+        if (t.bytes() <= stage_budget(local_mem)) return t;
+    }
+    return {};
+}
+
+/// Why stage = 1 cannot run on a device ("": it can).
+std::string stage_check(LocalSize group, std::uint64_t vw, std::uint64_t ry, float sx, float sy,
+                        std::uint64_t in_w, std::uint64_t in_h, const DeviceInfo& d) {
+    const std::uint64_t items = group.x * group.y;
+    if (d.max_work_group_size != 0 && items > d.max_work_group_size)
+        return "its work-group of " + std::to_string(items) + " work-items exceeds the device's " +
+               std::to_string(d.max_work_group_size);
+    if ((d.max_work_item_sizes[0] != 0 && group.x > d.max_work_item_sizes[0]) ||
+        (d.max_work_item_sizes[1] != 0 && group.y > d.max_work_item_sizes[1]))
+        return "its work-group " + std::to_string(group.x) + "x" + std::to_string(group.y) +
+               " exceeds the device's work-item sizes";
+    if (stage_tile(group, vw, ry, sx, sy, in_w, in_h, d.local_mem_bytes).tw == 0) {
+        // The smaller of the two tiles stage_tile tries.
+        const std::uint64_t need =
+            tile_for(group, vw, ry, std::min(double(sx), 1.0), std::min(double(sy), 1.0), in_w, in_h).bytes();
+        std::string why = "its local tile for vw=";
+        why.append(std::to_string(vw)).append(" ry=").append(std::to_string(ry)).append(" needs ");
+        why.append(std::to_string(need)).append(" bytes of local memory, more than the ");
+        why.append(std::to_string(stage_budget(d.local_mem_bytes))).append(" allowed");
+        return why;
+    }
+    return {};
+}
+
 /// Input rows [first, last] that output rows [offset, offset+units) read (taps are monotonic).
 std::pair<std::uint64_t, std::uint64_t> source_rows(std::uint64_t offset, std::uint64_t units,
                                                     float sy, std::uint64_t in_h) {
@@ -138,6 +214,15 @@ public:
         ry_ = (ry >= 1.0 && ry <= 8.0 && ry == std::floor(ry)) ? std::uint64_t(ry) : 0;
         if (!valid_ry(ry_))
             throw InvalidArgument("interp: parameter 'ry' (rows per work-item) must be 1, 2, 4 or 8");
+        const double stage = param_number(o.params, "stage", 0.0);
+        if (stage != 0.0 && stage != 1.0)
+            throw InvalidArgument("interp: parameter 'stage' (input staged in local memory) must be 0 or 1");
+        stage_ = stage == 1.0;
+        const double stage_x = param_number(o.params, "stage_x", double(kDefaultStageX));
+        stage_x_ = stage_x == std::floor(stage_x) && stage_x >= 32 && stage_x <= 128 ? std::uint64_t(stage_x) : 0;
+        if (!valid_stage_x(stage_x_))
+            throw InvalidArgument("interp: parameter 'stage_x' (work-items along x of stage=1's work-group) must be "
+                                  "32, 64 or 128");
         sx_ = static_cast<float>(double(in_w_) / double(out_w_));
         sy_ = static_cast<float>(double(in_h_) / double(out_h_));
         if (iterations_ == 0) throw InvalidArgument("interp: iterations must be at least 1");
@@ -168,6 +253,8 @@ public:
     GlobalSize problem() const override {
         return {items_per_row(out_w_, vw_), row_groups(out_h_, ry_)};
     }
+    /// stage = 1 runs with the work-group its local tile is laid out for.
+    LocalSize required_local() const override { return stage_ ? stage_group(stage_x_) : LocalSize{}; }
 
     void generate() override {
         std::mt19937_64 rng(seed_);
@@ -181,7 +268,8 @@ public:
         SliceSpec s = base_slice_spec("interp", problem(), a, iterations_);
         s.params = {{"in_w", in_w_}, {"in_h", in_h_}, {"out_w", out_w_}, {"out_h", out_h_},
                     {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},   {"src_rows", 0},
-                    {"vw", vw_},     {"ry", ry_}};
+                    {"vw", vw_},     {"ry", ry_},       {"stage", stage_ ? 1 : 0}};
+        if (stage_) s.params["stage_x"] = stage_x_;
         if (a.units > 0) {
             const auto [first, last] = slice_source_rows(a);
             s.params["src_row0"] = first;
@@ -196,15 +284,22 @@ public:
     nlohmann::json tuning_key() const override {
         nlohmann::json key = {{"sx", sx_}, {"sy", sy_}, {"vw", vw_}};
         if (ry_ != 1) key["ry"] = ry_;
+        if (stage_) key["stage"] = 1;
+        if (stage_ && stage_x_ != kDefaultStageX) key["stage_x"] = stage_x_;
         return key;
     }
 
-    /// The tuner's view of a (vw, ry) set: any work-group (the tuner runs it with NULL), VW x RY
-    /// outputs per work-item.
+    /// The tuner's view of a (vw, ry, stage) set: stage 0 any work-group (the tuner runs it with
+    /// NULL), stage 1 its required one and its tile's local memory; VW x RY outputs per work-item.
     ParamCandidate param_candidate(const DeviceInfo& device) const override {
         ParamCandidate c = KernelJob::param_candidate(device);
-        c.params = {{"vw", vw_}, {"ry", ry_}};
+        c.params = {{"vw", vw_}, {"ry", ry_}, {"stage", stage_ ? 1 : 0}};
         c.outputs_per_item = vw_ * ry_;
+        if (stage_) {
+            c.invalid = stage_check(required_local(), vw_, ry_, sx_, sy_, in_w_, in_h_, device);
+            c.local_mem_bytes =
+                stage_tile(required_local(), vw_, ry_, sx_, sy_, in_w_, in_h_, device.local_mem_bytes).bytes();
+        }
         return c;
     }
 
@@ -273,6 +368,12 @@ public:
                       1.0 / double(sy_), (unsigned long long)vw_);
         std::string text = buf;
         if (ry_ != 1) text.append(" in each of ").append(std::to_string(ry_)).append(" rows");
+        if (stage_)
+            text.append(", input staged in local memory by ")
+                .append(std::to_string(required_local().x))
+                .append("x")
+                .append(std::to_string(required_local().y))
+                .append(" work-groups");
         return text;
     }
 
@@ -288,6 +389,8 @@ private:
     std::uint64_t in_w_ = 1, in_h_ = 1;
     std::uint64_t vw_ = kDefaultVw;
     std::uint64_t ry_ = kDefaultRy;
+    bool stage_ = false;
+    std::uint64_t stage_x_ = kDefaultStageX;
     float sx_ = 1.0f, sy_ = 1.0f;
     std::vector<float> in_, out_;
 };
@@ -322,6 +425,12 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     require_dim("out_h", out_h);
     if (!valid_vw(vw)) throw InvalidArgument("interp: slice parameter 'vw' must be 1, 2, 4, 8 or 16");
     if (!valid_ry(ry)) throw InvalidArgument("interp: slice parameter 'ry' must be 1, 2, 4 or 8");
+    // Slices from before the parameter existed carry no "stage": 0.
+    const std::uint64_t stage = s.params.contains("stage") ? spec_u64(s, "stage") : 0;
+    if (stage > 1) throw InvalidArgument("interp: slice parameter 'stage' must be 0 or 1");
+    const std::uint64_t stage_x = s.params.contains("stage_x") ? spec_u64(s, "stage_x") : kDefaultStageX;
+    if (!valid_stage_x(stage_x)) throw InvalidArgument("interp: slice parameter 'stage_x' must be 32, 64 or 128");
+    const LocalSize group = stage_group(stage_x);
     if (src_rows == 0 || src_row0 + src_rows > in_h || s.offset + s.units > row_groups(out_h, ry))
         throw InvalidArgument("interp: slice rows outside the image");
     const RowRange rows = output_rows(s.offset, s.units, ry, out_h);
@@ -345,11 +454,26 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
 
     std::string options = "-DVW=";
     options.append(std::to_string(vw)).append(" -DRY=").append(std::to_string(ry));
+    StageTile tile;
+    if (stage == 1) {
+        if (const std::string why = stage_check(group, vw, ry, sx, sy, in_w, in_h, ctx.info()); !why.empty())
+            throw Error(ErrorReason::device_limit, "interp: stage=1 does not fit " + ctx.info().name + ": " + why);
+        if (!s.local.is_null() && !(s.local == group))
+            throw InvalidArgument("interp: stage=1 runs with local size " + local_text(group) + ", not " +
+                                  local_text(s.local));
+        tile = stage_tile(group, vw, ry, sx, sy, in_w, in_h, ctx.info().local_mem_bytes);
+        const std::pair<const char*, std::uint64_t> defs[] = {
+            {" -DSTAGE=", 1}, {" -DGX=", group.x}, {" -DGY=", group.y}, {" -DTW=", tile.tw}, {" -DTH=", tile.th}};
+        for (const auto& [name, value] : defs) options.append(name).append(std::to_string(value));
+    }
     cl::Program program = ctx.program("interp", options);
+    const LocalSize launch_local = stage == 1 ? group : s.local;
     std::string where = "kernel interp_bilinear (VW=";
-    where.append(std::to_string(vw)).append(", RY=").append(std::to_string(ry)).append(") on ");
-    where.append(ctx.info().name);
-    where.append(" with local size ").append(local_text(s.local));
+    where.append(std::to_string(vw)).append(", RY=").append(std::to_string(ry));
+    if (stage == 1)
+        where.append(", STAGE with a ").append(std::to_string(tile.tw)).append("x").append(std::to_string(tile.th)).append(" tile");
+    where.append(") on ").append(ctx.info().name);
+    where.append(" with local size ").append(local_text(launch_local));
     try {
         cl::CommandQueue& queue = ctx.queue();
         cl::Buffer in_buf(ctx.context(), CL_MEM_READ_ONLY, in_bytes);
@@ -369,9 +493,12 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         kernel.setArg(8, cl_int(src_rows));
         kernel.setArg(9, sx);
         kernel.setArg(10, sy);
-        const cl::NDRange global(s.global.x, s.global.y);
+        // stage = 1: its own work-group, over the slice's NDRange padded to whole groups.
+        const std::uint64_t gx = launch_local.is_null() ? 1 : launch_local.x;
+        const std::uint64_t gy = launch_local.is_null() ? 1 : std::max<std::uint64_t>(launch_local.y, 1);
+        const cl::NDRange global((s.global.x + gx - 1) / gx * gx, (s.global.y + gy - 1) / gy * gy);
         const cl::NDRange local =
-            s.local.is_null() ? cl::NullRange : cl::NDRange(s.local.x, s.local.y);
+            launch_local.is_null() ? cl::NullRange : cl::NDRange(launch_local.x, launch_local.y);
         std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
         for (auto& ev : runs)
             queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
@@ -405,9 +532,13 @@ KernelJobFactory interp_job_factory() {
                 {"in_h", "input height (default: the output height / scale)"},
                 {"vw", "output pixels per work-item along x: 1, 2, 4, 8 or 16 (default: 4)"},
                 {"ry", "output rows per work-item: 1, 2, 4 or 8 (default: 1); the NDRange is "
-                       "(ceil(W / vw), ceil(H / ry))"}};
-    // `worksize tune` searches both (20 sets: exhaustive within the default budget).
-    f.tunables = {{"vw", {1, 2, 4, 8, 16}}, {"ry", {1, 2, 4, 8}}};
+                       "(ceil(W / vw), ceil(H / ry))"},
+                {"stage", "1: each work-group stages its input in local memory (requires work-groups "
+                          "of 128, stage_x along x); 0: taps read from global memory (default: 0)"},
+                {"stage_x", "stage=1: work-items along x of its work-group, 32, 64 or 128 (default: 32, "
+                            "a 32x4 group)"}};
+    // `worksize tune` searches these three (40 sets); stage_x only with --param.
+    f.tunables = {{"vw", {1, 2, 4, 8, 16}}, {"ry", {1, 2, 4, 8}}, {"stage", {0, 1}}};
     f.calibration_sizes = {"128", "256", "512"};
     f.tune_size = "256";
     f.paper_case = PaperCase{"1024", 10000, 5e11};  // the paper's compute amount

@@ -6,10 +6,13 @@
 // Every pixels-per-work-item variant (vw = 1..16) runs the same round trip at awkward sizes:
 // width 1, primes, widths that are no multiple of vw, one-row slices, scales up and down; so do
 // the rows-per-work-item variants (ry = 1, 2, 4 with vw = 1, 4, 16): one row, fewer rows than
-// ry, heights that are no multiple of ry, one row group per slice.
+// ry, heights that are no multiple of ry, one row group per slice. The staged variant (stage = 1:
+// input in local memory, 32x4 work-groups) runs them too, with groups that fall back to global
+// loads where their span exceeds the tile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -225,6 +228,199 @@ INSTANTIATE_TEST_SUITE_P(Ry8, InterpRowBlock, ::testing::Values(std::make_tuple(
                                     std::to_string(std::get<1>(info.param));
                          });
 
+// stage = 1: each work-group copies its input span into local memory and requires 32x4
+// work-groups (the round trip gives every slice that shape, as the planner does). Awkward sizes:
+// one row, widths below a group's block and no multiple of vw, an input width that is a
+// multiple of 4 (the float4 copy) and ones that are not (the scalar copy); scales 2, 3 and 0.8
+// (tiles sized for them) and 0.37 (a span wider than the tile the budget allows: every group
+// reads its taps from global memory instead); 1-3 slices, so that groups start at a slice's
+// first input row.
+const Case kStaged[] = {
+    {7, 1, {{"scale", 2.0}}, "7x1_up2"},
+    {64, 9, {{"scale", 2.0}}, "64x9_up2"},
+    {509, 37, {{"scale", 2.0}}, "509x37_up2"},
+    {13, 3, {{"scale", 3.0}}, "13x3_up3"},
+    {301, 23, {{"scale", 3.0}}, "301x23_up3"},
+    {1000, 17, {{"scale", 0.8}}, "1000x17_down0_8"},
+    {1023, 41, {{"scale", 0.37}}, "1023x41_down0_37"},
+    {37, 11, {{"in_w", 3}, {"in_h", 100}}, "37x11_from3x100"},
+};
+
+JobOptions staged(const Case& c, std::uint64_t vw, std::uint64_t ry) {
+    JobOptions o = with_blocks(c, vw, ry);
+    o.params["stage"] = 1;
+    return o;
+}
+
+class InterpStage : public ::testing::TestWithParam<std::tuple<std::uint64_t, std::uint64_t>> {};
+
+TEST_P(InterpStage, RoundTripIsBitExactAtAwkwardSizes) {
+    const auto [vw, ry] = GetParam();
+    const auto& f = kernel_job("interp");
+    for (const Case& c : kStaged)
+        for (const int slices : {1, 2, 3}) {
+            SCOPED_TRACE(std::string(c.name) + ", " + std::to_string(slices) + " slices");
+            auto job = f.make(staged(c, vw, ry));
+            EXPECT_EQ(job->required_local(), (LocalSize{32, 4}));
+            EXPECT_EQ(job->problem(), (GlobalSize{(c.w + vw - 1) / vw, (c.h + ry - 1) / ry}));
+            const Verdict v = round_trip(*job, f, slices, LocalKind::null);
+            EXPECT_TRUE(v.ok) << v.detail;
+        }
+}
+
+// Every row group its own slice, so each slice's input starts at its own first tap row.
+TEST_P(InterpStage, OneGroupSlicesAreBitExact) {
+    const auto [vw, ry] = GetParam();
+    const auto& f = kernel_job("interp");
+    for (const double scale : {0.8, 2.0}) {
+        SCOPED_TRACE("scale " + std::to_string(scale));
+        constexpr std::uint64_t w = 131, h = 9;
+        auto job = f.make(staged({w, h, {{"scale", scale}}, ""}, vw, ry));
+        job->generate();
+        const GlobalSize g = job->problem();
+        for (std::uint64_t group = 0; group < g.y; ++group) {
+            Assignment a;
+            a.offset = group;
+            a.units = 1;
+            a.global = {g.x, 1};
+            a.local = job->required_local();
+            a.padded_global = {(g.x + 31) / 32 * 32, 4};
+            Bytes out;
+            f.execute(test::first_device(), slice_spec_from_json(to_json(job->slice_spec(a))),
+                      job->slice_input(a), out);
+            ASSERT_EQ(out.size(), std::min(ry, h - group * ry) * w * sizeof(float)) << "row group " << group;
+            job->accept_output(a, out);
+        }
+        const Verdict v = job->verify();
+        EXPECT_TRUE(v.ok) << v.detail;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(VwRy, InterpStage,
+                         ::testing::Values(std::make_tuple(std::uint64_t{4}, std::uint64_t{4}),
+                                           std::make_tuple(std::uint64_t{1}, std::uint64_t{1}),
+                                           std::make_tuple(std::uint64_t{16}, std::uint64_t{2})),
+                         [](const auto& info) {
+                             return "vw" + std::to_string(std::get<0>(info.param)) + "_ry" +
+                                    std::to_string(std::get<1>(info.param));
+                         });
+
+// The other work-group shapes (stage_x 64: 64x2, 128: 128x1) at a few of the sizes above.
+TEST(InterpStageShape, RoundTripIsBitExact) {
+    const auto& f = kernel_job("interp");
+    for (const std::uint64_t sx : {64u, 128u})
+        for (const Case& c : {kStaged[0], kStaged[2], kStaged[5], kStaged[6]})
+            for (const int slices : {1, 3}) {
+                SCOPED_TRACE(std::string(c.name) + ", stage_x " + std::to_string(sx) + ", " +
+                             std::to_string(slices) + " slices");
+                JobOptions o = staged(c, 4, 4);
+                o.params["stage_x"] = sx;
+                auto job = f.make(o);
+                EXPECT_EQ(job->required_local(), (LocalSize{sx, 128 / sx}));
+                const Verdict v = round_trip(*job, f, slices, LocalKind::null);
+                EXPECT_TRUE(v.ok) << v.detail;
+            }
+}
+
+// With a local-memory budget too small for the job's scale factor (here 3300 bytes), the tile
+// is sized for a scale of 1: 136 columns (127 + 3, widened by 6 for float4s) by 6 rows. At 1.05
+// input pixels per output pixel a group's 128 columns span 134-135 input columns, 136 or 140 when
+// widened to whole float4s (the input width 1680 is a multiple of 4), so some groups are staged
+// and the others read from global memory in the same launch. The check below counts both kinds
+// of groups from the taps, as interp.cl computes them.
+TEST(InterpStageFallback, MixedStagedAndGlobalGroupsAreBitExact) {
+    auto& dev = test::first_device();
+    DeviceInfo info = dev.info();
+    info.local_mem_bytes = 3300;
+    DeviceContext small(dev.device(), info);
+    const auto& f = kernel_job("interp");
+    auto job = f.make(staged({1600, 24, {{"in_w", 1680}, {"in_h", 25}}, ""}, 4, 1));
+    job->generate();
+    const float sx = 1680.0f / 1600.0f;
+    const auto first = [&](int x) {  // the left tap of output column x
+        const float t = float(x) + 0.5f;
+        const float u = t * sx;
+        const float fx = std::fmin(std::fmax(u - 0.5f, 0.0f), 1679.0f);
+        return int(std::floor(fx));
+    };
+    int fit = 0, wide = 0;
+    for (int g0 = 0; g0 < 1600; g0 += 128) {
+        const int c0 = first(g0) & ~3, c1 = std::min(first(g0 + 127) + 1, 1679) | 3;
+        (c1 - c0 + 1 <= 136 ? fit : wide) += 1;
+    }
+    EXPECT_GT(fit, 0);
+    EXPECT_GT(wide, 0);
+    for (const int slices : {1, 3}) {
+        auto assignments = split(job->problem(), slices, LocalKind::null);
+        for (auto& a : assignments) {
+            a.local = job->required_local();
+            a.padded_global = {(a.global.x + 31) / 32 * 32, (a.global.y + 3) / 4 * 4};
+            Bytes out;
+            f.execute(small, slice_spec_from_json(to_json(job->slice_spec(a))), job->slice_input(a), out);
+            job->accept_output(a, out);
+        }
+        const Verdict v = job->verify();
+        EXPECT_TRUE(v.ok) << slices << " slices: " << v.detail;
+    }
+}
+
+TEST(Interp, StageParameterAndItsWorkGroup) {
+    const auto& f = kernel_job("interp");
+    auto plain = f.make(options({64, 64, {}, ""}));
+    EXPECT_TRUE(plain->required_local().is_null());
+    EXPECT_FALSE(plain->tuning_key().contains("stage"));
+    auto job = f.make(staged({64, 64, {}, ""}, 4, 4));
+    EXPECT_EQ(job->tuning_key().at("stage"), 1);
+    EXPECT_NE(job->summary().find("input staged in local memory"), std::string::npos) << job->summary();
+    for (const nlohmann::json& bad : {nlohmann::json(2), nlohmann::json(0.5), nlohmann::json("yes")})
+        EXPECT_THROW(f.make(options({8, 8, {{"stage", bad}}, ""})), InvalidArgument) << bad.dump();
+    for (const nlohmann::json& bad : {nlohmann::json(16), nlohmann::json(48), nlohmann::json(256), nlohmann::json("x")})
+        EXPECT_THROW(f.make(options({8, 8, {{"stage", 1}, {"stage_x", bad}}, ""})), InvalidArgument) << bad.dump();
+    // stage_x joins the key where it is not the default 32.
+    EXPECT_FALSE(job->tuning_key().contains("stage_x"));
+    JobOptions wide = staged({64, 64, {}, ""}, 4, 4);
+    wide.params["stage_x"] = "64";
+    auto wide_job = f.make(wide);
+    EXPECT_EQ(wide_job->required_local(), (LocalSize{64, 2}));
+    EXPECT_EQ(wide_job->tuning_key().at("stage_x"), 64);
+    EXPECT_NE(wide_job->summary().find("by 64x2 work-groups"), std::string::npos) << wide_job->summary();
+    // The tuner's view: the required group and its tile's local memory, (127/2 -> 63) + 3 + 6 =
+    // 72 floats by (15/2 -> 7) + 3 = 10 rows for vw 4, ry 4 at scale 2.
+    DeviceInfo gpu = test::first_device().info();
+    gpu.max_work_group_size = 1024;
+    gpu.local_mem_bytes = 48 * 1024;
+    ParamCandidate c = f.make(staged({8192, 8192, {}, ""}, 4, 4))->param_candidate(gpu);
+    EXPECT_TRUE(c.invalid.empty()) << c.invalid;
+    EXPECT_EQ(c.group, (LocalSize{32, 4}));
+    EXPECT_EQ(c.params.at("stage"), 1);
+    EXPECT_EQ(c.local_mem_bytes, 72u * 10 * sizeof(float));
+    // 16 x 8 pixels per work-item at scale 0.8: neither tile fits 32 KiB, the smaller one (for a
+    // scale of 1) is (511 + 3 + 6 = 520) x (31 + 3 = 34) floats; a device too small for the group.
+    c = f.make(staged({8192, 8192, {{"scale", 0.8}}, ""}, 16, 8))->param_candidate(gpu);
+    EXPECT_EQ(c.invalid, "its local tile for vw=16 ry=8 needs 70720 bytes of local memory, more than the 32768 allowed");
+    gpu.max_work_group_size = 64;
+    c = job->param_candidate(gpu);
+    EXPECT_EQ(c.invalid, "its work-group of 128 work-items exceeds the device's 64");
+}
+
+TEST(Interp, StageRefusesAnotherLocalSize) {
+    const auto& f = kernel_job("interp");
+    auto job = f.make(staged({64, 8, {}, ""}, 4, 1));
+    job->generate();
+    Assignment a;
+    a.units = 8;
+    a.global = {16, 8};
+    a.local = {16, 8};
+    a.padded_global = a.global;
+    Bytes out;
+    try {
+        f.execute(test::first_device(), job->slice_spec(a), job->slice_input(a), out);
+        FAIL() << "no error";
+    } catch (const InvalidArgument& e) {
+        EXPECT_EQ(std::string(e.what()), "interp: stage=1 runs with local size (32,4), not (16,8)");
+    }
+}
+
 TEST(Interp, SquareDescriptorIsWhatPlansUse) {
     // 1024^2 output from 512^2 input (scale 2), 4 pixels per work-item (the default): 256 x 1024
     // work-items of 17 x 4 + 10 operations, each reading one input float's worth (the input
@@ -279,7 +475,7 @@ TEST(Interp, GeometryAndDescriptor) {
             << bad.dump();
     EXPECT_EQ(kernel_job("interp").make(options({8, 8, {{"vw", "16"}}, ""}))->problem(),
               (GlobalSize{1, 8}));
-    for (const nlohmann::json& bad : {nlohmann::json(3), nlohmann::json(0), nlohmann::json(8),
+    for (const nlohmann::json& bad : {nlohmann::json(3), nlohmann::json(0), nlohmann::json(16),
                                      nlohmann::json(1.5), nlohmann::json(-1), nlohmann::json("y")})
         EXPECT_THROW(kernel_job("interp").make(options({8, 8, {{"ry", bad}}, ""})), InvalidArgument)
             << bad.dump();

@@ -187,10 +187,10 @@ run 60 "$ws" plan --kernel matmul --size 48 --local tuned --db "$pdb"
 expect_out "^matmul: kernel reg bm=16 bn=16 bk=8 tm=$tm tn=$tn vw=4$" "plan names the tuned variant"
 run 120 "$ws" run matmul --size 48 --local tuned --param variant=tiled --db "$pdb" --json
 expect_jq '.variant == "kernel tiled"' "--param wins over the database's parameters"
-# interp's rows per work-item (vw given): its sets fix no work-group and run with NULL, so a
-# stored set is a NULL entry beside the defaults' local size it beat; `run --local tuned` then
-# runs it (the job's own key: vw 4, the default).
-run 400 "$ws" tune --kernel interp --size 16 --param vw=4 --param-search exhaustive --db "$pdb" "${fast[@]}"
+# interp's rows per work-item (vw and stage 0 given): its sets fix no work-group and run with
+# NULL, so a stored set is a NULL entry beside the defaults' local size it beat; `run --local
+# tuned` then runs it (the job's own key: vw 4, the default).
+run 400 "$ws" tune --kernel interp --size 16 --param vw=4 --param stage=0 --param-search exhaustive --db "$pdb" "${fast[@]}"
 expect_rc 0 "tune interp's ry exhaustively"
 expect_out "^interp on device 0 .*size 16: parameters ry searched \(exhaustive\): 4 sets, 0 invalid, 4 of 4 measured, 0 failed; best ry=[1248] .*(stored|the defaults kept)$" "interp's parameter search line"
 ientry='[.entries[] | select(.kind == "tuning" and .kernel == "interp" and .payload.params.ry != null)][0].payload'

@@ -76,14 +76,17 @@ TEST(Registry, WhatTheCommandLineReads) {
             EXPECT_FALSE(t.values.empty()) << n << ": " << t.key;
         }
     EXPECT_EQ(kernel_job("matmul").tunables.size(), 6u);
-    EXPECT_EQ(keys("interp"), (V{"scale", "in_w", "in_h", "vw", "ry"}));
-    // interp's tuner searches pixels per work-item along x and rows per work-item.
+    EXPECT_EQ(keys("interp"), (V{"scale", "in_w", "in_h", "vw", "ry", "stage", "stage_x"}));
+    // interp's tuner searches pixels per work-item along x, rows per work-item and whether the
+    // input is staged in local memory.
     const auto& it = kernel_job("interp").tunables;
-    ASSERT_EQ(it.size(), 2u);
+    ASSERT_EQ(it.size(), 3u);
     EXPECT_EQ(it[0].key, "vw");
     EXPECT_EQ(it[0].values, (std::vector<std::uint64_t>{1, 2, 4, 8, 16}));
     EXPECT_EQ(it[1].key, "ry");
     EXPECT_EQ(it[1].values, (std::vector<std::uint64_t>{1, 2, 4, 8}));
+    EXPECT_EQ(it[2].key, "stage");
+    EXPECT_EQ(it[2].values, (std::vector<std::uint64_t>{0, 1}));
     EXPECT_EQ(keys("sort"), (V{"distribution", "algo", "radix_bits", "radix_items", "radix_split", "partition_threads"}));
     EXPECT_EQ(keys("quad"), (V{"integrand", "a", "b"}));
     for (const auto& n : kernel_job_names()) EXPECT_FALSE(kernel_job(n).description.empty()) << n;
