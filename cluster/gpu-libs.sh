@@ -3,7 +3,7 @@
 #   PART=kernels (default): PyTorch's FP32 GEMM, device copy and sort (cluster/torch_baselines.py)
 #     in the same call as worksize's matmul 4096 (register-tiled default, a few tile sets, the
 #     tiled kernel, CLBlast through --backend clblast), interp 8192² (vw 4, 8, 16; vw 4, 8 × ry 1, 2, 4, 8; input staged in local memory,
-#     stage 1, at vw 4 × ry 2, 4, 8 × stage_x 32, 64, 128 and vw 2, 8 ry 4; a tune at vw 4 ry 4), sort 2^26
+#     stage 1, at vw 4 × ry 2, 4, 8 × stage_x 32, 64, 128 and vw 2, 8 ry 4; the default), sort 2^26
 #     (radix settings, bitonic) on the GPU alone, and the awkward sizes against the nearest
 #     powers of two (time per operation);
 #   PART=split: `bench --strategies paper,model,oracle` on the GPU beside the node's CPU (PoCL) for
@@ -55,7 +55,8 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
         one reg-128x64 matmul 4096 10 --param bm=128 --param bn=64
         one tiled-paper matmul 4096 10 --param variant=tiled
         one clblast matmul 4096 10 --backend clblast
-        for vw in 4 8 16; do one "vw$vw" interp 8192 20 --param vw=$vw; done
+        one default interp 8192 20  # on a GPU: vw 4, ry 8, input staged by (64,2) work-groups
+        for vw in 4 8 16; do one "vw$vw-paper" interp 8192 20 --param vw=$vw; done  # ry 1, the paper rule's (1,512)
         # Rows per work-item (the column taps once for ry rows), NULL local size.
         for vw in 4 8; do for ry in 1 2 4 8; do
             one "vw$vw-ry$ry-null" interp 8192 20 --param vw=$vw --param ry=$ry --local null
@@ -66,15 +67,11 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
         done; done
         for vw in 2 8; do one "vw$vw-ry4-stage-x32" interp 8192 20 --param vw=$vw --param ry=4 --param stage=1; done
         # The paper rule's y priority makes (1,512) groups, one pixel column each: also x first,
-        # NULL, and the local size a short tune finds.
+        # and NULL.
         for vw in 4 8; do
             one "vw$vw-priority-x" interp 8192 20 --param vw=$vw --priority x
             one "vw$vw-null" interp 8192 20 --param vw=$vw --local null
         done
-        # A tune of the local size at the best set (each candidate is a whole run: about 4 s).
-        timeout -k 5 150 mpiexec -n 1 worksize tune --kernel interp --size 8192 --param vw=4 --param ry=4 \
-            --select "0=$GPU" > "$OUT/tune-interp.txt" 2>&1
-        one vw4-ry4-tuned interp 8192 20 --param vw=4 --param ry=4 --local tuned
         one radix-default sort 67108864 5
         one radix-b4 sort 67108864 5 --param radix_bits=4
         one radix-i16 sort 67108864 5 --param radix_items=16

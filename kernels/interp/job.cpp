@@ -539,10 +539,11 @@ KernelJobFactory interp_job_factory() {
                             "a 32x4 group)"}};
     // `worksize tune` searches these three (40 sets); stage_x only with --param.
     f.tunables = {{"vw", {1, 2, 4, 8, 16}}, {"ry", {1, 2, 4, 8}}, {"stage", {0, 1}}};
-    // On GPUs: 4 rows per work-item and the input staged in local memory by (64,2) work-groups,
-    // the fastest set measured on an H200 (interp 8192²: 0.123 ms against 0.148 ms for vw 4
-    // with NULL, and 0.67 ms with the paper rule's (1,512) groups: docs/results/issue14-libs-h200).
-    f.gpu_params = {{"ry", 4}, {"stage", 1}, {"stage_x", 64}};
+    // On GPUs: 8 rows per work-item and the input staged in local memory by (64,2) work-groups,
+    // the fastest set measured on an H200 (interp 8192²: 0.116 ms, against 0.123 ms at ry 4,
+    // 0.148 ms for vw 4 ry 1 with NULL, and 0.67 ms with the paper rule's (1,512) groups:
+    // docs/results/issue14-libs-h200).
+    f.gpu_params = {{"ry", 8}, {"stage", 1}, {"stage_x", 64}};
     f.calibration_sizes = {"128", "256", "512"};
     f.tune_size = "256";
     f.paper_case = PaperCase{"1024", 10000, 5e11};  // the paper's compute amount
