@@ -531,10 +531,10 @@ KernelJobFactory interp_job_factory() {
                 {"in_w", "input width (default: the output width / scale)"},
                 {"in_h", "input height (default: the output height / scale)"},
                 {"vw", "output pixels per work-item along x: 1, 2, 4, 8 or 16 (default: 4)"},
-                {"ry", "output rows per work-item: 1, 2, 4 or 8 (default: 1); the NDRange is "
+                {"ry", "output rows per work-item: 1, 2, 4 or 8 (default: 1; 8 where every device is a GPU); the NDRange is "
                        "(ceil(W / vw), ceil(H / ry))"},
                 {"stage", "1: each work-group stages its input in local memory (requires work-groups "
-                          "of 128, stage_x along x); 0: taps read from global memory (default: 0)"},
+                          "of 128, stage_x along x); 0: taps read from global memory (default: 0; 1 with stage_x 64 where every device is a GPU)"},
                 {"stage_x", "stage=1: work-items along x of its work-group, 32, 64 or 128 (default: 32, "
                             "a 32x4 group)"}};
     // `worksize tune` searches these three (40 sets); stage_x only with --param.
