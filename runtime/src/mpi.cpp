@@ -233,24 +233,33 @@ void wait_sends(std::vector<MPI_Request>& requests, double patience, int peer) {
     }
 }
 
+/// Posts a message to `dest`: the size word `*size` (the sum of the parts, set here; it must
+/// outlive the sends), then each part in pieces of at most kChunk bytes. Appends the requests.
+void post_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag, MPI_Comm comm,
+                std::uint64_t* size, std::vector<MPI_Request>& requests) {
+    *size = 0;
+    for (const auto& p : parts) *size += p.size();
+    requests.emplace_back();
+    check(MPI_Isend(size, 1, MPI_UINT64_T, dest, tag, comm, &requests.back()), "MPI_Isend");
+    for (const auto& p : parts)
+        for (std::size_t off = 0; off < p.size(); off += kChunk) {
+            const int count = static_cast<int>(std::min(kChunk, p.size() - off));
+            requests.emplace_back();
+            check(MPI_Isend(p.data() + off, count, MPI_BYTE, dest, tag, comm, &requests.back()), "MPI_Isend");
+        }
+}
+
 }  // namespace
 
 void MpiComm::send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
     std::uint64_t n = 0;
-    for (const auto& p : parts) n += p.size();
     if (patience() > 0) {  // posted at once, then completed with patience
-        std::vector<MPI_Request> requests(1);
-        check(MPI_Isend(&n, 1, MPI_UINT64_T, dest, tag, handle_->comm, &requests.back()), "MPI_Isend");
-        for (const auto& p : parts)
-            for (std::size_t off = 0; off < p.size(); off += kChunk) {
-                const int count = static_cast<int>(std::min(kChunk, p.size() - off));
-                requests.emplace_back();
-                check(MPI_Isend(p.data() + off, count, MPI_BYTE, dest, tag, handle_->comm, &requests.back()),
-                      "MPI_Isend");
-            }
+        std::vector<MPI_Request> requests;
+        post_parts(parts, dest, tag, handle_->comm, &n, requests);
         wait_sends(requests, patience(), dest);
         return;
     }
+    for (const auto& p : parts) n += p.size();
     check(MPI_Send(&n, 1, MPI_UINT64_T, dest, tag, handle_->comm), "MPI_Send");
     for (const auto& p : parts)
         for (std::size_t off = 0; off < p.size(); off += kChunk) {
@@ -261,18 +270,7 @@ void MpiComm::send_parts(std::span<const std::span<const std::byte>> parts, int 
 
 std::size_t MpiComm::isend_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
     auto pending = std::make_unique<PendingSend>();
-    for (const auto& p : parts) pending->size += p.size();
-    pending->requests.reserve(1 + parts.size());
-    pending->requests.emplace_back();
-    check(MPI_Isend(&pending->size, 1, MPI_UINT64_T, dest, tag, handle_->comm, &pending->requests.back()),
-          "MPI_Isend");
-    for (const auto& p : parts)
-        for (std::size_t off = 0; off < p.size(); off += kChunk) {
-            const int count = static_cast<int>(std::min(kChunk, p.size() - off));
-            pending->requests.emplace_back();
-            check(MPI_Isend(p.data() + off, count, MPI_BYTE, dest, tag, handle_->comm, &pending->requests.back()),
-                  "MPI_Isend");
-        }
+    post_parts(parts, dest, tag, handle_->comm, &pending->size, pending->requests);
     pending->dest = dest;
     const std::size_t id = next_send_++;
     sends_.emplace(id, std::move(pending));
@@ -398,18 +396,7 @@ void MpiComm::send_recv(std::span<const std::span<const std::byte>> parts, int d
                         int source, int recv_tag) {
     std::uint64_t n = 0;
     std::vector<MPI_Request> requests;
-    if (dest != none) {
-        for (const auto& p : parts) n += p.size();
-        requests.emplace_back();
-        check(MPI_Isend(&n, 1, MPI_UINT64_T, dest, send_tag, handle_->comm, &requests.back()), "MPI_Isend");
-        for (const auto& p : parts)
-            for (std::size_t off = 0; off < p.size(); off += kChunk) {
-                const int count = static_cast<int>(std::min(kChunk, p.size() - off));
-                requests.emplace_back();
-                check(MPI_Isend(p.data() + off, count, MPI_BYTE, dest, send_tag, handle_->comm, &requests.back()),
-                      "MPI_Isend");
-            }
-    }
+    if (dest != none) post_parts(parts, dest, send_tag, handle_->comm, &n, requests);
     try {
         if (source != none) recv_bytes_into(in, source, recv_tag);
     } catch (const Error& e) {
