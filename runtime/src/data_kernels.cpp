@@ -97,6 +97,10 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
         case ArgKind::end:
             if (fresh(i, std::int64_t(g.end))) kernel.setArg(i, static_cast<cl_int>(g.end));
             break;
+        case ArgKind::local:
+            if (fresh(i, std::int64_t(a.value) * std::int64_t(elem_size(a.scalar_type))))
+                kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
+            break;
         case ArgKind::origin: {
             const std::int64_t origin = std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
             if (fresh(i, origin)) kernel.setArg(i, static_cast<cl_int>(origin));

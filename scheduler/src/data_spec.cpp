@@ -45,7 +45,7 @@ ReduceOp parse_reduce_op(const std::string& s) {
 namespace {
 constexpr ArgKind kKinds[] = {ArgKind::read,   ArgKind::write, ArgKind::read_write, ArgKind::halo,
                               ArgKind::all,    ArgKind::reduce, ArgKind::scalar,    ArgKind::begin,
-                              ArgKind::end,    ArgKind::origin};
+                              ArgKind::end,    ArgKind::origin, ArgKind::local};
 
 bool is_buffer_access(ArgKind k) {
     return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
@@ -73,6 +73,7 @@ const char* to_string(ArgKind k) {
     case ArgKind::begin: return "begin";
     case ArgKind::end: return "end";
     case ArgKind::origin: return "origin";
+    case ArgKind::local: return "local";
     }
     return "?";
 }
@@ -100,7 +101,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
             if (a.buffer >= 0) ja["buffer"] = a.buffer;
             if (a.kind == ArgKind::halo) ja["depth"] = a.depth;
             if (a.kind == ArgKind::reduce) ja["op"] = to_string(a.op);
-            if (a.kind == ArgKind::scalar) {
+            if (a.kind == ArgKind::scalar || a.kind == ArgKind::local) {
                 ja["type"] = to_string(a.scalar_type);
                 ja["value"] = a.value;
             }
@@ -234,6 +235,9 @@ void validate(const DataJobSpec& s) {
             const bool needs_buffer = is_buffer_access(a.kind) || a.kind == ArgKind::origin;
             if (needs_buffer && (a.buffer < 0 || static_cast<std::size_t>(a.buffer) >= s.buffers.size()))
                 throw InvalidArgument(an + ": names no declared buffer");
+            if (a.kind == ArgKind::local && (a.value < 1 || a.value != std::floor(a.value) || a.value > double(1u << 30)))
+                throw InvalidArgument(an + ": a __local array needs a whole number of elements >= 1, not " +
+                                      nlohmann::json(a.value).dump());
             if (!needs_buffer) {
                 if (a.kind == ArgKind::scalar && (a.scalar_type == ElemType::i32 || a.scalar_type == ElemType::u32)) {
                     const double lo = a.scalar_type == ElemType::i32 ? double(INT32_MIN) : 0.0;

@@ -182,11 +182,22 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
                     a.value = size_value(ja[key], size, s.dims, fa + "." + key);
                     known = true;
                 }
+            if (ja.contains("local")) {
+                a.kind = ArgKind::local;
+                try {
+                    a.scalar_type = parse_elem_type(ja["local"].is_string() ? ja["local"].get<std::string>() : ja["local"].dump());
+                } catch (const InvalidArgument& e) {
+                    fail(fa + ".local", e.what());
+                }
+                a.value = size_value(need(ja, "count", fa), size, s.dims, fa + ".count");
+                known = true;
+            }
             if (ja.contains("begin")) a.kind = ArgKind::begin, known = true;
             if (ja.contains("end")) a.kind = ArgKind::end, known = true;
-            if (!known || ja.size() > (a.kind == ArgKind::halo || a.kind == ArgKind::reduce ? 2u : 1u))
+            if (!known ||
+                ja.size() > (a.kind == ArgKind::halo || a.kind == ArgKind::reduce || a.kind == ArgKind::local ? 2u : 1u))
                 fail(fa, ja.dump() + " is not one argument (in, out, inout, halo+depth, all, reduce[+op], origin, "
-                                     "float, double, int, uint, begin, end)");
+                                     "float, double, int, uint, local+count, begin, end)");
             kd.args.push_back(a);
         }
         s.kernels.push_back(std::move(kd));

@@ -178,6 +178,28 @@ TEST(DataSpec, JsonRoundTripOfAReductionAndAGranule) {
     EXPECT_EQ(back.kernels[0].required_local.x, 8u);
 }
 
+TEST(DataSpec, LocalArraysRoundTripAndNeedAWholeCount) {
+    DataJobSpec s = copy_spec(1000);
+    ArgDecl l{ArgKind::local};
+    l.scalar_type = ElemType::f64;
+    l.value = 96;
+    s.kernels[0].args.push_back(l);
+    ASSERT_NO_THROW(validate(s));
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_EQ(back.kernels[0].args.back().kind, ArgKind::local);
+    EXPECT_EQ(back.kernels[0].args.back().scalar_type, ElemType::f64);
+    EXPECT_EQ(back.kernels[0].args.back().value, 96.0);
+    for (const double bad : {0.0, 2.5, -4.0}) {
+        s.kernels[0].args.back().value = bad;
+        try {
+            validate(s);
+            ADD_FAILURE() << bad << " elements accepted";
+        } catch (const InvalidArgument& e) {
+            EXPECT_NE(std::string(e.what()).find("__local array"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(DataSpec, LayoutOfThreeSlices) {
     const DataJobSpec s = heat_spec();
     const DataLayout l = data_layout(s, {slice(0, 0, 0, 10), slice(1, 1, 10, 12), slice(2, 2, 22, 8)});

@@ -70,6 +70,15 @@ ArgDecl value(T v) {
     a.value = static_cast<double>(v);
     return a;
 }
+/// A __local array of `count` elements of T per work-group (e.g. a tile whose size the host
+/// chooses from the work-group shape).
+template <class T>
+ArgDecl local(std::uint64_t count) {
+    ArgDecl a{ArgKind::local};
+    a.scalar_type = elem_type_of<T>();
+    a.value = static_cast<double>(count);
+    return a;
+}
 inline ArgDecl begin() { return {ArgKind::begin}; }
 inline ArgDecl end() { return {ArgKind::end}; }
 /// int: the global unit held in row 0 of `b` on this device (the slice's first minus the halo).

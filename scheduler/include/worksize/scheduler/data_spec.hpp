@@ -61,6 +61,7 @@ enum class ArgKind {
     begin,       ///< int: the first launched item along the split dimension (global index)
     end,         ///< int: one past the slice's last launched item (global index)
     origin,      ///< int: the global unit held in row 0 of `buffer` on this device
+    local,       ///< a __local array of `value` elements of `scalar_type` per work-group
 };
 const char* to_string(ArgKind k);
 
@@ -70,7 +71,7 @@ struct ArgDecl {
     std::uint64_t depth = 0;         ///< halo rows on each side
     ReduceOp op = ReduceOp::sum;
     ElemType scalar_type = ElemType::f32;
-    double value = 0.0;              ///< scalar: the value (exact for integers up to 2^53)
+    double value = 0.0;              ///< scalar: the value (exact for integers up to 2^53); local: elements
 };
 
 struct KernelDecl {

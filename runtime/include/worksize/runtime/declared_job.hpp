@@ -1,0 +1,69 @@
+// A KernelJob whose data movement is declared, not written: the job gives a data-job declaration
+// (scheduler/data_spec.hpp: buffers, kernels, each argument's access) and rank 0's memory of each
+// buffer; the slices' inputs, outputs and reductions follow from the declaration, and one
+// executor (execute_declared) runs every such slice on its device. Job files (job_file_job.cpp)
+// and the sample kernels matmul, quad and interp are declared jobs; sort is not (its
+// splitter-based partition moves data by value).
+//
+// What travels for a slice [offset, offset + units): each split input's rows of the slice and
+// its halo rows (in buffer order), then each shared input whole; back come each split output's
+// rows of the slice, then each reduction's combined record as doubles.
+#pragma once
+
+#include <map>
+#include <span>
+#include <vector>
+
+#include "worksize/runtime/kernel_job.hpp"
+#include "worksize/scheduler/data_spec.hpp"
+
+namespace worksize {
+
+class DeclaredJob : public KernelJob {
+public:
+    std::uint64_t granule() const override { return data_granule(declaration()); }
+    bool guards_index() const override { return true; }  // declared kernels guard with `end`
+    LocalSize required_local() const override { return common_required_local(declaration()); }
+    /// Slices start on the granule; a halo deeper than a slice is refused here, before any send.
+    void partition(std::vector<Assignment>& assignments) override;
+
+    std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override;
+    Bytes slice_input(const Assignment& a) const override;
+    /// With one split output and no reduction, the output lands in place.
+    std::span<std::byte> output_target(const Assignment& a) override;
+    void accept_output(const Assignment& a, std::span<const std::byte> out) override;
+    /// Combines each reduction's slices in slice order (reduced()) and stores the result, in the
+    /// buffer's type, into host_output(). A job that overrides finish() calls this first.
+    void finish() override;
+
+protected:
+    /// The declaration of the whole problem, as rank 0 sees it (buffers and accesses; build
+    /// options and launch details may differ per slice on the workers).
+    virtual const DataJobSpec& declaration() const = 0;
+    /// Rank 0's initial contents of input buffer `b`: units × row bytes (split) or count × element
+    /// size (shared). Kept valid and unchanged until the run ends.
+    virtual std::span<const std::byte> host_input(int b) const = 0;
+    /// Where output buffer `b` (split) or the result of a reduction into `b` (shared) goes.
+    virtual std::span<std::byte> host_output(int b) = 0;
+    /// The combined result of the r-th reduction argument of the declaration (kernel order,
+    /// argument order), in double, after finish().
+    const std::vector<double>& reduced(std::size_t r) const { return reduced_.at(r); }
+    /// The number of slices accepted since the last finish() (coverage checks do their own).
+    std::size_t slices_accepted() const { return partials_.size(); }
+
+private:
+    std::map<std::uint64_t, std::vector<std::vector<double>>> partials_;  ///< by slice offset
+    std::vector<std::vector<double>> reduced_;
+};
+
+/// The reduce arguments of `spec`, as (kernel, argument) pairs, in order.
+std::vector<std::pair<std::size_t, std::size_t>> reductions(const DataJobSpec& spec);
+
+/// Worker side: run slice `s` of `spec` on `ctx`, its input as DeclaredJob::input_parts sends
+/// it, its kernels `s.iterations` times in order, the output as DeclaredJob::accept_output takes
+/// it. Buffers larger than the device's largest allocation are refused by name.
+/// @throws Error (ClError, BuildError, InvalidArgument) naming the job, kernel and device.
+SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
+                            std::span<const std::byte> in, Bytes& out);
+
+}  // namespace worksize

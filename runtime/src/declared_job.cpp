@@ -1,0 +1,260 @@
+// Declared jobs (declared_job.hpp): rank 0's side from the declaration, and the one executor of
+// their slices.
+#include "worksize/runtime/declared_job.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "data_kernels.hpp"
+#include "worksize/runtime/opencl.hpp"
+
+namespace worksize {
+
+std::vector<std::pair<std::size_t, std::size_t>> reductions(const DataJobSpec& s) {
+    std::vector<std::pair<std::size_t, std::size_t>> v;
+    for (std::size_t k = 0; k < s.kernels.size(); ++k)
+        for (std::size_t i = 0; i < s.kernels[k].args.size(); ++i)
+            if (s.kernels[k].args[i].kind == ArgKind::reduce) v.emplace_back(k, i);
+    return v;
+}
+
+namespace {
+
+std::vector<std::uint64_t> halos(const DataJobSpec& s) {
+    std::vector<std::uint64_t> h;
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) h.push_back(halo_rows(s, int(b)));
+    return h;
+}
+
+const BufferDecl& reduced_buffer(const DataJobSpec& s, std::pair<std::size_t, std::size_t> r) {
+    return s.buffers[std::size_t(s.kernels[r.first].args[r.second].buffer)];
+}
+
+/// The only split output of a job without reductions, else -1.
+int sole_split_output(const DataJobSpec& s) {
+    if (!reductions(s).empty()) return -1;
+    int found = -1;
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) {
+        if (!s.buffers[b].output) continue;
+        if (s.buffers[b].layout != BufferLayout::split || found >= 0) return -1;
+        found = int(b);
+    }
+    return found;
+}
+
+std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+}  // namespace
+
+void DeclaredJob::partition(std::vector<Assignment>& assignments) {
+    align_slices(declaration(), assignments);
+    check_slices(declaration(), assignments);
+}
+
+std::vector<std::span<const std::byte>> DeclaredJob::input_parts(const Assignment& a) const {
+    const DataJobSpec& spec = declaration();
+    std::vector<std::span<const std::byte>> parts;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& d = spec.buffers[b];
+        if (!d.input || d.layout != BufferLayout::split) continue;
+        const auto [first, n] = input_rows(spec, int(b), a.offset, a.units);
+        const auto host = host_input(int(b));
+        if ((first + n) * row_bytes(d) > host.size())
+            throw Error("job '" + spec.name + "': buffer '" + d.name + "' holds " + std::to_string(host.size()) +
+                        " bytes on rank 0; its rows up to " + std::to_string(first + n) + " need " +
+                        std::to_string((first + n) * row_bytes(d)));
+        parts.push_back(host.subspan(first * row_bytes(d), n * row_bytes(d)));
+    }
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared) parts.push_back(host_input(int(b)));
+    if (parts.empty()) parts.emplace_back();  // nothing to send: one empty part
+    return parts;
+}
+
+Bytes DeclaredJob::slice_input(const Assignment& a) const {
+    Bytes b;
+    for (const auto& p : input_parts(a)) b.insert(b.end(), p.begin(), p.end());
+    return b;
+}
+
+std::span<std::byte> DeclaredJob::output_target(const Assignment& a) {
+    const DataJobSpec& spec = declaration();
+    const int b = sole_split_output(spec);
+    if (b < 0) return {};
+    const auto row = row_bytes(spec.buffers[std::size_t(b)]);
+    const auto host = host_output(b);
+    if ((a.offset + a.units) * row > host.size()) return {};  // accept_output names the problem
+    return host.subspan(a.offset * row, a.units * row);
+}
+
+void DeclaredJob::accept_output(const Assignment& a, std::span<const std::byte> out) {
+    const DataJobSpec& spec = declaration();
+    std::uint64_t o = 0;
+    auto too_short = [&](std::uint64_t need) {
+        return Error("job '" + spec.name + "': the output of the slice at unit " + std::to_string(a.offset) + " holds " +
+                     std::to_string(out.size()) + " bytes, fewer than the " + std::to_string(need) +
+                     " its declaration gives");
+    };
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& d = spec.buffers[b];
+        if (!d.output || d.layout != BufferLayout::split) continue;
+        const std::uint64_t n = a.units * row_bytes(d);
+        if (o + n > out.size()) throw too_short(o + n);
+        const auto host = host_output(int(b));
+        if ((a.offset + a.units) * row_bytes(d) > host.size())
+            throw Error("job '" + spec.name + "': output buffer '" + d.name + "' on rank 0 is too small for rows up to " +
+                        std::to_string(a.offset + a.units));
+        std::byte* dst = host.data() + a.offset * row_bytes(d);
+        if (dst != out.data() + o) std::memcpy(dst, out.data() + o, n);  // output_target: already in place
+        o += n;
+    }
+    std::vector<std::vector<double>> parts;
+    for (const auto& r : reductions(spec)) {
+        const auto& d = reduced_buffer(spec, r);
+        std::vector<double> v(d.count);
+        if (o + d.count * sizeof(double) > out.size()) throw too_short(o + d.count * sizeof(double));
+        std::memcpy(v.data(), out.data() + o, d.count * sizeof(double));
+        o += d.count * sizeof(double);
+        parts.push_back(std::move(v));
+    }
+    partials_[a.offset] = std::move(parts);
+}
+
+void DeclaredJob::finish() {
+    const DataJobSpec& spec = declaration();
+    const auto reds = reductions(spec);
+    reduced_.assign(reds.size(), {});
+    for (std::size_t r = 0; r < reds.size(); ++r) {
+        const auto& a = spec.kernels[reds[r].first].args[reds[r].second];
+        const auto& d = reduced_buffer(spec, reds[r]);
+        std::vector<double> total(d.count, data::identity(a.op));
+        for (const auto& [offset, parts] : partials_)  // slice order
+            for (std::size_t j = 0; j < d.count; ++j) total[j] = data::combine(a.op, total[j], parts[r][j]);
+        const auto host = host_output(a.buffer);
+        if (host.size() >= d.count * elem_size(d.type))
+            for (std::size_t j = 0; j < d.count; ++j) data::store(host.data(), d.type, j, total[j]);
+        reduced_[r] = std::move(total);
+    }
+    partials_.clear();
+}
+
+SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
+                            std::span<const std::byte> in, Bytes& out) {
+    SliceTimes t;
+    out.clear();
+    const auto halo = halos(spec);
+    const auto& info = ctx.info();
+    std::string where = "job '" + spec.name + "' on " + info.name;
+    try {
+        auto& q = ctx.queue();
+        std::vector<cl::Buffer> bufs;
+        std::vector<cl::Event> h2d, d2h;
+        std::size_t at = 0;
+        auto take = [&](std::size_t n) {
+            if (at + n > in.size())
+                throw Error("job '" + spec.name + "': the slice's input holds " + std::to_string(in.size()) +
+                            " bytes, fewer than its declaration needs");
+            const std::byte* p = in.data() + at;
+            at += n;
+            return p;
+        };
+        auto check_alloc = [&](const std::string& what, std::uint64_t bytes) {
+            if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
+                throw Error(ErrorReason::device_limit, "job '" + spec.name + "': a slice of " + std::to_string(s.units) +
+                                                           " units needs " + mib_text(bytes) + " for " + what +
+                                                           ", more than the largest allocation of " + info.name + " (" +
+                                                           mib_text(info.max_alloc_bytes) + ")");
+        };
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+            const auto& d = spec.buffers[b];
+            const std::uint64_t bytes = d.layout == BufferLayout::shared ? d.count * elem_size(d.type)
+                                                                         : (s.units + 2 * halo[b]) * row_bytes(d);
+            check_alloc("buffer '" + d.name + "'", bytes);
+            bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
+            if (!d.input) {
+                // Outputs and device-only buffers start as zeros.
+                if (bytes) q.enqueueFillBuffer(bufs.back(), cl_uint(0), 0, bytes);
+                continue;
+            }
+            if (d.layout == BufferLayout::split) {
+                const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
+                h2d.emplace_back();
+                q.enqueueWriteBuffer(bufs.back(), CL_FALSE, (first + halo[b] - s.offset) * row_bytes(d),
+                                     n * row_bytes(d), take(n * row_bytes(d)), nullptr, &h2d.back());
+            }
+        }
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+            const auto& d = spec.buffers[b];
+            if (!d.input || d.layout != BufferLayout::shared) continue;
+            h2d.emplace_back();
+            q.enqueueWriteBuffer(bufs[b], CL_FALSE, 0, d.count * elem_size(d.type), take(d.count * elem_size(d.type)),
+                                 nullptr, &h2d.back());
+        }
+        cl::Program program = ctx.program_from_source(spec.source, spec.build_options);
+        std::vector<cl::Kernel> kernels;
+        std::vector<data::Geometry> geo;
+        std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;
+        for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
+            kernels.push_back(data::make_kernel(program, spec.kernels[k]));
+            geo.push_back(data::geometry(spec, spec.kernels[k], s.offset, s.units, s.local));
+        }
+        const auto reds = reductions(spec);
+        for (const auto& [k, i] : reds) {
+            const auto& d = reduced_buffer(spec, {k, i});
+            const std::uint64_t bytes = geo[k].padded * d.count * elem_size(d.type);
+            check_alloc("the records of '" + d.name + "'", bytes);
+            records.emplace(std::pair{k, i}, cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes));
+        }
+        std::vector<cl::Event> runs;
+        for (std::uint64_t it = 0; it < std::max<std::uint64_t>(s.iterations, 1); ++it)
+            for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
+                const auto& kd = spec.kernels[k];
+                where = "kernel '" + kd.name + "' of job '" + spec.name + "' on " + info.name;
+                for (std::size_t i = 0; i < kd.args.size(); ++i)
+                    if (kd.args[i].kind == ArgKind::reduce)
+                        data::fill_identity(q, records.at({k, i}), spec.buffers[std::size_t(kd.args[i].buffer)],
+                                            kd.args[i].op, geo[k].padded);
+                data::bind_args(kernels[k], kd, bufs,
+                                [&](std::size_t i) -> const cl::Buffer& { return records.at({k, i}); }, geo[k], s.offset,
+                                halo);
+                runs.emplace_back();
+                q.enqueueNDRangeKernel(kernels[k], geo[k].offset, geo[k].global, geo[k].local, nullptr, &runs.back());
+            }
+        where = "job '" + spec.name + "' on " + info.name + ", reading the results";
+        std::uint64_t n = 0;
+        for (const auto& d : spec.buffers)
+            if (d.output && d.layout == BufferLayout::split) n += s.units * row_bytes(d);
+        for (const auto& r : reds) n += reduced_buffer(spec, r).count * sizeof(double);
+        out.resize(n);
+        std::uint64_t o = 0;
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+            const auto& d = spec.buffers[b];
+            if (!d.output || d.layout != BufferLayout::split) continue;
+            d2h.emplace_back();
+            q.enqueueReadBuffer(bufs[b], CL_FALSE, halo[b] * row_bytes(d), s.units * row_bytes(d), out.data() + o, nullptr,
+                                &d2h.back());
+            o += s.units * row_bytes(d);
+        }
+        for (const auto& [k, i] : reds) {
+            const auto& a = spec.kernels[k].args[i];
+            const auto& d = reduced_buffer(spec, {k, i});
+            Bytes rec(geo[k].padded * d.count * elem_size(d.type));
+            d2h.emplace_back();
+            q.enqueueReadBuffer(records.at({k, i}), CL_TRUE, 0, rec.size(), rec.data(), nullptr, &d2h.back());
+            std::vector<double> total(d.count, data::identity(a.op));
+            data::combine_records(a.op, d.type, rec.data(), geo[k].padded, total);
+            std::memcpy(out.data() + o, total.data(), total.size() * sizeof(double));
+            o += total.size() * sizeof(double);
+        }
+        q.finish();
+        for (const auto& e : h2d) t.h2d += event_seconds(e);
+        for (const auto& e : runs) t.kernel += event_seconds(e);
+        for (const auto& e : d2h) t.d2h += event_seconds(e);
+    } catch (const cl::Error& e) {
+        out.clear();
+        rethrow_cl(e, where);
+    }
+    return t;
+}
+
+}  // namespace worksize
