@@ -20,6 +20,9 @@
 #include "clblast_gemm.hpp"
 #include "job_util.hpp"
 #include "sample_kernels.hpp"
+#include "worksize/embedded_kernels.hpp"
+#include "worksize/runtime/data_job.hpp"
+#include "worksize/runtime/declared_job.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
@@ -151,6 +154,71 @@ std::uint64_t slice_rows(std::uint64_t m, std::uint64_t offset, std::uint64_t un
     return std::min(units * rpu, m - first);
 }
 
+/// The declaration of matmul (declared_job.hpp): A split by row units (rpu rows of K floats),
+/// B shared (broadcast), C split by row units (rpu rows of N floats). `problem` is the planning
+/// NDRange (columns of work-items, row units). For a worker's slice, `slice` gives its rows of C
+/// (the kernels' M, relative to the slice: a partial last unit computes only the rows that exist),
+/// `local` its local size and `device` its limits, which decide the kernel: matmul_reg for the
+/// reg variant (its own work-group), matmul_tiled with the deepest k-tile that fits the device's
+/// local memory for an explicit local size, matmul_direct for NULL or when no tile fits.
+DataJobSpec matmul_declaration(GlobalSize problem, std::uint64_t n, std::uint64_t k, const RegParams& reg,
+                               std::uint64_t slice = 1, LocalSize local = {}, const DeviceInfo* device = nullptr) {
+    const std::uint64_t rpu = reg.on() ? reg.tm : kWpt;
+    DataJobSpec s;
+    s.name = "matmul";
+    s.source = std::string(embedded_kernel_source("matmul"));
+    s.dims = 2;
+    s.width = problem.x;
+    s.units = problem.y;
+    BufferDecl a{"A", ElemType::f32, BufferLayout::split, rpu * k, 0, true, false};
+    BufferDecl b{"B", ElemType::f32, BufferLayout::shared, 1, k * n, true, false};
+    BufferDecl c{"C", ElemType::f32, BufferLayout::split, rpu * n, 0, false, true};
+    s.buffers = {a, b, c};
+    s.build_options = "-DWPT=" + std::to_string(kWpt);
+    KernelDecl kd;
+    const ArgDecl m_arg = arg::value<int>(slice), n_arg = arg::value<int>(n), k_arg = arg::value<int>(k);
+    const std::vector<ArgDecl> abc = {arg::in({0}), arg::all({1}), arg::out({2})};
+    if (reg.on()) {
+        const char* names[] = {"BM", "BN", "BK", "TM", "TN", "VW"};
+        const std::uint64_t v[] = {reg.bm, reg.bn, reg.bk, reg.tm, reg.tn, reg.vw};
+        for (std::size_t i = 0; i < std::size(names); ++i)
+            s.build_options.append(" -D").append(names[i]).append("=").append(std::to_string(v[i]));
+        // Whole-tile vector loads where rows start on vector boundaries.
+        s.build_options.append(" -DA_VEC=").append(k % reg.vw == 0 ? "1" : "0");
+        s.build_options.append(" -DB_VEC=").append(n % reg.vw == 0 ? "1" : "0");
+        kd.name = "matmul_reg";
+        kd.args = {m_arg, n_arg, k_arg};
+        kd.required_local = reg.shape();
+    } else {
+        // The tiled kernel for an explicit local size, with the deepest k-tile that fits; the
+        // direct kernel for NULL (tiles cannot be sized) or when even TK = 1 does not fit.
+        std::uint64_t tk = 0;
+        if (!local.is_null() && device) {
+            const std::uint64_t floats_per_k = local.y * kWpt + local.x;
+            const std::uint64_t local_mem = device->local_mem_bytes;
+            for (const std::uint64_t budget : {std::min(kTileBudget, local_mem), local_mem}) {
+                tk = std::min<std::uint64_t>({kMaxTileDepth, k, budget / (floats_per_k * sizeof(float))});
+                if (tk > 0) break;
+            }
+        }
+        if (tk > 0) {
+            kd.name = "matmul_tiled";
+            kd.args = {m_arg, n_arg, k_arg, arg::value<int>(tk)};
+        } else {
+            kd.name = "matmul_direct";
+            kd.args = {m_arg, n_arg, k_arg};
+        }
+        kd.args.insert(kd.args.end(), abc.begin(), abc.end());
+        if (tk > 0) {
+            kd.args.push_back(arg::local<float>(local.y * kWpt * tk));
+            kd.args.push_back(arg::local<float>(tk * local.x));
+        }
+    }
+    if (reg.on()) kd.args.insert(kd.args.end(), abc.begin(), abc.end());
+    s.kernels = {kd};
+    return s;
+}
+
 /// The job's backends (the "backend" parameter, BackendChoice's text): "kernel" (matmul.cl) or
 /// "clblast" (CLBlast's SGEMM; refused in a build without CLBlast).
 BackendChoice matmul_backends(const nlohmann::json& params) {
@@ -167,7 +235,7 @@ BackendChoice matmul_backends(const nlohmann::json& params) {
     return c;
 }
 
-class MatmulJob final : public KernelJob {
+class MatmulJob final : public DeclaredJob {
 public:
     explicit MatmulJob(const JobOptions& o)
         : n_(o.size.x),
@@ -182,9 +250,14 @@ public:
         require_positive_int("M (rows)", m_);
         require_positive_int("K", k_);
         if (iterations_ == 0) throw InvalidArgument("matmul: iterations must be at least 1");
+        spec_ = matmul_declaration(problem(), n_, k_, reg_);
     }
 
-    bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
+    /// Any slice boundary: a slice's NDRange is padded to whole work-groups and its kernels
+    /// guard the rows and columns past the matrix (the declaration's granule and partition would
+    /// align slices to the reg variant's work-group, which its kernel does not need).
+    std::uint64_t granule() const override { return 1; }
+    void partition(std::vector<Assignment>& assignments) override { (void)assignments; }
     std::string backend(int device) const override { return backends_.of(device); }
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
@@ -224,12 +297,14 @@ public:
     void generate() override {
         std::mt19937_64 rng(seed_);
         std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        a_.resize(m_ * k_);
+        // A and C hold whole row units (the declaration's rows): rows past M are zeros in A.
+        const std::uint64_t rows = problem().y * rpu_;
+        a_.assign(rows * k_, 0.0f);
         b_.resize(k_ * n_);
-        for (auto& v : a_) v = dist(rng);
+        for (std::uint64_t i = 0; i < m_ * k_; ++i) a_[i] = dist(rng);
         for (auto& v : b_) v = dist(rng);
         // NaN marks rows no slice has delivered: verify() then fails on them.
-        c_.assign(m_ * n_, std::numeric_limits<float>::quiet_NaN());
+        c_.assign(rows * n_, std::numeric_limits<float>::quiet_NaN());
     }
 
     SliceSpec slice_spec(const Assignment& a) const override {
@@ -252,39 +327,6 @@ public:
         nlohmann::json key = {{"k", "2^" + std::to_string(std::bit_width(k_) - 1)}, {"wpt", kWpt}};
         if (const std::string b = backends_.text(); !b.empty()) key["backend"] = b;
         return key;
-    }
-
-    Bytes slice_input(const Assignment& a) const override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
-        if (rows == 0) return {};
-        const std::size_t a_bytes = rows * k_ * sizeof(float);
-        const std::size_t b_bytes = b_.size() * sizeof(float);
-        Bytes in(a_bytes + b_bytes);
-        std::memcpy(in.data(), a_.data() + a.offset * rpu_ * k_, a_bytes);
-        std::memcpy(in.data() + a_bytes, b_.data(), b_bytes);
-        return in;
-    }
-
-    /// A's rows and B, sent from where they are (the same bytes slice_input packs).
-    std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
-        if (rows == 0) return {};
-        return {std::as_bytes(std::span(a_.data() + a.offset * rpu_ * k_, rows * k_)), std::as_bytes(std::span(b_))};
-    }
-
-    std::span<std::byte> output_target(const Assignment& a) override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
-        if (rows == 0) return {};
-        return std::as_writable_bytes(std::span(c_.data() + a.offset * rpu_ * n_, rows * n_));
-    }
-
-    void accept_output(const Assignment& a, std::span<const std::byte> out) override {
-        const std::uint64_t rows = slice_rows(m_, a.offset, a.units, rpu_);
-        if (out.size() != rows * n_ * sizeof(float))
-            throw Error("matmul: slice at row unit " + std::to_string(a.offset) + " returned " +
-                        std::to_string(out.size()) + " bytes, expected " +
-                        std::to_string(rows * n_ * sizeof(float)));
-        store_output(c_.data() + a.offset * rpu_ * n_, out);
     }
 
     Verdict verify() const override {
@@ -352,6 +394,15 @@ public:
     std::string variant() const override { return reg_.on() ? "kernel reg " + reg_.text() : "kernel tiled"; }
 
 private:
+    const DataJobSpec& declaration() const override { return spec_; }
+    std::span<const std::byte> host_input(int b) const override {
+        return std::as_bytes(b == 0 ? std::span<const float>(a_) : std::span<const float>(b_));
+    }
+    std::span<std::byte> host_output(int b) override {
+        (void)b;  // C, the only output
+        return std::as_writable_bytes(std::span(c_));
+    }
+
     bool whole_check() const {
         return double(m_) * double(n_) * double(k_) <= kWholeCheckLimit || m_ <= kSampledRows;
     }
@@ -360,7 +411,8 @@ private:
     BackendChoice backends_;
     RegParams reg_;
     std::uint64_t rpu_;  ///< rows of C per row unit: kWpt (tiled) or tm (reg)
-    std::vector<float> a_, b_, c_;
+    DataJobSpec spec_;
+    std::vector<float> a_, b_, c_;  ///< A and C padded to whole row units
 };
 
 /// Throw when one buffer of a slice exceeds the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE.
@@ -389,12 +441,11 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     if (rows == 0)
         throw InvalidArgument("matmul: slice at row unit " + std::to_string(s.offset) +
                               " lies beyond M = " + std::to_string(m));
-    const std::uint64_t units = (rows + rpu - 1) / rpu;
     const std::uint64_t cols = reg.on() ? (n + reg.tn - 1) / reg.tn : n;
-    if (s.global.x < cols || s.global.y < units)
-        throw InvalidArgument("matmul: slice NDRange (" + std::to_string(s.global.x) + "," +
-                              std::to_string(s.global.y) + ") does not cover (" +
-                              std::to_string(cols) + "," + std::to_string(units) + ")");
+    if (s.problem.x != cols || s.problem.y != (m + rpu - 1) / rpu)
+        throw InvalidArgument("matmul: slice of problem (" + std::to_string(s.problem.x) + "," +
+                              std::to_string(s.problem.y) + "), not this job's (" + std::to_string(cols) + "," +
+                              std::to_string((m + rpu - 1) / rpu) + ")");
     if (reg.on()) {
         if (const std::string why = reg_device_check(reg, ctx.info()); !why.empty())
             throw Error(ErrorReason::device_limit, "matmul: tile parameters " + reg.text() + " do not fit " +
@@ -403,98 +454,21 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
             throw InvalidArgument("matmul: kernel reg with " + reg.text() + " runs with local size " +
                                   local_text(reg.shape()) + ", not " + local_text(s.local));
     }
-    const std::uint64_t a_bytes = rows * k * sizeof(float);
-    const std::uint64_t b_bytes = k * n * sizeof(float);
-    const std::uint64_t c_bytes = rows * n * sizeof(float);
-    if (in.size() != a_bytes + b_bytes)
-        throw InvalidArgument("matmul: slice input has " + std::to_string(in.size()) +
-                              " bytes, expected " + std::to_string(a_bytes + b_bytes));
-    check_alloc(ctx, "B", b_bytes);
-    check_alloc(ctx, "its rows of A", a_bytes);
-    check_alloc(ctx, "its rows of C", c_bytes);
     if (s.params.contains("backend")) {  // a library backend (clblast_gemm.cpp)
         const auto b = s.params.at("backend");
         if (b != "clblast") throw InvalidArgument("matmul: no backend " + b.dump() + " (valid: kernel, clblast)");
-        return execute_matmul_clblast(ctx, rows, n, k, s.iterations, in, out);
+        // The declared input: the slice's whole row units of A (rows past M are zeros), then B.
+        const std::uint64_t padded = s.units * rpu;
+        const std::uint64_t a_bytes = padded * k * sizeof(float), b_bytes = k * n * sizeof(float);
+        if (in.size() != a_bytes + b_bytes)
+            throw InvalidArgument("matmul: slice input has " + std::to_string(in.size()) + " bytes, expected " +
+                                  std::to_string(a_bytes + b_bytes));
+        check_alloc(ctx, "B", b_bytes);
+        check_alloc(ctx, "its rows of A", a_bytes);
+        check_alloc(ctx, "its rows of C", padded * n * sizeof(float));
+        return execute_matmul_clblast(ctx, padded, n, k, s.iterations, in, out);
     }
-
-    std::string options = "-DWPT=" + std::to_string(kWpt);
-    if (reg.on()) {
-        const char* names[] = {"BM", "BN", "BK", "TM", "TN", "VW"};
-        const std::uint64_t v[] = {reg.bm, reg.bn, reg.bk, reg.tm, reg.tn, reg.vw};
-        for (std::size_t i = 0; i < std::size(names); ++i)
-            options.append(" -D").append(names[i]).append("=").append(std::to_string(v[i]));
-        // Whole-tile vector loads where rows start on vector boundaries.
-        options.append(" -DA_VEC=").append(k % reg.vw == 0 ? "1" : "0");
-        options.append(" -DB_VEC=").append(n % reg.vw == 0 ? "1" : "0");
-    }
-    cl::Program program = ctx.program("matmul", options);
-    std::string where = "kernel matmul on " + ctx.info().name + " with local size " +
-                        local_text(reg.on() ? reg.shape() : s.local);
-    try {
-        const cl::Context& context = ctx.context();
-        cl::CommandQueue& queue = ctx.queue();
-        cl::Buffer a_buf(context, CL_MEM_READ_ONLY, a_bytes);
-        cl::Buffer b_buf(context, CL_MEM_READ_ONLY, b_bytes);
-        cl::Buffer c_buf(context, CL_MEM_WRITE_ONLY, c_bytes);
-        cl::Event wa, wb;
-        queue.enqueueWriteBuffer(a_buf, CL_FALSE, 0, a_bytes, in.data(), nullptr, &wa);
-        queue.enqueueWriteBuffer(b_buf, CL_FALSE, 0, b_bytes, in.data() + a_bytes, nullptr, &wb);
-
-        // Tiled kernel for an explicit local size, with the deepest k-tile that fits; the
-        // direct kernel for NULL (tiles cannot be sized) or when even TK = 1 does not fit.
-        std::uint64_t tk = 0;
-        cl::Kernel kernel;
-        if (!s.local.is_null() && !reg.on()) {
-            const std::uint64_t floats_per_k = s.local.y * kWpt + s.local.x;
-            const std::uint64_t local_mem = ctx.info().local_mem_bytes;
-            for (const std::uint64_t budget : {std::min(kTileBudget, local_mem), local_mem}) {
-                tk = std::min<std::uint64_t>(
-                    {kMaxTileDepth, k, budget / (floats_per_k * sizeof(float))});
-                if (tk > 0) break;
-            }
-        }
-        const cl_int mi = cl_int(rows), ni = cl_int(n), ki = cl_int(k);
-        cl::NDRange local = cl::NullRange;
-        cl::NDRange global(s.global.x, s.global.y);
-        if (reg.on()) {
-            // Its own shape, over the slice's NDRange padded to whole groups.
-            const LocalSize l = reg.shape();
-            where += ", reg " + reg.text();
-            kernel = cl::Kernel(program, "matmul_reg");
-            set_args(kernel, mi, ni, ki, a_buf, b_buf, c_buf);
-            local = cl::NDRange(l.x, l.y);
-            global = cl::NDRange((cols + l.x - 1) / l.x * l.x, (units + l.y - 1) / l.y * l.y);
-        } else if (tk > 0) {
-            where += ", tiled TK=" + std::to_string(tk);
-            kernel = cl::Kernel(program, "matmul_tiled");
-            set_args(kernel, mi, ni, ki, cl_int(tk), a_buf, b_buf, c_buf,
-                     cl::Local(s.local.y * kWpt * tk * sizeof(float)),
-                     cl::Local(tk * s.local.x * sizeof(float)));
-            local = cl::NDRange(s.local.x, s.local.y);
-        } else {
-            where += ", direct";
-            kernel = cl::Kernel(program, "matmul_direct");
-            set_args(kernel, mi, ni, ki, a_buf, b_buf, c_buf);
-            if (!s.local.is_null()) local = cl::NDRange(s.local.x, s.local.y);
-        }
-        std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
-        for (auto& ev : runs)
-            queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
-
-        out.resize(c_bytes);
-        cl::Event rc;
-        queue.enqueueReadBuffer(c_buf, CL_TRUE, 0, c_bytes, out.data(), nullptr, &rc);
-
-        SliceTimes t;
-        t.h2d = event_seconds(wa) + event_seconds(wb);
-        for (const auto& ev : runs) t.kernel += event_seconds(ev);
-        t.d2h = event_seconds(rc);
-        return t;
-    } catch (const cl::Error& e) {
-        out.clear();
-        rethrow_cl(e, where);
-    }
+    return execute_declared(matmul_declaration(s.problem, n, k, reg, rows, s.local, &ctx.info()), ctx, s, in, out);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
-// matmul.cl: FP32 C = A·B for worksize's matmul job (runtime/src/job_matmul.cpp), row-major,
-// A M×K, B K×N, C M×N, where M is the number of rows of the slice (the worker gets its rows of A
-// and all of B). OpenCL C 1.2.
+// matmul.cl: FP32 C = A·B for worksize's matmul job (kernels/matmul/job.cpp), row-major,
+// A M×K, B K×N, C M×N, where M is the number of rows of the slice. The job is a declared one
+// (declared_job.hpp): A and C split by row units, B shared, so a device holds its rows of A and C
+// and all of B. OpenCL C 1.2.
 //
 // Geometry ("range extension"): work-item (gx, gy) computes WPT consecutive rows of one column,
-// C[gy·WPT + w][gx] for w < WPT, so the NDRange is (N, ceil(M/WPT)). WPT comes from the host as
+// C[gy·WPT + w][gx] for w < WPT, so the NDRange is (N, ceil(M/WPT)). The slice is launched with
+// a global offset along y (its first row unit), so rows within the slice count from
+// get_global_offset(1); group ids count from the slice already. WPT comes from the host as
 // -DWPT=… built from the same constant it uses for the geometry. The last row unit may be
-// partial, and the host may pad the NDRange: every access is guarded.
+// partial, and the host pads the NDRange to whole work-groups: every access is guarded.
 //
 // Three kernels (the job picks one by its parameters):
 //  - matmul_reg (below, built only with -DBM=...): register tiling with compile-time tile sizes.
@@ -32,7 +35,7 @@ __kernel void matmul_tiled(const int M, const int N, const int K, const int TK,
     const int LX = (int)get_local_size(0);
     const int LY = (int)get_local_size(1);
     const int col = (int)get_global_id(0);
-    const int row0 = (int)get_global_id(1) * WPT;
+    const int row0 = ((int)get_global_id(1) - (int)get_global_offset(1)) * WPT;  // within the slice
     // First column / row of the group's tiles (not group_id·LX: right for a partial last group
     // too, should a driver run one).
     const int tile_col0 = col - lx;
@@ -79,7 +82,7 @@ __kernel void matmul_direct(const int M, const int N, const int K,
                             __global const float* restrict A, __global const float* restrict B,
                             __global float* restrict C) {
     const int col = (int)get_global_id(0);
-    const int row0 = (int)get_global_id(1) * WPT;
+    const int row0 = ((int)get_global_id(1) - (int)get_global_offset(1)) * WPT;  // within the slice
     if (col >= N || row0 >= M) return;  // no barriers in this kernel
 
     float acc[WPT];

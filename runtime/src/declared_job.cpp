@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "data_kernels.hpp"
+#include "job_util.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize {
@@ -42,7 +43,17 @@ int sole_split_output(const DataJobSpec& s) {
     return found;
 }
 
-std::string mib_text(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+/// "(x,y)" of a launch's NDRange, "NULL" for none.
+std::string range_text(const cl::NDRange& r) {
+    if (r.dimensions() == 0) return "NULL";
+    std::string t = "(";
+    for (cl_uint d = 0; d < r.dimensions(); ++d) {
+        if (d) t += ',';
+        t += std::to_string(r.get()[d]);
+    }
+    t += ')';
+    return t;
+}
 
 }  // namespace
 
@@ -161,9 +172,9 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
         auto check_alloc = [&](const std::string& what, std::uint64_t bytes) {
             if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
                 throw Error(ErrorReason::device_limit, "job '" + spec.name + "': a slice of " + std::to_string(s.units) +
-                                                           " units needs " + mib_text(bytes) + " for " + what +
-                                                           ", more than the largest allocation of " + info.name + " (" +
-                                                           mib_text(info.max_alloc_bytes) + ")");
+                                                           " units needs " + detail::size_text(bytes) + " for " + what + ", more than the " +
+                                                           detail::size_text(info.max_alloc_bytes) +
+                                                           " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + info.name);
         };
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             const auto& d = spec.buffers[b];
@@ -209,7 +220,8 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
         for (std::uint64_t it = 0; it < std::max<std::uint64_t>(s.iterations, 1); ++it)
             for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
                 const auto& kd = spec.kernels[k];
-                where = "kernel '" + kd.name + "' of job '" + spec.name + "' on " + info.name;
+                where = "kernel '" + kd.name + "' of job '" + spec.name + "' on " + info.name + " (global " +
+                        range_text(geo[k].global) + ", local " + range_text(geo[k].local) + ")";
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
                     if (kd.args[i].kind == ArgKind::reduce)
                         data::fill_identity(q, records.at({k, i}), spec.buffers[std::size_t(kd.args[i].buffer)],
