@@ -27,6 +27,7 @@
 #include "data_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/local_policy.hpp"
+#include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/strategy.hpp"
 
 namespace worksize {
@@ -801,7 +802,8 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     DataRunResult result;
     if (!options.plan && options.rates.empty() && parse_strategy(options.strategy) == "model") {
         DataRunOptions measured = options;
-        measured.rates = measure_data_rates(*this, job, options);
+        const DataProbe probe = probe_data_job(*this, job, options);
+        measured.rates = probe.rates;
         result.plan = plan_data_job(devices(), job, measured);
     } else {
         result.plan = options.plan ? *options.plan : plan_data_job(devices(), job, options);
@@ -925,8 +927,7 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     return result;
 }
 
-std::vector<DataDeviceRate> measure_data_rates(Cluster& cluster, const DataJob& job, const DataRunOptions& options,
-                                               std::uint64_t steps) {
+DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options, std::uint64_t steps) {
     if (steps < 2) throw InvalidArgument("a probe of a data job runs at least 2 steps (the first is not timed)");
     DataJob probe = job.probe(steps);
     DataRunOptions o;
@@ -935,29 +936,39 @@ std::vector<DataDeviceRate> measure_data_rates(Cluster& cluster, const DataJob& 
     o.time_launches = true;
     const DataRunResult r = cluster.run(probe, o);
     const double timed = double(steps - 1);
-    std::vector<DataDeviceRate> rates(cluster.devices().size());
-    double period = 0;  // the probe's step: its slowest rank's
+    DataProbe out;
+    out.rates.resize(cluster.devices().size());
+    out.slices = r.plan.assignments;
     for (const auto& rep : r.ranks) {
-        period = std::max(period, rep.timed_steps_s / timed);
+        out.step_s = std::max(out.step_s, rep.timed_steps_s / timed);
         for (std::size_t j = 0; j < rep.devices.size() && j < rep.launch_s.size(); ++j) {
             const int d = rep.devices[j];
             for (const auto& a : r.plan.assignments)
                 if (a.device == d && a.units > 0 && rep.launch_s[j] > 0)
-                    rates.at(std::size_t(d)).unit_s = rep.launch_s[j] / (double(a.units) * timed);
+                    out.rates.at(std::size_t(d)).unit_s = rep.launch_s[j] / (double(a.units) * timed);
         }
     }
-    // What the probe's step took beyond its slowest slice's kernels and modelled exchanges
-    // (launch latencies, waits, the host's share of an exchange) becomes every device's fixed
-    // cost per step: the same for all, it leaves the split as it is and brings the predicted
-    // step to the measured one's scale.
+    // The probe's step beyond the model's: a fixed cost per step of every device.
     bool all = true;
-    for (const auto& a : r.plan.assignments) all = all && (a.units == 0 || rates[std::size_t(a.device)].known());
-    if (all && period > 0) {
-        const double modelled = predict_data_step(probe.spec(), r.plan.assignments, rates, options.links).step_s;
-        for (auto& rate : rates)
-            if (rate.known()) rate.step_s = std::max(0.0, period - modelled);
+    for (const auto& a : r.plan.assignments) all = all && (a.units == 0 || out.rates[std::size_t(a.device)].known());
+    if (all && out.step_s > 0) {
+        const double modelled = predict_data_step(probe.spec(), out.slices, out.rates, options.links).step_s;
+        for (auto& rate : out.rates)
+            if (rate.known()) rate.step_s = std::max(0.0, out.step_s - modelled);
     }
-    return rates;
+    {
+        auto line = log::debug();
+        line << "data job '" << job.spec().name << "', probe of " << steps << " steps: step " << out.step_s * 1e3
+             << " ms;";
+        for (std::size_t d = 0; d < out.rates.size(); ++d)
+            if (out.rates[d].known()) line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit;";
+        for (const auto& rate : out.rates)
+            if (rate.known()) {
+                line << " fixed " << rate.step_s * 1e6 << " us a step";
+                break;
+            }
+    }
+    return out;
 }
 
 DataRunResult run(Cluster& cluster, DataJob& job, const DataRunOptions& options) {

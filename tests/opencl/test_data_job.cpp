@@ -130,10 +130,16 @@ TEST(DataJob, ModelStrategyProbesThenPlansByThePredictedStep) {
         job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(n),
                               arg::end()});
         job.swap(ba, bb).steps(steps).gather(ba).exchange_every(2);
-        const auto rates = measure_data_rates(c, job);
+        const DataProbe probe = probe_data_job(c, job);
         EXPECT_EQ(a, start) << "the probe changed rank 0's data";
-        EXPECT_EQ(rates.size(), c.devices().size());
-        for (const auto& r : rates) EXPECT_TRUE(r.known() && r.step_s >= 0);
+        EXPECT_EQ(probe.rates.size(), c.devices().size());
+        for (const auto& r : probe.rates) EXPECT_TRUE(r.known() && r.step_s >= 0);
+        EXPECT_GT(probe.step_s, 0.0);
+        // With the fixed cost it found, the model predicts the probe's own step (unless the
+        // kernels and the default links alone took longer, and the fixed cost is 0).
+        const double modelled = predict_data_step(job.probe(3).spec(), probe.slices, probe.rates).step_s;
+        if (probe.rates[0].step_s > 0) EXPECT_NEAR(modelled, probe.step_s, 1e-9);
+        else EXPECT_GE(modelled, probe.step_s);
         DataRunOptions o;
         o.strategy = "model";
         const DataRunResult r = run(c, job, o);

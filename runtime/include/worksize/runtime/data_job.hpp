@@ -122,7 +122,7 @@ public:
     const DataJobSpec& spec() const { return spec_; }
     /// A copy that runs `steps` steps without ghost zones and brings nothing back to rank 0 (its
     /// outputs stay on the devices, its inputs are read as they are): what `--strategy model`
-    /// runs to measure the devices (measure_data_rates).
+    /// runs to measure the devices (probe_data_job).
     DataJob probe(std::uint64_t steps) const;
     /// Rank 0's memory of buffer `b` (empty for device-only buffers).
     std::span<std::byte> host(int b) const { return host_.at(std::size_t(b)); }
@@ -175,7 +175,7 @@ struct DataRunOptions {
     /// A plan to use as it is (its assignments must tile the job's units); empty: plan here.
     std::optional<Plan> plan;
     /// strategy "model": each device's rate (Cluster::devices() order); empty: run() measures
-    /// them first with a probe (measure_data_rates). The links' costs: data_model.hpp's defaults.
+    /// them first with a probe (probe_data_job). The links' costs: data_model.hpp's defaults.
     std::vector<DataDeviceRate> rates;
     DataLinks links;
     /// Time every launch after the first step (RankReport::launch_s); the probe sets it.
@@ -189,12 +189,21 @@ struct DataRunOptions {
 /// "oracle" is refused.
 Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job, const DataRunOptions& options = {});
 
-/// `--strategy model`'s measurement: `job.probe(steps)` on the even split, every launch timed;
-/// a device's rate is its launches' time per unit and step (steps after the first). Devices the
-/// even split gives nothing have no rate (DataDeviceRate::known() is false).
-/// @throws InvalidArgument for steps < 2.
-std::vector<DataDeviceRate> measure_data_rates(Cluster& cluster, const DataJob& job, const DataRunOptions& options = {},
-                                               std::uint64_t steps = 3);
+/// What `--strategy model` learns from a probe run.
+struct DataProbe {
+    std::vector<DataDeviceRate> rates;  ///< per device of Cluster::devices() (unknown: no slice in the probe)
+    double step_s = 0.0;                ///< the probe's measured step (its slowest rank, steps after the first)
+    std::vector<Assignment> slices;     ///< the probe's (even) split
+};
+
+/// `--strategy model`'s measurement: `job.probe(steps)` on the even split, every launch timed. A
+/// device's rate is its launches' time per unit and step (steps after the first). What the
+/// probe's step took beyond the model's step with `options.links` (launch latencies, the host's
+/// loop, waits) becomes every device's fixed cost per step (DataDeviceRate::step_s): the same
+/// for all, it leaves the split as it is. Devices the even split gives nothing have no rate
+/// (DataDeviceRate::known() is false). @throws InvalidArgument for steps < 2.
+DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options = {},
+                         std::uint64_t steps = 3);
 
 /// Rank 0: run the job; the other ranks serve() it. The declaration is checked on rank 0 before
 /// any rank does work. @throws InvalidArgument for a bad declaration, Error naming the rank,
