@@ -802,7 +802,9 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     DataRunResult result;
     if (!options.plan && options.rates.empty() && parse_strategy(options.strategy) == "model") {
         DataRunOptions measured = options;
+        const double p0 = now_s();
         const DataProbe probe = probe_data_job(*this, job, options);
+        result.probe_s = now_s() - p0;
         measured.rates = probe.rates;
         result.plan = plan_data_job(devices(), job, measured);
     } else {
@@ -1045,6 +1047,7 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
     o << "  setup " << r.setup_s * 1e3 << " ms, steps " << r.steps_s * 1e3 << " ms, gather "
       << r.gather_s * 1e3 << " ms (steps and gather " << r.run_s * 1e3 << " ms), total " << r.total_s * 1e3
       << " ms\n";
+    if (r.probe_s > 0) o << "  probe (before the plan, not in the total) " << r.probe_s * 1e3 << " ms\n";
     if (r.plan.predicted_makespan_s >= 0)
         o << "  step: predicted " << r.plan.predicted_makespan_s / steps * 1e3 << " ms, measured "
           << r.steps_s / steps * 1e3 << " ms (steps / " << r.plan.iterations << ")\n";

@@ -166,6 +166,7 @@ struct DataRunResult {
     double run_s = 0.0;      ///< rank 0: from the end of its setup until every output is in
     double gather_s = 0.0;   ///< run_s - steps_s: what the final gather adds
     double total_s = 0.0;    ///< rank 0: the whole run
+    double probe_s = 0.0;    ///< --strategy model: the probe run before the plan (not in total_s)
     std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
 };
 
