@@ -442,17 +442,28 @@ public:
             }
         }
         if (!time_launches_) return;
+        // Per device: its launches' time in each timed step; the median step (robust to a
+        // step that another process's burst slowed down).
+        const std::size_t per_step = spec_.kernels.size();
         for (const auto& s : mine_) {
-            double sum = 0;
+            std::vector<double> steps;
             if (!failed_) try {
-                    for (const auto& ev : s.timed)
-                        sum += double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                      ev.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
-                               1e-9;
+                    for (std::size_t i = 0; i < s.timed.size(); ++i) {
+                        if (i % per_step == 0) steps.push_back(0.0);
+                        steps.back() += double(s.timed[i].getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                               s.timed[i].getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                                        1e-9;
+                    }
                 } catch (const cl::Error&) {
-                    sum = 0;
+                    steps.clear();
                 }
-            report_.launch_s.push_back(sum);
+            double median = 0;
+            if (!steps.empty()) {
+                std::sort(steps.begin(), steps.end());
+                median = steps.size() % 2 ? steps[steps.size() / 2]
+                                          : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
+            }
+            report_.launch_s.push_back(median);
         }
     }
 
@@ -947,7 +958,7 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
             const int d = rep.devices[j];
             for (const auto& a : r.plan.assignments)
                 if (a.device == d && a.units > 0 && rep.launch_s[j] > 0)
-                    out.rates.at(std::size_t(d)).unit_s = rep.launch_s[j] / (double(a.units) * timed);
+                    out.rates.at(std::size_t(d)).unit_s = rep.launch_s[j] / double(a.units);
         }
     }
     // The probe's step beyond the model's: a fixed cost per step of every device.

@@ -137,7 +137,7 @@ TEST(DataJob, ModelStrategyProbesThenPlansByThePredictedStep) {
         EXPECT_GT(probe.step_s, 0.0);
         // With the fixed cost it found, the model predicts the probe's own step (unless the
         // kernels and the default links alone took longer, and the fixed cost is 0).
-        const double modelled = predict_data_step(job.probe(3).spec(), probe.slices, probe.rates).step_s;
+        const double modelled = predict_data_step(job.probe(5).spec(), probe.slices, probe.rates).step_s;
         if (probe.rates[0].step_s > 0) EXPECT_NEAR(modelled, probe.step_s, 1e-9);
         else EXPECT_GE(modelled, probe.step_s);
         DataRunOptions o;

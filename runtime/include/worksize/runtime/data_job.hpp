@@ -150,8 +150,8 @@ struct RankReport {
     std::vector<std::uint64_t> sent_per_step;
     /// Bytes its slices sent to their neighbours per step (MPI or copies within the rank).
     std::vector<std::uint64_t> halo_per_step;
-    /// Per device of `devices`: its launches' summed durations (profiling events) over the steps
-    /// after the first; only when DataRunOptions::time_launches, else empty.
+    /// Per device of `devices`: its launches' time in a step (profiling events), the median over
+    /// the steps after the first; only when DataRunOptions::time_launches, else empty.
     std::vector<double> launch_s;
     /// With DataRunOptions::time_launches: the rank's wall time of the steps after the first.
     double timed_steps_s = 0.0;
@@ -198,13 +198,13 @@ struct DataProbe {
 };
 
 /// `--strategy model`'s measurement: `job.probe(steps)` on the even split, every launch timed. A
-/// device's rate is its launches' time per unit and step (steps after the first). What the
+/// device's rate is its launches' time per unit in its median step (steps after the first). What the
 /// probe's step took beyond the model's step with `options.links` (launch latencies, the host's
 /// loop, waits) becomes every device's fixed cost per step (DataDeviceRate::step_s): the same
 /// for all, it leaves the split as it is. Devices the even split gives nothing have no rate
 /// (DataDeviceRate::known() is false). @throws InvalidArgument for steps < 2.
 DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options = {},
-                         std::uint64_t steps = 3);
+                         std::uint64_t steps = 5);
 
 /// Rank 0: run the job; the other ranks serve() it. The declaration is checked on rank 0 before
 /// any rank does work. @throws InvalidArgument for a bad declaration, Error naming the rank,
