@@ -145,14 +145,16 @@ Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
     req.strategy = parse_strategy(options.strategy);
     req.local_policy = options.local == LocalPolicy::tuned ? LocalPolicy::paper : options.local;
     if (req.strategy == "oracle")
-        throw InvalidArgument("data job '" + spec.name + "': --strategy oracle searches one-step kernel jobs by " +
-                              "running them; a data job is planned by --strategy model (a short probe run and " +
-                              "the data-job cost model), paper, even or pe-ratio");
+        throw InvalidArgument(
+            "data job '" + spec.name + "': --strategy oracle searches one-step kernel jobs by " +
+            "running them; a data job is planned by --strategy model (a short probe run and " +
+            "the data-job cost model), paper, even or pe-ratio");
     const bool model = req.strategy == "model";
     DataSplit split;
     if (model) {
         if (options.rates.size() != devices.size())
-            throw InvalidArgument("data job '" + spec.name + "': --strategy model needs a measured rate for each of the " +
+            throw InvalidArgument("data job '" + spec.name +
+                                  "': --strategy model needs a measured rate for each of the " +
                                   std::to_string(devices.size()) + " devices (run() measures them; " +
                                   std::to_string(options.rates.size()) + " given)");
         std::vector<int> ranks;
@@ -261,9 +263,9 @@ struct SliceState {
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
     std::vector<Geometry> geometry;                                     ///< per kernel
     cl::Event first, last;                                              ///< the run's first and last launch
-    std::vector<cl::Event> timed;  ///< with time_launches: every launch after the first step
+    std::vector<cl::Event> timed;                  ///< with time_launches: every launch after the first step
     std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
-    Bytes top, bottom;  ///< staged halo rows for the left and right neighbours
+    Bytes top, bottom;                             ///< staged halo rows for the left and right neighbours
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
 };
 
@@ -758,10 +760,17 @@ void read_own_outputs(DataJob& job, Execution& x) {
 }
 
 nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool origin) {
-    nlohmann::json j = {{"rank", r.rank},          {"devices", r.devices},   {"setup_s", r.setup_s},
-                        {"steps_s", r.steps_s},    {"kernel_s", r.kernel_s}, {"sent", r.sent_per_step},
-                        {"halo", r.halo_per_step}, {"ok", f.empty()},        {"origin", origin},
-                        {"launch_s", r.launch_s}, {"timed_steps_s", r.timed_steps_s}};
+    nlohmann::json j = {{"rank", r.rank},
+                        {"devices", r.devices},
+                        {"setup_s", r.setup_s},
+                        {"steps_s", r.steps_s},
+                        {"kernel_s", r.kernel_s},
+                        {"sent", r.sent_per_step},
+                        {"halo", r.halo_per_step},
+                        {"ok", f.empty()},
+                        {"origin", origin},
+                        {"launch_s", r.launch_s},
+                        {"timed_steps_s", r.timed_steps_s}};
     if (!f.empty()) wire::put_failure(j, f);
     return j;
 }
@@ -940,8 +949,10 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     return result;
 }
 
-DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options, std::uint64_t steps) {
-    if (steps < 2) throw InvalidArgument("a probe of a data job runs at least 2 steps (the first is not timed)");
+DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options,
+                         std::uint64_t steps) {
+    if (steps < 2)
+        throw InvalidArgument("a probe of a data job runs at least 2 steps (the first is not timed)");
     DataJob probe = job.probe(steps);
     DataRunOptions o;
     o.strategy = "even";
@@ -963,7 +974,8 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
     }
     // The probe's step beyond the model's: a fixed cost per step of every device.
     bool all = true;
-    for (const auto& a : r.plan.assignments) all = all && (a.units == 0 || out.rates[std::size_t(a.device)].known());
+    for (const auto& a : r.plan.assignments)
+        all = all && (a.units == 0 || out.rates[std::size_t(a.device)].known());
     if (all && out.step_s > 0) {
         const double modelled = predict_data_step(probe.spec(), out.slices, out.rates, options.links).step_s;
         for (auto& rate : out.rates)
@@ -971,10 +983,11 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
     }
     {
         auto line = log::debug();
-        line << "data job '" << job.spec().name << "', probe of " << steps << " steps: step " << out.step_s * 1e3
-             << " ms;";
+        line << "data job '" << job.spec().name << "', probe of " << steps << " steps: step "
+             << out.step_s * 1e3 << " ms;";
         for (std::size_t d = 0; d < out.rates.size(); ++d)
-            if (out.rates[d].known()) line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit;";
+            if (out.rates[d].known())
+                line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit;";
         for (const auto& rate : out.rates)
             if (rate.known()) {
                 line << " fixed " << rate.step_s * 1e6 << " us a step";
@@ -1047,7 +1060,9 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
         const std::string name =
             std::size_t(a.device) < devices.size() ? devices[std::size_t(a.device)].name : a.device_name;
         if (a.units == 0) {
-            if (!a.note.empty()) o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): " << a.note << "\n";
+            if (!a.note.empty())
+                o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): " << a.note
+                  << "\n";
             continue;
         }
         o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): units " << a.offset << ".."

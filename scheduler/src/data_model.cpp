@@ -62,8 +62,13 @@ class Solver {
 public:
     Solver(const DataJobSpec& s, const std::vector<int>& ranks, const std::vector<DataDeviceRate>& rates,
            const DataLinks& links, std::uint64_t granule)
-        : ranks_(ranks), rates_(rates), links_(links), traffic_(halo_traffic(s)), ghost_(mean_ghost_rows(s)),
-          total_(double(s.units)), min_alone_(double(granule)) {
+        : ranks_(ranks),
+          rates_(rates),
+          links_(links),
+          traffic_(halo_traffic(s)),
+          ghost_(mean_ghost_rows(s)),
+          total_(double(s.units)),
+          min_alone_(double(granule)) {
         // With a neighbour a slice holds at least a granule and the deepest halo (check_slices).
         std::uint64_t h = 0;
         for (std::size_t b = 0; b < s.buffers.size(); ++b)
@@ -128,8 +133,8 @@ DataStepPrediction predict_data_step(const DataJobSpec& s, const std::vector<Ass
     DataStepPrediction p;
     for (const auto& sl : layout.slices) {
         if (sl.device < 0 || std::size_t(sl.device) >= rates.size() || !rates[std::size_t(sl.device)].known())
-            throw InvalidArgument("data job '" + s.name + "': no rate for device " + std::to_string(sl.device) +
-                                  ", which has a slice");
+            throw InvalidArgument("data job '" + s.name + "': no rate for device " +
+                                  std::to_string(sl.device) + ", which has a slice");
         const auto& r = rates[std::size_t(sl.device)];
         SliceStep st;
         st.device = sl.device;
@@ -153,12 +158,13 @@ DataStepPrediction predict_data_step(const DataJobSpec& s, const std::vector<Ass
     return p;
 }
 
-DataSplit plan_data_split(const DataJobSpec& s, const std::vector<int>& ranks, const std::vector<DataDeviceRate>& rates,
-                          const DataLinks& links, std::uint64_t granule) {
+DataSplit plan_data_split(const DataJobSpec& s, const std::vector<int>& ranks,
+                          const std::vector<DataDeviceRate>& rates, const DataLinks& links,
+                          std::uint64_t granule) {
     const std::size_t n = rates.size();
     if (ranks.size() != n)
-        throw InvalidArgument("data split: " + std::to_string(ranks.size()) + " ranks for " + std::to_string(n) +
-                              " devices");
+        throw InvalidArgument("data split: " + std::to_string(ranks.size()) + " ranks for " +
+                              std::to_string(n) + " devices");
     if (granule == 0) granule = 1;
     std::vector<std::size_t> known;
     for (std::size_t i = 0; i < n; ++i)
@@ -217,12 +223,14 @@ DataSplit plan_data_split(const DataJobSpec& s, const std::vector<int>& ranks, c
         auto with = chosen;
         with.insert(std::upper_bound(with.begin(), with.end(), i), i);
         const Solution sol = solver.solve(with);
-        out.left_out[i] = sol.valid ? "left out: with it the predicted step is " + format_seconds(sol.step_s, 4) + " against " +
-                                          format_seconds(best.step_s, 4) + " without it (its halo exchanges and fixed costs " +
-                                          "outweigh the units it would take)"
-                                    : "left out: at a step of " + format_seconds(best.step_s, 4) +
-                                          " it would get less than the least slice beside neighbours (a granule, " +
-                                          "a halo's depth) once its halo exchanges and fixed costs are paid";
+        out.left_out[i] = sol.valid
+                              ? "left out: with it the predicted step is " + format_seconds(sol.step_s, 4) +
+                                    " against " + format_seconds(best.step_s, 4) +
+                                    " without it (its halo exchanges and fixed costs " +
+                                    "outweigh the units it would take)"
+                              : "left out: at a step of " + format_seconds(best.step_s, 4) +
+                                    " it would get less than the least slice beside neighbours (a granule, " +
+                                    "a halo's depth) once its halo exchanges and fixed costs are paid";
     }
     out.units = round_to_units(out.weights, s.units, granule);
     std::vector<Assignment> slices;

@@ -127,8 +127,8 @@ TEST(DataJob, ModelStrategyProbesThenPlansByThePredictedStep) {
         std::vector<std::int32_t> a = start;
         DataJob job("smooth", kSource, std::uint64_t(n));
         const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
-        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(n),
-                              arg::end()});
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb),
+                              arg::value<int>(n), arg::end()});
         job.swap(ba, bb).steps(steps).gather(ba).exchange_every(2);
         const DataProbe probe = probe_data_job(c, job);
         EXPECT_EQ(a, start) << "the probe changed rank 0's data";
@@ -138,8 +138,10 @@ TEST(DataJob, ModelStrategyProbesThenPlansByThePredictedStep) {
         // With the fixed cost it found, the model predicts the probe's own step (unless the
         // kernels and the default links alone took longer, and the fixed cost is 0).
         const double modelled = predict_data_step(job.probe(5).spec(), probe.slices, probe.rates).step_s;
-        if (probe.rates[0].step_s > 0) EXPECT_NEAR(modelled, probe.step_s, 1e-9);
-        else EXPECT_GE(modelled, probe.step_s);
+        if (probe.rates[0].step_s > 0)
+            EXPECT_NEAR(modelled, probe.step_s, 1e-9);
+        else
+            EXPECT_GE(modelled, probe.step_s);
         DataRunOptions o;
         o.strategy = "model";
         const DataRunResult r = run(c, job, o);
@@ -166,8 +168,8 @@ TEST(DataJob, ModelPlanFromGivenRates) {
     std::vector<std::int32_t> a(1000);
     DataJob job("smooth", kSource, std::uint64_t(a.size()));
     const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
-    job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(1000),
-                          arg::end()});
+    job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb),
+                          arg::value<int>(1000), arg::end()});
     job.swap(ba, bb).steps(4).gather(ba);
     std::vector<DeviceInfo> devices(3);
     for (int i = 0; i < 3; ++i) {
@@ -188,7 +190,7 @@ TEST(DataJob, ModelPlanFromGivenRates) {
     const Plan pe = plan_data_job(devices, job, even), pm = plan_data_job(devices, job, model);
     for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(pm.assignments[i].units, pe.assignments[i].units) << i;
     EXPECT_NEAR(pm.predicted_makespan_s, 4 * 334e-6, 1e-12);  // the largest slice, 4 steps
-    model.rates[2].unit_s = 3e-6;  // 1/1 : 1/1 : 1/3 of 1000 = 428.6, 428.6, 142.9
+    model.rates[2].unit_s = 3e-6;                             // 1/1 : 1/1 : 1/3 of 1000 = 428.6, 428.6, 142.9
     const Plan slow = plan_data_job(devices, job, model);
     EXPECT_EQ(slow.assignments[2].units, 143u);
     model.rates.clear();
@@ -196,7 +198,9 @@ TEST(DataJob, ModelPlanFromGivenRates) {
         plan_data_job(devices, job, model);
         ADD_FAILURE() << "planned by the model without rates";
     } catch (const InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("needs a measured rate for each of the 3 devices"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("needs a measured rate for each of the 3 devices"),
+                  std::string::npos)
+            << e.what();
     }
     model.strategy = "oracle";
     EXPECT_THROW(plan_data_job(devices, job, model), InvalidArgument);

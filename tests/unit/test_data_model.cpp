@@ -95,7 +95,8 @@ TEST(DataModel, PredictsEachSliceAndTheSlowest) {
     // Slices of 10 rows on devices 0, 1 (rank 0) and 2 (rank 1); a 32-byte row per neighbour.
     const std::vector<DataDeviceRate> rates = {{1e-3, 1e-4}, {2e-3, 0}, {1e-3, 0}};
     const auto l = links({1e-6, 1e-4}, {1e-5, 1e-3});
-    const auto p = predict_data_step(heat(30), {slice(0, 0, 0, 10), slice(1, 0, 10, 10), slice(2, 1, 20, 10)}, rates, l);
+    const auto p =
+        predict_data_step(heat(30), {slice(0, 0, 0, 10), slice(1, 0, 10, 10), slice(2, 1, 20, 10)}, rates, l);
     ASSERT_EQ(p.slices.size(), 3u);
     // 0: 10·1e-3 + 1e-4 compute, 1e-4 + 32·1e-6 to its neighbour on the rank.
     EXPECT_NEAR(p.slices[0].compute_s, 0.0101, 1e-12);
@@ -114,7 +115,8 @@ TEST(DataModel, GhostRowsAndAmortisedExchanges) {
     // (1e-3 + 96·1e-5 each) happen every third step.
     const std::vector<DataDeviceRate> rates = {{1e-3, 0}, {1e-3, 0}, {1e-3, 0}};
     const auto l = links({0, 0}, {1e-5, 1e-3});
-    const auto p = predict_data_step(heat(30, 3), {slice(0, 0, 0, 10), slice(1, 1, 10, 10), slice(2, 2, 20, 10)}, rates, l);
+    const auto p = predict_data_step(
+        heat(30, 3), {slice(0, 0, 0, 10), slice(1, 1, 10, 10), slice(2, 2, 20, 10)}, rates, l);
     EXPECT_DOUBLE_EQ(p.slices[1].launched, 12.0);
     EXPECT_DOUBLE_EQ(p.slices[0].launched, 11.0);
     EXPECT_NEAR(p.slices[1].halo_s, 2 * (1e-3 + 96e-5) / 3, 1e-12);
@@ -136,8 +138,8 @@ TEST(DataModel, IdenticalDevicesWithoutHaloSplitEvenly) {
             for (const auto& r : s.left_out) EXPECT_EQ(r, "");
         }
         // Heat on one rank with free copies: the same.
-        const auto h = plan_data_split(heat(301), {0, 0, 0}, std::vector<DataDeviceRate>(3, {1e-3, 0}), links({0, 0}, {0, 0}),
-                                       granule);
+        const auto h = plan_data_split(heat(301), {0, 0, 0}, std::vector<DataDeviceRate>(3, {1e-3, 0}),
+                                       links({0, 0}, {0, 0}), granule);
         EXPECT_EQ(h.units, round_to_units({1, 1, 1}, 301, granule));
     }
 }
@@ -177,11 +179,13 @@ TEST(DataModel, AnExpensiveLinkMovesRowsToTheEnds) {
 TEST(DataModel, LeavesOutADeviceWhoseExchangesCostMoreThanItsRows) {
     // 1 s a message to the second rank: alone the first takes 300 ms a step; with the second,
     // each pays 1 s: T = (300 + 2·1000) / 2 ms = 1.15 s.
-    const auto s = plan_data_split(heat(300), {0, 1}, std::vector<DataDeviceRate>(2, {1e-3, 0}), links({0, 0}, {0, 1.0}));
+    const auto s = plan_data_split(heat(300), {0, 1}, std::vector<DataDeviceRate>(2, {1e-3, 0}),
+                                   links({0, 0}, {0, 1.0}));
     EXPECT_EQ(s.units, (std::vector<std::uint64_t>{300, 0}));
     EXPECT_EQ(s.left_out[0], "");
-    EXPECT_EQ(s.left_out[1], "left out: with it the predicted step is 1.15 s against 0.3 s without it (its halo "
-                             "exchanges and fixed costs outweigh the units it would take)");
+    EXPECT_EQ(s.left_out[1],
+              "left out: with it the predicted step is 1.15 s against 0.3 s without it (its halo "
+              "exchanges and fixed costs outweigh the units it would take)");
     EXPECT_NEAR(s.step_s, 0.3, 1e-12);
     // A device without a rate is left out; none at all is refused.
     const auto u = plan_data_split(copy(100), {0, 1}, {{1e-3, 0}, {}});
@@ -193,7 +197,8 @@ TEST(DataModel, LeavesOutADeviceWhoseExchangesCostMoreThanItsRows) {
 TEST(DataModel, GhostZonesGiveInteriorSlicesFewerRows) {
     // k = 3, h = 1: one redundant row a step per neighbour, free links. u_end = T/r − 1,
     // u_mid = T/r − 2, Σ = 300: T/r = 101.33; 100.33, 99.33, 100.33 rounded 101, 99, 100.
-    const auto s = plan_data_split(heat(300, 3), {0, 0, 0}, std::vector<DataDeviceRate>(3, {1e-3, 0}), links({0, 0}, {0, 0}));
+    const auto s = plan_data_split(heat(300, 3), {0, 0, 0}, std::vector<DataDeviceRate>(3, {1e-3, 0}),
+                                   links({0, 0}, {0, 0}));
     EXPECT_EQ(s.units, (std::vector<std::uint64_t>{101, 99, 100}));
     EXPECT_NEAR(s.weights[0] / s.weights[1], (100.0 + 1.0 / 3) / (99.0 + 1.0 / 3), 1e-12);
     EXPECT_NEAR(s.step_s, 0.102, 1e-12);  // slice 0: 101 + 1 rows; slice 1: 99 + 2

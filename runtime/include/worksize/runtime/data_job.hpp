@@ -166,7 +166,7 @@ struct DataRunResult {
     double run_s = 0.0;      ///< rank 0: from the end of its setup until every output is in
     double gather_s = 0.0;   ///< run_s - steps_s: what the final gather adds
     double total_s = 0.0;    ///< rank 0: the whole run
-    double probe_s = 0.0;    ///< --strategy model: the probe run before the plan (not in total_s)
+    double probe_s = 0.0;    ///< --strategy model: the probe before the plan (not in total_s)
     std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
 };
 
@@ -193,8 +193,8 @@ Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job, c
 /// What `--strategy model` learns from a probe run.
 struct DataProbe {
     std::vector<DataDeviceRate> rates;  ///< per device of Cluster::devices() (unknown: no slice in the probe)
-    double step_s = 0.0;                ///< the probe's measured step (its slowest rank, steps after the first)
-    std::vector<Assignment> slices;     ///< the probe's (even) split
+    double step_s = 0.0;             ///< the probe's measured step (its slowest rank, steps after the first)
+    std::vector<Assignment> slices;  ///< the probe's (even) split
 };
 
 /// `--strategy model`'s measurement: `job.probe(steps)` on the even split, every launch timed. A

@@ -59,11 +59,11 @@ double mean_ghost_rows(const DataJobSpec& spec);
 /// One slice's predicted step.
 struct SliceStep {
     int device = 0, rank = 0;
-    std::uint64_t units = 0;   ///< its own units
-    double launched = 0.0;     ///< units launched per step on average (own plus redundant)
-    double compute_s = 0.0;    ///< launched · unit_s + step_s
-    double halo_s = 0.0;       ///< its exchanges with its neighbours, per step (amortised)
-    double step_s = 0.0;       ///< compute_s + halo_s
+    std::uint64_t units = 0;  ///< its own units
+    double launched = 0.0;    ///< units launched per step on average (own plus redundant)
+    double compute_s = 0.0;   ///< launched · unit_s + step_s
+    double halo_s = 0.0;      ///< its exchanges with its neighbours, per step (amortised)
+    double step_s = 0.0;      ///< compute_s + halo_s
 };
 
 struct DataStepPrediction {
