@@ -27,6 +27,8 @@
 #include "data_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/local_policy.hpp"
+#include "worksize/scheduler/log.hpp"
+#include "worksize/scheduler/strategy.hpp"
 
 namespace worksize {
 
@@ -117,6 +119,16 @@ DataJob& DataJob::ops_per_unit(double ops) {
     return *this;
 }
 
+DataJob DataJob::probe(std::uint64_t steps) const {
+    DataJob p = *this;
+    p.spec_.steps = steps;
+    p.spec_.gather_every = 0;
+    p.spec_.exchange_every = 1;
+    for (auto& b : p.spec_.buffers) b.output = false;
+    p.on_gather_ = nullptr;
+    return p;
+}
+
 std::string read_text_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw Error("cannot read '" + path + "'");
@@ -127,19 +139,48 @@ std::string read_text_file(const std::string& path) {
 
 Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
                    const DataRunOptions& options) {
-    validate(job.spec());
-    PlanRequest req = data_plan_request(job.spec());
-    req.strategy = options.strategy;
+    const DataJobSpec& spec = job.spec();
+    validate(spec);
+    PlanRequest req = data_plan_request(spec);
+    req.strategy = parse_strategy(options.strategy);
     req.local_policy = options.local == LocalPolicy::tuned ? LocalPolicy::paper : options.local;
+    if (req.strategy == "oracle")
+        throw InvalidArgument(
+            "data job '" + spec.name + "': --strategy oracle searches one-step kernel jobs by " +
+            "running them; a data job is planned by --strategy model (a short probe run and " +
+            "the data-job cost model), paper, even or pe-ratio");
+    const bool model = req.strategy == "model";
+    DataSplit split;
+    if (model) {
+        if (options.rates.size() != devices.size())
+            throw InvalidArgument("data job '" + spec.name +
+                                  "': --strategy model needs a measured rate for each of the " +
+                                  std::to_string(devices.size()) + " devices (run() measures them; " +
+                                  std::to_string(options.rates.size()) + " given)");
+        std::vector<int> ranks;
+        for (const auto& d : devices) ranks.push_back(d.rank);
+        split = plan_data_split(spec, ranks, options.rates, options.links, split_granule(devices, req));
+        req.weights = split.weights;
+    }
     Plan plan = make_plan(devices, req);
-    balance_ghost_rows(job.spec(), plan.assignments);
-    align_slices(job.spec(), plan.assignments);
+    if (!model) balance_ghost_rows(spec, plan.assignments);  // the model counts ghost rows itself
+    align_slices(spec, plan.assignments);
+    if (model) {
+        const auto p = predict_data_step(spec, plan.assignments, options.rates, options.links);
+        for (auto& a : plan.assignments) {
+            if (a.units == 0 && !split.left_out[std::size_t(a.device)].empty())
+                a.note = split.left_out[std::size_t(a.device)];
+            for (const auto& st : p.slices)
+                if (st.device == a.device) a.predicted_s = st.step_s * double(spec.steps);
+        }
+        plan.predicted_makespan_s = p.step_s * double(spec.steps);
+    }
     // Kernels that require a shape of their own (not the plan's) run with it; the report says so.
     if (req.required_local.is_null())
-        for (const auto& k : job.spec().kernels) {
+        for (const auto& k : spec.kernels) {
             if (k.required_local.is_null()) continue;
             std::string note = "kernel '" + k.name + "' requires " + std::to_string(k.required_local.x);
-            if (job.spec().dims == 2) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
+            if (spec.dims == 2) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
                 note += 'x';
                 note += std::to_string(k.required_local.y);
             }
@@ -222,8 +263,9 @@ struct SliceState {
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
     std::vector<Geometry> geometry;                                     ///< per kernel
     cl::Event first, last;                                              ///< the run's first and last launch
+    std::vector<cl::Event> timed;                  ///< with time_launches: every launch after the first step
     std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
-    Bytes top, bottom;  ///< staged halo rows for the left and right neighbours
+    Bytes top, bottom;                             ///< staged halo rows for the left and right neighbours
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
 };
 
@@ -258,6 +300,8 @@ public:
     }
 
     bool participates() const { return !mine_.empty(); }
+    /// Keep an event of every launch after the first step (RankReport::launch_s).
+    void time_launches(bool on) { time_launches_ = on; }
     const std::vector<SliceState>& mine() const { return mine_; }
     std::vector<SliceState>& mine_mutable() { return mine_; }
     RankReport& report() { return report_; }
@@ -357,8 +401,13 @@ public:
         report_.sent_per_step.assign(spec_.steps, 0);
         report_.halo_per_step.assign(spec_.steps, 0);
         const double t0 = now_s();
+        double t1 = t0;
         for (std::uint64_t step = 0; step < spec_.steps; ++step) {
             step_ = step;
+            if (step == 1 && time_launches_) {
+                finish_queues();  // the first step's launches end before the timed steps start
+                t1 = now_s();
+            }
             // With ghost zones, halos move only every exchange_every steps (k times as deep),
             // and the launches in between cover the rows the next steps will read.
             const bool exchanges = step % spec_.exchange_every == 0;
@@ -384,6 +433,7 @@ public:
         }
         finish_queues();
         report_.steps_s = now_s() - t0;
+        if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
         for (const auto& s : mine_) {
             if (failed_ || !s.first() || !s.last()) continue;
             try {
@@ -392,6 +442,30 @@ public:
                                     1e-9;
             } catch (const cl::Error&) {
             }
+        }
+        if (!time_launches_) return;
+        // Per device: its launches' time in each timed step; the median step (robust to a
+        // step that another process's burst slowed down).
+        const std::size_t per_step = spec_.kernels.size();
+        for (const auto& s : mine_) {
+            std::vector<double> steps;
+            if (!failed_) try {
+                    for (std::size_t i = 0; i < s.timed.size(); ++i) {
+                        if (i % per_step == 0) steps.push_back(0.0);
+                        steps.back() += double(s.timed[i].getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                               s.timed[i].getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                                        1e-9;
+                    }
+                } catch (const cl::Error&) {
+                    steps.clear();
+                }
+            double median = 0;
+            if (!steps.empty()) {
+                std::sort(steps.begin(), steps.end());
+                median = steps.size() % 2 ? steps[steps.size() / 2]
+                                          : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
+            }
+            report_.launch_s.push_back(median);
         }
     }
 
@@ -441,11 +515,13 @@ private:
                 // them is the report's kernel time; an event per launch costs NVIDIA microseconds.
                 const bool first = step_ == 0 && k == 0;
                 const bool last = step_ + 1 == spec_.steps && k + 1 == spec_.kernels.size();
+                const bool timed = time_launches_ && step_ > 0;
                 cl::Event ev;
                 q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, nullptr,
-                                       first || last ? &ev : nullptr);
+                                       first || last || timed ? &ev : nullptr);
                 if (first) s.first = ev;
                 if (last) s.last = ev;
+                if (timed) s.timed.push_back(ev);
             } catch (const cl::Error& e) {
                 try {
                     rethrow_cl(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
@@ -626,7 +702,7 @@ private:
     std::vector<std::uint64_t> halo_;
     RankReport report_;
     wire::Failure failure_;
-    bool failed_ = false, origin_ = false;
+    bool failed_ = false, origin_ = false, time_launches_ = false;
     std::uint64_t step_ = 0;
     Bytes inbox_, result_;
 };
@@ -684,9 +760,17 @@ void read_own_outputs(DataJob& job, Execution& x) {
 }
 
 nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool origin) {
-    nlohmann::json j = {{"rank", r.rank},          {"devices", r.devices},   {"setup_s", r.setup_s},
-                        {"steps_s", r.steps_s},    {"kernel_s", r.kernel_s}, {"sent", r.sent_per_step},
-                        {"halo", r.halo_per_step}, {"ok", f.empty()},        {"origin", origin}};
+    nlohmann::json j = {{"rank", r.rank},
+                        {"devices", r.devices},
+                        {"setup_s", r.setup_s},
+                        {"steps_s", r.steps_s},
+                        {"kernel_s", r.kernel_s},
+                        {"sent", r.sent_per_step},
+                        {"halo", r.halo_per_step},
+                        {"ok", f.empty()},
+                        {"origin", origin},
+                        {"launch_s", r.launch_s},
+                        {"timed_steps_s", r.timed_steps_s}};
     if (!f.empty()) wire::put_failure(j, f);
     return j;
 }
@@ -700,6 +784,8 @@ RankReport report_from_json(const nlohmann::json& j) {
     r.kernel_s = j.at("kernel_s").get<double>();
     r.sent_per_step = j.at("sent").get<std::vector<std::uint64_t>>();
     r.halo_per_step = j.at("halo").get<std::vector<std::uint64_t>>();
+    r.launch_s = j.value("launch_s", std::vector<double>{});
+    r.timed_steps_s = j.value("timed_steps_s", 0.0);
     if (!j.at("ok").get<bool>()) r.error = j.value("error", "failed");
     return r;
 }
@@ -734,7 +820,16 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
                                   (have < want ? " (past its end)" : ""));
     }
     DataRunResult result;
-    result.plan = options.plan ? *options.plan : plan_data_job(devices(), job, options);
+    if (!options.plan && options.rates.empty() && parse_strategy(options.strategy) == "model") {
+        DataRunOptions measured = options;
+        const double p0 = now_s();
+        const DataProbe probe = probe_data_job(*this, job, options);
+        result.probe_s = now_s() - p0;
+        measured.rates = probe.rates;
+        result.plan = plan_data_job(devices(), job, measured);
+    } else {
+        result.plan = options.plan ? *options.plan : plan_data_job(devices(), job, options);
+    }
     check_slices(spec, result.plan.assignments);
     result.layout = data_layout(spec, result.plan.assignments);
 
@@ -756,10 +851,14 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     std::sort(workers.begin(), workers.end());
 
     const double t0 = now_s();
-    const nlohmann::json cmd = {{"cmd", "data"}, {"spec", to_json(spec)}, {"slices", slices_to_json(slices)}};
+    const nlohmann::json cmd = {{"cmd", "data"},
+                                {"spec", to_json(spec)},
+                                {"slices", slices_to_json(slices)},
+                                {"time_launches", options.time_launches}};
     for (int r : workers) comm.send_json(cmd, r, wire::kCmd);
 
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
+    x.time_launches(options.time_launches);
     x.setup();
     for (auto& s : x.mine_mutable()) {
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
@@ -850,6 +949,54 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     return result;
 }
 
+DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options,
+                         std::uint64_t steps) {
+    if (steps < 2)
+        throw InvalidArgument("a probe of a data job runs at least 2 steps (the first is not timed)");
+    DataJob probe = job.probe(steps);
+    DataRunOptions o;
+    o.strategy = "even";
+    o.local = options.local;
+    o.time_launches = true;
+    const DataRunResult r = cluster.run(probe, o);
+    const double timed = double(steps - 1);
+    DataProbe out;
+    out.rates.resize(cluster.devices().size());
+    out.slices = r.plan.assignments;
+    for (const auto& rep : r.ranks) {
+        out.step_s = std::max(out.step_s, rep.timed_steps_s / timed);
+        for (std::size_t j = 0; j < rep.devices.size() && j < rep.launch_s.size(); ++j) {
+            const int d = rep.devices[j];
+            for (const auto& a : r.plan.assignments)
+                if (a.device == d && a.units > 0 && rep.launch_s[j] > 0)
+                    out.rates.at(std::size_t(d)).unit_s = rep.launch_s[j] / double(a.units);
+        }
+    }
+    // The probe's step beyond the model's: a fixed cost per step of every device.
+    bool all = true;
+    for (const auto& a : r.plan.assignments)
+        all = all && (a.units == 0 || out.rates[std::size_t(a.device)].known());
+    if (all && out.step_s > 0) {
+        const double modelled = predict_data_step(probe.spec(), out.slices, out.rates, options.links).step_s;
+        for (auto& rate : out.rates)
+            if (rate.known()) rate.step_s = std::max(0.0, out.step_s - modelled);
+    }
+    {
+        auto line = log::debug();
+        line << "data job '" << job.spec().name << "', probe of " << steps << " steps: step "
+             << out.step_s * 1e3 << " ms;";
+        for (std::size_t d = 0; d < out.rates.size(); ++d)
+            if (out.rates[d].known())
+                line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit;";
+        for (const auto& rate : out.rates)
+            if (rate.known()) {
+                line << " fixed " << rate.step_s * 1e6 << " us a step";
+                break;
+            }
+    }
+    return out;
+}
+
 DataRunResult run(Cluster& cluster, DataJob& job, const DataRunOptions& options) {
     return cluster.run(job, options);
 }
@@ -863,6 +1010,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     const auto slices = slices_from_json(cmd.at("slices"));
     const double t0 = now_s();
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
+    x.time_launches(cmd.value("time_launches", false));
     x.setup();
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
@@ -907,16 +1055,28 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
     std::ostringstream o;
     o.setf(std::ios::fixed);
     o.precision(3);
+    const double steps = double(std::max<std::uint64_t>(r.plan.iterations, 1));
     for (const auto& a : r.plan.assignments) {
-        if (a.units == 0) continue;
-        o << "  device " << a.device << " (rank " << a.rank << ", "
-          << (std::size_t(a.device) < devices.size() ? devices[std::size_t(a.device)].name : a.device_name)
-          << "): units " << a.offset << ".." << a.offset + a.units << ", local " << a.local.x << "x"
-          << a.local.y << " (" << a.local_rule << ")\n";
+        const std::string name =
+            std::size_t(a.device) < devices.size() ? devices[std::size_t(a.device)].name : a.device_name;
+        if (a.units == 0) {
+            if (!a.note.empty())
+                o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): " << a.note
+                  << "\n";
+            continue;
+        }
+        o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): units " << a.offset << ".."
+          << a.offset + a.units << ", local " << a.local.x << "x" << a.local.y << " (" << a.local_rule << ")";
+        if (a.predicted_s >= 0) o << ", predicted step " << a.predicted_s / steps * 1e3 << " ms";
+        o << "\n";
     }
     o << "  setup " << r.setup_s * 1e3 << " ms, steps " << r.steps_s * 1e3 << " ms, gather "
       << r.gather_s * 1e3 << " ms (steps and gather " << r.run_s * 1e3 << " ms), total " << r.total_s * 1e3
       << " ms\n";
+    if (r.probe_s > 0) o << "  probe (before the plan, not in the total) " << r.probe_s * 1e3 << " ms\n";
+    if (r.plan.predicted_makespan_s >= 0)
+        o << "  step: predicted " << r.plan.predicted_makespan_s / steps * 1e3 << " ms, measured "
+          << r.steps_s / steps * 1e3 << " ms (steps / " << r.plan.iterations << ")\n";
     for (const auto& k : r.ranks) {
         std::uint64_t first = k.sent_per_step.empty() ? 0 : k.sent_per_step.front(), most = 0, halo = 0;
         for (auto v : k.sent_per_step) most = std::max(most, v);

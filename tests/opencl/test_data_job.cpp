@@ -116,6 +116,96 @@ TEST(DataJob, GhostZonesExchangeEveryKSteps) {
     for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
 }
 
+// --strategy model: a probe of a few steps measures each device's rate (leaving rank 0's data
+// as it was), the split minimises the predicted step, and the job verifies with the predicted
+// times in the plan. With ghost zones, so that the planned slices count redundant rows.
+TEST(DataJob, ModelStrategyProbesThenPlansByThePredictedStep) {
+    const int n = 3000, steps = 8;
+    std::vector<std::int32_t> start(n);
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 7919) % 101;
+    const auto out = run_local(3, every_rank_drives_its_devices(), [&](Cluster& c) {
+        std::vector<std::int32_t> a = start;
+        DataJob job("smooth", kSource, std::uint64_t(n));
+        const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb),
+                              arg::value<int>(n), arg::end()});
+        job.swap(ba, bb).steps(steps).gather(ba).exchange_every(2);
+        const DataProbe probe = probe_data_job(c, job);
+        EXPECT_EQ(a, start) << "the probe changed rank 0's data";
+        EXPECT_EQ(probe.rates.size(), c.devices().size());
+        for (const auto& r : probe.rates) EXPECT_TRUE(r.known() && r.step_s >= 0);
+        EXPECT_GT(probe.step_s, 0.0);
+        // With the fixed cost it found, the model predicts the probe's own step (unless the
+        // kernels and the default links alone took longer, and the fixed cost is 0).
+        const double modelled = predict_data_step(job.probe(5).spec(), probe.slices, probe.rates).step_s;
+        if (probe.rates[0].step_s > 0)
+            EXPECT_NEAR(modelled, probe.step_s, 1e-9);
+        else
+            EXPECT_GE(modelled, probe.step_s);
+        DataRunOptions o;
+        o.strategy = "model";
+        const DataRunResult r = run(c, job, o);
+        EXPECT_EQ(a, smooth_reference(start, steps));
+        EXPECT_EQ(r.plan.strategy, "model");
+        EXPECT_GT(r.plan.predicted_makespan_s, 0.0);
+        double slowest = 0;
+        for (const auto& s : r.plan.assignments) {
+            if (s.units == 0) continue;
+            EXPECT_GT(s.predicted_s, 0.0) << "device " << s.device;
+            slowest = std::max(slowest, s.predicted_s);
+        }
+        EXPECT_DOUBLE_EQ(slowest, r.plan.predicted_makespan_s);
+        const std::string report = format_report(r, c.devices());
+        EXPECT_NE(report.find("  step: predicted "), std::string::npos) << report;
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+}
+
+// The model's plan from given rates, without a device: equal rates and free links give the even
+// split; a slower device gets fewer rows; no rates and oracle are refused with one line.
+TEST(DataJob, ModelPlanFromGivenRates) {
+    std::vector<std::int32_t> a(1000);
+    DataJob job("smooth", kSource, std::uint64_t(a.size()));
+    const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+    job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb),
+                          arg::value<int>(1000), arg::end()});
+    job.swap(ba, bb).steps(4).gather(ba);
+    std::vector<DeviceInfo> devices(3);
+    for (int i = 0; i < 3; ++i) {
+        devices[std::size_t(i)].rank = i;
+        devices[std::size_t(i)].name = "cpu";
+        devices[std::size_t(i)].type = DeviceType::cpu;
+        devices[std::size_t(i)].compute_units = 1;
+        devices[std::size_t(i)].pes_per_cu = 1;
+        devices[std::size_t(i)].max_work_group_size = 1024;
+        devices[std::size_t(i)].max_work_item_sizes = {1024, 1024, 1024};
+    }
+    DataRunOptions even;
+    even.strategy = "even";
+    DataRunOptions model;
+    model.strategy = "model";
+    model.links.same_rank = model.links.between_ranks = {};
+    model.rates.assign(3, {1e-6, 0});
+    const Plan pe = plan_data_job(devices, job, even), pm = plan_data_job(devices, job, model);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(pm.assignments[i].units, pe.assignments[i].units) << i;
+    EXPECT_NEAR(pm.predicted_makespan_s, 4 * 334e-6, 1e-12);  // the largest slice, 4 steps
+    model.rates[2].unit_s = 3e-6;                             // 1/1 : 1/1 : 1/3 of 1000 = 428.6, 428.6, 142.9
+    const Plan slow = plan_data_job(devices, job, model);
+    EXPECT_EQ(slow.assignments[2].units, 143u);
+    model.rates.clear();
+    try {
+        plan_data_job(devices, job, model);
+        ADD_FAILURE() << "planned by the model without rates";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("needs a measured rate for each of the 3 devices"),
+                  std::string::npos)
+            << e.what();
+    }
+    model.strategy = "oracle";
+    EXPECT_THROW(plan_data_job(devices, job, model), InvalidArgument);
+}
+
 TEST(DataJob, ReductionsCombineEveryRanksRecords) {
     const int n = 5000;
     std::vector<std::int32_t> a(n);

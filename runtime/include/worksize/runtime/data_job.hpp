@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "worksize/runtime/cluster.hpp"
+#include "worksize/scheduler/data_model.hpp"
 #include "worksize/scheduler/data_spec.hpp"
 
 namespace worksize {
@@ -128,6 +129,10 @@ public:
     DataJob& ops_per_unit(double ops);
 
     const DataJobSpec& spec() const { return spec_; }
+    /// A copy that runs `steps` steps without ghost zones and brings nothing back to rank 0 (its
+    /// outputs stay on the devices, its inputs are read as they are): what `--strategy model`
+    /// runs to measure the devices (probe_data_job).
+    DataJob probe(std::uint64_t steps) const;
     /// Rank 0's memory of buffer `b` (empty for device-only buffers).
     std::span<std::byte> host(int b) const { return host_.at(std::size_t(b)); }
     const std::function<void(std::uint64_t)>& on_gather() const { return on_gather_; }
@@ -154,6 +159,11 @@ struct RankReport {
     std::vector<std::uint64_t> sent_per_step;
     /// Bytes its slices sent to their neighbours per step (MPI or copies within the rank).
     std::vector<std::uint64_t> halo_per_step;
+    /// Per device of `devices`: its launches' time in a step (profiling events), the median over
+    /// the steps after the first; only when DataRunOptions::time_launches, else empty.
+    std::vector<double> launch_s;
+    /// With DataRunOptions::time_launches: the rank's wall time of the steps after the first.
+    double timed_steps_s = 0.0;
     std::string error;                      ///< the first failure on this rank, if any
 };
 
@@ -165,6 +175,7 @@ struct DataRunResult {
     double run_s = 0.0;      ///< rank 0: from the end of its setup until every output is in
     double gather_s = 0.0;   ///< run_s - steps_s: what the final gather adds
     double total_s = 0.0;    ///< rank 0: the whole run
+    double probe_s = 0.0;    ///< --strategy model: the probe before the plan (not in total_s)
     std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
 };
 
@@ -173,11 +184,36 @@ struct DataRunOptions {
     LocalPolicy local = LocalPolicy::paper;
     /// A plan to use as it is (its assignments must tile the job's units); empty: plan here.
     std::optional<Plan> plan;
+    /// strategy "model": each device's rate (Cluster::devices() order); empty: run() measures
+    /// them first with a probe (probe_data_job). The links' costs: data_model.hpp's defaults.
+    std::vector<DataDeviceRate> rates;
+    DataLinks links;
+    /// Time every launch after the first step (RankReport::launch_s); the probe sets it.
+    bool time_launches = false;
 };
 
 /// The plan of `job` over `devices`: the strategy's split, on the job's granule, with each
-/// device's local size (the kernels' required one where they declare it).
+/// device's local size (the kernels' required one where they declare it). Strategy "model"
+/// splits by plan_data_split() over `options.rates` (required here) and fills the assignments'
+/// predicted_s and the plan's predicted_makespan_s (the predicted step times the steps);
+/// "oracle" is refused.
 Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job, const DataRunOptions& options = {});
+
+/// What `--strategy model` learns from a probe run.
+struct DataProbe {
+    std::vector<DataDeviceRate> rates;  ///< per device of Cluster::devices() (unknown: no slice in the probe)
+    double step_s = 0.0;             ///< the probe's measured step (its slowest rank, steps after the first)
+    std::vector<Assignment> slices;  ///< the probe's (even) split
+};
+
+/// `--strategy model`'s measurement: `job.probe(steps)` on the even split, every launch timed. A
+/// device's rate is its launches' time per unit in its median step (steps after the first). What the
+/// probe's step took beyond the model's step with `options.links` (launch latencies, the host's
+/// loop, waits) becomes every device's fixed cost per step (DataDeviceRate::step_s): the same
+/// for all, it leaves the split as it is. Devices the even split gives nothing have no rate
+/// (DataDeviceRate::known() is false). @throws InvalidArgument for steps < 2.
+DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options = {},
+                         std::uint64_t steps = 5);
 
 /// Rank 0: run the job; the other ranks serve() it. The declaration is checked on rank 0 before
 /// any rank does work. @throws InvalidArgument for a bad declaration, Error naming the rank,
