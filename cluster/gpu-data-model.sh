@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --strategy model for data jobs against paper and even, on the nvidia-h200-x2 kind: heat (with
 # and without ghost zones) and k-means over two ranks with a GPU each, and over a GPU rank and a
-# CPU (PoCL) rank, where the devices' speeds differ most. REPS runs of each, in the same call,
+# CPU (PoCL) rank, where the devices' speeds differ most (on a one-GPU kind, the latter only). REPS runs of each, in the same call,
 # after one verified run per configuration. Prints one CSV line per run (and writes
 # $OUT/data_model.csv): tool,example,size,ranks,seconds,status,config,strategy,predicted_step_ms,
 # measured_step_ms,arguments (the step figures from format_report's "step:" line; empty without
@@ -27,7 +27,7 @@ index_of() {  # index_of gpu|cpu
 }
 mapfile -t G < <(index_of gpu)
 C=$(index_of cpu | head -n 1)
-[ "${#G[@]}" -ge 2 ] || { echo "gpu-data-model: fewer than two GPUs (${G[*]:-none})" >&2; exit 1; }
+[ "${#G[@]}" -ge 1 ] || { echo "gpu-data-model: no GPU" >&2; exit 1; }
 echo "GPU indices: ${G[*]}; CPU index: ${C:-none}"
 
 one() {  # one <example> <config: 2gpus|gpu+cpu> <strategy> <args...>
@@ -40,7 +40,8 @@ one() {  # one <example> <config: 2gpus|gpu+cpu> <strategy> <args...>
     echo "$res" | grep "^worksize," | sed "s/\$/,$cfg,$st,${step:-,},$(IFS=x; echo "$*")/" | tee -a "$CSV"
 }
 
-configs=(2gpus)
+configs=()  # on a one-GPU node (nvidia-h200, nvidia-h100-x1): the GPU beside the CPU only
+[ "${#G[@]}" -ge 2 ] && configs+=(2gpus)
 [ -n "${C:-}" ] && configs+=(gpu+cpu)
 
 # Verified at sizes the CPU reference checks.
@@ -54,10 +55,12 @@ done
 export EXAMPLE_NOVERIFY=1
 for _ in $(seq "$REPS"); do
     for st in paper even model; do
-        one heat 2gpus $st 16384 16384 500
-        one heat 2gpus $st 16384 16384 500 8
-        one heat 2gpus $st 2048 2048 500
-        one kmeans 2gpus $st 16777216 16 16 20
+        if [ "${#G[@]}" -ge 2 ]; then
+            one heat 2gpus $st 16384 16384 500
+            one heat 2gpus $st 16384 16384 500 8
+            one heat 2gpus $st 2048 2048 500
+            one kmeans 2gpus $st 16777216 16 16 20
+        fi
         [ -n "${C:-}" ] || continue
         one heat gpu+cpu $st 4096 4096 100
         one kmeans gpu+cpu $st 2097152 16 16 10
