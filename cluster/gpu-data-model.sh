@@ -32,7 +32,7 @@ echo "GPU indices: ${G[*]}; CPU index: ${C:-none}"
 
 one() {  # one <example> <config: 2gpus|gpu+cpu> <strategy> <args...>
     local ex=$1 cfg=$2 st=$3; shift 3
-    local sel="0=${G[0]},1=${G[1]}" log=$OUT/$ex-$cfg-$st.log res step
+    local sel="0=${G[0]},1=${G[1]:-}" log=$OUT/$ex-$cfg-$st.log res step
     [ "$cfg" = gpu+cpu ] && sel="0=${G[0]},1=$C"
     res=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$ex WORKSIZE_LOG_LEVEL=debug mpiexec -n 2 "$B/bin/worksize_example_$ex" "$@" \
         --select "$sel" --strategy "$st" 2>>"$log.err" | tee -a "$log")
