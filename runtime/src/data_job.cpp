@@ -616,7 +616,9 @@ private:
             std::span<const std::byte> parts[2] = {
                 std::as_bytes(std::span(&status, 1)),
                 failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
+            const double w0 = now_s();
             comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo);
+            waited(w0);
             if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
             if (source != Comm::none && accept(inbox_, source, n)) {
                 guarded(
@@ -632,6 +634,11 @@ private:
         };
         send_recv(right, mine_.back().bottom, left, 0, mine_.front());
         send_recv(left, mine_.front().top, right, (h + mine_.back().desc.units) * row, mine_.back());
+    }
+
+    /// The timed steps' time blocked on another rank since `t0` (RankReport::wait_s).
+    void waited(double t0) {
+        if (time_launches_ && step_ >= 1) report_.wait_s += now_s() - t0;
     }
 
     void reduce(std::size_t k, std::size_t i) {
@@ -674,7 +681,9 @@ private:
             if (!failed_) report_.sent_per_step[step_] += bytes;
         };
         if (left != Comm::none) {
+            const double w0 = now_s();
             comm_.recv_bytes_into(inbox_, left, kReduce);
+            waited(w0);
             if (accept(inbox_, left, bytes)) {
                 std::vector<double> before(R);
                 std::memcpy(before.data(), inbox_.data() + 8, bytes);
@@ -683,7 +692,9 @@ private:
         }
         if (right != Comm::none) {
             send(right);
+            const double w0 = now_s();
             comm_.recv_bytes_into(inbox_, right, kReduce);
+            waited(w0);
             if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
         }
         if (left != Comm::none) send(left);
@@ -770,7 +781,8 @@ nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool 
                         {"ok", f.empty()},
                         {"origin", origin},
                         {"launch_s", r.launch_s},
-                        {"timed_steps_s", r.timed_steps_s}};
+                        {"timed_steps_s", r.timed_steps_s},
+                        {"wait_s", r.wait_s}};
     if (!f.empty()) wire::put_failure(j, f);
     return j;
 }
@@ -786,6 +798,7 @@ RankReport report_from_json(const nlohmann::json& j) {
     r.halo_per_step = j.at("halo").get<std::vector<std::uint64_t>>();
     r.launch_s = j.value("launch_s", std::vector<double>{});
     r.timed_steps_s = j.value("timed_steps_s", 0.0);
+    r.wait_s = j.value("wait_s", 0.0);
     if (!j.at("ok").get<bool>()) r.error = j.value("error", "failed");
     return r;
 }
@@ -963,23 +976,22 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
     DataProbe out;
     out.rates.resize(cluster.devices().size());
     out.slices = r.plan.assignments;
+    // A device's rate: its rank's own work per step (the timed steps less the waits on other
+    // ranks: launches, reading and combining reduction records, staging halo rows, the host's
+    // loop) per unit. Devices of one rank work side by side, so the rank's work is shared out
+    // in proportion to their launch times, the slowest taking all of it.
     for (const auto& rep : r.ranks) {
         out.step_s = std::max(out.step_s, rep.timed_steps_s / timed);
+        const double busy = std::max(0.0, rep.timed_steps_s - rep.wait_s) / timed;
+        double slowest = 0.0;
+        for (const double l : rep.launch_s) slowest = std::max(slowest, l);
         for (std::size_t j = 0; j < rep.devices.size() && j < rep.launch_s.size(); ++j) {
             const int d = rep.devices[j];
             for (const auto& a : r.plan.assignments)
                 if (a.device == d && a.units > 0 && rep.launch_s[j] > 0)
-                    out.rates.at(std::size_t(d)).unit_s = rep.launch_s[j] / double(a.units);
+                    out.rates.at(std::size_t(d)).unit_s =
+                        rep.launch_s[j] * std::max(1.0, busy / slowest) / double(a.units);
         }
-    }
-    // The probe's step beyond the model's: a fixed cost per step of every device.
-    bool all = true;
-    for (const auto& a : r.plan.assignments)
-        all = all && (a.units == 0 || out.rates[std::size_t(a.device)].known());
-    if (all && out.step_s > 0) {
-        const double modelled = predict_data_step(probe.spec(), out.slices, out.rates, options.links).step_s;
-        for (auto& rate : out.rates)
-            if (rate.known()) rate.step_s = std::max(0.0, out.step_s - modelled);
     }
     {
         auto line = log::debug();
@@ -988,11 +1000,6 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
         for (std::size_t d = 0; d < out.rates.size(); ++d)
             if (out.rates[d].known())
                 line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit;";
-        for (const auto& rate : out.rates)
-            if (rate.known()) {
-                line << " fixed " << rate.step_s * 1e6 << " us a step";
-                break;
-            }
     }
     return out;
 }
