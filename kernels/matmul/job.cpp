@@ -390,8 +390,15 @@ public:
                std::to_string(checked) + " rows, " + variant();
     }
 
-    /// Which kernel variant ran: "kernel tiled" or "kernel reg bm=... vw=...".
-    std::string variant() const override { return reg_.on() ? "kernel reg " + reg_.text() : "kernel tiled"; }
+    /// What ran: "kernel tiled", "kernel reg bm=... vw=...", "clblast" (every device), or the
+    /// kernel's and "; backend I=clblast,..." where some devices run a library.
+    std::string variant() const override {
+        const std::string kernel = reg_.on() ? "kernel reg " + reg_.text() : "kernel tiled";
+        const std::string b = backends_.text();
+        if (b.empty()) return kernel;
+        if (backends_.per_device.empty()) return b;
+        return kernel + "; backend " + b;
+    }
 
 private:
     const DataJobSpec& declaration() const override { return spec_; }
