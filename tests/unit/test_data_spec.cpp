@@ -647,6 +647,8 @@ TEST(DataSpec, BufferOfItsOwnUnitsMapsLinearlyOntoTheJobsUnits) {
     std::vector<Assignment> ones;
     for (std::uint64_t o = 0; o < 25; ++o) ones.push_back(slice(int(o), 0, o, 1));
     EXPECT_NO_THROW(check_slices(s, ones));
+    // An input: nothing to exchange between slices.
+    for (const auto bytes : data_layout(s, ones).halo_bytes_per_step) EXPECT_EQ(bytes, 0u);
 }
 
 TEST(DataSpec, BufferOfItsOwnUnitsRoundTripsInJson) {
