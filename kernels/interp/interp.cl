@@ -4,9 +4,11 @@
 // Geometry: each work-item computes a block of VW consecutive output pixels in each of RY
 // consecutive rows (VW = 1, 2, 4, 8 or 16 and RY = 1, 2, 4 or 8, from the host as -DVW=… -DRY=…,
 // the same values it uses for the geometry), so the NDRange is (ceil(out_w / VW),
-// ceil(rows / RY)) for a slice of `rows` output rows: x = group of VW columns, y = group of RY
-// rows within the slice (output row = row0 + y·RY + r). The worker holds only the input rows
-// the slice touches, starting at input row src_row0. The last work-item of a row may be partial
+// ceil(out_h / RY)): x = group of VW columns, y = group of RY rows. A declared job (the data-job
+// conventions, docs/porting.md): a slice launches row groups begin..end-1 with the global offset
+// (0, begin), its output buffer holds its rows from output row row0 = begin·RY, and its input
+// buffer only the input rows its taps reach, src_rows of them from input row src_row0
+// (arg::origin of a buffer of its own in_h units). The last work-item of a row may be partial
 // (out_w not a multiple of VW), so may the last row group (rows not a multiple of RY), and the
 // host may pad the NDRange: every store is guarded.
 //
@@ -120,14 +122,17 @@ inline float interp_blend(const float p00, const float p01, const float p10, con
 }
 
 __kernel INTERP_REQD void interp_bilinear(__global const float* restrict in, __global float* restrict out,
-                              const int in_w, const int in_h, const int out_w, const int row0,
-                              const int rows, const int src_row0, const int src_rows,
+                              const int in_w, const int in_h, const int out_w, const int out_h,
+                              const int begin, const int end, const int src_row0, const int src_rows,
                               const float sx, const float sy) {
     const int xb = (int)get_global_id(0) * VW;  // first output column of this work-item
-    const int yb = (int)get_global_id(1) * RY;  // its first row within the slice
+    const int row0 = begin * RY;                 // the slice's first output row: out's row 0
+    const int rows = min(end * RY, out_h) - row0;  // the slice's output rows
+    const int yb = ((int)get_global_id(1) - begin) * RY;  // the work-item's first row within the slice
 #if STAGE
     __local float tile[TH * TW] __attribute__((aligned(16)));
-    // The group's output block: columns gx0.., rows gy0.. of the slice.
+    // The group's output block: columns gx0.., rows gy0.. of the slice (the NDRange starts at
+    // row group `begin`, the global offset, which group ids do not count).
     const int gx0 = (int)get_group_id(0) * (GX * VW);
     const int gy0 = (int)get_group_id(1) * (GY * RY);
     if (gx0 >= out_w || gy0 >= rows) return;  // the whole group is past the slice

@@ -1,6 +1,11 @@
 // The interp sample job: FP32 bilinear resize of a seeded in_w×in_h image to out_w×out_h, split
-// by output rows. Master side (InterpJob: input, slices that carry only the input rows they
-// touch, a bit-exact CPU check) and worker side (execute_interp with interp.cl). Each work-item
+// by output rows. A declared job (declared_job.hpp): interp_declaration() below says what a slice
+// holds (the input `in`, a buffer of its own in_h rows mapped onto the output's row groups, read
+// as a neighbourhood one row deep: the input rows the slice's taps reach; the output `out`, a
+// buffer of its own out_h rows, RY per row group), and execute_declared runs it. Master side
+// (InterpJob: input, a bit-exact CPU check, parameters and their refusals) and worker side
+// (execute_interp: the slice's declaration with the variant's build options and work-group,
+// its slice checked first). Each work-item
 // computes VW consecutive pixels in each of RY consecutive rows (parameters `vw` and `ry`, the
 // kernel's -DVW and -DRY), so the NDRange is (ceil(out_w / VW), ceil(out_h / RY)) and a plan's
 // rows (units) are row groups of RY output rows, the last one partial where RY does not divide
@@ -23,6 +28,8 @@
 
 #include "job_util.hpp"
 #include "sample_kernels.hpp"
+#include "worksize/embedded_kernels.hpp"
+#include "worksize/runtime/declared_job.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
@@ -50,15 +57,6 @@ bool valid_ry(std::uint64_t ry) { return ry == 1 || ry == 2 || ry == 4 || ry == 
 std::uint64_t items_per_row(std::uint64_t out_w, std::uint64_t vw) { return (out_w + vw - 1) / vw; }
 /// Row groups (the NDRange's y, a plan's units) of out_h rows: RY rows each, the last partial.
 std::uint64_t row_groups(std::uint64_t out_h, std::uint64_t ry) { return (out_h + ry - 1) / ry; }
-
-/// The output rows [first, first + count) of `units` row groups from group `offset`.
-struct RowRange {
-    std::uint64_t first = 0, count = 0;
-};
-RowRange output_rows(std::uint64_t offset, std::uint64_t units, std::uint64_t ry, std::uint64_t out_h) {
-    const std::uint64_t first = std::min(offset * ry, out_h);
-    return {first, std::min((offset + units) * ry, out_h) - first};
-}
 
 void require_dim(const char* what, std::uint64_t v) {
     if (v == 0 || v > kMaxDim)
@@ -184,13 +182,70 @@ std::string stage_check(LocalSize group, std::uint64_t vw, std::uint64_t ry, flo
     return {};
 }
 
-/// Input rows [first, last] that output rows [offset, offset+units) read (taps are monotonic).
-std::pair<std::uint64_t, std::uint64_t> source_rows(std::uint64_t offset, std::uint64_t units,
-                                                    float sy, std::uint64_t in_h) {
-    return {source_tap(offset, sy, in_h).i0, source_tap(offset + units - 1, sy, in_h).i1};
+/// What a slice's declaration depends on.
+struct Shape {
+    std::uint64_t in_w = 1, in_h = 1, out_w = 1, out_h = 1, vw = kDefaultVw, ry = kDefaultRy;
+    float sx = 1.0f, sy = 1.0f;
+};
+
+/// The neighbourhood depth of `in`, in input rows, around the rows its linear map gives a slice.
+/// The taps of output rows [y0, y1) lie in input rows [floor(y0·s) - 1, ceil(y1·s)] (s = in_h /
+/// out_h; source_tap: floor((y + 0.5)·s - 0.5) and one more) while the float arithmetic errs by
+/// less than half a row: one row. Past 2^21 input rows the float error reaches half a row: a row
+/// more per 2^21.
+std::uint64_t tap_depth(std::uint64_t in_h) { return 1 + (in_h >> 21); }
+
+/// Argument src_rows of interp_bilinear: a slice's count of input rows held, set per slice.
+constexpr std::size_t kSrcRowsArg = 9;
+
+/// The declaration of interp.cl's interp_bilinear over the row groups of `g`: argument order as
+/// the kernel's (src_rows 0: per slice).
+DataJobSpec interp_declaration(const Shape& g) {
+    DataJobSpec s;
+    s.name = "interp";
+    s.source = std::string(embedded_kernel_source("interp"));
+    s.dims = 2;
+    s.width = items_per_row(g.out_w, g.vw);
+    s.units = row_groups(g.out_h, g.ry);
+    // in: in_h rows of in_w; the row group o starts at output row o·RY, input row o·RY·in_h/out_h.
+    BufferDecl in{"in", ElemType::f32, BufferLayout::split, g.in_w, 0, true, false, g.in_h, g.ry * g.in_h, g.out_h};
+    // out: out_h rows of out_w, RY per row group (the last group's may be fewer).
+    BufferDecl out{"out", ElemType::f32, BufferLayout::split, g.out_w, 0, false, true, g.out_h, g.ry, 1};
+    s.buffers = {in, out};
+    KernelDecl k;
+    k.name = "interp_bilinear";
+    auto scalar = [](ElemType t, double v) {
+        ArgDecl a;
+        a.kind = ArgKind::scalar;
+        a.scalar_type = t;
+        a.value = v;
+        return a;
+    };
+    auto on = [](ArgKind kind, int buffer, std::uint64_t depth = 0) {
+        ArgDecl a;
+        a.kind = kind;
+        a.buffer = buffer;
+        a.depth = depth;
+        return a;
+    };
+    const auto i32 = ElemType::i32;
+    k.args = {on(ArgKind::halo, 0, tap_depth(g.in_h)),
+              on(ArgKind::write, 1),
+              scalar(i32, double(g.in_w)),
+              scalar(i32, double(g.in_h)),
+              scalar(i32, double(g.out_w)),
+              scalar(i32, double(g.out_h)),
+              on(ArgKind::begin, -1),
+              on(ArgKind::end, -1),
+              on(ArgKind::origin, 0),
+              scalar(i32, 0.0),
+              scalar(ElemType::f32, double(g.sx)),
+              scalar(ElemType::f32, double(g.sy))};
+    s.kernels = {k};
+    return s;
 }
 
-class InterpJob final : public KernelJob {
+class InterpJob final : public DeclaredJob {
 public:
     explicit InterpJob(const JobOptions& o)
         : out_w_(o.size.x), out_h_(o.size.y), iterations_(o.iterations), seed_(o.seed) {
@@ -226,9 +281,13 @@ public:
         sx_ = static_cast<float>(double(in_w_) / double(out_w_));
         sy_ = static_cast<float>(double(in_h_) / double(out_h_));
         if (iterations_ == 0) throw InvalidArgument("interp: iterations must be at least 1");
+        // Without the work-group of stage = 1 (required_local() below, the workers' declaration):
+        // its kernel finds each group's rows from the global offset, so slices need not start on
+        // whole groups, and the plans stay those of any split by row groups (granule 1).
+        spec_ = interp_declaration({in_w_, in_h_, out_w_, out_h_, vw_, ry_, sx_, sy_});
+        validate(spec_);
     }
 
-    bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "interp";
@@ -267,14 +326,9 @@ public:
     SliceSpec slice_spec(const Assignment& a) const override {
         SliceSpec s = base_slice_spec("interp", problem(), a, iterations_);
         s.params = {{"in_w", in_w_}, {"in_h", in_h_}, {"out_w", out_w_}, {"out_h", out_h_},
-                    {"sx", sx_},     {"sy", sy_},     {"src_row0", 0},   {"src_rows", 0},
-                    {"vw", vw_},     {"ry", ry_},       {"stage", stage_ ? 1 : 0}};
+                    {"sx", sx_},     {"sy", sy_},     {"vw", vw_},       {"ry", ry_},
+                    {"stage", stage_ ? 1 : 0}};
         if (stage_) s.params["stage_x"] = stage_x_;
-        if (a.units > 0) {
-            const auto [first, last] = slice_source_rows(a);
-            s.params["src_row0"] = first;
-            s.params["src_rows"] = last - first + 1;
-        }
         return s;
     }
 
@@ -301,37 +355,6 @@ public:
                 stage_tile(required_local(), vw_, ry_, sx_, sy_, in_w_, in_h_, device.local_mem_bytes).bytes();
         }
         return c;
-    }
-
-    Bytes slice_input(const Assignment& a) const override {
-        if (a.units == 0) return {};
-        const auto [first, last] = slice_source_rows(a);
-        const std::size_t bytes = (last - first + 1) * in_w_ * sizeof(float);
-        Bytes in(bytes);
-        std::memcpy(in.data(), in_.data() + first * in_w_, bytes);
-        return in;
-    }
-
-    /// The source rows, sent from where they are (the same bytes slice_input packs).
-    std::vector<std::span<const std::byte>> input_parts(const Assignment& a) const override {
-        if (a.units == 0) return {};
-        const auto [first, last] = slice_source_rows(a);
-        return {std::as_bytes(std::span(in_.data() + first * in_w_, (last - first + 1) * in_w_))};
-    }
-
-    std::span<std::byte> output_target(const Assignment& a) override {
-        if (a.units == 0 || a.offset + a.units > problem().y) return {};
-        const RowRange r = output_rows(a.offset, a.units, ry_, out_h_);
-        return std::as_writable_bytes(std::span(out_.data() + r.first * out_w_, r.count * out_w_));
-    }
-
-    void accept_output(const Assignment& a, std::span<const std::byte> out) override {
-        const RowRange r = output_rows(a.offset, a.units, ry_, out_h_);
-        if (a.offset + a.units > problem().y || out.size() != r.count * out_w_ * sizeof(float))
-            throw Error("interp: slice at row " + std::to_string(r.first) + " returned " +
-                        std::to_string(out.size()) + " bytes, expected " +
-                        std::to_string(r.count * out_w_ * sizeof(float)));
-        store_output(out_.data() + r.first * out_w_, out);
     }
 
     Verdict verify() const override {
@@ -377,13 +400,12 @@ public:
         return text;
     }
 
-private:
-    /// Input rows [first, last] that the output rows of assignment `a`'s row groups read.
-    std::pair<std::uint64_t, std::uint64_t> slice_source_rows(const Assignment& a) const {
-        const RowRange r = output_rows(a.offset, a.units, ry_, out_h_);
-        return source_rows(r.first, r.count, sy_, in_h_);
-    }
+protected:
+    const DataJobSpec& declaration() const override { return spec_; }
+    std::span<const std::byte> host_input(int) const override { return std::as_bytes(std::span(in_)); }
+    std::span<std::byte> host_output(int) override { return std::as_writable_bytes(std::span(out_)); }
 
+private:
     std::uint64_t out_w_, out_h_, iterations_, seed_;
     double scale_ = 2.0;
     std::uint64_t in_w_ = 1, in_h_ = 1;
@@ -392,6 +414,7 @@ private:
     bool stage_ = false;
     std::uint64_t stage_x_ = kDefaultStageX;
     float sx_ = 1.0f, sy_ = 1.0f;
+    DataJobSpec spec_;
     std::vector<float> in_, out_;
 };
 
@@ -410,7 +433,6 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     if (s.units == 0) return {};
     const std::uint64_t in_w = spec_u64(s, "in_w"), in_h = spec_u64(s, "in_h"),
                         out_w = spec_u64(s, "out_w"), out_h = spec_u64(s, "out_h"),
-                        src_row0 = spec_u64(s, "src_row0"), src_rows = spec_u64(s, "src_rows"),
                         vw = spec_u64(s, "vw"), ry = spec_u64(s, "ry");
     float sx = 0.0f, sy = 0.0f;
     try {
@@ -431,16 +453,18 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     const std::uint64_t stage_x = s.params.contains("stage_x") ? spec_u64(s, "stage_x") : kDefaultStageX;
     if (!valid_stage_x(stage_x)) throw InvalidArgument("interp: slice parameter 'stage_x' must be 32, 64 or 128");
     const LocalSize group = stage_group(stage_x);
-    if (src_rows == 0 || src_row0 + src_rows > in_h || s.offset + s.units > row_groups(out_h, ry))
+    if (s.offset + s.units > row_groups(out_h, ry))
         throw InvalidArgument("interp: slice rows outside the image");
-    const RowRange rows = output_rows(s.offset, s.units, ry, out_h);
     if (s.global.x < items_per_row(out_w, vw) || s.global.y < s.units)
         throw InvalidArgument("interp: slice NDRange (" + std::to_string(s.global.x) + "," +
                               std::to_string(s.global.y) + ") does not cover (" +
                               std::to_string(items_per_row(out_w, vw)) + "," +
                               std::to_string(s.units) + ")");
+    DataJobSpec spec = interp_declaration({in_w, in_h, out_w, out_h, vw, ry, sx, sy});
+    const std::uint64_t src_rows = input_rows(spec, 0, s.offset, s.units).second;
+    spec.kernels[0].args[kSrcRowsArg].value = double(src_rows);
     const std::uint64_t in_bytes = src_rows * in_w * sizeof(float);
-    const std::uint64_t out_bytes = rows.count * out_w * sizeof(float);
+    const std::uint64_t out_bytes = input_rows(spec, 1, s.offset, s.units).second * out_w * sizeof(float);
     if (in.size() != in_bytes)
         throw InvalidArgument("interp: slice input has " + std::to_string(in.size()) +
                               " bytes, expected " + std::to_string(in_bytes));
@@ -452,70 +476,21 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
                         ", more than the " + size_text(limit) +
                         " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
 
-    std::string options = "-DVW=";
-    options.append(std::to_string(vw)).append(" -DRY=").append(std::to_string(ry));
-    StageTile tile;
+    spec.build_options = "-DVW=";
+    spec.build_options.append(std::to_string(vw)).append(" -DRY=").append(std::to_string(ry));
     if (stage == 1) {
         if (const std::string why = stage_check(group, vw, ry, sx, sy, in_w, in_h, ctx.info()); !why.empty())
             throw Error(ErrorReason::device_limit, "interp: stage=1 does not fit " + ctx.info().name + ": " + why);
         if (!s.local.is_null() && !(s.local == group))
             throw InvalidArgument("interp: stage=1 runs with local size " + local_text(group) + ", not " +
                                   local_text(s.local));
-        tile = stage_tile(group, vw, ry, sx, sy, in_w, in_h, ctx.info().local_mem_bytes);
+        const StageTile tile = stage_tile(group, vw, ry, sx, sy, in_w, in_h, ctx.info().local_mem_bytes);
         const std::pair<const char*, std::uint64_t> defs[] = {
             {" -DSTAGE=", 1}, {" -DGX=", group.x}, {" -DGY=", group.y}, {" -DTW=", tile.tw}, {" -DTH=", tile.th}};
-        for (const auto& [name, value] : defs) options.append(name).append(std::to_string(value));
+        for (const auto& [name, value] : defs) spec.build_options.append(name).append(std::to_string(value));
+        spec.kernels[0].required_local = group;  // stage = 1: its own work-group, the NDRange padded to it
     }
-    cl::Program program = ctx.program("interp", options);
-    const LocalSize launch_local = stage == 1 ? group : s.local;
-    std::string where = "kernel interp_bilinear (VW=";
-    where.append(std::to_string(vw)).append(", RY=").append(std::to_string(ry));
-    if (stage == 1)
-        where.append(", STAGE with a ").append(std::to_string(tile.tw)).append("x").append(std::to_string(tile.th)).append(" tile");
-    where.append(") on ").append(ctx.info().name);
-    where.append(" with local size ").append(local_text(launch_local));
-    try {
-        cl::CommandQueue& queue = ctx.queue();
-        cl::Buffer in_buf(ctx.context(), CL_MEM_READ_ONLY, in_bytes);
-        cl::Buffer out_buf(ctx.context(), CL_MEM_WRITE_ONLY, out_bytes);
-        cl::Event w;
-        queue.enqueueWriteBuffer(in_buf, CL_FALSE, 0, in_bytes, in.data(), nullptr, &w);
-
-        cl::Kernel kernel(program, "interp_bilinear");
-        kernel.setArg(0, in_buf);
-        kernel.setArg(1, out_buf);
-        kernel.setArg(2, cl_int(in_w));
-        kernel.setArg(3, cl_int(in_h));
-        kernel.setArg(4, cl_int(out_w));
-        kernel.setArg(5, cl_int(rows.first));
-        kernel.setArg(6, cl_int(rows.count));
-        kernel.setArg(7, cl_int(src_row0));
-        kernel.setArg(8, cl_int(src_rows));
-        kernel.setArg(9, sx);
-        kernel.setArg(10, sy);
-        // stage = 1: its own work-group, over the slice's NDRange padded to whole groups.
-        const std::uint64_t gx = launch_local.is_null() ? 1 : launch_local.x;
-        const std::uint64_t gy = launch_local.is_null() ? 1 : std::max<std::uint64_t>(launch_local.y, 1);
-        const cl::NDRange global((s.global.x + gx - 1) / gx * gx, (s.global.y + gy - 1) / gy * gy);
-        const cl::NDRange local =
-            launch_local.is_null() ? cl::NullRange : cl::NDRange(launch_local.x, launch_local.y);
-        std::vector<cl::Event> runs(std::max<std::uint64_t>(s.iterations, 1));
-        for (auto& ev : runs)
-            queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &ev);
-
-        out.resize(out_bytes);
-        cl::Event r;
-        queue.enqueueReadBuffer(out_buf, CL_TRUE, 0, out_bytes, out.data(), nullptr, &r);
-
-        SliceTimes t;
-        t.h2d = event_seconds(w);
-        for (const auto& ev : runs) t.kernel += event_seconds(ev);
-        t.d2h = event_seconds(r);
-        return t;
-    } catch (const cl::Error& e) {
-        out.clear();
-        rethrow_cl(e, where);
-    }
+    return execute_declared(spec, ctx, s, in, out);
 }
 
 }  // namespace

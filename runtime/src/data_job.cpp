@@ -821,6 +821,11 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     if (!is_master()) throw Error("Cluster::run is for rank 0");
     const DataJobSpec& spec = job.spec();
     validate(spec);
+    for (const auto& d : spec.buffers)
+        if (scaled(d))
+            throw InvalidArgument("data job '" + spec.name + "', buffer '" + d.name +
+                                  "': a buffer of its own units runs as a declared one-step job (DeclaredJob), "
+                                  "not in the multi-step runtime");
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         const auto& d = spec.buffers[b];
         const std::uint64_t want =

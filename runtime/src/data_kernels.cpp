@@ -59,7 +59,8 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
 
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
-               std::uint64_t offset, const std::vector<std::uint64_t>& halo, std::vector<std::int64_t>* bound) {
+               std::uint64_t offset, const std::vector<std::uint64_t>& halo, std::vector<std::int64_t>* bound,
+               const std::vector<std::int64_t>* origins) {
     if (bound && bound->size() != k.args.size()) bound->assign(k.args.size(), INT64_MIN);
     // Set argument i unless `key` (a buffer's handle or an int's value) is what it holds already.
     auto fresh = [&](cl_uint i, std::int64_t key) {
@@ -102,7 +103,8 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
                 kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
             break;
         case ArgKind::origin: {
-            const std::int64_t origin = std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
+            const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]
+                                                : std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
             if (fresh(i, origin)) kernel.setArg(i, static_cast<cl_int>(origin));
             break;
         }

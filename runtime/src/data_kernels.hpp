@@ -33,11 +33,12 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k);
 /// `records(i)` the record buffer of reduce argument i, `halo` per buffer (halo_rows()).
 /// With `bound` (one entry per argument, kept from launch to launch of this kernel object), an
 /// argument whose buffer or value is what was set last time is not set again: a step of a
-/// multi-step job then sets only what its swaps changed.
+/// multi-step job then sets only what its swaps changed. `origins` (one per buffer): the unit
+/// held in row 0 of each buffer where it is not offset - halo (buffers of their own units).
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo,
-               std::vector<std::int64_t>* bound = nullptr);
+               std::vector<std::int64_t>* bound = nullptr, const std::vector<std::int64_t>* origins = nullptr);
 
 /// Fill `records` launched items' records of `d` with the identity of `op`.
 void fill_identity(cl::CommandQueue& q, const cl::Buffer& records, const BufferDecl& d, ReduceOp op,

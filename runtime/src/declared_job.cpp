@@ -55,6 +55,12 @@ std::string range_text(const cl::NDRange& r) {
     return t;
 }
 
+/// The rows [first, first + count) of split output `b` that the slice [offset, offset + units)
+/// computes: its own, or a buffer of its own units' rows of the slice (input_rows(), no halo).
+std::pair<std::uint64_t, std::uint64_t> own_rows(const DataJobSpec& s, int b, std::uint64_t offset, std::uint64_t units) {
+    return scaled(s.buffers[std::size_t(b)]) ? input_rows(s, b, offset, units) : std::pair{offset, units};
+}
+
 }  // namespace
 
 void DeclaredJob::partition(std::vector<Assignment>& assignments) {
@@ -94,8 +100,9 @@ std::span<std::byte> DeclaredJob::output_target(const Assignment& a) {
     if (b < 0) return {};
     const auto row = row_bytes(spec.buffers[std::size_t(b)]);
     const auto host = host_output(b);
-    if ((a.offset + a.units) * row > host.size()) return {};  // accept_output names the problem
-    return host.subspan(a.offset * row, a.units * row);
+    const auto [first, n] = own_rows(spec, b, a.offset, a.units);
+    if ((first + n) * row > host.size()) return {};  // accept_output names the problem
+    return host.subspan(first * row, n * row);
 }
 
 void DeclaredJob::accept_output(const Assignment& a, std::span<const std::byte> out) {
@@ -109,13 +116,14 @@ void DeclaredJob::accept_output(const Assignment& a, std::span<const std::byte> 
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         const auto& d = spec.buffers[b];
         if (!d.output || d.layout != BufferLayout::split) continue;
-        const std::uint64_t n = a.units * row_bytes(d);
+        const auto [first, rows] = own_rows(spec, int(b), a.offset, a.units);
+        const std::uint64_t n = rows * row_bytes(d);
         if (o + n > out.size()) throw too_short(o + n);
         const auto host = host_output(int(b));
-        if ((a.offset + a.units) * row_bytes(d) > host.size())
+        if ((first + rows) * row_bytes(d) > host.size())
             throw Error("job '" + spec.name + "': output buffer '" + d.name + "' on rank 0 is too small for rows up to " +
-                        std::to_string(a.offset + a.units));
-        std::byte* dst = host.data() + a.offset * row_bytes(d);
+                        std::to_string(first + rows));
+        std::byte* dst = host.data() + first * row_bytes(d);
         if (dst != out.data() + o) std::memcpy(dst, out.data() + o, n);  // output_target: already in place
         o += n;
     }
@@ -176,10 +184,16 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                                            detail::size_text(info.max_alloc_bytes) +
                                                            " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + info.name);
         };
+        // The unit held in row 0 of each buffer: offset - halo, or a buffer of its own units' first row.
+        std::vector<std::int64_t> origins;
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+            origins.push_back(scaled(spec.buffers[b]) ? std::int64_t(input_rows(spec, int(b), s.offset, s.units).first)
+                                                      : std::int64_t(s.offset) - std::int64_t(halo[b]));
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             const auto& d = spec.buffers[b];
             const std::uint64_t bytes = d.layout == BufferLayout::shared ? d.count * elem_size(d.type)
-                                                                         : (s.units + 2 * halo[b]) * row_bytes(d);
+                                        : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
+                                                    : (s.units + 2 * halo[b]) * row_bytes(d);
             check_alloc("buffer '" + d.name + "'", bytes);
             bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
             if (!d.input) {
@@ -190,7 +204,7 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             if (d.layout == BufferLayout::split) {
                 const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
                 h2d.emplace_back();
-                q.enqueueWriteBuffer(bufs.back(), CL_FALSE, (first + halo[b] - s.offset) * row_bytes(d),
+                q.enqueueWriteBuffer(bufs.back(), CL_FALSE, std::uint64_t(std::int64_t(first) - origins[b]) * row_bytes(d),
                                      n * row_bytes(d), take(n * row_bytes(d)), nullptr, &h2d.back());
             }
         }
@@ -228,24 +242,26 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                             kd.args[i].op, geo[k].padded);
                 data::bind_args(kernels[k], kd, bufs,
                                 [&](std::size_t i) -> const cl::Buffer& { return records.at({k, i}); }, geo[k], s.offset,
-                                halo);
+                                halo, nullptr, &origins);
                 runs.emplace_back();
                 q.enqueueNDRangeKernel(kernels[k], geo[k].offset, geo[k].global, geo[k].local, nullptr, &runs.back());
             }
         where = "job '" + spec.name + "' on " + info.name + ", reading the results";
         std::uint64_t n = 0;
-        for (const auto& d : spec.buffers)
-            if (d.output && d.layout == BufferLayout::split) n += s.units * row_bytes(d);
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+            if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::split)
+                n += own_rows(spec, int(b), s.offset, s.units).second * row_bytes(spec.buffers[b]);
         for (const auto& r : reds) n += reduced_buffer(spec, r).count * sizeof(double);
         out.resize(n);
         std::uint64_t o = 0;
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             const auto& d = spec.buffers[b];
             if (!d.output || d.layout != BufferLayout::split) continue;
+            const auto [first, rows] = own_rows(spec, int(b), s.offset, s.units);
             d2h.emplace_back();
-            q.enqueueReadBuffer(bufs[b], CL_FALSE, halo[b] * row_bytes(d), s.units * row_bytes(d), out.data() + o, nullptr,
-                                &d2h.back());
-            o += s.units * row_bytes(d);
+            q.enqueueReadBuffer(bufs[b], CL_FALSE, std::uint64_t(std::int64_t(first) - origins[b]) * row_bytes(d),
+                                rows * row_bytes(d), out.data() + o, nullptr, &d2h.back());
+            o += rows * row_bytes(d);
         }
         for (const auto& [k, i] : reds) {
             const auto& a = spec.kernels[k].args[i];

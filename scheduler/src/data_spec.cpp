@@ -51,6 +51,13 @@ bool is_buffer_access(ArgKind k) {
     return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
            k == ArgKind::all || k == ArgKind::reduce;
 }
+/// A buffer of its own units with a whole number of rows per job unit (e.g. map [R, 1]): slices
+/// hold disjoint rows of it.
+bool whole_rows_per_unit(const DataJobSpec& s, const BufferDecl& b) {
+    const std::uint64_t num = b.map_num ? b.map_num : b.units, den = b.map_den ? b.map_den : s.units;
+    return den != 0 && num % den == 0;
+}
+
 bool writes(ArgKind k) { return k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::reduce; }
 
 ArgKind parse_kind(const std::string& s) {
@@ -85,7 +92,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
                         {"exchange_every", s.exchange_every},
                         {"ops_per_unit", s.ops_per_unit}};
     j["buffers"] = nlohmann::json::array();
-    for (const auto& b : s.buffers)
+    for (const auto& b : s.buffers) {
         j["buffers"].push_back({{"name", b.name},
                                 {"type", to_string(b.type)},
                                 {"layout", b.layout == BufferLayout::split ? "split" : "shared"},
@@ -93,6 +100,9 @@ nlohmann::json to_json(const DataJobSpec& s) {
                                 {"count", b.count},
                                 {"input", b.input},
                                 {"output", b.output}});
+        if (b.units) j["buffers"].back()["units"] = b.units;
+        if (b.map_num || b.map_den) j["buffers"].back()["map"] = {b.map_num, b.map_den};
+    }
     j["kernels"] = nlohmann::json::array();
     for (const auto& k : s.kernels) {
         nlohmann::json args = nlohmann::json::array();
@@ -144,6 +154,13 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
             b.count = jb.value("count", std::uint64_t{0});
             b.input = jb.value("input", false);
             b.output = jb.value("output", false);
+            b.units = jb.value("units", std::uint64_t{0});
+            if (jb.contains("map")) {
+                const auto& m = jb.at("map");
+                if (!m.is_array() || m.size() != 2) throw InvalidArgument("map must be [num, den]");
+                b.map_num = m.at(0).get<std::uint64_t>();
+                b.map_den = m.at(1).get<std::uint64_t>();
+            }
             s.buffers.push_back(b);
         }
         for (const auto& jk : j.at("kernels")) {
@@ -222,6 +239,17 @@ void validate(const DataJobSpec& s) {
         if (!names.insert(b.name).second) throw InvalidArgument(bn + ": declared twice");
         if (b.layout == BufferLayout::split && b.pitch == 0) throw InvalidArgument(bn + ": pitch 0");
         if (b.layout == BufferLayout::shared && b.count == 0) throw InvalidArgument(bn + ": no elements");
+        if ((b.map_num || b.map_den) && !b.units) throw InvalidArgument(bn + ": a map needs the buffer's own units");
+        if (!b.units) continue;
+        // A buffer of its own units, in a one-step job: an input of another resolution, or (a
+        // whole number of its rows per job unit) an output whose last unit may be partial.
+        if (b.layout != BufferLayout::split) throw InvalidArgument(bn + ": its own units need a split buffer");
+        if (b.units > std::uint64_t(INT32_MAX)) throw InvalidArgument(bn + ": more than 2^31-1 units (kernels index with int)");
+        if ((b.map_num == 0) != (b.map_den == 0))
+            throw InvalidArgument(bn + ": a map needs both num and den above 0");
+        if (s.steps > 1 || s.exchange_every > 1)
+            throw InvalidArgument(bn + ": a buffer of its own units is read by one-step jobs only (steps " +
+                                  std::to_string(s.steps) + "): its rows would need exchanges at another resolution");
     }
     for (const auto& k : s.kernels) {
         if (k.name.empty()) throw InvalidArgument(job + ": a kernel without a name");
@@ -266,7 +294,10 @@ void validate(const DataJobSpec& s) {
             case ArgKind::halo:
                 if (!split) throw InvalidArgument(an + ": a halo needs a split buffer; '" + b.name + "' is shared");
                 if (a.depth == 0) throw InvalidArgument(an + ": a halo of depth 0 (use read())");
-                if (a.depth >= s.units)
+                if (b.units && (b.output || !b.input))
+                    throw InvalidArgument(an + ": '" + b.name + "' has its own units: a halo of it reads rank 0's "
+                                          "input (an input, not an output)");
+                if (!b.units && a.depth >= s.units)
                     throw InvalidArgument(an + ": a halo of " + std::to_string(a.depth) + " rows reads past the buffer (" +
                                           std::to_string(s.units) + " rows in all)");
                 break;
@@ -280,6 +311,10 @@ void validate(const DataJobSpec& s) {
             default:
                 break;
             }
+            if (b.units && writes(a.kind) && !whole_rows_per_unit(s, b))
+                throw InvalidArgument(an + ": '" + b.name + "' has its own " + std::to_string(b.units) +
+                                      " units, mapped onto the job's by a fraction: neighbouring slices share "
+                                      "rows of it, so it can only be read (written, it needs a map [R, 1])");
             if (writes(a.kind) && !written.insert(a.buffer).second)
                 throw InvalidArgument(an + ": overlapping writes: the kernel writes '" + b.name + "' twice");
             if (a.kind == ArgKind::halo) halo_read.insert(a.buffer);
@@ -300,6 +335,8 @@ void validate(const DataJobSpec& s) {
         if (a < 0 || b < 0 || std::size_t(a) >= s.buffers.size() || std::size_t(b) >= s.buffers.size() || a == b)
             throw InvalidArgument(job + ": a swap must name two different declared buffers");
         const auto &x = s.buffers[std::size_t(a)], &y = s.buffers[std::size_t(b)];
+        if (x.units || y.units)
+            throw InvalidArgument(job + ": swap of '" + x.name + "' and '" + y.name + "': a buffer of its own units cannot swap");
         if (x.layout != BufferLayout::split || y.layout != BufferLayout::split || x.pitch != y.pitch || x.type != y.type)
             throw InvalidArgument(job + ": swap of '" + x.name + "' and '" + y.name +
                                   "': both must be split buffers of the same type and pitch");
@@ -353,6 +390,15 @@ std::uint64_t halo_rows(const DataJobSpec& s, int b) {
 std::pair<std::uint64_t, std::uint64_t> input_rows(const DataJobSpec& s, int b, std::uint64_t offset,
                                                    std::uint64_t units) {
     const std::uint64_t h = halo_rows(s, b);
+    if (const auto& d = s.buffers[std::size_t(b)]; scaled(d)) {
+        if (units == 0) return {0, 0};
+        using u128 = unsigned __int128;
+        const u128 num = d.map_num ? d.map_num : d.units, den = d.map_den ? d.map_den : s.units;
+        const u128 lo = u128(offset) * num / den, hi = (u128(offset + units) * num + den - 1) / den + h;
+        const std::uint64_t last = hi < d.units ? std::uint64_t(hi) : d.units;
+        const std::uint64_t first = std::min<std::uint64_t>(lo > h ? std::uint64_t(lo - h) : 0, last);
+        return {first, last - first};
+    }
     const std::uint64_t lo = offset >= h ? offset - h : 0, hi = std::min(s.units, offset + units + h);
     return {lo, hi - lo};
 }
@@ -391,8 +437,8 @@ PlanRequest data_plan_request(const DataJobSpec& s) {
         }
         const double row = double(d.pitch * elem_size(d.type));
         elems += double(d.pitch);
-        if (d.input) in += row;
-        if (d.output) out += row;
+        if (d.input) in += d.units ? row * double(d.units) / double(s.units) : row;  // its rows per job unit
+        if (d.output) out += d.units ? row * double(d.units) / double(s.units) : row;
     }
     // Per work-item of the NDRange: a 2-D job's unit is a row of `width` items.
     const double items_per_unit = double(s.width);
@@ -478,6 +524,7 @@ void check_slices(const DataJobSpec& s, const std::vector<Assignment>& assignmen
             for (std::size_t i = 0; i < k.args.size(); ++i) {
                 const ArgDecl& a = k.args[i];
                 if (a.kind != ArgKind::halo || (sl.left < 0 && sl.right < 0)) continue;  // alone: edges only
+                if (s.buffers[std::size_t(a.buffer)].units) continue;  // its own rows, read from rank 0's whole
                 const std::uint64_t h = halo_rows(s, a.buffer);
                 if (h > sl.units)
                     throw InvalidArgument(arg_name(s, k, i) + ": a halo of " + std::to_string(h) +

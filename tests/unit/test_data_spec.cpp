@@ -591,6 +591,114 @@ TEST(DataSpec, GhostRowsMoveRowsFromInteriorSlices) {
     balance_ghost_rows(s, one);
     EXPECT_EQ(one[0].units, 300u);
 }
+
+// Buffers of their own units: a resize's declaration. 100 output rows in row groups of 4 (25 job
+// units) read an image of 50 rows with a neighbourhood 1 row deep and write 100 rows of 8.
+DataJobSpec resize_spec() {
+    DataJobSpec s;
+    s.name = "resize";
+    s.source = "__kernel void k() {}";
+    s.dims = 2;
+    s.width = 2;
+    s.units = 25;
+    BufferDecl in = split("in", 4, true);
+    in.units = 50;
+    in.map_num = 4 * 50;  // job unit o: output row 4·o, input row 4·o·50/100
+    in.map_den = 100;
+    BufferDecl out = split("out", 8, false, true);
+    out.units = 100;
+    out.map_num = 4;
+    out.map_den = 1;
+    s.buffers = {in, out};
+    KernelDecl k;
+    k.name = "k";
+    k.args = {access(ArgKind::halo, 0, 1), access(ArgKind::write, 1), access(ArgKind::origin, 0), plain(ArgKind::end)};
+    s.kernels = {k};
+    return s;
+}
+
+TEST(DataSpec, BufferOfItsOwnUnitsMapsLinearlyOntoTheJobsUnits) {
+    const DataJobSpec s = resize_spec();
+    EXPECT_EQ(refusal(s), "");
+    // Row groups 10..14 = output rows 40..59 read input rows [20 - 1, 30 + 1) and write 40..59.
+    EXPECT_EQ(input_rows(s, 0, 10, 5), (std::pair<std::uint64_t, std::uint64_t>{19, 12}));
+    EXPECT_EQ(input_rows(s, 1, 10, 5), (std::pair<std::uint64_t, std::uint64_t>{40, 20}));
+    // Clamped to the image at both ends; an empty slice holds none.
+    EXPECT_EQ(input_rows(s, 0, 0, 25), (std::pair<std::uint64_t, std::uint64_t>{0, 50}));
+    EXPECT_EQ(input_rows(s, 0, 24, 1), (std::pair<std::uint64_t, std::uint64_t>{47, 3}));
+    EXPECT_EQ(input_rows(s, 0, 3, 0).second, 0u);
+    // A fraction rounds outwards: 3 job units over 7 rows (7/3 rows each).
+    DataJobSpec odd = s;
+    odd.units = 3;
+    odd.buffers[0].units = 7;
+    odd.buffers[0].map_num = odd.buffers[0].map_den = 0;  // the default map: 7 rows / 3 units
+    odd.buffers[1].units = 12;
+    EXPECT_EQ(refusal(odd), "");
+    EXPECT_EQ(input_rows(odd, 0, 1, 1), (std::pair<std::uint64_t, std::uint64_t>{1, 5}));  // [7/3 - 1, 14/3 + 1)
+    // The last row group of an output of 98 rows holds 2.
+    DataJobSpec tail = s;
+    tail.buffers[1].units = 98;
+    EXPECT_EQ(input_rows(tail, 1, 24, 1), (std::pair<std::uint64_t, std::uint64_t>{96, 2}));
+    // The planner counts its rows per job unit.
+    const PlanRequest r = data_plan_request(s);
+    EXPECT_DOUBLE_EQ(r.kernel.bytes_in_per_item, 4.0 * 4 * 50 / 25 / 2);
+    EXPECT_DOUBLE_EQ(r.kernel.bytes_out_per_item, 8.0 * 4 * 100 / 25 / 2);
+    // Its halo is no neighbour's business: slices of one row group are fine.
+    std::vector<Assignment> ones;
+    for (std::uint64_t o = 0; o < 25; ++o) ones.push_back(slice(int(o), 0, o, 1));
+    EXPECT_NO_THROW(check_slices(s, ones));
+    // An input: nothing to exchange between slices.
+    for (const auto bytes : data_layout(s, ones).halo_bytes_per_step) EXPECT_EQ(bytes, 0u);
+}
+
+TEST(DataSpec, BufferOfItsOwnUnitsRoundTripsInJson) {
+    const DataJobSpec s = resize_spec();
+    const auto j = to_json(s);
+    EXPECT_EQ(j.at("buffers").at(0).at("units"), 50);
+    EXPECT_EQ(j.at("buffers").at(0).at("map"), nlohmann::json::array({200, 100}));
+    const DataJobSpec back = data_job_from_json(j);
+    EXPECT_EQ(to_json(back), j);
+    EXPECT_EQ(back.buffers[1].units, 100u);
+    EXPECT_EQ(back.buffers[1].map_num, 4u);
+    EXPECT_EQ(back.buffers[1].map_den, 1u);
+    // Buffers without them keep the form they had.
+    EXPECT_FALSE(to_json(heat_spec()).at("buffers").at(0).contains("units"));
+    auto bad = j;
+    bad["buffers"][0]["map"] = {1, 2, 3};
+    EXPECT_THROW(data_job_from_json(bad), InvalidArgument);
+}
+
+TEST(DataSpec, RefusesWhatABufferOfItsOwnUnitsCannotDo) {
+    // Written where slices share its rows (a fraction of a row per job unit).
+    DataJobSpec s = resize_spec();
+    s.kernels[0].args[0] = access(ArgKind::read_write, 0);
+    s.buffers[0].map_num = 3;  // 1.5 rows per job unit
+    s.buffers[0].map_den = 2;
+    EXPECT_EQ(refusal(s), "kernel 'k', argument 0 ('in'): 'in' has its own 50 units, mapped onto the job's by a "
+                          "fraction: neighbouring slices share rows of it, so it can only be read (written, it needs "
+                          "a map [R, 1])");
+    // A halo of an output.
+    s = resize_spec();
+    s.kernels[0].args.push_back(access(ArgKind::halo, 1, 1));
+    EXPECT_HAS(refusal(s), "argument 4 ('out'): 'out' has its own units: a halo of it reads rank 0's input");
+    // In a multi-step job, or swapped.
+    s = resize_spec();
+    s.steps = 2;
+    EXPECT_HAS(refusal(s), "buffer 'in': a buffer of its own units is read by one-step jobs only (steps 2)");
+    s = resize_spec();
+    s.buffers.push_back(s.buffers[0]);
+    s.buffers.back().name = "in2";
+    s.kernels[0].args.push_back(access(ArgKind::read, 2));
+    s.swaps = {{0, 2}};
+    EXPECT_HAS(refusal(s), "swap of 'in' and 'in2': a buffer of its own units cannot swap");
+    // A half-given map, a map without units, a shared buffer.
+    s = resize_spec();
+    s.buffers[0].map_den = 0;
+    EXPECT_HAS(refusal(s), "buffer 'in': a map needs both num and den above 0");
+    s = resize_spec();
+    s.buffers[1].units = 0;
+    EXPECT_HAS(refusal(s), "buffer 'out': a map needs the buffer's own units");
+}
 }  // namespace
 }  // namespace worksize
 

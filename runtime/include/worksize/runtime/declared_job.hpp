@@ -6,8 +6,9 @@
 // splitter-based partition moves data by value).
 //
 // What travels for a slice [offset, offset + units): each split input's rows of the slice and
-// its halo rows (in buffer order), then each shared input whole; back come each split output's
-// rows of the slice, then each reduction's combined record as doubles.
+// its halo rows (in buffer order; a buffer of its own units: the rows its map gives the slice,
+// input_rows()), then each shared input whole; back come each split output's rows of the slice,
+// then each reduction's combined record as doubles.
 #pragma once
 
 #include <map>

@@ -42,7 +42,21 @@ struct BufferDecl {
     std::uint64_t count = 0;   ///< shared: elements
     bool input = false;        ///< rank 0 has its initial contents (sent once per device or rank)
     bool output = false;       ///< rank 0 gets it back at the end (and every gather_every steps)
+    /// Split buffer of its own unit count, mapped linearly onto the job's units (see
+    /// input_rows()), in a one-step job; 0: one unit per job unit. An input of another
+    /// resolution (an image a resize reads: read() or halo(), the depth in its own rows), or,
+    /// with a whole number R of its rows per job unit (map [R, 1]), a buffer the kernels write
+    /// whose last job unit may hold fewer rows (an image split by groups of R rows).
+    /// arg::origin gives the first of its rows a device holds.
+    std::uint64_t units = 0;
+    /// With `units`: job unit o maps onto the buffer's row o·map_num/map_den (0/0: units / the
+    /// job's units), e.g. a job unit of R output rows reading an image of in rows for out output
+    /// rows: [R·in, out].
+    std::uint64_t map_num = 0, map_den = 0;
 };
+
+/// A split buffer with its own unit count (BufferDecl::units).
+inline bool scaled(const BufferDecl& d) { return d.layout == BufferLayout::split && d.units != 0; }
 
 enum class ReduceOp { sum, min, max };
 const char* to_string(ReduceOp op);
@@ -127,7 +141,11 @@ std::uint64_t halo_rows(const DataJobSpec& spec, int b);
 inline std::uint64_t row_bytes(const BufferDecl& d) { return d.pitch * elem_size(d.type); }
 
 /// The rows [first, first + count) of split buffer `b` that the slice [offset, offset + units)
-/// holds at the start: its own and its halo_rows(), within the problem.
+/// holds at the start: its own and its halo_rows(), within the problem. A buffer of its own
+/// units (scaled()) of N rows and depth d (its deepest halo) holds
+/// [floor(offset·num/den) - d, ceil((offset + units)·num/den) + d) within [0, N), in exact
+/// integer arithmetic (num/den: map_num/map_den, by default N / the job's units); none for an
+/// empty slice.
 std::pair<std::uint64_t, std::uint64_t> input_rows(const DataJobSpec& spec, int b, std::uint64_t offset,
                                                    std::uint64_t units);
 
