@@ -2,6 +2,7 @@
 #include "data_kernels.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -22,9 +23,9 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
     g.begin = first / k.units_per_item;
     g.end = ceil_div(last, k.units_per_item);
     const std::uint64_t items = g.end - g.begin;
-    const LocalSize local = !k.required_local.is_null() ? k.required_local
-                            : k.units_per_item == 1    ? plan_local
-                                                       : LocalSize{};
+    const LocalSize local = !k.required_local.is_null()                      ? k.required_local
+                            : k.units_per_item == 1 || reduces_per_group(k) ? plan_local
+                                                                            : LocalSize{};
     if (spec.dims == 2) {
         const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
         g.padded = round_up(items, ly);
@@ -38,6 +39,100 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
         g.local = local.is_null() ? cl::NullRange : cl::NDRange(local.x);
     }
     return g;
+}
+
+bool reduces_per_group(const KernelDecl& k) {
+    return std::any_of(k.args.begin(), k.args.end(),
+                       [](const ArgDecl& a) { return a.kind == ArgKind::reduce && a.per_group; });
+}
+
+namespace {
+/// The largest power of two up to 256 that `kernel` can run as a 1-D work-group on `device`.
+std::uint64_t tree_width(const cl::Kernel& kernel, const cl::Device& device) {
+    const auto items = device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+    return std::bit_floor(std::min<std::uint64_t>({256, kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device),
+                                                   std::max<std::uint64_t>(items.empty() ? 1 : items[0], 1)}));
+}
+}  // namespace
+
+LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kernel& kernel, const cl::Device& device) {
+    if (!reduces_per_group(k) || !k.required_local.is_null() || !plan_local.is_null()) return plan_local;
+    return {tree_width(kernel, device), 1};
+}
+
+std::uint64_t record_count(const ArgDecl& a, const Geometry& g) {
+    if (!a.per_group || g.local.dimensions() == 0) return g.padded;
+    const std::uint64_t l = g.local.get()[g.local.dimensions() - 1];
+    return ceil_div(g.padded, std::max<std::uint64_t>(l, 1));
+}
+
+namespace {
+/// OpenCL C of the device-side combination of per-group records of type `t` with `op`.
+std::string combine_source(ElemType t, ReduceOp op) {
+    const std::string type = to_string(t);
+    std::string id;
+    switch (op) {
+    case ReduceOp::sum: id = "0"; break;
+    case ReduceOp::min:
+        id = t == ElemType::i32 ? "INT_MAX" : t == ElemType::u32 ? "UINT_MAX" : "INFINITY";
+        break;
+    case ReduceOp::max:
+        id = t == ElemType::i32 ? "INT_MIN" : t == ElemType::u32 ? "0" : "-INFINITY";
+        break;
+    }
+    const std::string f = op == ReduceOp::sum ? "s[lid] + s[lid + up]"
+                          : op == ReduceOp::min ? "min(s[lid], s[lid + up])"
+                                                : "max(s[lid], s[lid + up])";
+    std::string src = t == ElemType::f64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
+    src += "__kernel void ws_combine_records(__global ";
+    src += type;
+    src += "* out, __global const ";
+    src += type;
+    src += "* in, const ulong records, __local ";
+    src += type;
+    src += "* s) {\n"
+           "    const size_t lid = get_local_id(0), g = get_global_id(0), j = get_global_id(1);\n"
+           "    const size_t count = get_global_size(1);\n"
+           "    s[lid] = g < records ? in[g * count + j] : (";
+    src += type;
+    src += ")(" + id;
+    src += ");\n"
+           "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+           "    for (size_t n = get_local_size(0); n > 1; ) {\n"
+           "        const size_t up = (n + 1) >> 1;\n"
+           "        if (lid + up < n) s[lid] = ";
+    src += f;
+    src += ";\n"
+           "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+           "        n = up;\n"
+           "    }\n"
+           "    if (lid == 0) out[get_group_id(0) * count + j] = s[0];\n"
+           "}\n";
+    return src;
+}
+}  // namespace
+
+void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
+                       ReduceOp op, double& seconds) {
+    if (records <= kMaxGroupRecords) return;
+    cl::Kernel kernel(ctx.program_from_source(combine_source(d.type, op), ""), "ws_combine_records");
+    const std::uint64_t R = tree_width(kernel, ctx.device());
+    const std::size_t esize = elem_size(d.type);
+    while (records > kMaxGroupRecords && R >= 2) {
+        const std::uint64_t next = ceil_div(records, R);
+        cl::Buffer combined(ctx.context(), CL_MEM_READ_WRITE, next * d.count * esize);
+        kernel.setArg(0, combined);
+        kernel.setArg(1, buf);
+        kernel.setArg(2, cl_ulong(records));
+        kernel.setArg(3, cl::Local(R * esize));
+        cl::Event ev;
+        ctx.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(next * R, d.count), cl::NDRange(R, 1),
+                                         nullptr, &ev);
+        ev.wait();
+        seconds += event_seconds(ev);
+        buf = combined;
+        records = next;
+    }
 }
 
 cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
