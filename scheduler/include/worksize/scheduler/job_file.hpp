@@ -22,7 +22,7 @@
 //   }
 //
 // Arguments: {"in"|"out"|"inout"|"all"|"origin": BUFFER}, {"halo": BUFFER, "depth": N},
-// {"reduce": BUFFER, "op": "sum"|"min"|"max"}, {"float"|"double"|"int"|"uint": VALUE} where
+// {"reduce": BUFFER, "op": "sum"|"min"|"max", "per": "item"|"group"}, {"float"|"double"|"int"|"uint": VALUE} where
 // VALUE is a number or "width", "height" or "units" (the problem's), {"begin": true},
 // {"end": true}. A kernel may add "units_per_item" and "required_local": [x, y].
 // Inits: {"random": [lo, hi], "seed": S}, {"constant": V}, {"file": PATH} (raw little-endian
