@@ -223,8 +223,10 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                 const auto& kd = spec.kernels[k];
                 where = "kernel '" + kd.name + "' of job '" + spec.name + "' on " + info.name + " (global " +
                         range_text(geo[k].global) + ", local " + range_text(geo[k].local) + ")";
+                // Per-item records are refilled before every launch; per-group ones once (every
+                // group writes its record each launch; no fill in the timed loop of quad).
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
-                    if (kd.args[i].kind == ArgKind::reduce)
+                    if (kd.args[i].kind == ArgKind::reduce && (it == 0 || !kd.args[i].per_group))
                         data::fill_identity(q, records.at({k, i}), spec.buffers[std::size_t(kd.args[i].buffer)],
                                             kd.args[i].op, data::record_count(kd.args[i], geo[k]));
                 data::bind_args(kernels[k], kd, bufs,
