@@ -183,9 +183,11 @@ public:
         // The tree behind the slice's records, for the bound: the plan's work-group, or for NULL
         // whatever power of two up to 256 the device allows; device passes of any such fan-in.
         for (std::uint64_t R = 2; R <= 256; R *= 2) {
-            if (a.local.x) max_depth_ = std::max(max_depth_, tree_depth(a.units, a.local.x, R));
+            if (a.local.x)
+                max_depth_ = std::max(max_depth_, tree_depth(a.units, a.local.x, R));
             else
-                for (std::uint64_t w = 1; w <= 256; w *= 2) max_depth_ = std::max(max_depth_, tree_depth(a.units, w, R));
+                for (std::uint64_t w = 1; w <= 256; w *= 2)
+                    max_depth_ = std::max(max_depth_, tree_depth(a.units, w, R));
         }
         DeclaredJob::accept_output(a, out);
     }
@@ -256,15 +258,14 @@ private:
     Integrand f_;
     double a_ = 0.0, b_ = 1.0, exact_ = 0.0, result_ = 0.0;
     DataJobSpec spec_;
-    float sum_ = 0.0f;            ///< "sum" as rank 0 holds it (the result in float)
+    float sum_ = 0.0f;             ///< "sum" as rank 0 holds it (the result in float)
     std::uint64_t max_depth_ = 0;  ///< deepest float summation tree of a slice, for the bound
     std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;
 };
 
 /// Worker side: the slice's declaration (the fused kernel for the plan's local size, the two
 /// launches for NULL) run by execute_declared.
-SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                        Bytes& out) {
+SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out) {
     out.clear();
     if (s.units == 0) return {};
     const auto& f = integrand(s.params.value("integrand", std::string("sin")));

@@ -30,7 +30,8 @@ bool reduces_per_group(const KernelDecl& k);
 /// The plan's local size for geometry(): `plan_local`, except for a kernel reducing per
 /// work-group that requires no shape and gets NULL: {w, 1}, w the largest power of two up to 256
 /// within the compiled `kernel`'s and the `device`'s limits.
-LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kernel& kernel, const cl::Device& device);
+LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kernel& kernel,
+                       const cl::Device& device);
 /// Records a reduce argument `a` of a launch `g` writes: one per launched item, or per group.
 std::uint64_t record_count(const ArgDecl& a, const Geometry& g);
 /// Tree-combines `records` records of `d` (per-group records) on the device, fan-in a power of two

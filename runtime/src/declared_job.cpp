@@ -207,13 +207,15 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
         std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;
         for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
             kernels.push_back(data::make_kernel(program, spec.kernels[k]));
-            geo.push_back(data::geometry(spec, spec.kernels[k], s.offset, s.units,
-                                         data::launch_local(spec.kernels[k], s.local, kernels.back(), ctx.device())));
+            geo.push_back(
+                data::geometry(spec, spec.kernels[k], s.offset, s.units,
+                               data::launch_local(spec.kernels[k], s.local, kernels.back(), ctx.device())));
         }
         const auto reds = reductions(spec);
         for (const auto& [k, i] : reds) {
             const auto& d = reduced_buffer(spec, {k, i});
-            const std::uint64_t bytes = data::record_count(spec.kernels[k].args[i], geo[k]) * d.count * elem_size(d.type);
+            const std::uint64_t bytes =
+                data::record_count(spec.kernels[k].args[i], geo[k]) * d.count * elem_size(d.type);
             check_alloc("the records of '" + d.name + "'", bytes);
             records.emplace(std::pair{k, i}, cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes));
         }
@@ -227,8 +229,9 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                 // group writes its record each launch; no fill in the timed loop of quad).
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
                     if (kd.args[i].kind == ArgKind::reduce && (it == 0 || !kd.args[i].per_group))
-                        data::fill_identity(q, records.at({k, i}), spec.buffers[std::size_t(kd.args[i].buffer)],
-                                            kd.args[i].op, data::record_count(kd.args[i], geo[k]));
+                        data::fill_identity(q, records.at({k, i}),
+                                            spec.buffers[std::size_t(kd.args[i].buffer)], kd.args[i].op,
+                                            data::record_count(kd.args[i], geo[k]));
                 data::bind_args(kernels[k], kd, bufs,
                                 [&](std::size_t i) -> const cl::Buffer& { return records.at({k, i}); }, geo[k], s.offset,
                                 halo);
@@ -256,7 +259,8 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             std::uint64_t count = data::record_count(a, geo[k]);
             cl::Buffer& buf = records.at({k, i});
             if (a.per_group) {
-                where = "job '" + spec.name + "' on " + info.name + ", combining the records of '" + d.name + "'";
+                where =
+                    "job '" + spec.name + "' on " + info.name + ", combining the records of '" + d.name + "'";
                 data::combine_on_device(ctx, buf, count, d, a.op, t.kernel);
             }
             Bytes rec(count * d.count * elem_size(d.type));

@@ -166,7 +166,8 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
                 a.value = ja.value("value", 0.0);
                 if (ja.contains("per")) {
                     const auto per = ja["per"].get<std::string>();
-                    if (per != "item" && per != "group") throw InvalidArgument("per '" + per + "' (item or group)");
+                    if (per != "item" && per != "group")
+                        throw InvalidArgument("per '" + per + "' (item or group)");
                     a.per_group = per == "group";
                 }
                 k.args.push_back(a);
@@ -240,7 +241,8 @@ void validate(const DataJobSpec& s) {
             const std::string an = arg_name(s, k, i);
             const bool needs_buffer = is_buffer_access(a.kind) || a.kind == ArgKind::origin;
             if (a.per_group && a.kind != ArgKind::reduce)
-                throw InvalidArgument(an + ": one record per work-group ('per': 'group') is for reduce(), not " +
+                throw InvalidArgument(an +
+                                      ": one record per work-group ('per': 'group') is for reduce(), not " +
                                       to_string(a.kind));
             if (needs_buffer && (a.buffer < 0 || static_cast<std::size_t>(a.buffer) >= s.buffers.size()))
                 throw InvalidArgument(an + ": names no declared buffer");

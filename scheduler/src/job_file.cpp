@@ -175,7 +175,8 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
                 }
                 if (ja.contains("per")) {
                     const auto per = ja["per"].is_string() ? ja["per"].get<std::string>() : ja["per"].dump();
-                    if (per != "item" && per != "group") fail(fa + ".per", "'" + per + "' is not item or group");
+                    if (per != "item" && per != "group")
+                        fail(fa + ".per", "'" + per + "' is not item or group");
                     a.per_group = per == "group";
                 }
             }
@@ -203,8 +204,10 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
                                      : a.kind == ArgKind::halo || a.kind == ArgKind::local ? 2u
                                                                                            : 1u;
             if (!known || ja.size() > keys)
-                fail(fa, ja.dump() + " is not one argument (in, out, inout, halo+depth, all, reduce[+op][+per], origin, "
-                                     "float, double, int, uint, local+count, begin, end)");
+                fail(fa,
+                     ja.dump() +
+                         " is not one argument (in, out, inout, halo+depth, all, reduce[+op][+per], origin, "
+                         "float, double, int, uint, local+count, begin, end)");
             kd.args.push_back(a);
         }
         s.kernels.push_back(std::move(kd));

@@ -323,8 +323,8 @@ TEST(DeclaredJob, PerGroupRecordsOfASliceCombineOnTheDevice) {
         s.local = local;
         s.iterations = 2;
         Bytes out;
-        execute_declared(spec, test::first_device(), s,
-                         std::as_bytes(std::span(a).subspan(offset, units)), out);
+        execute_declared(spec, test::first_device(), s, std::as_bytes(std::span(a).subspan(offset, units)),
+                         out);
         ASSERT_EQ(out.size(), 3 * sizeof(double));
         double got[3];
         std::memcpy(got, out.data(), sizeof got);
