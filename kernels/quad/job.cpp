@@ -1,16 +1,20 @@
 // Sample kernel "quad": the composite trapezoid rule over n intervals of [a, b], split by
-// intervals across devices. Each device returns one float partial per work-group
-// (quad.cl); the master sums all partials in double with Kahan compensation in finish()
-// and verify() checks the result against the exact integral within a derived error bound.
+// intervals across devices; a declared job (declared_job.hpp) with one per-group reduction:
+// each work-group of quad.cl sums its terms in __local memory into one float record, the
+// executor tree-combines a slice's records on the device down to at most kMaxGroupRecords and
+// sums them in double, and DeclaredJob::finish() adds the slices in slice order (reduced()).
+// verify() checks the result against the exact integral within a derived error bound.
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <numbers>
 #include <sstream>
 
 #include "job_util.hpp"
 #include "sample_kernels.hpp"
+#include "worksize/embedded_kernels.hpp"
+#include "worksize/runtime/data_job.hpp"
+#include "worksize/runtime/declared_job.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
@@ -83,7 +87,50 @@ double number_param(const nlohmann::json& p, const char* key, double fallback) {
     throw InvalidArgument(std::string("quad: parameter '") + key + "' must be a number, got " + v.dump());
 }
 
-class QuadJob : public KernelJob {
+/// The declaration of quad over n intervals of [a, b] (declared_job.hpp): no input, one
+/// per-group float reduction into "sum". With a local size (the plan's): the fused kernel
+/// trapezoid, its __local scratch one float per work-item. NULL: trapezoid_terms writes the terms
+/// into the device-only split buffer "terms" at the driver's NDRange, and reduce_terms reduces
+/// them in the work-groups execute_declared sizes (launch_local: up to 256, quad.cl's scratch).
+DataJobSpec quad_declaration(std::uint64_t n, const Integrand& f, double a, double b, LocalSize local) {
+    DataJobSpec s;
+    s.name = "quad";
+    s.source = std::string(embedded_kernel_source("quad"));
+    s.build_options = "-DWS_INTEGRAND=" + std::to_string(f.define);
+    s.dims = 1;
+    s.units = n;
+    s.buffers = {{"sum", ElemType::f32, BufferLayout::shared, 1, 1, false, true}};
+    const double h = (b - a) / double(n);
+    const ArgDecl a_arg = arg::value<float>(float(a)), h_arg = arg::value<float>(float(h));
+    KernelDecl kd;
+    if (!local.is_null()) {
+        kd.name = "trapezoid";
+        kd.args = {arg::group_reduce({0}), arg::end(), a_arg, h_arg, arg::local<float>(local.x)};
+        s.kernels = {kd};
+        return s;
+    }
+    s.buffers.push_back({"terms", ElemType::f32, BufferLayout::split, 1, 0, false, false});
+    kd.name = "trapezoid_terms";
+    kd.args = {arg::out({1}), arg::origin({1}), arg::end(), a_arg, h_arg};
+    KernelDecl rd;
+    rd.name = "reduce_terms";
+    rd.args = {arg::group_reduce({0}), arg::in({1}), arg::origin({1}), arg::end()};
+    s.kernels = {kd, rd};
+    return s;
+}
+
+/// Depth of the float summation tree behind one record of a slice of `units` intervals: the
+/// work-group's tree over `group` items (depth ceil(log2 group)), then the device passes of
+/// fan-in R (log2 R each) that combine_on_device runs while more than kMaxGroupRecords remain.
+std::uint64_t tree_depth(std::uint64_t units, std::uint64_t group, std::uint64_t R) {
+    std::uint64_t d = std::bit_width(group - 1);  // ceil(log2 group)
+    for (std::uint64_t records = (units + group - 1) / group; records > kMaxGroupRecords && R >= 2;
+         records = (records + R - 1) / R)
+        d += std::bit_width(R - 1);
+    return d;
+}
+
+class QuadJob : public DeclaredJob {
 public:
     explicit QuadJob(const JobOptions& o)
         : n_(o.size.x), iterations_(o.iterations),
@@ -95,9 +142,10 @@ public:
         if (!(a_ < b_) || !std::isfinite(a_) || !std::isfinite(b_))
             throw InvalidArgument("quad: the interval needs finite a < b");
         exact_ = antiderivative(f_.define, b_) - antiderivative(f_.define, a_);
+        spec_ = quad_declaration(n_, f_, a_, b_, {});
+        validate(spec_);  // e.g. more intervals than the kernels' int indexes hold
     }
 
-    bool guards_index() const override { return true; }  // its kernel returns for ids past the slice
     KernelDescriptor descriptor() const override {
         KernelDescriptor d;
         d.name = "quad";
@@ -106,15 +154,14 @@ public:
         // Operations per work-item (one interval): two x (mul + add each), two evaluations, add,
         // two muls, one reduction add.
         d.ops_per_item = 4.0 + 2.0 * f_.ops + 4.0;
-        d.bytes_out_per_item = 0.0;  // at most kMaxPartials floats per slice (execute_quad)
+        d.bytes_out_per_item = 0.0;  // at most kMaxGroupRecords floats per slice (per-group reduce)
         return d;
     }
     GlobalSize problem() const override { return {n_, 1}; }
 
     void generate() override {
-        partials_.clear();
         runs_.clear();
-        max_group_ = 1;
+        max_depth_ = 0;
         result_ = 0.0;
     }
 
@@ -131,30 +178,24 @@ public:
 
     void accept_output(const Assignment& a, std::span<const std::byte> out) override {
         check_range(a);
-        if (out.size() % sizeof(float))
-            throw Error("quad: device " + std::to_string(a.device) + " returned " +
-                        std::to_string(out.size()) + " bytes, not whole floats");
-        const auto count = out.size() / sizeof(float);
-        const auto old = partials_.size();
-        partials_.resize(old + count);
-        if (count) std::memcpy(partials_.data() + old, out.data(), out.size());
-        if (count) {
-            const std::uint64_t g = std::max({a.global.x, a.padded_global.x, a.units});
-            max_group_ = std::max<std::uint64_t>(max_group_, (g + count - 1) / count);
-        }
         runs_.push_back({a.offset, a.units});
+        if (a.units == 0) return;  // an empty slice launches nothing and returns nothing
+        // The tree behind the slice's records, for the bound: the plan's work-group, or for NULL
+        // whatever power of two up to 256 the device allows; device passes of any such fan-in.
+        for (std::uint64_t R = 2; R <= 256; R *= 2) {
+            if (a.local.x)
+                max_depth_ = std::max(max_depth_, tree_depth(a.units, a.local.x, R));
+            else
+                for (std::uint64_t w = 1; w <= 256; w *= 2)
+                    max_depth_ = std::max(max_depth_, tree_depth(a.units, w, R));
+        }
+        DeclaredJob::accept_output(a, out);
     }
 
-    /// Kahan-compensated double sum of every partial.
+    /// The slices' double sums added in slice order (DeclaredJob::finish, reduced()).
     void finish() override {
-        double sum = 0.0, c = 0.0;
-        for (float p : partials_) {
-            const double y = double(p) - c;
-            const double t = sum + y;
-            c = (t - sum) - y;
-            sum = t;
-        }
-        result_ = sum;
+        DeclaredJob::finish();
+        result_ = reduced(0).at(0);
     }
 
     /// Error bound, u = 2^-24 (float unit roundoff), h = (b - a)/n, M0..M2 bounds of |f|, |f'|,
@@ -165,8 +206,10 @@ public:
     ///    4u (|a| + W), moving each f value by <= M1 * 4u (|a| + W);
     ///  - evaluation: each f value within kEvalU u M0; the term h_f (f0 + f1) / 2 adds three
     ///    roundings and h_f's own: 4u M0 relative to |term| <= h M0;
-    ///  - summation: the work-group tree of depth d = ceil(log2 group) adds <= d u sum|terms|
-    ///    <= d u W M0; the master's Kahan sum in double is negligible (< 1e-15 relative).
+    ///  - summation: in float, the work-group's tree and the device's passes over its records,
+    ///    of depth d (tree_depth, the largest over the slices and the fan-ins a device may use),
+    ///    add <= d u sum|terms| <= d u W M0; the sums in double after that are negligible
+    ///    (< 1e-15 relative).
     /// Over n terms of weight h: FP = W [M1 4u (|a| + W) + (kEvalU + 4 + d) u M0]; first-order
     /// terms only, so the bound is doubled. A result outside it is wrong (a dropped slice, a
     /// shifted abscissa of n <~ 10^4, a wrong integrand); shifts at very large n drown in FP32.
@@ -174,7 +217,7 @@ public:
         const double u = 0x1.0p-24;
         const double W = b_ - a_, h = W / double(n_);
         const auto m = bounds(f_.define, a_, b_);
-        const double d = std::ceil(std::log2(double(std::max<std::uint64_t>(max_group_, 1))));
+        const double d = double(max_depth_);
         const double trunc = W * h * h / 12.0 * m.f2;
         const double fp = W * (m.f1 * 4.0 * u * (std::abs(a_) + W) + (kEvalU + 4.0 + d) * u * m.f0);
         return trunc + 2.0 * fp;
@@ -203,6 +246,10 @@ public:
     double result() const { return result_; }
 
 private:
+    const DataJobSpec& declaration() const override { return spec_; }
+    std::span<const std::byte> host_input(int) const override { return {}; }  // no inputs
+    std::span<std::byte> host_output(int) override { return std::as_writable_bytes(std::span(&sum_, 1)); }
+
     void check_range(const Assignment& a) const { check_slice("quad", a.offset, a.units, n_, "intervals"); }
 
     std::uint64_t n_;
@@ -210,121 +257,22 @@ private:
     std::string name_;
     Integrand f_;
     double a_ = 0.0, b_ = 1.0, exact_ = 0.0, result_ = 0.0;
-    std::uint64_t max_group_ = 1;  ///< largest work-group seen (global / partials), for the bound
-    std::vector<float> partials_;
+    DataJobSpec spec_;
+    float sum_ = 0.0f;             ///< "sum" as rank 0 holds it (the result in float)
+    std::uint64_t max_depth_ = 0;  ///< deepest float summation tree of a slice, for the bound
     std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;
 };
 
-/// A slice returns at most this many partial sums (more are tree-summed on the device first).
-constexpr std::uint64_t kMaxPartials = 1024;
-
-void check_alloc(const DeviceInfo& info, std::uint64_t bytes, const char* what, std::uint64_t units) {
-    if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
-        throw Error("quad: a slice of " + std::to_string(units) + " intervals needs " +
-                    std::to_string(bytes >> 20) + " MiB of " + what + ", over " + info.name +
-                    "'s largest allocation (" + std::to_string(info.max_alloc_bytes >> 20) + " MiB)");
-}
-
-SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                        Bytes& out) {
-    (void)in;  // quad has no input payload
-    SliceTimes t;
+/// Worker side: the slice's declaration (the fused kernel for the plan's local size, the two
+/// launches for NULL) run by execute_declared.
+SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out) {
     out.clear();
-    const std::uint64_t units = s.units;
-    if (units == 0) return t;
+    if (s.units == 0) return {};
     const auto& f = integrand(s.params.value("integrand", std::string("sin")));
     const double a = s.params.value("a", f.a), b = s.params.value("b", f.b);
     const std::uint64_t n = s.problem.x;
-    check_slice("quad", s.offset, units, n, "intervals");  // units > 0: n = 0 is outside too
-    const std::uint64_t L = s.local.x;
-    std::uint64_t G = std::max(s.global.x, units);
-    if (L && G % L) G = (G / L + 1) * L;
-    const auto& info = ctx.info();
-    const std::string where = "quad.cl trapezoid on " + info.name + " (global " + std::to_string(G) +
-                              ", local " + (L ? std::to_string(L) : std::string("NULL")) + ")";
-    try {
-        cl::Program prog = ctx.program("quad", "-DWS_INTEGRAND=" + std::to_string(f.define));
-        auto& q = ctx.queue();
-        const double h = (b - a) / double(n);
-        const cl::NDRange global(G);
-        std::uint64_t count = 0;  // partials
-        cl::Buffer partials;
-        // Work-group size of a reduce_terms launch: a power of two, at most 256, within the
-        // compiled kernel's and the device's limits.
-        auto reduce_width = [&](const cl::Kernel& k) {
-            return std::bit_floor(std::min<std::uint64_t>({256, k.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device()),
-                                                           std::max<std::uint64_t>(info.max_work_item_sizes[0], 1)}));
-        };
-        // R iterations of `launch`, kernel times summed with bounded event lists.
-        auto iterate = [&](auto&& launch) {
-            std::vector<cl::Event> events;
-            for (std::uint64_t r = 0; r < s.iterations; ++r) {
-                launch(events);
-                if (events.size() >= 256 || r + 1 == s.iterations) {
-                    q.finish();
-                    for (const auto& e : events) t.kernel += event_seconds(e);
-                    events.clear();
-                }
-            }
-        };
-        if (L) {
-            // Fused kernel: one partial per work-group of the planner's size.
-            count = G / L;
-            check_alloc(info, count * sizeof(float), "partials", units);
-            cl::Kernel kern(prog, "trapezoid");
-            partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
-            set_args(kern, partials, cl_ulong(s.offset), cl_ulong(units), cl_float(a), cl_float(h),
-                     cl::Local(L * sizeof(float)));
-            iterate([&](std::vector<cl::Event>& ev) {
-                ev.emplace_back();
-                q.enqueueNDRangeKernel(kern, cl::NullRange, global, cl::NDRange(L), nullptr, &ev.back());
-            });
-        } else {
-            // NULL: the driver's NDRange writes the terms, a fixed-size reduction follows.
-            check_alloc(info, units * sizeof(float), "terms", units);
-            cl::Kernel terms_k(prog, "trapezoid_terms");
-            cl::Kernel reduce_k(prog, "reduce_terms");
-            const std::uint64_t R = reduce_width(reduce_k);
-            count = (units + R - 1) / R;
-            cl::Buffer terms(ctx.context(), CL_MEM_READ_WRITE, units * sizeof(float));
-            partials = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, count * sizeof(float));
-            set_args(terms_k, terms, cl_ulong(s.offset), cl_ulong(units), cl_float(a), cl_float(h));
-            set_args(reduce_k, partials, terms, cl_ulong(units), cl::Local(R * sizeof(float)));
-            iterate([&](std::vector<cl::Event>& ev) {
-                ev.emplace_back();
-                q.enqueueNDRangeKernel(terms_k, cl::NullRange, global, cl::NullRange, nullptr, &ev.back());
-                ev.emplace_back();
-                q.enqueueNDRangeKernel(reduce_k, cl::NullRange, cl::NDRange(count * R), cl::NDRange(R),
-                                       nullptr, &ev.back());
-            });
-        }
-        // The partials of a large slice (millions) are tree-summed on the device down to at most
-        // kMaxPartials, once after the iterations: rank 0's Kahan sum of 2M partials took 10.7 ms
-        // of a 36.5 ms job on the H200 (docs/models.md "Quad's output"). A tree keeps the error
-        // bound's depth log2(items per partial), which accept_output() derives from the count.
-        if (count > kMaxPartials) {
-            cl::Kernel red(prog, "reduce_terms");
-            const std::uint64_t R = reduce_width(red);
-            while (count > kMaxPartials && R >= 2) {
-                const std::uint64_t next = (count + R - 1) / R;
-                cl::Buffer summed(ctx.context(), CL_MEM_READ_WRITE, next * sizeof(float));
-                set_args(red, summed, partials, cl_ulong(count), cl::Local(R * sizeof(float)));
-                cl::Event ev;
-                q.enqueueNDRangeKernel(red, cl::NullRange, cl::NDRange(next * R), cl::NDRange(R), nullptr, &ev);
-                ev.wait();
-                t.kernel += event_seconds(ev);
-                partials = summed;
-                count = next;
-            }
-        }
-        out.resize(count * sizeof(float));
-        cl::Event rd;
-        q.enqueueReadBuffer(partials, CL_TRUE, 0, out.size(), out.data(), nullptr, &rd);
-        t.d2h = event_seconds(rd);
-    } catch (const cl::Error& e) {
-        rethrow_cl(e, where);
-    }
-    return t;
+    check_slice("quad", s.offset, s.units, n, "intervals");  // units > 0: n = 0 is outside too
+    return execute_declared(quad_declaration(n, f, a, b, s.local), ctx, s, in, out);
 }
 
 }  // namespace

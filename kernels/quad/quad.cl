@@ -1,13 +1,17 @@
-// Composite trapezoid rule (sample kernel "quad"), OpenCL C 1.2.
+// Composite trapezoid rule (sample kernel "quad"), OpenCL C 1.2, a declared job (kernels/quad/
+// job.cpp): its arguments in declared order, the slice launched with a global offset, so that
+// get_global_id(0) is the interval's global index; `end` (one past the slice's last interval)
+// guards the work-items of an NDRange rounded up to whole work-groups, which contribute 0.
 //
-// Work-item g of a slice handles interval i = first + g: h * (f(x_i) + f(x_{i+1})) / 2 with
-// x_i = fma((float)i, h, a) in float (i is exact in float up to 2^24; above, the conversion
-// rounds with relative error <= 2^-24, which the host's error bound covers). Work-items beyond
-// `count` (an NDRange rounded up to the local size) contribute 0.
+// Work-item g handles interval g: h * (f(x_g) + f(x_{g+1})) / 2 with x_g = fma((float)g, h, a)
+// in float (g is exact in float up to 2^24; above, the conversion rounds with relative error
+// <= 2^-24, which the host's error bound covers).
 // Each work-group reduces its values in __local memory with a tree that works for any group
-// size (odd sizes included) and writes one float partial at partials[group id]. For a NULL local
-// size the terms go through global memory and a second launch with a fixed group size reduces
-// them (trapezoid_terms + reduce_terms), so the partial count is known to the host.
+// size (odd sizes included) and writes one float record at partials[group id] (a per-group
+// reduction: worksize tree-combines a slice's records on the device down to at most 1024 and
+// sums them in double). For a NULL local size the terms go through a device-only buffer and a
+// second launch, in work-groups whose size worksize fixes, reduces them
+// (trapezoid_terms + reduce_terms).
 // The integrand is chosen at build time: -DWS_INTEGRAND=0 sin, 1 exp, 2 poly 3x^2+2x+1,
 // 3 runge 4/(1+x^2).
 
@@ -51,27 +55,30 @@ inline void ws_group_sum(const float v, __local float* scratch, __global float* 
     if (lid == 0) partials[get_group_id(0)] = scratch[0];
 }
 
-/// Fused: terms and the work-group reduction, for a local size the host chose.
-__kernel void trapezoid(__global float* partials, const ulong first, const ulong count,
-                        const float a, const float h, __local float* scratch)
+/// Fused: terms and the work-group reduction, for a local size the plan chose.
+__kernel void trapezoid(__global float* partials, const int end, const float a, const float h,
+                        __local float* scratch)
 {
     const size_t g = get_global_id(0);
-    ws_group_sum(g < count ? ws_term(first + g, a, h) : 0.0f, scratch, partials);
+    ws_group_sum(g < (size_t)end ? ws_term(g, a, h) : 0.0f, scratch, partials);
 }
 
 /// NULL local size: no barrier may depend on the driver's group choice (NVIDIA's OpenCL crashed
-/// the fused kernel for a prime NDRange with NULL), so the launch only writes each term ...
-__kernel void trapezoid_terms(__global float* terms, const ulong first, const ulong count,
-                              const float a, const float h)
+/// the fused kernel for a prime NDRange with NULL), so the launch only writes each term into
+/// terms[g - origin] (origin: the slice's first interval) ...
+__kernel void trapezoid_terms(__global float* terms, const int origin, const int end, const float a,
+                              const float h)
 {
     const size_t g = get_global_id(0);
-    if (g < count) terms[g] = ws_term(first + g, a, h);
+    if (g < (size_t)end) terms[g - (size_t)origin] = ws_term(g, a, h);
 }
 
-/// ... and this launch, with a work-group size the host fixes, reduces them as the fused one.
-__kernel void reduce_terms(__global float* partials, __global const float* terms,
-                           const ulong count, __local float* scratch)
+/// ... and this launch, in work-groups of a power of two up to 256 that worksize chooses for a
+/// per-group reduction without a local size, reduces them as the fused one.
+__kernel void reduce_terms(__global float* partials, __global const float* terms, const int origin,
+                           const int end)
 {
+    __local float scratch[256];
     const size_t g = get_global_id(0);
-    ws_group_sum(g < count ? terms[g] : 0.0f, scratch, partials);
+    ws_group_sum(g < (size_t)end ? terms[g - (size_t)origin] : 0.0f, scratch, partials);
 }

@@ -355,7 +355,8 @@ public:
                     s.kernels.push_back(data::make_kernel(program, kd));
                     s.bound.emplace_back();
                     s.geometry.push_back(
-                        data::geometry(spec_, kd, s.desc.offset, s.desc.units, s.desc.local));
+                        data::geometry(spec_, kd, s.desc.offset, s.desc.units,
+                                       data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
                     for (std::size_t i = 0; i < kd.args.size(); ++i)
                         if (kd.args[i].kind == ArgKind::reduce) {
                             const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];

@@ -2,6 +2,7 @@
 #include "data_kernels.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -22,9 +23,9 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
     g.begin = first / k.units_per_item;
     g.end = ceil_div(last, k.units_per_item);
     const std::uint64_t items = g.end - g.begin;
-    const LocalSize local = !k.required_local.is_null() ? k.required_local
-                            : k.units_per_item == 1    ? plan_local
-                                                       : LocalSize{};
+    const LocalSize local = !k.required_local.is_null()                     ? k.required_local
+                            : k.units_per_item == 1 || reduces_per_group(k) ? plan_local
+                                                                            : LocalSize{};
     if (spec.dims == 2) {
         const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
         g.padded = round_up(items, ly);
@@ -38,6 +39,93 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
         g.local = local.is_null() ? cl::NullRange : cl::NDRange(local.x);
     }
     return g;
+}
+
+bool reduces_per_group(const KernelDecl& k) {
+    return std::any_of(k.args.begin(), k.args.end(),
+                       [](const ArgDecl& a) { return a.kind == ArgKind::reduce && a.per_group; });
+}
+
+namespace {
+/// The largest power of two up to 256 that `kernel` can run as a 1-D work-group on `device`.
+std::uint64_t tree_width(const cl::Kernel& kernel, const cl::Device& device) {
+    const auto items = device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+    return std::bit_floor(
+        std::min<std::uint64_t>({256, kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device),
+                                 std::max<std::uint64_t>(items.empty() ? 1 : items[0], 1)}));
+}
+}  // namespace
+
+LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kernel& kernel,
+                       const cl::Device& device) {
+    if (!reduces_per_group(k) || !k.required_local.is_null() || !plan_local.is_null()) return plan_local;
+    return {tree_width(kernel, device), 1};
+}
+
+std::uint64_t record_count(const ArgDecl& a, const Geometry& g) {
+    if (!a.per_group || g.local.dimensions() == 0) return g.padded;
+    const std::uint64_t l = g.local.get()[g.local.dimensions() - 1];
+    return ceil_div(g.padded, std::max<std::uint64_t>(l, 1));
+}
+
+namespace {
+/// OpenCL C of the device-side combination of per-group records of type `t` with `op`: a group
+/// of R work-items combines R records' element get_global_id(1) with the tree of quad.cl's
+/// ws_group_sum (any R; worksize uses powers of two).
+std::string combine_source(ElemType t, ReduceOp op) {
+    std::string src = R"CL(
+__kernel void ws_combine_records(__global T* out, __global const T* in, const ulong records, __local T* s) {
+    const size_t lid = get_local_id(0), g = get_global_id(0), j = get_global_id(1);
+    const size_t count = get_global_size(1);
+    s[lid] = g < records ? in[g * count + j] : (T)(IDENTITY);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t n = get_local_size(0); n > 1; ) {
+        const size_t up = (n + 1) >> 1;
+        if (lid + up < n) s[lid] = COMBINE(s[lid], s[lid + up]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        n = up;
+    }
+    if (lid == 0) out[get_group_id(0) * count + j] = s[0];
+}
+)CL";
+    const bool i32 = t == ElemType::i32, u32 = t == ElemType::u32;
+    const char* identity = op == ReduceOp::sum   ? "0"
+                           : op == ReduceOp::min ? (i32 ? "INT_MAX" : u32 ? "UINT_MAX" : "INFINITY")
+                                                 : (i32 ? "INT_MIN" : u32 ? "0" : "-INFINITY");
+    const char* combine = op == ReduceOp::sum ? "(a) + (b)" : op == ReduceOp::min ? "min(a, b)" : "max(a, b)";
+    std::string head = t == ElemType::f64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
+    head += "#define T ";
+    head += to_string(t);
+    head += "\n#define IDENTITY ";
+    head += identity;
+    head += "\n#define COMBINE(a, b) ";
+    head += combine;
+    head += "\n";
+    return head + src;
+}
+}  // namespace
+
+void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
+                       ReduceOp op, double& seconds) {
+    if (records <= kMaxGroupRecords) return;
+    cl::Kernel kernel(ctx.program_from_source(combine_source(d.type, op), ""), "ws_combine_records");
+    const std::uint64_t R = tree_width(kernel, ctx.device());
+    const std::size_t esize = elem_size(d.type);
+    while (records > kMaxGroupRecords && R >= 2) {
+        const std::uint64_t next = ceil_div(records, R);
+        cl::Buffer combined(ctx.context(), CL_MEM_READ_WRITE, next * d.count * esize);
+        kernel.setArg(0, combined);
+        kernel.setArg(1, buf);
+        kernel.setArg(2, cl_ulong(records));
+        kernel.setArg(3, cl::Local(R * esize));
+        cl::Event ev;
+        ctx.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(next * R, d.count),
+                                         cl::NDRange(R, 1), nullptr, &ev);
+        ev.wait();
+        seconds += event_seconds(ev);
+        buf = combined;
+        records = next;
+    }
 }
 
 cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {

@@ -14,8 +14,8 @@ namespace worksize::data {
 
 /// How kernel `k` launches over the slice [offset, offset + units): its items along the split
 /// dimension (global ids begin..end, with the global offset), padded to whole work-groups. The
-/// local size is the kernel's required one, else `plan_local` for kernels of one unit per item,
-/// else NULL.
+/// local size is the kernel's required one, else `plan_local` for kernels of one unit per item
+/// or with a per-group reduction (launch_local()), else NULL.
 struct Geometry {
     std::uint64_t begin = 0, end = 0;
     std::uint64_t padded = 0;  ///< launched items along the split, padded to whole groups
@@ -24,6 +24,21 @@ struct Geometry {
 /// `extend`: ghost-zone rows on each side (within the problem) the launch covers too.
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
                   LocalSize plan_local, std::uint64_t extend = 0);
+
+/// Whether kernel `k` has a reduce argument with one record per work-group.
+bool reduces_per_group(const KernelDecl& k);
+/// The plan's local size for geometry(): `plan_local`, except for a kernel reducing per
+/// work-group that requires no shape and gets NULL: {w, 1}, w the largest power of two up to 256
+/// within the compiled `kernel`'s and the `device`'s limits.
+LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kernel& kernel,
+                       const cl::Device& device);
+/// Records a reduce argument `a` of a launch `g` writes: one per launched item, or per group.
+std::uint64_t record_count(const ArgDecl& a, const Geometry& g);
+/// Tree-combines `records` records of `d` (per-group records) on the device, fan-in a power of two
+/// up to 256, until at most kMaxGroupRecords remain; the same tree shape as a work-group's reduce
+/// of its items. Updates `buf` and `records`; adds the launches' seconds to `seconds`.
+void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
+                       ReduceOp op, double& seconds);
 
 /// The kernel `k` of `program`. @throws InvalidArgument naming it when the source lacks it (with
 /// the kernels it has) or when its parameter count differs from the declaration's.

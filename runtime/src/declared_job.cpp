@@ -221,12 +221,15 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
         std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;
         for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
             kernels.push_back(data::make_kernel(program, spec.kernels[k]));
-            geo.push_back(data::geometry(spec, spec.kernels[k], s.offset, s.units, s.local));
+            geo.push_back(
+                data::geometry(spec, spec.kernels[k], s.offset, s.units,
+                               data::launch_local(spec.kernels[k], s.local, kernels.back(), ctx.device())));
         }
         const auto reds = reductions(spec);
         for (const auto& [k, i] : reds) {
             const auto& d = reduced_buffer(spec, {k, i});
-            const std::uint64_t bytes = geo[k].padded * d.count * elem_size(d.type);
+            const std::uint64_t bytes =
+                data::record_count(spec.kernels[k].args[i], geo[k]) * d.count * elem_size(d.type);
             check_alloc("the records of '" + d.name + "'", bytes);
             records.emplace(std::pair{k, i}, cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes));
         }
@@ -236,10 +239,13 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                 const auto& kd = spec.kernels[k];
                 where = "kernel '" + kd.name + "' of job '" + spec.name + "' on " + info.name + " (global " +
                         range_text(geo[k].global) + ", local " + range_text(geo[k].local) + ")";
+                // Per-item records are refilled before every launch; per-group ones once (every
+                // group writes its record each launch; no fill in the timed loop of quad).
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
-                    if (kd.args[i].kind == ArgKind::reduce)
-                        data::fill_identity(q, records.at({k, i}), spec.buffers[std::size_t(kd.args[i].buffer)],
-                                            kd.args[i].op, geo[k].padded);
+                    if (kd.args[i].kind == ArgKind::reduce && (it == 0 || !kd.args[i].per_group))
+                        data::fill_identity(q, records.at({k, i}),
+                                            spec.buffers[std::size_t(kd.args[i].buffer)], kd.args[i].op,
+                                            data::record_count(kd.args[i], geo[k]));
                 data::bind_args(kernels[k], kd, bufs,
                                 [&](std::size_t i) -> const cl::Buffer& { return records.at({k, i}); }, geo[k], s.offset,
                                 halo, nullptr, &origins);
@@ -266,11 +272,18 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
         for (const auto& [k, i] : reds) {
             const auto& a = spec.kernels[k].args[i];
             const auto& d = reduced_buffer(spec, {k, i});
-            Bytes rec(geo[k].padded * d.count * elem_size(d.type));
+            std::uint64_t count = data::record_count(a, geo[k]);
+            cl::Buffer& buf = records.at({k, i});
+            if (a.per_group) {
+                where =
+                    "job '" + spec.name + "' on " + info.name + ", combining the records of '" + d.name + "'";
+                data::combine_on_device(ctx, buf, count, d, a.op, t.kernel);
+            }
+            Bytes rec(count * d.count * elem_size(d.type));
             d2h.emplace_back();
-            q.enqueueReadBuffer(records.at({k, i}), CL_TRUE, 0, rec.size(), rec.data(), nullptr, &d2h.back());
+            q.enqueueReadBuffer(buf, CL_TRUE, 0, rec.size(), rec.data(), nullptr, &d2h.back());
             std::vector<double> total(d.count, data::identity(a.op));
-            data::combine_records(a.op, d.type, rec.data(), geo[k].padded, total);
+            data::combine_records(a.op, d.type, rec.data(), count, total);
             std::memcpy(out.data() + o, total.data(), total.size() * sizeof(double));
             o += total.size() * sizeof(double);
         }

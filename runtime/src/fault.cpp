@@ -69,8 +69,10 @@ void before_execute(const DeviceInfo& dev) {
 void after_execute(const SliceSpec& spec, Bytes& out) {
     const InjectedFault& f = injected_fault();
     if (!f.wrong_local || spec.local.x != *f.wrong_local || out.size() < sizeof(float)) return;
+    // The first two floats: wrong as floats, and as a double (a declared reduction's result).
     const float wrong = 1e30f;
-    std::memcpy(out.data(), &wrong, sizeof wrong);
+    for (std::size_t o = 0; o < 2 * sizeof wrong && o + sizeof wrong <= out.size(); o += sizeof wrong)
+        std::memcpy(out.data() + o, &wrong, sizeof wrong);
 }
 
 void scale_times(const SliceSpec& spec, SliceTimes& times) {

@@ -12,8 +12,8 @@ namespace worksize::fault {
 /// "execute": this rank's device executions fail like a launch error; "crash": the rank dies
 /// in the middle of a job.
 void before_execute(const DeviceInfo& dev);
-/// "wrong-local:N": a slice run with local size x == N returns a wrong result (its first float
-/// becomes 1e30), so that the verification fails.
+/// "wrong-local:N": a slice run with local size x == N returns a wrong result (its first two
+/// floats become 1e30, a first double about 1e237), so that the verification fails.
 void after_execute(const SliceSpec& spec, Bytes& out);
 /// "scale-local:N:F": a slice run with local size x == N (0: NULL) reports its kernel time
 /// multiplied by F, so that the tuner's baseline check sees NULL (or a local size) faster or

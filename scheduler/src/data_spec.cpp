@@ -111,6 +111,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
             if (a.buffer >= 0) ja["buffer"] = a.buffer;
             if (a.kind == ArgKind::halo) ja["depth"] = a.depth;
             if (a.kind == ArgKind::reduce) ja["op"] = to_string(a.op);
+            if (a.per_group) ja["per"] = "group";
             if (a.kind == ArgKind::scalar || a.kind == ArgKind::local) {
                 ja["type"] = to_string(a.scalar_type);
                 ja["value"] = a.value;
@@ -180,6 +181,12 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
                 if (ja.contains("op")) a.op = parse_reduce_op(ja["op"].get<std::string>());
                 if (ja.contains("type")) a.scalar_type = parse_elem_type(ja["type"].get<std::string>());
                 a.value = ja.value("value", 0.0);
+                if (ja.contains("per")) {
+                    const auto per = ja["per"].get<std::string>();
+                    if (per != "item" && per != "group")
+                        throw InvalidArgument("per '" + per + "' (item or group)");
+                    a.per_group = per == "group";
+                }
                 k.args.push_back(a);
             }
             s.kernels.push_back(std::move(k));
@@ -261,6 +268,10 @@ void validate(const DataJobSpec& s) {
             const ArgDecl& a = k.args[i];
             const std::string an = arg_name(s, k, i);
             const bool needs_buffer = is_buffer_access(a.kind) || a.kind == ArgKind::origin;
+            if (a.per_group && a.kind != ArgKind::reduce)
+                throw InvalidArgument(an +
+                                      ": one record per work-group ('per': 'group') is for reduce(), not " +
+                                      to_string(a.kind));
             if (needs_buffer && (a.buffer < 0 || static_cast<std::size_t>(a.buffer) >= s.buffers.size()))
                 throw InvalidArgument(an + ": names no declared buffer");
             if (a.kind == ArgKind::local && (a.value < 1 || a.value != std::floor(a.value) || a.value > double(1u << 30)))

@@ -173,6 +173,12 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
                 } catch (const InvalidArgument& e) {
                     fail(fa + ".op", e.what());
                 }
+                if (ja.contains("per")) {
+                    const auto per = ja["per"].is_string() ? ja["per"].get<std::string>() : ja["per"].dump();
+                    if (per != "item" && per != "group")
+                        fail(fa + ".per", "'" + per + "' is not item or group");
+                    a.per_group = per == "group";
+                }
             }
             for (const auto& [key, type] : {std::pair{"float", ElemType::f32}, std::pair{"double", ElemType::f64},
                                             std::pair{"int", ElemType::i32}, std::pair{"uint", ElemType::u32}})
@@ -194,10 +200,14 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
             }
             if (ja.contains("begin")) a.kind = ArgKind::begin, known = true;
             if (ja.contains("end")) a.kind = ArgKind::end, known = true;
-            if (!known ||
-                ja.size() > (a.kind == ArgKind::halo || a.kind == ArgKind::reduce || a.kind == ArgKind::local ? 2u : 1u))
-                fail(fa, ja.dump() + " is not one argument (in, out, inout, halo+depth, all, reduce[+op], origin, "
-                                     "float, double, int, uint, local+count, begin, end)");
+            const std::size_t keys = a.kind == ArgKind::reduce ? 1u + ja.contains("op") + ja.contains("per")
+                                     : a.kind == ArgKind::halo || a.kind == ArgKind::local ? 2u
+                                                                                           : 1u;
+            if (!known || ja.size() > keys)
+                fail(fa,
+                     ja.dump() +
+                         " is not one argument (in, out, inout, halo+depth, all, reduce[+op][+per], origin, "
+                         "float, double, int, uint, local+count, begin, end)");
             kd.args.push_back(a);
         }
         s.kernels.push_back(std::move(kd));

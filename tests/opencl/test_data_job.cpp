@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <span>
 
 #include "local_cluster.hpp"
+#include "pocl_device.hpp"
 #include "worksize/runtime/data_job.hpp"
+#include "worksize/runtime/declared_job.hpp"
 
 namespace worksize {
 namespace {
@@ -30,6 +34,38 @@ __kernel void stats(__global const int* a, const int ao, __global int* sums, __g
     maxima[i - begin] = a[i - ao];
 }
 )CL";
+
+// Per-group reductions: each work-group (whatever its size, up to 256) writes one record of two
+// sums into `sums` and one of its maximum into `maxima`.
+const char* kGroupSource = R"CL(
+__kernel void gstats(__global const int* a, const int ao, __global int* sums, __global int* maxima,
+                     const int end) {
+    __local int s0[256], s1[256], m[256];
+    const size_t lid = get_local_id(0), g = get_group_id(0);
+    const int i = get_global_id(0);
+    const int v = i < end ? a[i - ao] : 0;
+    s0[lid] = v % 1000;
+    s1[lid] = v % 7;
+    m[lid] = i < end ? v : INT_MIN;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid != 0) return;
+    int x = 0, y = 0, z = INT_MIN;
+    for (size_t k = 0; k < get_local_size(0); ++k) {
+        x += s0[k];
+        y += s1[k];
+        z = max(z, m[k]);
+    }
+    sums[2 * g] = x;
+    sums[2 * g + 1] = y;
+    maxima[g] = z;
+}
+)CL";
+
+std::vector<std::int32_t> group_input(int n) {
+    std::vector<std::int32_t> a(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) a[std::size_t(i)] = std::int32_t(std::int64_t(i) * 104729 % 65521);
+    return a;
+}
 
 std::vector<std::int32_t> smooth_reference(std::vector<std::int32_t> a, int steps) {
     const int n = int(a.size());
@@ -228,6 +264,75 @@ TEST(DataJob, ReductionsCombineEveryRanksRecords) {
         return 0;
     });
     for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+}
+
+TEST(DataJob, PerGroupReductionsCombineEveryRanksGroups) {
+    const int n = 300001;  // 1172 groups of 256: over 1024, so combined on the device first
+    auto a = group_input(n);
+    std::int64_t s0 = 0, s1 = 0;
+    std::int32_t mx = 0;
+    for (auto v : a) s0 += v % 1000, s1 += v % 7, mx = std::max(mx, v);
+    for (const LocalPolicy local : {LocalPolicy::null, LocalPolicy::paper}) {
+        const auto out = run_local(2, every_rank_drives_its_devices(), [&](Cluster& c) {
+            std::vector<std::int32_t> sums(2, 0), maxima(1, 0);
+            DataJob job("gstats", kGroupSource, std::uint64_t(n));
+            const auto ba = job.split("a", 1, std::span(a));
+            const auto bs = job.shared("sums", sums), bm = job.shared("maxima", maxima);
+            job.kernel("gstats", {arg::in(ba), arg::origin(ba), arg::group_reduce(bs),
+                                  arg::group_reduce(bm, ReduceOp::max), arg::end()});
+            DataRunOptions o;
+            o.local = local;
+            run(c, job, o);
+            EXPECT_EQ(sums[0], s0);
+            EXPECT_EQ(sums[1], s1);
+            EXPECT_EQ(maxima[0], mx);
+            return 0;
+        });
+        for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+    }
+}
+
+/// execute_declared on one slice away from the start: per-group records of a plan's local size
+/// (4688 groups of 64) and of NULL (its own width), combined on the device, then in double.
+TEST(DeclaredJob, PerGroupRecordsOfASliceCombineOnTheDevice) {
+    const int n = 400000;
+    const auto a = group_input(n);
+    DataJobSpec spec;
+    spec.name = "gstats";
+    spec.source = kGroupSource;
+    spec.units = std::uint64_t(n);
+    spec.buffers = {{"a", ElemType::i32, BufferLayout::split, 1, 0, true, false},
+                    {"sums", ElemType::i32, BufferLayout::shared, 1, 2, false, true},
+                    {"maxima", ElemType::i32, BufferLayout::shared, 1, 1, false, true}};
+    KernelDecl k;
+    k.name = "gstats";
+    k.args = {arg::in({0}), arg::origin({0}), arg::group_reduce({1}), arg::group_reduce({2}, ReduceOp::max),
+              arg::end()};
+    spec.kernels = {k};
+    ASSERT_NO_THROW(validate(spec));
+    const std::uint64_t offset = 12345, units = 300000;
+    double s0 = 0, s1 = 0, mx = INT32_MIN;
+    for (std::uint64_t i = offset; i < offset + units; ++i)
+        s0 += a[i] % 1000, s1 += a[i] % 7, mx = std::max<double>(mx, a[i]);
+    for (const LocalSize local : {LocalSize{64, 1}, LocalSize{}}) {
+        SliceSpec s;
+        s.kernel = "gstats";
+        s.problem = {std::uint64_t(n), 1};
+        s.offset = offset;
+        s.units = units;
+        s.global = {units, 1};
+        s.local = local;
+        s.iterations = 2;
+        Bytes out;
+        execute_declared(spec, test::first_device(), s, std::as_bytes(std::span(a).subspan(offset, units)),
+                         out);
+        ASSERT_EQ(out.size(), 3 * sizeof(double));
+        double got[3];
+        std::memcpy(got, out.data(), sizeof got);
+        EXPECT_EQ(got[0], s0) << "local " << local.x;
+        EXPECT_EQ(got[1], s1) << "local " << local.x;
+        EXPECT_EQ(got[2], mx) << "local " << local.x;
+    }
 }
 
 }  // namespace

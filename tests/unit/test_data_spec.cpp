@@ -178,6 +178,37 @@ TEST(DataSpec, JsonRoundTripOfAReductionAndAGranule) {
     EXPECT_EQ(back.kernels[0].required_local.x, 8u);
 }
 
+TEST(DataSpec, PerGroupReductionsRoundTripAndOnlyOnReduce) {
+    DataJobSpec s = copy_spec(1000);
+    s.buffers.push_back(shared("sums", 2, false));
+    ArgDecl r = access(ArgKind::reduce, 2);
+    r.per_group = true;
+    s.kernels[0].args.push_back(r);
+    ASSERT_NO_THROW(validate(s));
+    const nlohmann::json j = to_json(s);
+    EXPECT_EQ(j["kernels"][0]["args"][3]["per"], "group");
+    EXPECT_FALSE(j["kernels"][0]["args"][0].contains("per"));  // one record per item: the default
+    const DataJobSpec back = data_job_from_json(j);
+    EXPECT_TRUE(back.kernels[0].args[3].per_group);
+    EXPECT_FALSE(back.kernels[0].args[0].per_group);
+    EXPECT_EQ(to_json(back), j);
+    nlohmann::json bad = j;
+    bad["kernels"][0]["args"][3]["per"] = "row";
+    try {
+        data_job_from_json(bad);
+        ADD_FAILURE() << "per 'row' accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_STREQ(e.what(), "data job, kernel 'k', argument 3: per 'row' (item or group)");
+    }
+    bad["kernels"][0]["args"][3]["per"] = "item";
+    EXPECT_FALSE(data_job_from_json(bad).kernels[0].args[3].per_group);
+    s.kernels[0].args[1].per_group = true;  // a split write
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 1 ('y')");
+    EXPECT_HAS(m, "one record per work-group");
+    EXPECT_HAS(m, "not write");
+}
+
 TEST(DataSpec, LocalArraysRoundTripAndNeedAWholeCount) {
     DataJobSpec s = copy_spec(1000);
     ArgDecl l{ArgKind::local};

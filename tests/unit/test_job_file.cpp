@@ -258,6 +258,24 @@ TEST(JobFile, ArgumentWithTwoKinds) {
     EXPECT_REFUSED(j, "kernels[0].args[5]: an object such as");
 }
 
+TEST(JobFile, ReduceArgumentsMayWriteOneRecordPerWorkGroup) {
+    auto j = nlohmann::json::parse(R"({
+      "name": "maxima", "dims": 1, "size": [1000],
+      "buffers": [{"name": "x", "init": {"constant": 1}}, {"name": "m", "layout": "shared", "count": 1, "output": true}],
+      "kernels": [{"name": "filter", "args": [{"in": "x"}, {"reduce": "m", "op": "max", "per": "group"}, {"end": true}]}]
+    })");
+    j["source"] = filter_cl();
+    const JobFile f = job_file_from_json(j, "f.json", ".");
+    EXPECT_TRUE(f.spec.kernels[0].args[1].per_group);
+    EXPECT_EQ(f.spec.kernels[0].args[1].op, ReduceOp::max);
+    j["kernels"][0]["args"][1] = {{"reduce", "m"}, {"per", "item"}};
+    EXPECT_FALSE(job_file_from_json(j, "f.json", ".").spec.kernels[0].args[1].per_group);
+    j["kernels"][0]["args"][1] = {{"reduce", "m"}, {"per", "warp"}};
+    EXPECT_REFUSED(j, "kernels[0].args[1].per: 'warp' is not item or group");
+    j["kernels"][0]["args"][1] = {{"reduce", "m"}, {"op", "sum"}, {"per", "group"}, {"depth", 2}};
+    EXPECT_REFUSED(j, "is not one argument");
+}
+
 TEST(JobFile, PitchIsWidthHeightUnitsOrANumber) {
     auto j = filter_json();
     j["buffers"][0]["pitch"] = "depth";

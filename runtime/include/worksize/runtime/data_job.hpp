@@ -64,6 +64,13 @@ inline ArgDecl reduce(BufferRef b, ReduceOp op = ReduceOp::sum) {
     a.op = op;
     return a;
 }
+/// Each work-group reduces in __local memory and writes one record: records[get_group_id(0) *
+/// count + j]; worksize combines the groups' records with `op` (ArgDecl::per_group).
+inline ArgDecl group_reduce(BufferRef b, ReduceOp op = ReduceOp::sum) {
+    ArgDecl a = reduce(b, op);
+    a.per_group = true;
+    return a;
+}
 template <class T>
 ArgDecl value(T v) {
     ArgDecl a{ArgKind::scalar};

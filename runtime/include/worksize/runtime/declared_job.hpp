@@ -8,7 +8,8 @@
 // What travels for a slice [offset, offset + units): each split input's rows of the slice and
 // its halo rows (in buffer order; a buffer of its own units: the rows its map gives the slice,
 // input_rows()), then each shared input whole; back come each split output's rows of the slice,
-// then each reduction's combined record as doubles.
+// then each reduction's combined record as doubles (a per-group reduction's records are first
+// tree-combined on the device, down to at most kMaxGroupRecords).
 #pragma once
 
 #include <map>

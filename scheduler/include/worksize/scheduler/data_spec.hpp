@@ -70,7 +70,8 @@ enum class ArgKind {
     all,         ///< shared buffer, read only (broadcast once per rank)
     reduce,      ///< shared buffer: each launched work-item writes one record of `count`
                  ///< elements; the records of all devices are combined with `op`, in slice
-                 ///< order, and the result is the buffer's new contents on every device
+                 ///< order, and the result is the buffer's new contents on every device.
+                 ///< With `per_group`, one record per work-group instead (see ArgDecl)
     scalar,      ///< a value (`scalar_type`, `value`)
     begin,       ///< int: the first launched item along the split dimension (global index)
     end,         ///< int: one past the slice's last launched item (global index)
@@ -86,7 +87,17 @@ struct ArgDecl {
     ReduceOp op = ReduceOp::sum;
     ElemType scalar_type = ElemType::f32;
     double value = 0.0;              ///< scalar: the value (exact for integers up to 2^53); local: elements
+    /// reduce: the kernel reduces within each work-group (in __local memory) and writes one
+    /// record per work-group, at record get_group_id(0), instead of one per work-item. The launch
+    /// then always has a known work-group size: the kernel's required one, else the plan's, else
+    /// (a NULL plan) the largest power of two up to 256 the compiled kernel allows. A slice's
+    /// records beyond kMaxGroupRecords are tree-combined on the device before they are read back.
+    bool per_group = false;
 };
+
+/// The most per-group records (ArgDecl::per_group) a slice reads back; more are tree-combined on
+/// the device first, with the same tree as a work-group's (fan-in a power of two up to 256).
+inline constexpr std::uint64_t kMaxGroupRecords = 1024;
 
 struct KernelDecl {
     std::string name;

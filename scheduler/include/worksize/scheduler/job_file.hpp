@@ -22,8 +22,8 @@
 //   }
 //
 // Arguments: {"in"|"out"|"inout"|"all"|"origin": BUFFER}, {"halo": BUFFER, "depth": N},
-// {"reduce": BUFFER, "op": "sum"|"min"|"max"}, {"float"|"double"|"int"|"uint": VALUE} where
-// VALUE is a number or "width", "height" or "units" (the problem's), {"begin": true},
+// {"reduce": BUFFER, "op": "sum"|"min"|"max", "per": "item"|"group"}, {"float"|"double"|"int"|"uint": VALUE}
+// where VALUE is a number or "width", "height" or "units" (the problem's), {"begin": true},
 // {"end": true}. A kernel may add "units_per_item" and "required_local": [x, y].
 // Inits: {"random": [lo, hi], "seed": S}, {"constant": V}, {"file": PATH} (raw little-endian
 // elements or a .npy of the buffer's type, relative to the job file), or none (zeros).
