@@ -267,6 +267,7 @@ struct SliceState {
     std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
     Bytes top, bottom;                             ///< staged halo rows for the left and right neighbours
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
+    double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
 };
 
 class Execution {
@@ -467,6 +468,7 @@ public:
                                           : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
             }
             report_.launch_s.push_back(median);
+            report_.reduce_s.push_back(spec_.steps > 1 ? s.reduce_s / double(spec_.steps - 1) : 0.0);
         }
     }
 
@@ -617,9 +619,7 @@ private:
             std::span<const std::byte> parts[2] = {
                 std::as_bytes(std::span(&status, 1)),
                 failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
-            const double w0 = now_s();
             comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo);
-            waited(w0);
             if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
             if (source != Comm::none && accept(inbox_, source, n)) {
                 guarded(
@@ -637,11 +637,6 @@ private:
         send_recv(left, mine_.front().top, right, (h + mine_.back().desc.units) * row, mine_.back());
     }
 
-    /// The timed steps' time blocked on another rank since `t0` (RankReport::wait_s).
-    void waited(double t0) {
-        if (time_launches_ && step_ >= 1) report_.wait_s += now_s() - t0;
-    }
-
     void reduce(std::size_t k, std::size_t i) {
         const ArgDecl& a = spec_.kernels[k].args[i];
         const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
@@ -655,17 +650,24 @@ private:
                     // device keeps its own pinned buffer (read at DMA speed); one buffer shared
                     // by a rank's devices was re-pinned at each switch, twice per iteration with
                     // two GPUs: k-means on one rank driving two H200s ran 0.67x one GPU.
-                    for (auto& s : mine_) {
+                    std::vector<cl::Event> reads(mine_.size());
+                    for (std::size_t j = 0; j < mine_.size(); ++j) {
+                        auto& s = mine_[j];
                         const std::uint64_t items = s.geometry[k].padded;
                         if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
                             s.host_records = bytes_with(s.ctx->host_memory());
                         s.host_records.resize(items * R * elem_size(d.type));
                         s.ctx->queue().enqueueReadBuffer(s.records.at({k, i}), CL_FALSE, 0, s.host_records.size(),
-                                                         s.host_records.data());
+                                                         s.host_records.data(), nullptr, &reads[j]);
                     }
-                    for (auto& s : mine_) {
+                    const bool timed = time_launches_ && step_ >= 1;
+                    for (std::size_t j = 0; j < mine_.size(); ++j) {
+                        auto& s = mine_[j];
                         s.ctx->queue().finish();
+                        const double c0 = now_s();
                         data::combine_records(a.op, d.type, s.host_records.data(), s.geometry[k].padded, total);
+                        // The records' read and combination: work that grows with the slice.
+                        if (timed) s.reduce_s += now_s() - c0 + event_seconds(reads[j]);
                     }
                 },
                 [&] { return "reduction into '" + d.name + "'"; });
@@ -682,9 +684,7 @@ private:
             if (!failed_) report_.sent_per_step[step_] += bytes;
         };
         if (left != Comm::none) {
-            const double w0 = now_s();
             comm_.recv_bytes_into(inbox_, left, kReduce);
-            waited(w0);
             if (accept(inbox_, left, bytes)) {
                 std::vector<double> before(R);
                 std::memcpy(before.data(), inbox_.data() + 8, bytes);
@@ -693,9 +693,7 @@ private:
         }
         if (right != Comm::none) {
             send(right);
-            const double w0 = now_s();
             comm_.recv_bytes_into(inbox_, right, kReduce);
-            waited(w0);
             if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
         }
         if (left != Comm::none) send(left);
@@ -783,7 +781,7 @@ nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool 
                         {"origin", origin},
                         {"launch_s", r.launch_s},
                         {"timed_steps_s", r.timed_steps_s},
-                        {"wait_s", r.wait_s}};
+                        {"reduce_s", r.reduce_s}};
     if (!f.empty()) wire::put_failure(j, f);
     return j;
 }
@@ -799,7 +797,7 @@ RankReport report_from_json(const nlohmann::json& j) {
     r.halo_per_step = j.at("halo").get<std::vector<std::uint64_t>>();
     r.launch_s = j.value("launch_s", std::vector<double>{});
     r.timed_steps_s = j.value("timed_steps_s", 0.0);
-    r.wait_s = j.value("wait_s", 0.0);
+    r.reduce_s = j.value("reduce_s", std::vector<double>{});
     if (!j.at("ok").get<bool>()) r.error = j.value("error", "failed");
     return r;
 }
@@ -982,21 +980,19 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
     DataProbe out;
     out.rates.resize(cluster.devices().size());
     out.slices = r.plan.assignments;
-    // A device's rate: its rank's own work per step (the timed steps less the waits on other
-    // ranks: launches, reading and combining reduction records, staging halo rows, the host's
-    // loop) per unit. Devices of one rank work side by side, so the rank's work is shared out
-    // in proportion to their launch times, the slowest taking all of it.
+    // A device's rate: the work of its slice that grows with its units, per unit and step: its
+    // launches (the median timed step's events) and, with reductions, the reading and combining
+    // of its records (the timed steps' mean). Not the rank's wall time: that includes waiting on
+    // slower neighbours, and on a node whose CPU device runs beside a GPU, the GPU rank's host
+    // loop slowed by the CPU device's threads, which a plan without the CPU does not pay.
     for (const auto& rep : r.ranks) {
         out.step_s = std::max(out.step_s, rep.timed_steps_s / timed);
-        const double busy = std::max(0.0, rep.timed_steps_s - rep.wait_s) / timed;
-        double slowest = 0.0;
-        for (const double l : rep.launch_s) slowest = std::max(slowest, l);
         for (std::size_t j = 0; j < rep.devices.size() && j < rep.launch_s.size(); ++j) {
             const int d = rep.devices[j];
+            const double reduce = j < rep.reduce_s.size() ? rep.reduce_s[j] : 0.0;
             for (const auto& a : r.plan.assignments)
                 if (a.device == d && a.units > 0 && rep.launch_s[j] > 0)
-                    out.rates.at(std::size_t(d)).unit_s =
-                        rep.launch_s[j] * std::max(1.0, busy / slowest) / double(a.units);
+                    out.rates.at(std::size_t(d)).unit_s = (rep.launch_s[j] + reduce) / double(a.units);
         }
     }
     {

@@ -171,9 +171,9 @@ struct RankReport {
     std::vector<double> launch_s;
     /// With DataRunOptions::time_launches: the rank's wall time of the steps after the first.
     double timed_steps_s = 0.0;
-    /// With DataRunOptions::time_launches: of timed_steps_s, the time it waited on other ranks
-    /// (halo rows and reduction totals from its neighbours): the rest is its own work.
-    double wait_s = 0.0;
+    /// Per device of `devices`, with DataRunOptions::time_launches: its reduction records' reads
+    /// (profiling events) and combinations on the host, per step after the first (the mean).
+    std::vector<double> reduce_s;
     std::string error;                      ///< the first failure on this rank, if any
 };
 
