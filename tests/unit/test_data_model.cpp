@@ -7,25 +7,15 @@
 
 #include "worksize/scheduler/data_model.hpp"
 #include "worksize/scheduler/planner.hpp"
+#include "declarations.hpp"
 
 namespace worksize {
 namespace {
 
-BufferDecl split(const std::string& name, std::uint64_t pitch, bool input = false, bool output = false) {
-    BufferDecl b;
-    b.name = name;
-    b.pitch = pitch;
-    b.input = input;
-    b.output = output;
-    return b;
-}
-ArgDecl access(ArgKind kind, int buffer, std::uint64_t depth = 0) {
-    ArgDecl a;
-    a.kind = kind;
-    a.buffer = buffer;
-    a.depth = depth;
-    return a;
-}
+using test::access;
+using test::slice;
+using test::split;
+
 
 /// Heat's shape: 8 float columns (32 bytes a row), t read with a halo of 1, next written, swapped.
 DataJobSpec heat(std::uint64_t units, std::uint64_t every = 1) {
@@ -59,14 +49,6 @@ DataJobSpec copy(std::uint64_t units) {
     return s;
 }
 
-Assignment slice(int device, int rank, std::uint64_t offset, std::uint64_t units) {
-    Assignment a;
-    a.device = device;
-    a.rank = rank;
-    a.offset = offset;
-    a.units = units;
-    return a;
-}
 
 DataLinks links(LinkCost same, LinkCost between) {
     DataLinks l;

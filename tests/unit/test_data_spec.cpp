@@ -7,49 +7,21 @@
 #include <vector>
 
 #include "worksize/scheduler/data_spec.hpp"
+#include "declarations.hpp"
 
 namespace worksize {
 namespace {
 
+using test::access;
+using test::plain;
+using test::scalar;
+using test::shared;
+using test::slice;
+using test::split;
+
 constexpr int kT = 0, kNext = 1, kPower = 2;
 
-ArgDecl access(ArgKind kind, int buffer, std::uint64_t depth = 0) {
-    ArgDecl a;
-    a.kind = kind;
-    a.buffer = buffer;
-    a.depth = depth;
-    return a;
-}
-ArgDecl scalar(ElemType type, double value) {
-    ArgDecl a;
-    a.kind = ArgKind::scalar;
-    a.scalar_type = type;
-    a.value = value;
-    return a;
-}
-ArgDecl plain(ArgKind kind) {
-    ArgDecl a;
-    a.kind = kind;
-    return a;
-}
 
-BufferDecl split(const std::string& name, std::uint64_t pitch, bool input = false, bool output = false) {
-    BufferDecl b;
-    b.name = name;
-    b.layout = BufferLayout::split;
-    b.pitch = pitch;
-    b.input = input;
-    b.output = output;
-    return b;
-}
-BufferDecl shared(const std::string& name, std::uint64_t count, bool input = true) {
-    BufferDecl b;
-    b.name = name;
-    b.layout = BufferLayout::shared;
-    b.count = count;
-    b.input = input;
-    return b;
-}
 
 /// The heat example's declaration: a 5-point stencil over 8 columns and 30 rows, t read with a
 /// halo of 1, power read, next written, then t and next swapped.
@@ -91,14 +63,6 @@ DataJobSpec copy_spec(std::uint64_t units = 100) {
     return s;
 }
 
-Assignment slice(int device, int rank, std::uint64_t offset, std::uint64_t units) {
-    Assignment a;
-    a.device = device;
-    a.rank = rank;
-    a.offset = offset;
-    a.units = units;
-    return a;
-}
 
 /// validate()'s message for `s`, or "" if it accepts it.
 std::string refusal(const DataJobSpec& s) {
