@@ -95,8 +95,11 @@ TEST(ClusterProtocol, MasterAndTwoWorkersRunAJob) {
 TEST(ClusterProtocol, AWorkerThatStopsAnsweringIsLostAndTheJobIsReplannedOnTheOthers) {
     // Rank 2 joins the cluster, then hangs (never serves): rank 0 must give up on it after
     // --rank-timeout, name it, and run the job again, verified, on rank 1 alone.
+    // The timeout leaves the healthy worker room for its first slice (context, program from
+    // PoCL's cache, launch: 0.3 s alone on the 2-core CI machine, more under load; at 0.5 s it
+    // was declared lost about one run in three once quad became a declared job).
     DeviceSelection sel;
-    sel.rank_timeout_s = 0.5;
+    sel.rank_timeout_s = 2.0;
     double waited = -1;
     const auto out = run_local(
         3, sel,
@@ -125,12 +128,12 @@ TEST(ClusterProtocol, AWorkerThatStopsAnsweringIsLostAndTheJobIsReplannedOnTheOt
         },
         [](Cluster& c) {
             if (!c.is_master() && !c.devices().empty() && c.devices().front().rank == 2) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+                std::this_thread::sleep_for(std::chrono::milliseconds(4500));
                 throw std::runtime_error("rank 2 hung on purpose");
             }
         });
-    EXPECT_GE(waited, 0.5);
-    EXPECT_LT(waited, 1.5);
+    EXPECT_GE(waited, 2.0);
+    EXPECT_LT(waited, 4.0);
     EXPECT_EQ(out[0].code, 0) << out[0].error;
     EXPECT_EQ(out[1].code, 0) << out[1].error;
 }
