@@ -124,7 +124,7 @@ void DeclaredJob::accept_output(const Assignment& a, std::span<const std::byte> 
             throw Error("job '" + spec.name + "': output buffer '" + d.name + "' on rank 0 is too small for rows up to " +
                         std::to_string(first + rows));
         std::byte* dst = host.data() + first * row_bytes(d);
-        if (dst != out.data() + o) std::memcpy(dst, out.data() + o, n);  // output_target: already in place
+        if (n && dst != out.data() + o) std::memcpy(dst, out.data() + o, n);  // output_target: in place
         o += n;
     }
     std::vector<std::vector<double>> parts;
