@@ -188,6 +188,7 @@ DataJobSpec matmul_declaration(GlobalSize problem, std::uint64_t n, std::uint64_
         s.build_options.append(" -DB_VEC=").append(n % reg.vw == 0 ? "1" : "0");
         kd.name = "matmul_reg";
         kd.args = {m_arg, n_arg, k_arg};
+        kd.args.insert(kd.args.end(), abc.begin(), abc.end());
         kd.required_local = reg.shape();
     } else {
         // The tiled kernel for an explicit local size, with the deepest k-tile that fits; the
@@ -214,7 +215,6 @@ DataJobSpec matmul_declaration(GlobalSize problem, std::uint64_t n, std::uint64_
             kd.args.push_back(arg::local<float>(tk * local.x));
         }
     }
-    if (reg.on()) kd.args.insert(kd.args.end(), abc.begin(), abc.end());
     s.kernels = {kd};
     return s;
 }
