@@ -501,7 +501,9 @@ private:
                 auto& kernel = s.kernels[k];
                 const std::uint64_t ghost = ghost_rows(spec_, step_);
                 const Geometry g = ghost == 0 ? s.geometry[k]
-                                              : data::geometry(spec_, kd, s.desc.offset, s.desc.units, s.desc.local, ghost);
+                                              : data::geometry(spec_, kd, s.desc.offset, s.desc.units,
+                                                               data::launch_local(kd, s.desc.local, kernel, s.ctx->device()),
+                                                               ghost);
                 auto& q = s.ctx->queue();
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
                     if (kd.args[i].kind == ArgKind::reduce)

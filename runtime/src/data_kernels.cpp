@@ -15,6 +15,13 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return b <= 1 ? a : ceil_div(a, b) * b; }
 }  // namespace
 
+LocalSize chunk_local(std::uint64_t items, LocalSize plan_local) {
+    if (plan_local.is_null() || items == 0) return {};
+    const std::uint64_t cap = std::bit_floor(plan_local.x);
+    const std::uint64_t w = std::min(cap, items & (~items + 1));  // the largest power of two dividing items
+    return w >= std::min<std::uint64_t>(cap, 16) ? LocalSize{w, 1} : LocalSize{};
+}
+
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
                   LocalSize plan_local, std::uint64_t extend) {
     Geometry g;
@@ -25,6 +32,7 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
     const std::uint64_t items = g.end - g.begin;
     const LocalSize local = !k.required_local.is_null()                     ? k.required_local
                             : k.units_per_item == 1 || reduces_per_group(k) ? plan_local
+                            : spec.dims == 1                                ? chunk_local(items, plan_local)
                                                                             : LocalSize{};
     if (spec.dims == 2) {
         const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
@@ -58,7 +66,10 @@ std::uint64_t tree_width(const cl::Kernel& kernel, const cl::Device& device) {
 
 LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kernel& kernel,
                        const cl::Device& device) {
-    if (!reduces_per_group(k) || !k.required_local.is_null() || !plan_local.is_null()) return plan_local;
+    if (!k.required_local.is_null()) return plan_local;
+    if (k.units_per_item > 1 && !reduces_per_group(k) && !plan_local.is_null())
+        return {std::min(plan_local.x, tree_width(kernel, device)), 1};  // a cap for chunk_local()
+    if (!reduces_per_group(k) || !plan_local.is_null()) return plan_local;
     return {tree_width(kernel, device), 1};
 }
 

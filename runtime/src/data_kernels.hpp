@@ -15,7 +15,8 @@ namespace worksize::data {
 /// How kernel `k` launches over the slice [offset, offset + units): its items along the split
 /// dimension (global ids begin..end, with the global offset), padded to whole work-groups. The
 /// local size is the kernel's required one, else `plan_local` for kernels of one unit per item
-/// or with a per-group reduction (launch_local()), else NULL.
+/// or with a per-group reduction (launch_local()), else, for a 1-D kernel of several units per
+/// item, chunk_local() of its items under `plan_local`, else NULL.
 struct Geometry {
     std::uint64_t begin = 0, end = 0;
     std::uint64_t padded = 0;  ///< launched items along the split, padded to whole groups
@@ -25,11 +26,18 @@ struct Geometry {
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
                   LocalSize plan_local, std::uint64_t extend = 0);
 
+/// The work-group of a kernel of several units per item that requires none: such a kernel is
+/// never padded, so its group must divide its `items`. The largest power of two that divides
+/// them, up to bit_floor(plan_local.x), when it is at least 16 (or that cap); else NULL (the
+/// driver's choice). round_chunk_boundaries() gives the slices item counts that admit one.
+LocalSize chunk_local(std::uint64_t items, LocalSize plan_local);
+
 /// Whether kernel `k` has a reduce argument with one record per work-group.
 bool reduces_per_group(const KernelDecl& k);
 /// The plan's local size for geometry(): `plan_local`, except for a kernel reducing per
 /// work-group that requires no shape and gets NULL: {w, 1}, w the largest power of two up to 256
-/// within the compiled `kernel`'s and the `device`'s limits.
+/// within the compiled `kernel`'s and the `device`'s limits; and for a kernel of several units
+/// per item: `plan_local` capped at w (chunk_local()'s cap).
 LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kernel& kernel,
                        const cl::Device& device);
 /// Records a reduce argument `a` of a launch `g` writes: one per launched item, or per group.

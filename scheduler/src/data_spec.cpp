@@ -526,6 +526,46 @@ void align_slices(const DataJobSpec& s, std::vector<Assignment>& assignments) {
         a.global = s.dims == 2 ? GlobalSize{s.width, a.units} : GlobalSize{a.units, 1};
         if (total > 0) a.share = double(a.units) / double(total);
     }
+    round_chunk_boundaries(s, assignments);
+}
+
+void round_chunk_boundaries(const DataJobSpec& s, std::vector<Assignment>& assignments) {
+    // Only kernels of several units per item that leave their work-group to worksize gain: their
+    // slices' item counts are what the work-group must divide (no padding: they need not guard).
+    std::uint64_t chunk = 0;
+    for (const auto& k : s.kernels)
+        if (k.units_per_item > 1 && k.required_local.is_null()) chunk = std::max(chunk, k.units_per_item);
+    if (s.dims != 1 || chunk == 0) return;
+    const std::uint64_t granule = std::max<std::uint64_t>(data_granule(s), 1);
+    std::vector<Assignment*> used;
+    for (auto& a : assignments)
+        if (a.units > 0) used.push_back(&a);
+    if (used.size() < 2) return;
+    // Each boundary between two slices moves to the nearest multiple of granule·2^j for the
+    // largest j up to kChunkAlignment's that moves it by at most 1/64 of the smaller slice.
+    std::vector<std::uint64_t> ends;
+    for (auto* a : used) ends.push_back(a->offset + a->units);
+    std::uint64_t begin = used.front()->offset;
+    for (std::size_t i = 0; i + 1 < used.size(); ++i) {
+        const std::uint64_t b = ends[i], lo = i ? ends[i - 1] : begin, hi = ends[i + 1];
+        const std::uint64_t tolerance = std::min(b - lo, hi - b) / 64;
+        for (std::uint64_t m = granule * kChunkAlignment; m > granule; m /= 2) {
+            const std::uint64_t down = b / m * m, up = down + m;
+            const std::uint64_t to = b - down <= up - b ? down : up;
+            if ((to > b ? to - b : b - to) <= tolerance && to > lo && to < hi) {
+                ends[i] = to;
+                break;
+            }
+        }
+    }
+    for (std::size_t i = 0; i < used.size(); ++i) {
+        used[i]->offset = i ? ends[i - 1] : begin;
+        used[i]->units = ends[i] - used[i]->offset;
+        used[i]->global = GlobalSize{used[i]->units, 1};
+    }
+    std::uint64_t total = 0;
+    for (const auto* a : used) total += a->units;
+    for (auto* a : used) a->share = double(a->units) / double(total);
 }
 
 void check_slices(const DataJobSpec& s, const std::vector<Assignment>& assignments) {

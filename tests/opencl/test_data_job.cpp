@@ -12,6 +12,7 @@
 #include "pocl_device.hpp"
 #include "worksize/runtime/data_job.hpp"
 #include "worksize/runtime/declared_job.hpp"
+#include "../../runtime/src/data_kernels.hpp"
 
 namespace worksize {
 namespace {
@@ -335,5 +336,18 @@ TEST(DeclaredJob, PerGroupRecordsOfASliceCombineOnTheDevice) {
     }
 }
 
+
+// A kernel of several units per item runs unpadded: its work-group divides its items, a power of
+// two up to the plan's local size (at least 16 of it), else the driver's choice.
+TEST(DataJob, ChunkedKernelsGetAWorkGroupThatDividesTheirItems) {
+    EXPECT_EQ(data::chunk_local(7168, {128, 1}).x, 128u);
+    EXPECT_EQ(data::chunk_local(7104, {128, 1}).x, 64u);   // 64 · 111
+    EXPECT_TRUE(data::chunk_local(7091, {128, 1}).is_null());  // 7 · 1013
+    EXPECT_EQ(data::chunk_local(1088, {16, 1}).x, 16u);
+    EXPECT_EQ(data::chunk_local(1088, {100, 1}).x, 64u);  // the cap: bit_floor(100)
+    EXPECT_TRUE(data::chunk_local(12, {8, 1}).is_null());  // 4 < min(8, 16)
+    EXPECT_EQ(data::chunk_local(24, {8, 1}).x, 8u);
+    EXPECT_TRUE(data::chunk_local(64, {}).is_null());  // NULL plan: NULL
+}
 }  // namespace
 }  // namespace worksize

@@ -725,5 +725,44 @@ TEST(DataSpec, GhostZones) {
             << e.what();
     }
 }
+
+// k-means' shape: `accumulate` sums chunks of 256 points. A split that leaves a slice 7,091
+// items (7 · 1013) would launch it in groups of 7; boundaries move to multiples of 256·64 where
+// that costs at most 1/64 of the smaller slice.
+TEST(DataSpec, ChunkedKernelsGetSliceBoundariesOnWholeWorkGroups) {
+    DataJobSpec s;
+    s.name = "kmeans";
+    s.source = "__kernel void k() {}";
+    s.units = 2097152;
+    s.buffers = {split("p", 16, true)};
+    KernelDecl k;
+    k.name = "k";
+    k.args = {access(ArgKind::read, 0), plain(ArgKind::begin)};
+    k.units_per_item = 256;
+    s.kernels = {k};
+    std::vector<Assignment> a = {slice(0, 0, 0, 1815296), slice(1, 1, 1815296, 2097152 - 1815296)};
+    align_slices(s, a);
+    EXPECT_EQ(a[0].offset, 0u);
+    EXPECT_EQ(a[0].units % (256 * 64), 0u) << a[0].units;
+    EXPECT_LE(a[0].units > 1815296 ? a[0].units - 1815296 : 1815296 - a[0].units, (2097152 - 1815296) / 64);
+    EXPECT_EQ(a[1].offset, a[0].units);
+    EXPECT_EQ(a[0].units + a[1].units, 2097152u);
+    EXPECT_EQ(a[1].global.x, a[1].units);
+    EXPECT_NEAR(a[0].share + a[1].share, 1.0, 1e-12);
+
+    // Small slices: no boundary may move by more than 1/64 of them, so none moves.
+    std::vector<Assignment> b = {slice(0, 0, 0, 256 * 30), slice(1, 1, 256 * 30, 256 * 27), slice(2, 2, 256 * 57, 256 * 13)};
+    align_slices(s, b);
+    EXPECT_EQ(b[0].units, 256u * 30);
+    EXPECT_EQ(b[1].units, 256u * 27);
+    EXPECT_EQ(b[2].units, 256u * 13);
+
+    // A kernel with its own work-group, or of one unit per item (padded, guarded by `end`): no change.
+    s.kernels[0].required_local = {64, 1};
+    const std::uint64_t odd = 16384 * 111;  // a multiple of the granule lcm(256, 256·64), not of twice it
+    std::vector<Assignment> c = {slice(0, 0, 0, odd), slice(1, 1, odd, 2097152 - odd)};
+    align_slices(s, c);
+    EXPECT_EQ(c[0].units, odd);
+}
 }  // namespace
 }  // namespace worksize
