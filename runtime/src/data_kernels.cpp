@@ -171,43 +171,56 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
     auto handle = [](const cl::Buffer& b) { return std::int64_t(reinterpret_cast<std::intptr_t>(b())); };
     for (cl_uint i = 0; i < k.args.size(); ++i) {
         const ArgDecl& a = k.args[i];
-        switch (a.kind) {
-        case ArgKind::read:
-        case ArgKind::write:
-        case ArgKind::read_write:
-        case ArgKind::halo:
-        case ArgKind::all:
-            if (fresh(i, handle(bufs[std::size_t(a.buffer)]))) kernel.setArg(i, bufs[std::size_t(a.buffer)]);
-            break;
-        case ArgKind::reduce:
-            if (fresh(i, handle(records(i)))) kernel.setArg(i, records(i));
-            break;
-        case ArgKind::scalar:
-            if (!fresh(i, 0)) break;  // a constant: set once
-            switch (a.scalar_type) {
-            case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
-            case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
-            case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
-            case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
-            case ElemType::i64: kernel.setArg(i, static_cast<cl_long>(a.value)); break;
+        try {
+            switch (a.kind) {
+            case ArgKind::read:
+            case ArgKind::write:
+            case ArgKind::read_write:
+            case ArgKind::halo:
+            case ArgKind::all:
+                if (fresh(i, handle(bufs[std::size_t(a.buffer)]))) kernel.setArg(i, bufs[std::size_t(a.buffer)]);
+                break;
+            case ArgKind::reduce:
+                if (fresh(i, handle(records(i)))) kernel.setArg(i, records(i));
+                break;
+            case ArgKind::scalar:
+                if (!fresh(i, 0)) break;  // a constant: set once
+                switch (a.scalar_type) {
+                case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
+                case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
+                case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
+                case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
+                case ElemType::i64: kernel.setArg(i, static_cast<cl_long>(a.value)); break;
+                }
+                break;
+            case ArgKind::begin:
+                if (fresh(i, std::int64_t(g.begin))) set_index(kernel, i, a, std::int64_t(g.begin));
+                break;
+            case ArgKind::end:
+                if (fresh(i, std::int64_t(g.end))) set_index(kernel, i, a, std::int64_t(g.end));
+                break;
+            case ArgKind::local:
+                if (fresh(i, std::int64_t(a.value) * std::int64_t(elem_size(a.scalar_type))))
+                    kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
+                break;
+            case ArgKind::origin: {
+                const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]
+                                                    : std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
+                if (fresh(i, origin)) set_index(kernel, i, a, origin);
+                break;
             }
-            break;
-        case ArgKind::begin:
-            if (fresh(i, std::int64_t(g.begin))) set_index(kernel, i, a, std::int64_t(g.begin));
-            break;
-        case ArgKind::end:
-            if (fresh(i, std::int64_t(g.end))) set_index(kernel, i, a, std::int64_t(g.end));
-            break;
-        case ArgKind::local:
-            if (fresh(i, std::int64_t(a.value) * std::int64_t(elem_size(a.scalar_type))))
-                kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
-            break;
-        case ArgKind::origin: {
-            const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]
-                                                : std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
-            if (fresh(i, origin)) set_index(kernel, i, a, origin);
-            break;
-        }
+            }
+        } catch (const cl::Error& e) {
+            // A value of another size than the kernel's parameter: an int declared where the
+            // kernel takes a long (or the reverse) is bad input, named here.
+            if (e.err() != CL_INVALID_ARG_SIZE || !(a.kind == ArgKind::scalar || is_index(a.kind))) throw;
+            std::string m = "kernel '" + k.name + "', argument " + std::to_string(i) + " (";
+            m += to_string(a.kind);
+            m += "): declared ";
+            m += to_string(is_index(a.kind) ? a.index_type : a.scalar_type);
+            m += ", but the kernel's parameter has another size (CL_INVALID_ARG_SIZE); declare the type it takes";
+            if (is_index(a.kind)) m += " (int, or long: \"type\": \"long\", arg::" + std::string(to_string(a.kind)) + "<std::int64_t>())";
+            throw InvalidArgument(m);
         }
     }
 }
