@@ -105,16 +105,16 @@ DataJobSpec quad_declaration(std::uint64_t n, const Integrand& f, double a, doub
     KernelDecl kd;
     if (!local.is_null()) {
         kd.name = "trapezoid";
-        kd.args = {arg::group_reduce({0}), arg::end(), a_arg, h_arg, arg::local<float>(local.x)};
+        kd.args = {arg::group_reduce({0}), arg::end<std::int64_t>(), a_arg, h_arg, arg::local<float>(local.x)};
         s.kernels = {kd};
         return s;
     }
     s.buffers.push_back({"terms", ElemType::f32, BufferLayout::split, 1, 0, false, false});
     kd.name = "trapezoid_terms";
-    kd.args = {arg::out({1}), arg::origin({1}), arg::end(), a_arg, h_arg};
+    kd.args = {arg::out({1}), arg::origin<std::int64_t>({1}), arg::end<std::int64_t>(), a_arg, h_arg};
     KernelDecl rd;
     rd.name = "reduce_terms";
-    rd.args = {arg::group_reduce({0}), arg::in({1}), arg::origin({1}), arg::end()};
+    rd.args = {arg::group_reduce({0}), arg::in({1}), arg::origin<std::int64_t>({1}), arg::end<std::int64_t>()};
     s.kernels = {kd, rd};
     return s;
 }
@@ -143,7 +143,7 @@ public:
             throw InvalidArgument("quad: the interval needs finite a < b");
         exact_ = antiderivative(f_.define, b_) - antiderivative(f_.define, a_);
         spec_ = quad_declaration(n_, f_, a_, b_, {});
-        validate(spec_);  // e.g. more intervals than the kernels' int indexes hold
+        validate(spec_);
     }
 
     KernelDescriptor descriptor() const override {

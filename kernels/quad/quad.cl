@@ -2,6 +2,7 @@
 // job.cpp): its arguments in declared order, the slice launched with a global offset, so that
 // get_global_id(0) is the interval's global index; `end` (one past the slice's last interval)
 // guards the work-items of an NDRange rounded up to whole work-groups, which contribute 0.
+// The indexes `end` and `origin` are long (declared arg::end<std::int64_t>()): n may exceed 2^31.
 //
 // Work-item g handles interval g: h * (f(x_g) + f(x_{g+1})) / 2 with x_g = fma((float)g, h, a)
 // in float (g is exact in float up to 2^24; above, the conversion rounds with relative error
@@ -56,7 +57,7 @@ inline void ws_group_sum(const float v, __local float* scratch, __global float* 
 }
 
 /// Fused: terms and the work-group reduction, for a local size the plan chose.
-__kernel void trapezoid(__global float* partials, const int end, const float a, const float h,
+__kernel void trapezoid(__global float* partials, const long end, const float a, const float h,
                         __local float* scratch)
 {
     const size_t g = get_global_id(0);
@@ -66,7 +67,7 @@ __kernel void trapezoid(__global float* partials, const int end, const float a, 
 /// NULL local size: no barrier may depend on the driver's group choice (NVIDIA's OpenCL crashed
 /// the fused kernel for a prime NDRange with NULL), so the launch only writes each term into
 /// terms[g - origin] (origin: the slice's first interval) ...
-__kernel void trapezoid_terms(__global float* terms, const int origin, const int end, const float a,
+__kernel void trapezoid_terms(__global float* terms, const long origin, const long end, const float a,
                               const float h)
 {
     const size_t g = get_global_id(0);
@@ -75,8 +76,8 @@ __kernel void trapezoid_terms(__global float* terms, const int origin, const int
 
 /// ... and this launch, in work-groups of a power of two up to 256 that worksize chooses for a
 /// per-group reduction without a local size, reduces them as the fused one.
-__kernel void reduce_terms(__global float* partials, __global const float* terms, const int origin,
-                           const int end)
+__kernel void reduce_terms(__global float* partials, __global const float* terms, const long origin,
+                           const long end)
 {
     __local float scratch[256];
     const size_t g = get_global_id(0);

@@ -99,10 +99,10 @@ __kernel void ws_combine_records(__global T* out, __global const T* in, const ul
     if (lid == 0) out[get_group_id(0) * count + j] = s[0];
 }
 )CL";
-    const bool i32 = t == ElemType::i32, u32 = t == ElemType::u32;
+    const bool i32 = t == ElemType::i32, u32 = t == ElemType::u32, i64 = t == ElemType::i64;
     const char* identity = op == ReduceOp::sum   ? "0"
-                           : op == ReduceOp::min ? (i32 ? "INT_MAX" : u32 ? "UINT_MAX" : "INFINITY")
-                                                 : (i32 ? "INT_MIN" : u32 ? "0" : "-INFINITY");
+                           : op == ReduceOp::min ? (i32 ? "INT_MAX" : u32 ? "UINT_MAX" : i64 ? "LONG_MAX" : "INFINITY")
+                                                 : (i32 ? "INT_MIN" : u32 ? "0" : i64 ? "LONG_MIN" : "-INFINITY");
     const char* combine = op == ReduceOp::sum ? "(a) + (b)" : op == ReduceOp::min ? "min(a, b)" : "max(a, b)";
     std::string head = t == ElemType::f64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
     head += "#define T ";
@@ -156,6 +156,17 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
     return kernel;
 }
 
+namespace {
+/// An index argument as the kernel declares it: int (validate() checked that the job's indexes
+/// fit) or long.
+void set_index(cl::Kernel& kernel, cl_uint i, const ArgDecl& a, std::int64_t v) {
+    if (a.index_type == ElemType::i64)
+        kernel.setArg(i, static_cast<cl_long>(v));
+    else
+        kernel.setArg(i, static_cast<cl_int>(v));
+}
+}  // namespace
+
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo, std::vector<std::int64_t>* bound,
@@ -171,42 +182,56 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
     auto handle = [](const cl::Buffer& b) { return std::int64_t(reinterpret_cast<std::intptr_t>(b())); };
     for (cl_uint i = 0; i < k.args.size(); ++i) {
         const ArgDecl& a = k.args[i];
-        switch (a.kind) {
-        case ArgKind::read:
-        case ArgKind::write:
-        case ArgKind::read_write:
-        case ArgKind::halo:
-        case ArgKind::all:
-            if (fresh(i, handle(bufs[std::size_t(a.buffer)]))) kernel.setArg(i, bufs[std::size_t(a.buffer)]);
-            break;
-        case ArgKind::reduce:
-            if (fresh(i, handle(records(i)))) kernel.setArg(i, records(i));
-            break;
-        case ArgKind::scalar:
-            if (!fresh(i, 0)) break;  // a constant: set once
-            switch (a.scalar_type) {
-            case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
-            case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
-            case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
-            case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
+        try {
+            switch (a.kind) {
+            case ArgKind::read:
+            case ArgKind::write:
+            case ArgKind::read_write:
+            case ArgKind::halo:
+            case ArgKind::all:
+                if (fresh(i, handle(bufs[std::size_t(a.buffer)]))) kernel.setArg(i, bufs[std::size_t(a.buffer)]);
+                break;
+            case ArgKind::reduce:
+                if (fresh(i, handle(records(i)))) kernel.setArg(i, records(i));
+                break;
+            case ArgKind::scalar:
+                if (!fresh(i, 0)) break;  // a constant: set once
+                switch (a.scalar_type) {
+                case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
+                case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
+                case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
+                case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
+                case ElemType::i64: kernel.setArg(i, static_cast<cl_long>(a.value)); break;
+                }
+                break;
+            case ArgKind::begin:
+                if (fresh(i, std::int64_t(g.begin))) set_index(kernel, i, a, std::int64_t(g.begin));
+                break;
+            case ArgKind::end:
+                if (fresh(i, std::int64_t(g.end))) set_index(kernel, i, a, std::int64_t(g.end));
+                break;
+            case ArgKind::local:
+                if (fresh(i, std::int64_t(a.value) * std::int64_t(elem_size(a.scalar_type))))
+                    kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
+                break;
+            case ArgKind::origin: {
+                const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]
+                                                    : std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
+                if (fresh(i, origin)) set_index(kernel, i, a, origin);
+                break;
             }
-            break;
-        case ArgKind::begin:
-            if (fresh(i, std::int64_t(g.begin))) kernel.setArg(i, static_cast<cl_int>(g.begin));
-            break;
-        case ArgKind::end:
-            if (fresh(i, std::int64_t(g.end))) kernel.setArg(i, static_cast<cl_int>(g.end));
-            break;
-        case ArgKind::local:
-            if (fresh(i, std::int64_t(a.value) * std::int64_t(elem_size(a.scalar_type))))
-                kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
-            break;
-        case ArgKind::origin: {
-            const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]
-                                                : std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);
-            if (fresh(i, origin)) kernel.setArg(i, static_cast<cl_int>(origin));
-            break;
-        }
+            }
+        } catch (const cl::Error& e) {
+            // A value of another size than the kernel's parameter: an int declared where the
+            // kernel takes a long (or the reverse) is bad input, named here.
+            if (e.err() != CL_INVALID_ARG_SIZE || !(a.kind == ArgKind::scalar || is_index(a.kind))) throw;
+            std::string m = "kernel '" + k.name + "', argument " + std::to_string(i) + " (";
+            m += to_string(a.kind);
+            m += "): declared ";
+            m += to_string(is_index(a.kind) ? a.index_type : a.scalar_type);
+            m += ", but the kernel's parameter has another size (CL_INVALID_ARG_SIZE); declare the type it takes";
+            if (is_index(a.kind)) m += " (int, or long: \"type\": \"long\", arg::" + std::string(to_string(a.kind)) + "<std::int64_t>())";
+            throw InvalidArgument(m);
         }
     }
 }
@@ -230,6 +255,9 @@ void fill_identity(cl::CommandQueue& q, const cl::Buffer& rec, const BufferDecl&
         q.enqueueFillBuffer(rec, op == ReduceOp::sum ? cl_int(0) : op == ReduceOp::min ? INT32_MAX : INT32_MIN, 0, bytes);
         break;
     case ElemType::u32: q.enqueueFillBuffer(rec, op == ReduceOp::min ? UINT32_MAX : cl_uint(0), 0, bytes); break;
+    case ElemType::i64:  // (validate() refuses buffers of long; kept whole for the type's sake)
+        q.enqueueFillBuffer(rec, op == ReduceOp::sum ? cl_long(0) : op == ReduceOp::min ? INT64_MAX : INT64_MIN, 0, bytes);
+        break;
     }
 }
 
@@ -257,6 +285,7 @@ void combine_records(ReduceOp op, ElemType t, const std::byte* p, std::uint64_t 
     case ElemType::f64: combine_typed<double>(op, p, records, total); break;
     case ElemType::i32: combine_typed<std::int32_t>(op, p, records, total); break;
     case ElemType::u32: combine_typed<std::uint32_t>(op, p, records, total); break;
+    case ElemType::i64: combine_typed<std::int64_t>(op, p, records, total); break;
     }
 }
 
@@ -266,6 +295,7 @@ double load(const std::byte* p, ElemType t, std::size_t i) {
     case ElemType::f64: { double v; std::memcpy(&v, p + i * 8, 8); return v; }
     case ElemType::i32: { std::int32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
     case ElemType::u32: { std::uint32_t v; std::memcpy(&v, p + i * 4, 4); return v; }
+    case ElemType::i64: { std::int64_t v; std::memcpy(&v, p + i * 8, 8); return double(v); }
     }
     return 0;
 }
@@ -276,6 +306,7 @@ void store(std::byte* p, ElemType t, std::size_t i, double v) {
     case ElemType::f64: std::memcpy(p + i * 8, &v, 8); break;
     case ElemType::i32: { const std::int32_t x = std::int32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
     case ElemType::u32: { const std::uint32_t x = std::uint32_t(v); std::memcpy(p + i * 4, &x, 4); break; }
+    case ElemType::i64: { const std::int64_t x = std::int64_t(v); std::memcpy(p + i * 8, &x, 8); break; }
     }
 }
 

@@ -99,7 +99,7 @@ Specs::Inputs Specs::make_inputs(const DataJobSpec& spec, std::uint64_t seed) co
         const BufferInit& init = file_->init[b];
         if (init.kind == BufferInit::Kind::random) {
             std::mt19937_64 rng(seed * 1000003u + init.seed);
-            const bool integer = d.type == ElemType::i32 || d.type == ElemType::u32;
+            const bool integer = d.type == ElemType::i32 || d.type == ElemType::u32 || d.type == ElemType::i64;
             std::uniform_real_distribution<double> u(init.lo, init.hi);
             std::uniform_int_distribution<std::int64_t> ui(std::int64_t(init.lo), std::int64_t(init.hi));
             for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, integer ? double(ui(rng)) : u(rng));
@@ -210,6 +210,7 @@ private:
         case ElemType::f64: return worst_typed<double>(got, want, n, at);
         case ElemType::i32: return worst_typed<std::int32_t>(got, want, n, at);
         case ElemType::u32: return worst_typed<std::uint32_t>(got, want, n, at);
+        case ElemType::i64: return worst_typed<std::int64_t>(got, want, n, at);
         }
         return 0;
     }

@@ -9,7 +9,7 @@
 
 namespace worksize {
 
-std::size_t elem_size(ElemType t) { return t == ElemType::f64 ? 8 : 4; }
+std::size_t elem_size(ElemType t) { return t == ElemType::f64 || t == ElemType::i64 ? 8 : 4; }
 
 const char* to_string(ElemType t) {
     switch (t) {
@@ -17,14 +17,15 @@ const char* to_string(ElemType t) {
     case ElemType::f64: return "double";
     case ElemType::i32: return "int";
     case ElemType::u32: return "uint";
+    case ElemType::i64: return "long";
     }
     return "?";
 }
 
 ElemType parse_elem_type(const std::string& s) {
-    for (auto t : {ElemType::f32, ElemType::f64, ElemType::i32, ElemType::u32})
+    for (auto t : {ElemType::f32, ElemType::f64, ElemType::i32, ElemType::u32, ElemType::i64})
         if (s == to_string(t)) return t;
-    throw InvalidArgument("unknown element type '" + s + "' (float, double, int, uint)");
+    throw InvalidArgument("unknown element type '" + s + "' (float, double, int, uint, long)");
 }
 
 const char* to_string(ReduceOp op) {
@@ -112,6 +113,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
             if (a.kind == ArgKind::halo) ja["depth"] = a.depth;
             if (a.kind == ArgKind::reduce) ja["op"] = to_string(a.op);
             if (a.per_group) ja["per"] = "group";
+            if (is_index(a.kind) && a.index_type != ElemType::i32) ja["type"] = to_string(a.index_type);
             if (a.kind == ArgKind::scalar || a.kind == ArgKind::local) {
                 ja["type"] = to_string(a.scalar_type);
                 ja["value"] = a.value;
@@ -179,7 +181,8 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
                 a.buffer = ja.value("buffer", -1);
                 a.depth = ja.value("depth", std::uint64_t{0});
                 if (ja.contains("op")) a.op = parse_reduce_op(ja["op"].get<std::string>());
-                if (ja.contains("type")) a.scalar_type = parse_elem_type(ja["type"].get<std::string>());
+                if (ja.contains("type"))
+                    (is_index(a.kind) ? a.index_type : a.scalar_type) = parse_elem_type(ja["type"].get<std::string>());
                 a.value = ja.value("value", 0.0);
                 if (ja.contains("per")) {
                     const auto per = ja["per"].get<std::string>();
@@ -217,6 +220,37 @@ std::uint64_t required_split_extent(const DataJobSpec& s, const KernelDecl& k) {
     return s.dims == 2 ? k.required_local.y : k.required_local.x;
 }
 
+/// An index argument's type holds every value the runtime may bind: begin and end up to the
+/// kernel's items (ceil(units / units_per_item)), origin from minus the halo up to the buffer's
+/// rows.
+void check_index(const DataJobSpec& s, const KernelDecl& k, const ArgDecl& a, const std::string& an) {
+    if (a.index_type != ElemType::i32 && a.index_type != ElemType::i64)
+        throw InvalidArgument(an + ": " + to_string(a.kind) + " is an int or a long, not a " + to_string(a.index_type));
+    if (a.index_type == ElemType::i64) return;
+    std::uint64_t most = 0;
+    std::string what;
+    if (a.kind == ArgKind::origin) {
+        if (a.buffer < 0 || static_cast<std::size_t>(a.buffer) >= s.buffers.size()) return;  // refused below
+        const BufferDecl& b = s.buffers[std::size_t(a.buffer)];
+        most = b.units ? b.units : s.units;
+        what = " rows of '" + b.name + "'";
+    } else {
+        most = k.units_per_item ? (s.units + k.units_per_item - 1) / k.units_per_item : s.units;
+        what = " items";
+    }
+    if (most <= std::uint64_t(INT32_MAX)) return;
+    std::string m = an;
+    m += ": ";
+    m += to_string(a.kind);
+    m += " is an int, at most 2^31-1 (2147483647), but the job has ";
+    m += std::to_string(most);
+    m += what;
+    m += "; declare it long (arg::";
+    m += to_string(a.kind);
+    m += "<std::int64_t>(), in a job file \"type\": \"long\") and take a long in the kernel";
+    throw InvalidArgument(m);
+}
+
 }  // namespace
 
 void validate(const DataJobSpec& s) {
@@ -238,7 +272,6 @@ void validate(const DataJobSpec& s) {
                                   ") need a job of one kernel of one unit per item, without reductions");
     }
     if (s.kernels.empty()) throw InvalidArgument(job + ": no kernel");
-    if (s.units > std::uint64_t(INT32_MAX)) throw InvalidArgument(job + ": more than 2^31-1 units (kernels index with int)");
     std::set<std::string> names;
     for (const auto& b : s.buffers) {
         const std::string bn = job + ", buffer '" + b.name + "'";
@@ -246,12 +279,14 @@ void validate(const DataJobSpec& s) {
         if (!names.insert(b.name).second) throw InvalidArgument(bn + ": declared twice");
         if (b.layout == BufferLayout::split && b.pitch == 0) throw InvalidArgument(bn + ": pitch 0");
         if (b.layout == BufferLayout::shared && b.count == 0) throw InvalidArgument(bn + ": no elements");
+        if (b.type == ElemType::i64)
+            throw InvalidArgument(bn + ": buffers of long are not supported (float, double, int or uint; long is for "
+                                  "index arguments and scalar values)");
         if ((b.map_num || b.map_den) && !b.units) throw InvalidArgument(bn + ": a map needs the buffer's own units");
         if (!b.units) continue;
         // A buffer of its own units, in a one-step job: an input of another resolution, or (a
         // whole number of its rows per job unit) an output whose last unit may be partial.
         if (b.layout != BufferLayout::split) throw InvalidArgument(bn + ": its own units need a split buffer");
-        if (b.units > std::uint64_t(INT32_MAX)) throw InvalidArgument(bn + ": more than 2^31-1 units (kernels index with int)");
         if ((b.map_num == 0) != (b.map_den == 0))
             throw InvalidArgument(bn + ": a map needs both num and den above 0");
         if (s.steps > 1 || s.exchange_every > 1)
@@ -274,10 +309,18 @@ void validate(const DataJobSpec& s) {
                                       to_string(a.kind));
             if (needs_buffer && (a.buffer < 0 || static_cast<std::size_t>(a.buffer) >= s.buffers.size()))
                 throw InvalidArgument(an + ": names no declared buffer");
+            if (!is_index(a.kind) && a.index_type != ElemType::i32)
+                throw InvalidArgument(an + ": an index type ('" + to_string(a.index_type) + "') is for begin, end and origin, not " +
+                                      to_string(a.kind));
+            if (is_index(a.kind)) check_index(s, k, a, an);
             if (a.kind == ArgKind::local && (a.value < 1 || a.value != std::floor(a.value) || a.value > double(1u << 30)))
                 throw InvalidArgument(an + ": a __local array needs a whole number of elements >= 1, not " +
                                       nlohmann::json(a.value).dump());
             if (!needs_buffer) {
+                // (2^63: the double nearest INT64_MAX is 2^63 itself, outside a long)
+                if (a.kind == ArgKind::scalar && a.scalar_type == ElemType::i64 &&
+                    (a.value != std::floor(a.value) || a.value < -0x1p63 || a.value >= 0x1p63))
+                    throw InvalidArgument(an + ": " + nlohmann::json(a.value).dump() + " is not a long");
                 if (a.kind == ArgKind::scalar && (a.scalar_type == ElemType::i32 || a.scalar_type == ElemType::u32)) {
                     const double lo = a.scalar_type == ElemType::i32 ? double(INT32_MIN) : 0.0;
                     const double hi = a.scalar_type == ElemType::i32 ? double(INT32_MAX) : double(UINT32_MAX);

@@ -81,6 +81,7 @@ bool fits(ElemType t, double v) {
         case ElemType::f64: return std::isfinite(v);
         case ElemType::i32: return v >= double(INT32_MIN) && v <= double(INT32_MAX);
         case ElemType::u32: return v >= 0 && v <= double(UINT32_MAX);
+        case ElemType::i64: return v >= -0x1p63 && v < 0x1p63;
     }
     return false;
 }
@@ -181,7 +182,8 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
                 }
             }
             for (const auto& [key, type] : {std::pair{"float", ElemType::f32}, std::pair{"double", ElemType::f64},
-                                            std::pair{"int", ElemType::i32}, std::pair{"uint", ElemType::u32}})
+                                            std::pair{"int", ElemType::i32}, std::pair{"uint", ElemType::u32},
+                                            std::pair{"long", ElemType::i64}})
                 if (ja.contains(key)) {
                     a.kind = ArgKind::scalar;
                     a.scalar_type = type;
@@ -200,14 +202,20 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
             }
             if (ja.contains("begin")) a.kind = ArgKind::begin, known = true;
             if (ja.contains("end")) a.kind = ArgKind::end, known = true;
+            const bool typed = is_index(a.kind) && ja.contains("type");
+            if (typed) {
+                const auto t = ja["type"].is_string() ? ja["type"].get<std::string>() : ja["type"].dump();
+                if (t != "int" && t != "long") fail(fa + ".type", "'" + t + "' is not int or long (an index's type)");
+                a.index_type = t == "long" ? ElemType::i64 : ElemType::i32;
+            }
             const std::size_t keys = a.kind == ArgKind::reduce ? 1u + ja.contains("op") + ja.contains("per")
                                      : a.kind == ArgKind::halo || a.kind == ArgKind::local ? 2u
-                                                                                           : 1u;
+                                                                                           : 1u + typed;
             if (!known || ja.size() > keys)
                 fail(fa,
                      ja.dump() +
-                         " is not one argument (in, out, inout, halo+depth, all, reduce[+op][+per], origin, "
-                         "float, double, int, uint, local+count, begin, end)");
+                         " is not one argument (in, out, inout, halo+depth, all, reduce[+op][+per], origin[+type], "
+                         "float, double, int, uint, long, local+count, begin[+type], end[+type])");
             kd.args.push_back(a);
         }
         s.kernels.push_back(std::move(kd));

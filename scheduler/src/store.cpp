@@ -44,6 +44,14 @@ std::string identity(const StoreKey& k, bool with_driver) {
     return j.dump();
 }
 
+/// The index bucket of a key: its identity without the driver and the clock, the two fields in
+/// which keys that same_key() matches (with or without the driver) may differ.
+std::string bucket_of(const StoreKey& k) {
+    StoreKey b = k;
+    b.device.max_clock_mhz = 0;
+    return identity(b, false);
+}
+
 std::string describe(const StoreKey& k) {
     std::string s = to_string(k.kind);
     s.append(" entry for kernel '").append(k.kernel).append("'");
@@ -453,7 +461,13 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
                               " keys, the host kept as provenance); the file is rewritten on the next save");
     }
     for (const auto& e : s.entries_) s.loaded_.push_back({identity(e.key, true), e.timestamp});
+    s.reindex();
     return s;
+}
+
+void Store::reindex() {
+    index_.clear();
+    for (std::size_t i = 0; i < entries_.size(); ++i) index_[bucket_of(entries_[i].key)].push_back(i);
 }
 
 std::string Store::dump() const {
@@ -546,6 +560,7 @@ void Store::save_as(const std::string& path) {
         loaded_.clear();
         for (const auto& e : entries_) loaded_.push_back({identity(e.key, true), e.timestamp});
         backup_on_save_ = false;
+        reindex();
     }
 }
 
@@ -554,7 +569,10 @@ Store::Lookup Store::find(const StoreKey& key) const {
     const std::string id = identity(key, true);
     for (const auto& [cid, msg] : corrupt_)
         if (cid == id) r.warnings.push_back(msg);
-    for (const auto& e : entries_) {
+    const auto bucket = index_.find(bucket_of(key));
+    if (bucket == index_.end()) return r;
+    for (const std::size_t i : bucket->second) {
+        const StoreEntry& e = entries_[i];
         if (same_key(e.key, key, true)) {
             // An entry with the device's clock before one whose clock was not recorded.
             if (!r.entry || e.key.device.max_clock_mhz == key.device.max_clock_mhz) r.entry = e;
@@ -567,20 +585,31 @@ Store::Lookup Store::find(const StoreKey& key) const {
 }
 
 bool Store::absorb(const StoreEntry& e, bool combine_any) {
-    const std::string id = identity(e.key, true);
-    auto it = std::find_if(entries_.begin(), entries_.end(),
-                           [&](const StoreEntry& m) { return same_key(m.key, e.key, true); });
+    const std::string id = identity(e.key, true), bucket = bucket_of(e.key);
+    // Only entries of e's bucket can match it, with or without the driver.
+    const auto found = index_.find(bucket);
+    const StoreEntry* same = nullptr;
+    bool replaces = false;
+    if (found != index_.end())
+        for (const std::size_t i : found->second) {
+            if (!same && same_key(entries_[i].key, e.key, true)) same = &entries_[i];
+            replaces = replaces || same_key(entries_[i].key, e.key, false);
+        }
     StoreEntry next = e;
-    if (it != entries_.end() && (combine_any || contains(mine_, identity(it->key, true)))) {
-        next = combine_entries(e, *it);
-        if (entry_json(next) == entry_json(*it)) return false;
+    if (same && (combine_any || contains(mine_, identity(same->key, true)))) {
+        next = combine_entries(e, *same);
+        if (entry_json(next) == entry_json(*same)) return false;
     }
-    std::erase_if(entries_, [&](const StoreEntry& m) { return same_key(m.key, e.key, false); });
+    if (replaces) {
+        std::erase_if(entries_, [&](const StoreEntry& m) { return same_key(m.key, e.key, false); });
+        reindex();
+    }
     std::erase_if(corrupt_, [&](const auto& c) { return c.first == id; });
     const std::string nid = identity(next.key, true);
     if (!contains(fresh_, nid)) fresh_.push_back(nid);
     if (!contains(mine_, nid)) mine_.push_back(nid);
     std::erase(removed_, nid);
+    index_[bucket_of(next.key)].push_back(entries_.size());
     entries_.push_back(std::move(next));
     return true;
 }
@@ -604,6 +633,7 @@ std::size_t Store::remove_if(const std::function<bool(const StoreEntry&)>& pred)
             ++it;
         }
     }
+    if (n) reindex();
     return n;
 }
 

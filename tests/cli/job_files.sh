@@ -26,6 +26,20 @@ run 120 bash -c 'cd "$1" && "$2" run --job "$3" --size 1000' _ "$tmp" "$ws" "$jo
 expect_rc 0 "run --job from another working directory"
 expect_out "verified: max rel error 0" "saxpy verified from another working directory"
 
+# 1a. Index arguments declared long ("type": "long") reach a kernel that takes longs; declared
+# long for a kernel that takes an int, they end with one line naming the argument.
+mkdir -p "$tmp/long"
+sed 's/const int \([a-z_]*origin\|end\)/const long \1/g; s/const int i = /const long i = /' "$jobs/saxpy.cl" > "$tmp/long/saxpy.cl"
+jq '.name = "saxpy-long" | .kernels[0].args |= map(if has("origin") or has("end") then . + {"type": "long"} else . end)' \
+  "$jobs/saxpy.json" > "$tmp/long/saxpy_long.json"
+run 120 "$ws" run --job "$tmp/long/saxpy_long.json" --size 4099
+expect_rc 0 "run --job with long origin and end arguments"
+expect_out "verified: max rel error 0 against a single-device run" "saxpy with long indexes verified"
+cp "$jobs/saxpy.cl" "$tmp/long/saxpy.cl"
+run 120 "$ws" run --job "$tmp/long/saxpy_long.json" --size 4099
+expect_fail_line 2 "kernel 'saxpy', argument 2 \(origin\): declared long, but the kernel's parameter has another size" \
+  "a long origin for the kernel's int is one clear error"
+
 # 1b. A kernel that requires its work-group size (16x16 __local tiles): every plan and run uses
 # it, with its rule; tune has nothing to tune, says why and stores nothing.
 run 120 "$ws" run --job "$jobs/filter5x5_tiled.json" --size 300x203

@@ -230,6 +230,7 @@ bool converts(ElemType t, double v) {
         case ElemType::f64: return std::isfinite(v);
         case ElemType::i32: return v > double(INT32_MIN) - 1 && v < double(INT32_MAX) + 1;
         case ElemType::u32: return v > -1 && v < double(UINT32_MAX) + 1;
+        case ElemType::i64: return v >= -0x1p63 && v < 0x1p63;
     }
     return false;
 }

@@ -397,6 +397,84 @@ TEST(DataSpec, RefusesANonIntegerIntScalar) {
     EXPECT_EQ(refusal(s), "");
 }
 
+TEST(DataSpec, IndexArgumentsAreIntUpTo2To31ItemsElseLong) {
+    constexpr std::uint64_t two31 = std::uint64_t(1) << 31;
+    DataJobSpec s = copy_spec(two31 - 1);  // end is an int: 2^31-1 items fit
+    EXPECT_EQ(refusal(s), "");
+    s = copy_spec(two31);
+    std::string m = refusal(s);
+    EXPECT_HAS(m, "kernel 'k', argument 2: end is an int, at most 2^31-1 (2147483647), but the job has 2147483648 items");
+    EXPECT_HAS(m, "declare it long");
+    s.kernels[0].args[2].index_type = ElemType::i64;
+    EXPECT_EQ(refusal(s), "");
+    s = copy_spec(3000000000);
+    s.kernels[0].args[2] = plain(ArgKind::begin);
+    EXPECT_HAS(refusal(s), "argument 2: begin is an int");
+    // begin and end count items: 2 units per item halve them.
+    s.kernels[0].units_per_item = 2;
+    EXPECT_EQ(refusal(s), "");
+    // origin counts the buffer's rows, whatever the kernel's items.
+    s.kernels[0].args.push_back(access(ArgKind::origin, 0));
+    EXPECT_HAS(refusal(s), "argument 3 ('x'): origin is an int, at most 2^31-1 (2147483647), but the job has 3000000000 rows of 'x'");
+    s.kernels[0].args[3].index_type = ElemType::i64;
+    EXPECT_EQ(refusal(s), "");
+    // A buffer of its own units: its rows, not the job's, bound its origin.
+    s = copy_spec(1000);
+    s.buffers[0].units = two31 + 2;
+    s.buffers[0].map_num = two31 + 2;
+    s.buffers[0].map_den = 1000;
+    s.steps = 1;
+    s.kernels[0].args.push_back(access(ArgKind::origin, 0));
+    EXPECT_HAS(refusal(s), "but the job has 2147483650 rows of 'x'");
+    s.kernels[0].args[3].index_type = ElemType::i64;
+    EXPECT_EQ(refusal(s), "");
+    // Only int and long are index types, and only index arguments take one.
+    s.kernels[0].args[3].index_type = ElemType::u32;
+    EXPECT_HAS(refusal(s), "argument 3 ('x'): origin is an int or a long, not a uint");
+    s = copy_spec();
+    s.kernels[0].args[0].index_type = ElemType::i64;
+    EXPECT_HAS(refusal(s), "argument 0 ('x'): an index type ('long') is for begin, end and origin, not read");
+}
+
+TEST(DataSpec, LongIsForValuesAndIndexesNotBuffers) {
+    DataJobSpec s = copy_spec();
+    s.kernels[0].args.push_back(scalar(ElemType::i64, 0x1p53));
+    EXPECT_EQ(refusal(s), "");
+    s.kernels[0].args.back() = scalar(ElemType::i64, -0x1p63);
+    EXPECT_EQ(refusal(s), "");
+    s.kernels[0].args.back() = scalar(ElemType::i64, 0x1p63);
+    EXPECT_HAS(refusal(s), "argument 3: 9.223372036854776e+18 is not a long");
+    s.kernels[0].args.back() = scalar(ElemType::i64, 1.5);
+    EXPECT_HAS(refusal(s), "is not a long");
+    s = copy_spec();
+    s.buffers[1].type = ElemType::i64;
+    EXPECT_HAS(refusal(s), "buffer 'y': buffers of long are not supported");
+    EXPECT_EQ(elem_size(ElemType::i64), 8u);
+    EXPECT_EQ(parse_elem_type("long"), ElemType::i64);
+}
+
+TEST(DataSpec, LongIndexesRoundTripInJson) {
+    DataJobSpec s = copy_spec(3000000000);
+    s.kernels[0].args[2].index_type = ElemType::i64;
+    s.kernels[0].args.push_back(access(ArgKind::origin, 1));
+    s.kernels[0].args.back().index_type = ElemType::i64;
+    s.kernels[0].args.push_back(plain(ArgKind::begin));  // an int: no "type" on the wire
+    s.kernels[0].args.push_back(scalar(ElemType::i64, 5e9));
+    s.kernels[0].units_per_item = 2;  // (so that begin's int holds the items)
+    const auto j = to_json(s);
+    EXPECT_EQ(j["kernels"][0]["args"][2]["type"], "long");
+    EXPECT_FALSE(j["kernels"][0]["args"][4].contains("type"));
+    const DataJobSpec r = data_job_from_json(j);
+    ASSERT_EQ(r.kernels[0].args.size(), 6u);
+    EXPECT_EQ(r.kernels[0].args[2].index_type, ElemType::i64);
+    EXPECT_EQ(r.kernels[0].args[3].index_type, ElemType::i64);
+    EXPECT_EQ(r.kernels[0].args[4].index_type, ElemType::i32);
+    EXPECT_EQ(r.kernels[0].args[5].scalar_type, ElemType::i64);
+    EXPECT_EQ(r.kernels[0].args[5].index_type, ElemType::i32);
+    EXPECT_DOUBLE_EQ(r.kernels[0].args[5].value, 5e9);
+    EXPECT_EQ(refusal(r), "");
+}
+
 TEST(DataSpec, RefusesMalformedJobs) {
     DataJobSpec s = heat_spec();
     s.units = 0;

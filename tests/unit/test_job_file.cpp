@@ -276,6 +276,36 @@ TEST(JobFile, ReduceArgumentsMayWriteOneRecordPerWorkGroup) {
     EXPECT_REFUSED(j, "is not one argument");
 }
 
+TEST(JobFile, IndexArgumentsMayBeLong) {
+    auto j = nlohmann::json::parse(R"({
+      "name": "big", "dims": 1, "size": [3000000000],
+      "buffers": [{"name": "z", "output": true}],
+      "kernels": [{"name": "fill", "args": [{"out": "z"}, {"origin": "z", "type": "long"}, {"end": true, "type": "long"},
+                                            {"begin": true, "type": "long"}, {"long": "units"}]}]
+    })");
+    j["source"] = filter_cl();
+    const JobFile f = job_file_from_json(j, "f.json", ".");
+    const auto& args = f.spec.kernels[0].args;
+    ASSERT_EQ(args.size(), 5u);
+    EXPECT_EQ(args[1].kind, ArgKind::origin);
+    EXPECT_EQ(args[1].index_type, ElemType::i64);
+    EXPECT_EQ(args[2].kind, ArgKind::end);
+    EXPECT_EQ(args[2].index_type, ElemType::i64);
+    EXPECT_EQ(args[3].index_type, ElemType::i64);
+    EXPECT_EQ(args[4].kind, ArgKind::scalar);
+    EXPECT_EQ(args[4].scalar_type, ElemType::i64);
+    EXPECT_DOUBLE_EQ(args[4].value, 3e9);
+    EXPECT_NO_THROW(f.spec_for({3000000000, 1}));
+    // An int end cannot hold 3e9 items; "type": "int" is the default, said out loud.
+    j["kernels"][0]["args"][2] = {{"end", true}, {"type", "int"}};
+    EXPECT_REFUSED(j, "argument 2: end is an int, at most 2^31-1 (2147483647), but the job has 3000000000 items");
+    j["kernels"][0]["args"][2] = {{"end", true}, {"type", "float"}};
+    EXPECT_REFUSED(j, "kernels[0].args[2].type: 'float' is not int or long");
+    j["kernels"][0]["args"][2] = {{"end", true}};
+    j["kernels"][0]["args"][0] = {{"out", "z"}, {"type", "long"}};
+    EXPECT_REFUSED(j, "is not one argument");
+}
+
 TEST(JobFile, PitchIsWidthHeightUnitsOrANumber) {
     auto j = filter_json();
     j["buffers"][0]["pitch"] = "depth";

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <iostream>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -559,4 +561,57 @@ TEST_F(StoreTest, LockHeldElsewhereTimesOutWithAClearError) {
     s.put_model(h200(), "matmul", kParams, some_model(1e-12), 100.0);
     EXPECT_NO_THROW(s.save());
     EXPECT_EQ(Store::open(db()).size(), 1u);
+}
+
+// find() looks at one bucket of an index, not at every entry: 20000 entries (tuning entries of
+// 200 kernels x 100 size classes on 2 devices, one of them under a stale driver for half the
+// kernels, plus clock variants) each found with their own payload, the stale ones reported.
+// A scan of every entry per find (before the index) would compare 4·10^8 keys.
+TEST(StoreIndex, TwentyThousandEntriesEachFoundByItsKey) {
+    DeviceFingerprint clocked = h200();
+    clocked.max_clock_mhz = 1980;
+    auto key = [](const DeviceFingerprint& d, int k, int c) {
+        return StoreKey{EntryKind::tuning, d, "kernel" + std::to_string(k), {{"n", k}},
+                        "x2^" + std::to_string(c) + ".y2^0"};
+    };
+    nlohmann::json doc = {{"schema", kStoreSchemaVersion}, {"entries", nlohmann::json::array()}};
+    for (int k = 0; k < 200; ++k)
+        for (int c = 0; c < 50; ++c) {
+            // The H200 with its clock unrecorded, and for even kernels also recorded with it.
+            doc["entries"].push_back(to_json(StoreEntry{key(h200(), k, c), {{"id", k * 1000 + c}}, 1.0, "", {}, {}}));
+            if (k % 2 == 0)
+                doc["entries"].push_back(
+                    to_json(StoreEntry{key(clocked, k, c), {{"id", -(k * 1000 + c)}}, 1.0, "", {}, {}}));
+            else  // odd kernels: an entry under an older driver for the size classes 50..99
+                doc["entries"].push_back(
+                    to_json(StoreEntry{key(h200("550.00"), k, c + 50), {{"id", 7}}, 1.0, "", {}, {}}));
+        }
+    const Store s = Store::from_text(doc.dump(), "test", CorruptPolicy::refuse);
+    ASSERT_EQ(s.size(), 20000u);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::size_t found = 0, stale = 0;
+    for (int k = 0; k < 200; ++k)
+        for (int c = 0; c < 100; ++c) {
+            const auto l = s.find(key(clocked, k, c));
+            if (c < 50) {
+                // The clocked device gets the entry recorded with its clock where there is one.
+                ASSERT_TRUE(l.entry.has_value()) << k << " " << c;
+                EXPECT_EQ(l.entry->payload["id"], (k % 2 == 0 ? -1 : 1) * (k * 1000 + c));
+                EXPECT_TRUE(l.warnings.empty());
+                ++found;
+            } else {
+                EXPECT_FALSE(l.entry.has_value());
+                ASSERT_EQ(l.warnings.size(), k % 2 ? 1u : 0u) << k << " " << c;
+                if (k % 2) {
+                    EXPECT_NE(l.warnings[0].find("ignoring stale"), std::string::npos) << l.warnings[0];
+                }
+                stale += l.warnings.size();
+            }
+        }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(found, 10000u);
+    EXPECT_EQ(stale, 5000u);
+    EXPECT_FALSE(s.find(key(h200(), 200, 0)).entry.has_value());
+    EXPECT_LT(seconds, 3.0) << "20000 finds took " << seconds << " s";
+    std::cout << "20000 finds in " << seconds << " s\n";
 }

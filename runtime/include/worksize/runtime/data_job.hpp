@@ -45,6 +45,7 @@ constexpr ElemType elem_type_of() {
     else if constexpr (std::is_same_v<T, double>) return ElemType::f64;
     else if constexpr (std::is_same_v<T, std::int32_t>) return ElemType::i32;
     else if constexpr (std::is_same_v<T, std::uint32_t>) return ElemType::u32;
+    else if constexpr (std::is_same_v<T, std::int64_t>) return ElemType::i64;  // values and indexes only
     else static_assert(sizeof(T) == 0, "buffer elements are float, double, std::int32_t or std::uint32_t");
 }
 
@@ -87,10 +88,25 @@ ArgDecl local(std::uint64_t count) {
     a.value = static_cast<double>(count);
     return a;
 }
-inline ArgDecl begin() { return {ArgKind::begin}; }
-inline ArgDecl end() { return {ArgKind::end}; }
-/// int: the global unit held in row 0 of `b` on this device (the slice's first minus the halo).
-inline ArgDecl origin(BufferRef b) { return {ArgKind::origin, b.index}; }
+/// Index arguments are an OpenCL `int` (T = std::int32_t), or a `long` (T = std::int64_t) for a
+/// job of more than 2^31-1 items or rows: validate() refuses an int that they do not fit.
+template <class T = std::int32_t>
+ArgDecl index_arg(ArgKind kind, int buffer = -1) {
+    static_assert(std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>,
+                  "an index argument is std::int32_t (int) or std::int64_t (long)");
+    ArgDecl a{kind, buffer};
+    a.index_type = elem_type_of<T>();
+    return a;
+}
+/// The first launched item along the split dimension (global index).
+template <class T = std::int32_t>
+ArgDecl begin() { return index_arg<T>(ArgKind::begin); }
+/// One past the slice's last launched item (global index).
+template <class T = std::int32_t>
+ArgDecl end() { return index_arg<T>(ArgKind::end); }
+/// The global unit held in row 0 of `b` on this device (the slice's first minus the halo).
+template <class T = std::int32_t>
+ArgDecl origin(BufferRef b) { return index_arg<T>(ArgKind::origin, b.index); }
 }  // namespace arg
 
 class DataJob {

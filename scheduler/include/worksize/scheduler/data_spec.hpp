@@ -23,10 +23,12 @@
 
 namespace worksize {
 
-/// Element types of a buffer (OpenCL C float, double, int, uint).
-enum class ElemType { f32, f64, i32, u32 };
+/// Element types of a buffer (OpenCL C float, double, int, uint), of scalar arguments (those and
+/// long) and of index arguments (int or long: ArgDecl::index_type). Buffers and __local arrays
+/// of long are refused by validate().
+enum class ElemType { f32, f64, i32, u32, i64 };
 std::size_t elem_size(ElemType t);
-const char* to_string(ElemType t);  ///< "float", "double", "int", "uint"
+const char* to_string(ElemType t);  ///< "float", "double", "int", "uint", "long"
 ElemType parse_elem_type(const std::string& s);  ///< @throws InvalidArgument
 
 enum class BufferLayout {
@@ -73,12 +75,14 @@ enum class ArgKind {
                  ///< order, and the result is the buffer's new contents on every device.
                  ///< With `per_group`, one record per work-group instead (see ArgDecl)
     scalar,      ///< a value (`scalar_type`, `value`)
-    begin,       ///< int: the first launched item along the split dimension (global index)
-    end,         ///< int: one past the slice's last launched item (global index)
-    origin,      ///< int: the global unit held in row 0 of `buffer` on this device
+    begin,       ///< index: the first launched item along the split dimension (global index)
+    end,         ///< index: one past the slice's last launched item (global index)
+    origin,      ///< index: the global unit held in row 0 of `buffer` on this device
     local,       ///< a __local array of `value` elements of `scalar_type` per work-group
 };
 const char* to_string(ArgKind k);
+/// begin, end and origin: arguments that carry a global index (int or long, ArgDecl::index_type).
+inline bool is_index(ArgKind k) { return k == ArgKind::begin || k == ArgKind::end || k == ArgKind::origin; }
 
 struct ArgDecl {
     ArgKind kind = ArgKind::scalar;
@@ -87,6 +91,9 @@ struct ArgDecl {
     ReduceOp op = ReduceOp::sum;
     ElemType scalar_type = ElemType::f32;
     double value = 0.0;              ///< scalar: the value (exact for integers up to 2^53); local: elements
+    /// begin, end, origin (index arguments): the kernel parameter's type, i32 (int) or i64
+    /// (long). validate() refuses an int that the job's items or the buffer's rows do not fit.
+    ElemType index_type = ElemType::i32;
     /// reduce: the kernel reduces within each work-group (in __local memory) and writes one
     /// record per work-group, at record get_group_id(0), instead of one per work-item. The launch
     /// then always has a known work-group size: the kernel's required one, else the plan's, else

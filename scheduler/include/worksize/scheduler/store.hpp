@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -175,7 +176,9 @@ public:
         std::vector<std::string> warnings;  ///< e.g. "ignoring stale entry ..." for this key
     };
     /// The entry with exactly this key. A damaged entry or one recorded under another driver
-    /// for the same device, kernel and parameters is reported and not returned.
+    /// for the same device, kernel and parameters is reported and not returned. Constant time
+    /// on average, whatever the number of entries (an index of them by key, driver and clock
+    /// aside).
     Lookup find(const StoreKey& key) const;
 
     /// Insert or replace (an entry of the same device under another driver is replaced too). An
@@ -220,9 +223,14 @@ private:
     /// Put `e` in: combined with a fresh entry of its key, else replacing any of its device.
     /// Returns false when nothing changed.
     bool absorb(const StoreEntry& e, bool combine_any);
+    /// Rebuilds index_ from entries_ (after entries were erased or replaced wholesale).
+    void reindex();
 
     std::string path_;
     std::vector<StoreEntry> entries_;
+    /// entries_ by their key without the driver and the clock (the fields same_key may let
+    /// differ), each bucket's positions ascending: find() and absorb() look at one bucket.
+    std::unordered_map<std::string, std::vector<std::size_t>> index_;
     /// Keys (exact identity) put or merged since open/save, keys removed, and the (identity,
     /// timestamp) of each entry as it was read: what save() merges into the file on disk.
     /// mine_: every key this store put or merged (a later put of the key combines with it).
