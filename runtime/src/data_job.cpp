@@ -98,6 +98,13 @@ DataJob& DataJob::gather(BufferRef b) {
     return *this;
 }
 
+DataJob& DataJob::no_init(BufferRef b) {
+    if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
+        throw InvalidArgument("no_init(): not a buffer of data job '" + spec_.name + "'");
+    spec_.buffers[std::size_t(b.index)].no_init = true;
+    return *this;
+}
+
 DataJob& DataJob::exchange_every(std::uint64_t k) {
     spec_.exchange_every = k;
     return *this;
@@ -345,10 +352,7 @@ public:
                     const std::uint64_t elems =
                         d.layout == BufferLayout::shared ? d.count : (s.desc.units + 2 * halo_[b]) * d.pitch;
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
-                    if (!d.input) {
-                        const cl_uint zero = 0;
-                        ctx.queue().enqueueFillBuffer(s.bufs.back(), zero, 0, elems * elem_size(d.type));
-                    }
+                    if (!d.input) data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
                 }
                 cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
                 for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {

@@ -127,6 +127,10 @@ public:
     DataJob& swap(BufferRef a, BufferRef b);
     DataJob& steps(std::uint64_t n);
     DataJob& gather(BufferRef b);
+    /// Buffer `b` (device-only or an output, not an input) needs no initial contents: the
+    /// kernels write every element before anything reads it, so the devices skip its zero-fill
+    /// (BufferDecl::no_init).
+    DataJob& no_init(BufferRef b);
     /// Ghost zones: exchange halos every k steps, k times as deep, computing the rows between
     /// redundantly (a job of one kernel without reductions; DataJobSpec::exchange_every).
     DataJob& exchange_every(std::uint64_t k);
