@@ -211,6 +211,7 @@ DataJobSpec interp_declaration(const Shape& g) {
     BufferDecl in{"in", ElemType::f32, BufferLayout::split, g.in_w, 0, true, false, g.in_h, g.ry * g.in_h, g.out_h};
     // out: out_h rows of out_w, RY per row group (the last group's may be fewer).
     BufferDecl out{"out", ElemType::f32, BufferLayout::split, g.out_w, 0, false, true, g.out_h, g.ry, 1};
+    out.no_init = true;  // every row of a slice's row groups is written whole (guarded stores)
     s.buffers = {in, out};
     KernelDecl k;
     k.name = "interp_bilinear";

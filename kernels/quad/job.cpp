@@ -110,6 +110,7 @@ DataJobSpec quad_declaration(std::uint64_t n, const Integrand& f, double a, doub
         return s;
     }
     s.buffers.push_back({"terms", ElemType::f32, BufferLayout::split, 1, 0, false, false});
+    s.buffers.back().no_init = true;  // trapezoid_terms writes every term of the slice
     kd.name = "trapezoid_terms";
     kd.args = {arg::out({1}), arg::origin<std::int64_t>({1}), arg::end<std::int64_t>(), a_arg, h_arg};
     KernelDecl rd;

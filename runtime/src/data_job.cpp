@@ -98,6 +98,13 @@ DataJob& DataJob::gather(BufferRef b) {
     return *this;
 }
 
+DataJob& DataJob::no_init(BufferRef b) {
+    if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
+        throw InvalidArgument("no_init(): not a buffer of data job '" + spec_.name + "'");
+    spec_.buffers[std::size_t(b.index)].no_init = true;
+    return *this;
+}
+
 DataJob& DataJob::exchange_every(std::uint64_t k) {
     spec_.exchange_every = k;
     return *this;
@@ -321,7 +328,8 @@ public:
     void fail(const std::string& what) { fail(Error(what)); }
 
     /// Run `f`; an OpenCL error in it becomes this rank's failure, in the context `where()` names
-    /// (made only then). Returns whether `f` completed.
+    /// (made only then), and so does any other error (e.g. a build of the records' combination).
+    /// Returns whether `f` completed.
     template <class F, class W>
     bool guarded(F&& f, W&& where) {
         try {
@@ -329,6 +337,8 @@ public:
             return true;
         } catch (const cl::Error& e) {
             fail(ClError(e.what() ? e.what() : "OpenCL call", e.err(), where()));
+        } catch (const std::exception& e) {
+            fail(e);
         }
         return false;
     }
@@ -345,10 +355,7 @@ public:
                     const std::uint64_t elems =
                         d.layout == BufferLayout::shared ? d.count : (s.desc.units + 2 * halo_[b]) * d.pitch;
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
-                    if (!d.input) {
-                        const cl_uint zero = 0;
-                        ctx.queue().enqueueFillBuffer(s.bufs.back(), zero, 0, elems * elem_size(d.type));
-                    }
+                    if (!d.input) data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
                 }
                 cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
                 for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
@@ -358,12 +365,17 @@ public:
                     s.geometry.push_back(
                         data::geometry(spec_, kd, s.desc.offset, s.desc.units,
                                        data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
+                    // One record per launched item, or per work-group (no ghost zones with reductions:
+                    // every step launches this geometry).
                     for (std::size_t i = 0; i < kd.args.size(); ++i)
                         if (kd.args[i].kind == ArgKind::reduce) {
                             const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
-                            s.records.emplace(std::pair{k, i}, cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
-                                                                          s.geometry.back().padded * d.count *
-                                                                              elem_size(d.type)));
+                            s.records.emplace(std::pair{k, i},
+                                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
+                                                         std::max<std::uint64_t>(
+                                                             data::record_count(kd.args[i], s.geometry.back()) *
+                                                                 d.count * elem_size(d.type),
+                                                             1)));
                         }
                 }
             } catch (const cl::Error& e) {
@@ -402,6 +414,7 @@ public:
         std::vector<bool> dirty(spec_.buffers.size(), false);
         report_.sent_per_step.assign(spec_.steps, 0);
         report_.halo_per_step.assign(spec_.steps, 0);
+        report_.records_per_step.assign(spec_.steps, 0);
         const double t0 = now_s();
         double t1 = t0;
         for (std::uint64_t step = 0; step < spec_.steps; ++step) {
@@ -505,11 +518,13 @@ private:
                                                                data::launch_local(kd, s.desc.local, kernel, s.ctx->device()),
                                                                ghost);
                 auto& q = s.ctx->queue();
+                // Per-item records are refilled before every launch; per-group ones in the first
+                // step only (every group writes its record each launch), as execute_declared does.
                 for (std::size_t i = 0; i < kd.args.size(); ++i)
-                    if (kd.args[i].kind == ArgKind::reduce)
+                    if (kd.args[i].kind == ArgKind::reduce && (step_ == 0 || !kd.args[i].per_group))
                         data::fill_identity(q, s.records.at({k, i}),
                                             spec_.buffers[std::size_t(kd.args[i].buffer)], kd.args[i].op,
-                                            g.padded);
+                                            data::record_count(kd.args[i], g));
                 data::bind_args(
                     kernel, kd, s.bufs,
                     [&](std::size_t i) -> const cl::Buffer& {
@@ -652,24 +667,33 @@ private:
                     // device keeps its own pinned buffer (read at DMA speed); one buffer shared
                     // by a rank's devices was re-pinned at each switch, twice per iteration with
                     // two GPUs: k-means on one rank driving two H200s ran 0.67x one GPU.
+                    // Per-group records beyond kMaxGroupRecords are first tree-combined on the
+                    // device (data::combine_on_device, as execute_declared does).
                     std::vector<cl::Event> reads(mine_.size());
+                    std::vector<std::uint64_t> count(mine_.size());
+                    std::vector<double> combine_s(mine_.size(), 0.0);
                     for (std::size_t j = 0; j < mine_.size(); ++j) {
                         auto& s = mine_[j];
-                        const std::uint64_t items = s.geometry[k].padded;
+                        cl::Buffer records = s.records.at({k, i});
+                        count[j] = data::record_count(a, s.geometry[k]);
+                        if (a.per_group) data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j]);
                         if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
                             s.host_records = bytes_with(s.ctx->host_memory());
-                        s.host_records.resize(items * R * elem_size(d.type));
-                        s.ctx->queue().enqueueReadBuffer(s.records.at({k, i}), CL_FALSE, 0, s.host_records.size(),
-                                                         s.host_records.data(), nullptr, &reads[j]);
+                        s.host_records.resize(count[j] * R * elem_size(d.type));
+                        if (!s.host_records.empty())
+                            s.ctx->queue().enqueueReadBuffer(records, CL_FALSE, 0, s.host_records.size(),
+                                                             s.host_records.data(), nullptr, &reads[j]);
+                        report_.records_per_step[step_] += s.host_records.size();
                     }
                     const bool timed = time_launches_ && step_ >= 1;
                     for (std::size_t j = 0; j < mine_.size(); ++j) {
                         auto& s = mine_[j];
                         s.ctx->queue().finish();
                         const double c0 = now_s();
-                        data::combine_records(a.op, d.type, s.host_records.data(), s.geometry[k].padded, total);
-                        // The records' read and combination: work that grows with the slice.
-                        if (timed) s.reduce_s += now_s() - c0 + event_seconds(reads[j]);
+                        data::combine_records(a.op, d.type, s.host_records.data(), count[j], total);
+                        // The records' combination and read: work that grows with the slice.
+                        if (timed)
+                            s.reduce_s += now_s() - c0 + combine_s[j] + (reads[j]() ? event_seconds(reads[j]) : 0.0);
                     }
                 },
                 [&] { return "reduction into '" + d.name + "'"; });
@@ -779,6 +803,7 @@ nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool 
                         {"kernel_s", r.kernel_s},
                         {"sent", r.sent_per_step},
                         {"halo", r.halo_per_step},
+                        {"records", r.records_per_step},
                         {"ok", f.empty()},
                         {"origin", origin},
                         {"launch_s", r.launch_s},
@@ -797,6 +822,7 @@ RankReport report_from_json(const nlohmann::json& j) {
     r.kernel_s = j.at("kernel_s").get<double>();
     r.sent_per_step = j.at("sent").get<std::vector<std::uint64_t>>();
     r.halo_per_step = j.at("halo").get<std::vector<std::uint64_t>>();
+    r.records_per_step = j.value("records", std::vector<std::uint64_t>{});
     r.launch_s = j.value("launch_s", std::vector<double>{});
     r.timed_steps_s = j.value("timed_steps_s", 0.0);
     r.reduce_s = j.value("reduce_s", std::vector<double>{});

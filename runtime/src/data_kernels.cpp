@@ -5,6 +5,7 @@
 #include <bit>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -243,6 +244,16 @@ double identity(ReduceOp op) {
 
 double combine(ReduceOp op, double a, double b) {
     return op == ReduceOp::sum ? a + b : op == ReduceOp::min ? std::min(a, b) : std::max(a, b);
+}
+
+void initial_fill(cl::CommandQueue& q, const cl::Buffer& buffer, const BufferDecl& d, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    if (!d.no_init) {
+        q.enqueueFillBuffer(buffer, cl_uint(0), 0, bytes);
+        return;
+    }
+    const char* poison = std::getenv("WORKSIZE_POISON_NO_INIT");
+    if (poison && std::string(poison) == "1") q.enqueueFillBuffer(buffer, cl_uchar(0xFF), 0, bytes);
 }
 
 void fill_identity(cl::CommandQueue& q, const cl::Buffer& rec, const BufferDecl& d, ReduceOp op, std::uint64_t items) {

@@ -63,6 +63,12 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
                std::uint64_t offset, const std::vector<std::uint64_t>& halo,
                std::vector<std::int64_t>* bound = nullptr, const std::vector<std::int64_t>* origins = nullptr);
 
+/// The start of a fresh device buffer of `d` (not an input), `bytes` long: zeros, or nothing where
+/// the kernels write it whole (BufferDecl::no_init). With WORKSIZE_POISON_NO_INIT=1 in the
+/// environment (the opencl tests) a no_init buffer is filled with 0xFF bytes instead (NaN floats,
+/// -1 integers), so that an element the kernels leave unwritten fails the results' check.
+void initial_fill(cl::CommandQueue& q, const cl::Buffer& buffer, const BufferDecl& d, std::uint64_t bytes);
+
 /// Fill `records` launched items' records of `d` with the identity of `op`.
 void fill_identity(cl::CommandQueue& q, const cl::Buffer& records, const BufferDecl& d, ReduceOp op,
                    std::uint64_t items);

@@ -197,8 +197,9 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             check_alloc("buffer '" + d.name + "'", bytes);
             bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
             if (!d.input) {
-                // Outputs and device-only buffers start as zeros.
-                if (bytes) q.enqueueFillBuffer(bufs.back(), cl_uint(0), 0, bytes);
+                // Outputs and device-only buffers start as zeros, unless the kernels write them
+                // whole (no_init).
+                data::initial_fill(q, bufs.back(), d, bytes);
                 continue;
             }
             if (d.layout == BufferLayout::split) {

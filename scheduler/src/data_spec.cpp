@@ -103,6 +103,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
                                 {"output", b.output}});
         if (b.units) j["buffers"].back()["units"] = b.units;
         if (b.map_num || b.map_den) j["buffers"].back()["map"] = {b.map_num, b.map_den};
+        if (b.no_init) j["buffers"].back()["init"] = "none";
     }
     j["kernels"] = nlohmann::json::array();
     for (const auto& k : s.kernels) {
@@ -163,6 +164,11 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
                 if (!m.is_array() || m.size() != 2) throw InvalidArgument("map must be [num, den]");
                 b.map_num = m.at(0).get<std::uint64_t>();
                 b.map_den = m.at(1).get<std::uint64_t>();
+            }
+            if (jb.contains("init")) {
+                const auto init = jb.at("init").get<std::string>();
+                if (init != "zeros" && init != "none") throw InvalidArgument("init '" + init + "' (zeros or none)");
+                b.no_init = init == "none";
             }
             s.buffers.push_back(b);
         }
@@ -283,6 +289,9 @@ void validate(const DataJobSpec& s) {
             throw InvalidArgument(bn + ": buffers of long are not supported (float, double, int or uint; long is for "
                                   "index arguments and scalar values)");
         if ((b.map_num || b.map_den) && !b.units) throw InvalidArgument(bn + ": a map needs the buffer's own units");
+        if (b.no_init && b.input)
+            throw InvalidArgument(bn + ": \"init\": \"none\" on an input (its initial contents come from rank 0; "
+                                       "\"none\" is for a buffer the kernels write whole)");
         if (!b.units) continue;
         // A buffer of its own units, in a one-step job: an input of another resolution, or (a
         // whole number of its rows per job unit) an output whose last unit may be partial.

@@ -133,7 +133,16 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
         } else {
             b.count = count_of(need(jb, "count", f), f + ".count");
         }
-        b.input = jb.contains("init");
+        // "init": an object (random, constant, file: an input), "zeros" (the default) or "none"
+        // (the kernels write it whole: no zero-fill on the devices).
+        const bool named_init = jb.contains("init") && jb["init"].is_string();
+        if (named_init) {
+            const std::string init = jb["init"].get<std::string>();
+            if (init != "zeros" && init != "none")
+                fail(f + ".init", "'" + init + "' is neither zeros nor none (or an object: random, constant, file)");
+            b.no_init = init == "none";
+        }
+        b.input = jb.contains("init") && !named_init;
         b.output = jb.value("output", false);
         s.buffers.push_back(b);
     }
@@ -259,7 +268,7 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
         for (std::size_t i = 0; i < buffers.size(); ++i) {
             const std::string fi = "buffers[" + std::to_string(i) + "].init";
             BufferInit in;
-            if (buffers[i].contains("init")) {
+            if (buffers[i].contains("init") && !buffers[i]["init"].is_string()) {
                 const auto& ji = buffers[i]["init"];
                 if (ji.contains("random")) {
                     const auto& r = ji["random"];

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 
@@ -120,6 +121,30 @@ TEST(DataJob, GathersEveryNStepsAndSendsOnlyHaloRows) {
     for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
     EXPECT_EQ(gathered_at, (std::vector<std::uint64_t>{3, 6, 9}));
     EXPECT_TRUE(wrong.empty()) << "gathered contents differ from the reference at " << (wrong.empty() ? "" : wrong.front());
+}
+
+// A device-only buffer declared no_init (the kernel writes every row of it before the swap makes
+// it the one read with a halo): the same result, its start poisoned (0xFF bytes) instead of zeros.
+TEST(DataJob, NoInitBufferWrittenWholeGivesTheSameResult) {
+    ::setenv("WORKSIZE_POISON_NO_INIT", "1", 1);
+    const int n = 2000, steps = 4;
+    std::vector<std::int32_t> start(n);
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 7919) % 101;
+    const auto out = run_local(2, every_rank_drives_its_devices(), [&](Cluster& c) {
+        std::vector<std::int32_t> a = start;
+        DataJob job("smooth", kSource, std::uint64_t(n));
+        const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(n),
+                              arg::end()});
+        job.swap(ba, bb).steps(steps).gather(ba).no_init(bb);
+        EXPECT_TRUE(job.spec().buffers[1].no_init);
+        DataRunOptions o;
+        o.strategy = "even";
+        run(c, job, o);
+        EXPECT_EQ(a, smooth_reference(start, steps));
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
 }
 
 // Ghost zones: halos three rows deep every third step, the rows between computed redundantly;
@@ -287,6 +312,95 @@ TEST(DataJob, PerGroupReductionsCombineEveryRanksGroups) {
             EXPECT_EQ(sums[0], s0);
             EXPECT_EQ(sums[1], s1);
             EXPECT_EQ(maxima[0], mx);
+            return 0;
+        });
+        for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+    }
+}
+
+// "init": "none" in execute_declared: an output the kernel writes whole comes back exact; where the
+// kernel skips elements, they hold the poison (0xFF bytes, -1) that WORKSIZE_POISON_NO_INIT=1
+// puts in place of the zero-fill, and zeros without no_init: the check above can fail.
+TEST(DeclaredJob, NoInitOutputWrittenWholeVerifiesAndAGapShows) {
+    ::setenv("WORKSIZE_POISON_NO_INIT", "1", 1);
+    const char* source = R"CL(
+__kernel void fill(__global int* out, const int origin, const int skip, const int end) {
+    const int i = get_global_id(0);
+    if (i >= end || (skip > 0 && i % skip == 0)) return;
+    out[i - origin] = 3 * i + 1;
+}
+)CL";
+    const int n = 10000;
+    const std::uint64_t offset = 1234, units = 5000;
+    for (const int skip : {0, 97})
+        for (const bool no_init : {true, false}) {
+            DataJobSpec spec;
+            spec.name = "fill";
+            spec.source = source;
+            spec.units = std::uint64_t(n);
+            spec.buffers = {{"out", ElemType::i32, BufferLayout::split, 1, 0, false, true}};
+            spec.buffers[0].no_init = no_init;
+            KernelDecl k;
+            k.name = "fill";
+            k.args = {arg::out({0}), arg::origin({0}), arg::value<int>(skip), arg::end()};
+            spec.kernels = {k};
+            ASSERT_NO_THROW(validate(spec));
+            SliceSpec s;
+            s.kernel = "fill";
+            s.problem = {std::uint64_t(n), 1};
+            s.offset = offset;
+            s.units = units;
+            s.global = {units, 1};
+            Bytes out;
+            execute_declared(spec, test::first_device(), s, {}, out);
+            ASSERT_EQ(out.size(), units * sizeof(std::int32_t));
+            std::vector<std::int32_t> got(units);
+            std::memcpy(got.data(), out.data(), out.size());
+            std::size_t wrong = 0;
+            for (std::uint64_t j = 0; j < units; ++j) {
+                const std::int64_t i = std::int64_t(offset + j);
+                const std::int32_t want = skip > 0 && i % skip == 0 ? (no_init ? -1 : 0) : std::int32_t(3 * i + 1);
+                wrong += got[j] != want;
+            }
+            EXPECT_EQ(wrong, 0u) << "skip " << skip << ", no_init " << no_init;
+        }
+}
+
+// A multi-step job whose slices launch thousands of work-groups: each slice's per-group records are
+// tree-combined on its device before they are read, so every step reads at most kMaxGroupRecords
+// records per slice and reduction (the records of 2 + 1 ints); the result is the CPU's.
+TEST(DataJob, ManyGroupsRecordsCombineOnTheDeviceEveryStep) {
+    const int n = 2000000, steps = 3;  // ~3900 groups of 256 per slice
+    auto a = group_input(n);
+    std::int64_t s0 = 0, s1 = 0;
+    std::int32_t mx = 0;
+    for (auto v : a) s0 += v % 1000, s1 += v % 7, mx = std::max(mx, v);
+    for (const LocalPolicy local : {LocalPolicy::null, LocalPolicy::paper}) {
+        const auto out = run_local(2, every_rank_drives_its_devices(), [&](Cluster& c) {
+            std::vector<std::int32_t> sums(2, 0), maxima(1, 0);
+            DataJob job("gstats", kGroupSource, std::uint64_t(n));
+            const auto ba = job.split("a", 1, std::span(a));
+            const auto bs = job.shared("sums", sums), bm = job.shared("maxima", maxima);
+            job.kernel("gstats", {arg::in(ba), arg::origin(ba), arg::group_reduce(bs),
+                                  arg::group_reduce(bm, ReduceOp::max), arg::end()});
+            job.steps(steps);
+            DataRunOptions o;
+            o.local = local;
+            o.strategy = "even";
+            const DataRunResult r = run(c, job, o);
+            EXPECT_EQ(sums[0], s0);
+            EXPECT_EQ(sums[1], s1);
+            EXPECT_EQ(maxima[0], mx);
+            EXPECT_EQ(r.ranks.size(), 2u);
+            for (const auto& k : r.ranks) {
+                EXPECT_EQ(k.records_per_step.size(), std::size_t(steps)) << "rank " << k.rank;
+                if (k.records_per_step.size() != std::size_t(steps)) continue;
+                const std::uint64_t bound = k.devices.size() * kMaxGroupRecords * (2 + 1) * sizeof(std::int32_t);
+                for (int s = 0; s < steps; ++s) {
+                    EXPECT_GT(k.records_per_step[std::size_t(s)], 0u) << "rank " << k.rank << ", step " << s;
+                    EXPECT_LE(k.records_per_step[std::size_t(s)], bound) << "rank " << k.rank << ", step " << s;
+                }
+            }
             return 0;
         });
         for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;

@@ -173,6 +173,33 @@ TEST(DataSpec, PerGroupReductionsRoundTripAndOnlyOnReduce) {
     EXPECT_HAS(m, "not write");
 }
 
+TEST(DataSpec, NoInitRoundTripsAndIsRefusedOnAnInput) {
+    DataJobSpec s = copy_spec(1000);
+    s.buffers[1].no_init = true;  // 'y', written whole by 'k'
+    ASSERT_NO_THROW(validate(s));
+    const nlohmann::json j = to_json(s);
+    EXPECT_EQ(j["buffers"][1]["init"], "none");
+    EXPECT_FALSE(j["buffers"][0].contains("init"));  // zeros: the default
+    const DataJobSpec back = data_job_from_json(j);
+    EXPECT_TRUE(back.buffers[1].no_init);
+    EXPECT_FALSE(back.buffers[0].no_init);
+    EXPECT_EQ(to_json(back), j);
+    nlohmann::json other = j;
+    other["buffers"][1]["init"] = "zeros";
+    EXPECT_FALSE(data_job_from_json(other).buffers[1].no_init);
+    other["buffers"][1]["init"] = "ones";
+    try {
+        data_job_from_json(other);
+        ADD_FAILURE() << "init 'ones' accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_STREQ(e.what(), "data job, buffer 1: init 'ones' (zeros or none)");
+    }
+    s.buffers[0].no_init = true;  // 'x', an input
+    const std::string m = refusal(s);
+    EXPECT_HAS(m, "buffer 'x'");
+    EXPECT_HAS(m, "\"init\": \"none\" on an input");
+}
+
 TEST(DataSpec, LocalArraysRoundTripAndNeedAWholeCount) {
     DataJobSpec s = copy_spec(1000);
     ArgDecl l{ArgKind::local};

@@ -347,6 +347,24 @@ TEST(JobFile, InitOfAnUnknownKind) {
     EXPECT_REFUSED(j, "buffers[1].init.file: no file '");
 }
 
+TEST(JobFile, InitNoneOrZerosNamesAWrittenBuffersStart) {
+    auto j = filter_json();
+    j["buffers"][2]["init"] = "none";  // 'out', written whole by the filter
+    const JobFile f = job_file_from_json(j, "f.json", ".");
+    EXPECT_TRUE(f.spec.buffers[2].no_init);
+    EXPECT_FALSE(f.spec.buffers[2].input);
+    EXPECT_TRUE(f.spec.buffers[2].output);
+    EXPECT_EQ(f.init[2].kind, BufferInit::Kind::zero);
+    EXPECT_FALSE(f.spec.buffers[0].no_init);
+    EXPECT_TRUE(f.spec_for({64, 32}).buffers[2].no_init);
+    j["buffers"][2]["init"] = "zeros";
+    const JobFile z = job_file_from_json(j, "f.json", ".");
+    EXPECT_FALSE(z.spec.buffers[2].no_init);
+    EXPECT_FALSE(z.spec.buffers[2].input);
+    j["buffers"][2]["init"] = "ones";
+    EXPECT_REFUSED(j, "job file 'f.json': buffers[2].init: 'ones' is neither zeros nor none");
+}
+
 TEST(JobFile, OneStepOnly) {
     auto j = filter_json();
     j["steps"] = 10;

@@ -143,6 +143,10 @@ public:
     DataJob& swap(BufferRef a, BufferRef b);
     DataJob& steps(std::uint64_t n);
     DataJob& gather(BufferRef b);
+    /// Buffer `b` (device-only or an output, not an input) needs no initial contents: the
+    /// kernels write every element before anything reads it, so the devices skip its zero-fill
+    /// (BufferDecl::no_init).
+    DataJob& no_init(BufferRef b);
     /// Ghost zones: exchange halos every k steps, k times as deep, computing the rows between
     /// redundantly (a job of one kernel without reductions; DataJobSpec::exchange_every).
     DataJob& exchange_every(std::uint64_t k);
@@ -182,6 +186,10 @@ struct RankReport {
     std::vector<std::uint64_t> sent_per_step;
     /// Bytes its slices sent to their neighbours per step (MPI or copies within the rank).
     std::vector<std::uint64_t> halo_per_step;
+    /// Bytes of reduction records its slices read back from their devices in each step: one
+    /// record per launched item, or per work-group, these combined on the device first down to
+    /// at most kMaxGroupRecords per slice and reduction.
+    std::vector<std::uint64_t> records_per_step;
     /// Per device of `devices`: its launches' time in a step (profiling events), the median over
     /// the steps after the first; only when DataRunOptions::time_launches, else empty.
     std::vector<double> launch_s;

@@ -55,6 +55,11 @@ struct BufferDecl {
     /// job's units), e.g. a job unit of R output rows reading an image of in rows for out output
     /// rows: [R·in, out].
     std::uint64_t map_num = 0, map_den = 0;
+    /// The buffer's initial contents are not needed (job files: "init": "none"; SYCL's no_init):
+    /// the kernels write every element before anything reads it, and every element rank 0 gets
+    /// back, so the runtime does not zero-fill it on the devices. Not for an input. Without it a
+    /// buffer that is not an input starts as zeros.
+    bool no_init = false;
 };
 
 /// A split buffer with its own unit count (BufferDecl::units).
