@@ -22,10 +22,12 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "cluster_impl.hpp"
 #include "data_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/strategy.hpp"
@@ -309,6 +311,29 @@ public:
     const wire::Failure& failure() const { return failure_; }
     bool failed() const { return failed_; }
     bool failed_here() const { return failed_ && origin_; }
+    /// The neighbour whose loss (Error lost_rank) ended this rank's steps, or -1.
+    int lost_peer() const { return lost_peer_; }
+
+    /// A worker: tell rank 0 it is alive (heartbeats) during its steps and its waits, and obey
+    /// the data-job fault hooks.
+    void heartbeats(const fault::DataFault& f) {
+        beats_ = true;
+        fault_ = f;
+        last_beat_ = now_s();
+    }
+    /// A heartbeat to rank 0 if one is due (a second since the last); nothing on rank 0.
+    void beat() {
+        if (!beats_ || beating_ || now_s() - last_beat_ < 1.0) return;
+        beating_ = true;  // the heartbeat's own send may call the pulse again
+        last_beat_ = now_s();
+        try {
+            send_heartbeat(comm_);
+        } catch (...) {
+            beating_ = false;
+            throw;
+        }
+        beating_ = false;
+    }
     std::uint64_t halo(int b) const { return halo_[std::size_t(b)]; }
 
     void fail(const std::exception& e) {
@@ -404,8 +429,16 @@ public:
         report_.halo_per_step.assign(spec_.steps, 0);
         const double t0 = now_s();
         double t1 = t0;
+        double step_start = t0;
         for (std::uint64_t step = 0; step < spec_.steps; ++step) {
             step_ = step;
+            // A worker's device waits run beside heartbeats once a step is slow (the first
+            // always): a kernel longer than --rank-timeout is not taken for a lost rank.
+            const double now = now_s();
+            slow_ = step == 0 || now - step_start > 0.1;
+            step_start = now;
+            beat();
+            if (beats_ && step == (spec_.steps > 1 ? 1u : 0u)) fault::hang_data(fault_, "steps");
             if (step == 1 && time_launches_) {
                 finish_queues();  // the first step's launches end before the timed steps start
                 t1 = now_s();
@@ -426,6 +459,8 @@ public:
             // side. One device needs no flush: its exchanges, reads and the end wait on it anyway
             // (a flush costs NVIDIA microseconds per step).
             if (mine_.size() > 1) flush_queues();
+            if (beats_ && fault_.slow_s > 0 && !mine_.empty())
+                device_wait([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
             apply_swaps(spec_, dirty);
             for (auto& s : mine_)
                 for (const auto& [a, b] : spec_.swaps)
@@ -479,7 +514,8 @@ public:
             const auto& d = spec_.buffers[std::size_t(b)];
             const std::uint64_t at =
                 d.layout == BufferLayout::split ? halo_[std::size_t(b)] * d.pitch * elem_size(d.type) : 0;
-            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data());
+            device_wait(
+                [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
         } catch (const cl::Error& e) {
             try {
                 rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" +
@@ -546,9 +582,45 @@ private:
     void finish_queues() {
         for (auto& s : mine_) {
             if (failed_) return;
-            guarded([&] { s.ctx->queue().finish(); }, [&] { return "device '" + s.ctx->info().name + "'"; });
+            guarded([&] { device_wait([&] { s.ctx->queue().finish(); }); },
+                    [&] { return "device '" + s.ctx->info().name + "'"; });
         }
     }
+
+    /// Runs `f`, a wait on this rank's devices: on a worker whose steps are slow, in another
+    /// thread while this one (MPI is funneled) sends rank 0 a heartbeat every second; else here
+    /// (a thread per wait would cost fast steps more than they take).
+    template <class F>
+    void device_wait(F&& f) {
+        if (!beats_ || !slow_) {
+            f();
+            return;
+        }
+        auto done = std::async(std::launch::async, [&f] { f(); });
+        wait_beating(comm_, done);
+    }
+
+    /// Runs `f`, a message exchange with `dest` and `source` (either may be none). A lost peer
+    /// (Error lost_rank) becomes this rank's failure: it is noted (lost_peer()), never talked to
+    /// again (alive()), and this rank walks on through the schedule sending "failed", so that
+    /// its other neighbours learn it at once instead of taking this rank for lost in turn.
+    template <class F>
+    void with_peers(int dest, int source, F&& f) {
+        try {
+            f();
+        } catch (const Error& e) {
+            if (e.reason() != ErrorReason::lost_rank) throw;
+            // send_recv receives first, then completes its sends ("took nothing sent to it").
+            const bool send_side = source == Comm::none ||
+                                   (dest != Comm::none && std::string(e.what()).find("took nothing") != std::string::npos);
+            const int peer = send_side ? dest : source;
+            if (lost_peer_ < 0) lost_peer_ = peer;
+            dead_.push_back(peer);
+            fail(e);
+        }
+    }
+    /// `r`, or none when it is lost.
+    int alive(int r) const { return std::find(dead_.begin(), dead_.end(), r) != dead_.end() ? Comm::none : r; }
 
     /// The rank of the slice before this rank's first one and after its last one, if another.
     int rank_left() const {
@@ -595,7 +667,9 @@ private:
                                                 s.bottom.data());
                         }
                     }
-                    for (auto& s : mine_) s.ctx->queue().finish();
+                    device_wait([&] {
+                        for (auto& s : mine_) s.ctx->queue().finish();
+                    });
                     // 2. Neighbours on this rank: copies.
                     for (std::size_t i = 0; i + 1 < mine_.size(); ++i) {
                         auto &l = mine_[i], &r = mine_[i + 1];
@@ -615,13 +689,15 @@ private:
         // 3. Neighbours on other ranks: rightward, then leftward.
         const int left = rank_left(), right = rank_right();
         auto send_recv = [&](int dest, const Bytes& rows, int source, std::uint64_t at, SliceState& into) {
+            dest = alive(dest);
+            source = alive(source);
             const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
             std::span<const std::byte> parts[2] = {
                 std::as_bytes(std::span(&status, 1)),
                 failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
-            comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo);
+            with_peers(dest, source, [&] { comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo); });
             if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
-            if (source != Comm::none && accept(inbox_, source, n)) {
+            if (alive(source) != Comm::none && source != Comm::none && accept(inbox_, source, n)) {
                 guarded(
                     [&] {
                         into.ctx->queue().enqueueWriteBuffer(into.bufs[std::size_t(b)], CL_TRUE, at, n,
@@ -661,9 +737,11 @@ private:
                                                          s.host_records.data(), nullptr, &reads[j]);
                     }
                     const bool timed = time_launches_ && step_ >= 1;
+                    device_wait([&] {
+                        for (auto& s : mine_) s.ctx->queue().finish();
+                    });
                     for (std::size_t j = 0; j < mine_.size(); ++j) {
                         auto& s = mine_[j];
-                        s.ctx->queue().finish();
                         const double c0 = now_s();
                         data::combine_records(a.op, d.type, s.host_records.data(), s.geometry[k].padded, total);
                         // The records' read and combination: work that grows with the slice.
@@ -673,30 +751,31 @@ private:
                 [&] { return "reduction into '" + d.name + "'"; });
         }
         // Along the ranks in slice order: running totals go right, the grand total comes back.
-        const int left = rank_left(), right = rank_right();
+        const int left = alive(rank_left()), right = alive(rank_right());
         const std::size_t bytes = R * sizeof(double);
         auto send = [&](int dest) {
             const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
             std::span<const std::byte> parts[2] = {
                 std::as_bytes(std::span(&status, 1)),
                 failed_ ? std::span<const std::byte>() : std::as_bytes(std::span(total))};
-            comm_.send_parts(parts, dest, kReduce);
+            with_peers(dest, Comm::none, [&] { comm_.send_parts(parts, dest, kReduce); });
             if (!failed_) report_.sent_per_step[step_] += bytes;
         };
         if (left != Comm::none) {
-            comm_.recv_bytes_into(inbox_, left, kReduce);
-            if (accept(inbox_, left, bytes)) {
+            with_peers(Comm::none, left, [&] { comm_.recv_bytes_into(inbox_, left, kReduce); });
+            if (alive(left) != Comm::none && accept(inbox_, left, bytes)) {
                 std::vector<double> before(R);
                 std::memcpy(before.data(), inbox_.data() + 8, bytes);
                 for (std::size_t j = 0; j < R; ++j) total[j] = data::combine(a.op, before[j], total[j]);
             }
         }
-        if (right != Comm::none) {
+        if (alive(right) != Comm::none) {
             send(right);
-            comm_.recv_bytes_into(inbox_, right, kReduce);
-            if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
+            if (alive(right) != Comm::none)
+                with_peers(Comm::none, right, [&] { comm_.recv_bytes_into(inbox_, right, kReduce); });
+            if (alive(right) != Comm::none && accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
         }
-        if (left != Comm::none) send(left);
+        if (alive(left) != Comm::none) send(left);
         if (failed_) return;
         result_.resize(R * elem_size(d.type));
         for (std::size_t j = 0; j < R; ++j) data::store(result_.data(), d.type, j, total[j]);
@@ -714,6 +793,11 @@ private:
     wire::Failure failure_;
     bool failed_ = false, origin_ = false, time_launches_ = false;
     std::uint64_t step_ = 0;
+    int lost_peer_ = -1;
+    std::vector<int> dead_;  // lost neighbours
+    bool beats_ = false, beating_ = false, slow_ = true;
+    double last_beat_ = 0;
+    fault::DataFault fault_;
     Bytes inbox_, result_;
 };
 
@@ -731,6 +815,105 @@ std::vector<int> shared_outputs(const DataJobSpec& spec) {
     return v;
 }
 
+/// Rank 0's deadlines on the workers of a data job, the kernel jobs' rule: a worker is lost when
+/// rank 0 has heard nothing from it (a heartbeat, a message, a send taken) for --rank-timeout
+/// while it listened (time rank 0 spent on its own work, away from MPI, does not count).
+class Watch {
+public:
+    Watch(Comm& comm, double timeout_s, std::function<std::string(int)> describe, std::function<void(int)> on_lost)
+        : comm_(comm), timeout_s_(timeout_s), describe_(std::move(describe)), on_lost_(std::move(on_lost)) {}
+
+    /// Takes the heartbeats that came, and moves every deadline on by the time rank 0 was away.
+    void poll() {
+        const double now = now_s();
+        if (const double away = now - listened_; listened_ > 0 && away > 0.01)
+            for (auto& [r, t] : heard_) t += away;
+        listened_ = now;
+        int from = 0;
+        while (comm_.iprobe(Comm::any_source, wire::kHeartbeat, &from)) {
+            (void)comm_.recv_bytes(from, wire::kHeartbeat);
+            heard_[from] = now_s();
+        }
+    }
+    void heard(int r) { heard_[r] = now_s(); }
+    /// Waits until a message with `tag` from worker `r` has come (it is then received with
+    /// --rank-timeout as the patience between its pieces).
+    void await(int r, int tag) {
+        if (!heard_.count(r)) heard(r);
+        for (;;) {
+            poll();
+            if (comm_.iprobe(r, tag)) {
+                heard(r);
+                return;
+            }
+            check(r);
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+    /// Waits until the sends in `sends` (rank, handle) are done.
+    void await_sends(std::vector<std::pair<int, std::size_t>>& sends) {
+        for (const auto& [r, id] : sends)
+            if (!heard_.count(r)) heard(r);
+        while (!sends.empty()) {
+            poll();
+            bool progress = false;
+            for (auto it = sends.begin(); it != sends.end();) {
+                bool done = false;
+                try {
+                    done = comm_.test_send(it->second);
+                } catch (const Error& e) {
+                    if (e.reason() != ErrorReason::lost_rank) throw;
+                    const int r = it->first;
+                    abandon(sends);
+                    lose(r, e.what());
+                }
+                if (!done) {
+                    ++it;
+                    continue;
+                }
+                heard(it->first);
+                it = sends.erase(it);
+                progress = true;
+            }
+            if (progress) continue;
+            for (const auto& [r, id] : sends)
+                if (silent(r)) {
+                    const int lost = r;
+                    const std::string why = silence(lost);
+                    abandon(sends);
+                    lose(lost, why);
+                }
+            std::this_thread::yield();  // MPI moves a message only inside MPI calls
+        }
+    }
+    /// Raises the loss of rank `r` (Error lost_rank), naming its host and devices.
+    [[noreturn]] void lose(int r, const std::string& why) {
+        on_lost_(r);
+        throw Error(ErrorReason::lost_rank, describe_(r) + " is lost: " + why);
+    }
+
+private:
+    bool silent(int r) const { return now_s() - heard_.at(r) > timeout_s_; }
+    std::string silence(int r) const {
+        return "nothing heard from it for " + format_seconds(now_s() - heard_.at(r), 3) + " (--rank-timeout " +
+               format_seconds(timeout_s_, 3) + ")";
+    }
+    void check(int r) {
+        if (silent(r)) lose(r, silence(r));
+    }
+    void abandon(std::vector<std::pair<int, std::size_t>>& sends) {
+        for (const auto& [r, id] : sends) comm_.abandon_send(id);
+        sends.clear();
+    }
+
+    Comm& comm_;
+    double timeout_s_;
+    std::function<std::string(int)> describe_;
+    std::function<void(int)> on_lost_;
+    std::map<int, double> heard_;
+    double listened_ = 0;
+};
+
 /// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
 void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
@@ -745,8 +928,9 @@ void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& stag
 
 /// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
 /// when the rank had failed (its report says why).
-bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm) {
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch) {
     const auto& spec = job.spec();
+    watch.await(r, kData);
     const auto hdr = comm.recv_json(r, kData);
     if (!hdr.at("ok").get<bool>()) return false;
     for (const auto& s : slices) {
@@ -754,6 +938,7 @@ bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Com
         for (int b : split_outputs(spec)) {
             const auto& d = spec.buffers[std::size_t(b)];
             const std::uint64_t row = d.pitch * elem_size(d.type);
+            watch.await(r, kData);  // the worker reads each slice from its device first
             comm.recv_bytes_exact(job.host(b).subspan(s.offset * row, s.units * row), r, kData);
         }
     }
@@ -867,12 +1052,25 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
             workers.push_back(s.rank);
     std::sort(workers.begin(), workers.end());
 
+    // Every wait on a worker has a deadline (Watch): --rank-timeout of silence while rank 0
+    // listens. A lost worker ends the job at once; the cluster is not used again.
+    Watch watch(
+        comm, impl_->rank_timeout_s, [this](int r) { return describe_rank(r); },
+        [this](int r) {
+            if (!impl_->is_lost(r)) impl_->lost.push_back(r);
+            mpi::note_lost_peer();
+        });
+    const PatienceScope patient(comm, impl_->rank_timeout_s);
     const double t0 = now_s();
-    const nlohmann::json cmd = {{"cmd", "data"},
-                                {"spec", to_json(spec)},
-                                {"slices", slices_to_json(slices)},
-                                {"time_launches", options.time_launches}};
-    for (int r : workers) comm.send_json(cmd, r, wire::kCmd);
+    const std::string cmd = nlohmann::json{{"cmd", "data"},
+                                           {"spec", to_json(spec)},
+                                           {"slices", slices_to_json(slices)},
+                                           {"time_launches", options.time_launches}}
+                                .dump();
+    std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
+    const auto cmd_bytes = std::as_bytes(std::span(cmd.data(), cmd.size()));
+    for (int r : workers) sends.emplace_back(r, comm.isend_parts({&cmd_bytes, 1}, r, wire::kCmd));
+    watch.await_sends(sends);
 
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(options.time_launches);
@@ -890,38 +1088,48 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
                      job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
         }
     }
-    // The scatter: each worker slice's input rows, then the shared inputs once per rank.
+    // The scatter, posted at once: each worker slice's input rows, then the shared inputs once
+    // per rank. A worker sends heartbeats while it sets up, before it takes them.
     for (int r : workers) {
         for (const auto& s : slices) {
             if (s.rank != r) continue;
             for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
                 if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
                 const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
-                comm.send_bytes(
-                    job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))), r, kData);
+                const auto rows = std::span<const std::byte>(
+                    job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
+                sends.emplace_back(r, comm.isend_parts({&rows, 1}, r, kData));
             }
         }
         for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared)
-                comm.send_bytes(job.host(int(b)), r, kData);
+            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared) {
+                const auto all = std::span<const std::byte>(job.host(int(b)));
+                sends.emplace_back(r, comm.isend_parts({&all, 1}, r, kData));
+            }
     }
+    watch.await_sends(sends);
+    // Every rank starts its steps together: each worker says it is set up (its inputs are on
+    // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
+    // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
+    for (int r : workers) {
+        watch.await(r, kData);
+        (void)comm.recv_json(r, kData);
+    }
+    for (int r : workers) comm.send_json({{"go", true}}, r, kData);
     x.report().setup_s = now_s() - t0;
     result.setup_s = x.report().setup_s;
 
-    // The steps: rank 0 takes part with its own slices, and takes the gathers it asked for.
-    // Taking part, it waits on its neighbours at most --rank-timeout at a time (a hung
-    // neighbour is a lost rank, the job ends); without slices it waits for the workers' steps,
-    // however long they take.
+    // The steps: rank 0 takes part with its own slices (waiting on its neighbours at most
+    // --rank-timeout at a time, as they wait on it), and takes the gathers it asked for, from
+    // workers that send heartbeats while their steps run.
     const double s0 = now_s();
-    {
-        const PatienceScope patience(comm, x.participates() ? impl_->rank_timeout_s : 0.0);
-        x.run_steps([&](std::uint64_t step) {
-            if (!x.failed()) read_own_outputs(job, x);
-            bool ok = !x.failed();
-            for (int r : workers) ok = recv_outputs(job, slices, r, comm) && ok;
-            if (ok && job.on_gather()) job.on_gather()(step);
-        });
-    }
+    x.run_steps([&](std::uint64_t step) {
+        if (!x.failed()) read_own_outputs(job, x);
+        bool ok = !x.failed();
+        for (int r : workers) ok = recv_outputs(job, slices, r, comm, watch) && ok;
+        if (ok && job.on_gather()) job.on_gather()(step);
+    });
+    if (x.lost_peer() >= 0) watch.lose(x.lost_peer(), x.failure().message);
 
     // The end: every worker's report, then its outputs; rank 0's own outputs.
     std::vector<std::pair<RankReport, wire::Failure>> reports;
@@ -937,16 +1145,24 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     }
     const int sender = x.participates() ? -1 : shared_sender(slices);
     for (int r : workers) {
+        watch.await(r, kResult);
         const auto j = comm.recv_json(r, kResult);
+        // A worker whose neighbour stopped answering says so: that neighbour is lost.
+        if (const int lost = j.value("lost", -1); lost > 0)
+            watch.lose(lost, "rank " + std::to_string(r) + ": " + j.value("error", std::string("lost")));
         RankReport rep = report_from_json(j);
         wire::Failure f;
         if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
-        const bool ok = recv_outputs(job, slices, r, comm);
+        const bool ok = recv_outputs(job, slices, r, comm, watch);
         if (ok && r == sender)
-            for (int b : shared_outputs(spec)) comm.recv_bytes_exact(job.host(b), r, kData);
+            for (int b : shared_outputs(spec)) {
+                watch.await(r, kData);
+                comm.recv_bytes_exact(job.host(b), r, kData);
+            }
         reports.push_back({rep, f});
         origins.push_back(j.value("origin", false));
     }
+    watch.poll();  // the last heartbeats
     const double end = now_s();
     result.total_s = end - t0;
     result.run_s = end - s0;
@@ -1018,9 +1234,23 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     const DataJobSpec spec = data_job_from_json(cmd.at("spec"));
     const auto slices = slices_from_json(cmd.at("slices"));
     const double t0 = now_s();
+    const auto fault = fault::data_fault();
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(cmd.value("time_launches", false));
-    x.setup();
+    // This rank tells rank 0 that it is alive (wire::kHeartbeat, at most every second) while it
+    // sets up, steps, and waits on its neighbours or its devices: rank 0 counts a worker lost
+    // after --rank-timeout without a sign of life (docs/cluster.md, "The fault model").
+    x.heartbeats(fault);
+    struct PulseScope {
+        Comm& comm;
+        ~PulseScope() { comm.set_pulse({}); }
+    } pulse{comm};
+    comm.set_pulse([&x] { x.beat(); });
+    {
+        auto setup = std::async(std::launch::async, [&x] { x.setup(); });
+        wait_beating(comm, setup);
+    }
+    fault::hang_data(fault, "scatter");
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
     Bytes staging = bytes_with(pinned);
@@ -1035,19 +1265,25 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         comm.recv_bytes_into(staging, 0, kData);
         for (auto& s : x.mine_mutable()) x.upload(s, int(b), 0, staging);
     }
+    // Set up; every rank starts its steps on rank 0's word.
+    comm.send_json({{"ok", !x.failed()}}, 0, kData);
+    (void)comm.recv_json(0, kData);
     x.report().setup_s = now_s() - t0;
     {
         // Between steps a worker waits on its neighbours at most --rank-timeout at a time: a
-        // hung neighbour is a lost rank (this rank says so and ends the job). The scatter
-        // before and the gathers to rank 0 (which takes the ranks in turn) wait as long as
-        // it takes.
+        // hung neighbour is lost (this rank reports it to rank 0, and walks on through the
+        // schedule sending "failed"). The gathers to rank 0 (which takes the ranks in turn)
+        // wait as long as it takes.
         const PatienceScope patience(comm, impl_->rank_timeout_s);
         x.run_steps([&](std::uint64_t) {
             const PatienceScope gather(comm, 0.0);
             send_outputs(x, spec, comm, staging);
         });
     }
-    comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
+    fault::hang_data(fault, "gather");
+    auto report = report_to_json(x.report(), x.failure(), x.failed_here());
+    if (x.lost_peer() >= 0) report["lost"] = x.lost_peer();
+    comm.send_json(report, 0, kResult);
     send_outputs(x, spec, comm, staging);
     if (!x.failed() && comm.rank() == shared_sender(slices) &&
         !std::any_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; }))
