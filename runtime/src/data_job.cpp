@@ -209,6 +209,11 @@ constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
 
 using data::Geometry;
 
+/// Rank 0's verdict that a worker of a data job is lost (Watch): ends the job as it is.
+struct LostWorker : Error {
+    explicit LostWorker(const std::string& what) : Error(ErrorReason::lost_rank, what) {}
+};
+
 /// A slice as the command describes it to its rank.
 struct SliceDesc {
     int device = 0;  ///< index into rank 0's device list
@@ -437,7 +442,7 @@ public:
             const double now = now_s();
             slow_ = step == 0 || now - step_start > 0.1;
             step_start = now;
-            beat();
+            comm_.pulse();  // a worker's heartbeat when one is due; rank 0 hears the workers
             if (beats_ && step == (spec_.steps > 1 ? 1u : 0u)) fault::hang_data(fault_, "steps");
             if (step == 1 && time_launches_) {
                 finish_queues();  // the first step's launches end before the timed steps start
@@ -600,27 +605,24 @@ private:
         wait_beating(comm_, done);
     }
 
-    /// Runs `f`, a message exchange with `dest` and `source` (either may be none). A lost peer
-    /// (Error lost_rank) becomes this rank's failure: it is noted (lost_peer()), never talked to
-    /// again (alive()), and this rank walks on through the schedule sending "failed", so that
-    /// its other neighbours learn it at once instead of taking this rank for lost in turn.
+    /// Runs `f`, a message exchange with `dest` and `source` (either may be none); a lost peer
+    /// (Error lost_rank) is noted (lost_peer()) and rethrown: the job ends (a worker tells rank
+    /// 0, wire::kLost). Rank 0's own verdict on a worker (LostWorker, from its pulse) passes.
     template <class F>
     void with_peers(int dest, int source, F&& f) {
         try {
             f();
+        } catch (const LostWorker&) {
+            throw;
         } catch (const Error& e) {
             if (e.reason() != ErrorReason::lost_rank) throw;
             // send_recv receives first, then completes its sends ("took nothing sent to it").
             const bool send_side = source == Comm::none ||
                                    (dest != Comm::none && std::string(e.what()).find("took nothing") != std::string::npos);
-            const int peer = send_side ? dest : source;
-            if (lost_peer_ < 0) lost_peer_ = peer;
-            dead_.push_back(peer);
-            fail(e);
+            lost_peer_ = send_side ? dest : source;
+            throw;
         }
     }
-    /// `r`, or none when it is lost.
-    int alive(int r) const { return std::find(dead_.begin(), dead_.end(), r) != dead_.end() ? Comm::none : r; }
 
     /// The rank of the slice before this rank's first one and after its last one, if another.
     int rank_left() const {
@@ -689,15 +691,13 @@ private:
         // 3. Neighbours on other ranks: rightward, then leftward.
         const int left = rank_left(), right = rank_right();
         auto send_recv = [&](int dest, const Bytes& rows, int source, std::uint64_t at, SliceState& into) {
-            dest = alive(dest);
-            source = alive(source);
             const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
             std::span<const std::byte> parts[2] = {
                 std::as_bytes(std::span(&status, 1)),
                 failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
             with_peers(dest, source, [&] { comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo); });
             if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
-            if (alive(source) != Comm::none && source != Comm::none && accept(inbox_, source, n)) {
+            if (source != Comm::none && accept(inbox_, source, n)) {
                 guarded(
                     [&] {
                         into.ctx->queue().enqueueWriteBuffer(into.bufs[std::size_t(b)], CL_TRUE, at, n,
@@ -751,7 +751,7 @@ private:
                 [&] { return "reduction into '" + d.name + "'"; });
         }
         // Along the ranks in slice order: running totals go right, the grand total comes back.
-        const int left = alive(rank_left()), right = alive(rank_right());
+        const int left = rank_left(), right = rank_right();
         const std::size_t bytes = R * sizeof(double);
         auto send = [&](int dest) {
             const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
@@ -763,19 +763,18 @@ private:
         };
         if (left != Comm::none) {
             with_peers(Comm::none, left, [&] { comm_.recv_bytes_into(inbox_, left, kReduce); });
-            if (alive(left) != Comm::none && accept(inbox_, left, bytes)) {
+            if (accept(inbox_, left, bytes)) {
                 std::vector<double> before(R);
                 std::memcpy(before.data(), inbox_.data() + 8, bytes);
                 for (std::size_t j = 0; j < R; ++j) total[j] = data::combine(a.op, before[j], total[j]);
             }
         }
-        if (alive(right) != Comm::none) {
+        if (right != Comm::none) {
             send(right);
-            if (alive(right) != Comm::none)
-                with_peers(Comm::none, right, [&] { comm_.recv_bytes_into(inbox_, right, kReduce); });
-            if (alive(right) != Comm::none && accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
+            with_peers(Comm::none, right, [&] { comm_.recv_bytes_into(inbox_, right, kReduce); });
+            if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
         }
-        if (alive(left) != Comm::none) send(left);
+        if (left != Comm::none) send(left);
         if (failed_) return;
         result_.resize(R * elem_size(d.type));
         for (std::size_t j = 0; j < R; ++j) data::store(result_.data(), d.type, j, total[j]);
@@ -794,7 +793,6 @@ private:
     bool failed_ = false, origin_ = false, time_launches_ = false;
     std::uint64_t step_ = 0;
     int lost_peer_ = -1;
-    std::vector<int> dead_;  // lost neighbours
     bool beats_ = false, beating_ = false, slow_ = true;
     double last_beat_ = 0;
     fault::DataFault fault_;
@@ -823,7 +821,8 @@ public:
     Watch(Comm& comm, double timeout_s, std::function<std::string(int)> describe, std::function<void(int)> on_lost)
         : comm_(comm), timeout_s_(timeout_s), describe_(std::move(describe)), on_lost_(std::move(on_lost)) {}
 
-    /// Takes the heartbeats that came, and moves every deadline on by the time rank 0 was away.
+    /// Takes the heartbeats that came, and moves every deadline on by the time rank 0 was away;
+    /// raises the loss a worker reported of its neighbour (wire::kLost).
     void poll() {
         const double now = now_s();
         if (const double away = now - listened_; listened_ > 0 && away > 0.01)
@@ -834,8 +833,29 @@ public:
             (void)comm_.recv_bytes(from, wire::kHeartbeat);
             heard_[from] = now_s();
         }
+        if (comm_.iprobe(Comm::any_source, wire::kLost, &from)) {
+            const auto j = comm_.recv_json(from, wire::kLost);
+            const int lost = j.at("lost").get<int>();
+            const std::string why = "rank " + std::to_string(from) + ": " + j.value("error", std::string());
+            if (lost <= 0) throw Error(ErrorReason::lost_rank, why);  // rank 0 itself was too slow for it
+            lose(lost, why);
+        }
+    }
+    /// poll() at most every 10 ms: rank 0's pulse while it steps with its own slices.
+    void pulse() {
+        if (now_s() - listened_ >= 0.01) poll();
     }
     void heard(int r) { heard_[r] = now_s(); }
+    /// Rank 0's own wait on neighbour `r` ran out (`why`): `r` is lost, unless it is alive
+    /// (its heartbeats come) and waiting itself on a lost rank, which it then names (kLost).
+    [[noreturn]] void settle(int r, const std::string& why) {
+        if (!heard_.count(r)) heard(r);
+        for (;;) {
+            poll();
+            if (silent(r)) lose(r, why);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
     /// Waits until a message with `tag` from worker `r` has come (it is then received with
     /// --rank-timeout as the patience between its pieces).
     void await(int r, int tag) {
@@ -889,7 +909,7 @@ public:
     /// Raises the loss of rank `r` (Error lost_rank), naming its host and devices.
     [[noreturn]] void lose(int r, const std::string& why) {
         on_lost_(r);
-        throw Error(ErrorReason::lost_rank, describe_(r) + " is lost: " + why);
+        throw LostWorker(describe_(r) + " is lost: " + why);
     }
 
 private:
@@ -1123,13 +1143,26 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     // --rank-timeout at a time, as they wait on it), and takes the gathers it asked for, from
     // workers that send heartbeats while their steps run.
     const double s0 = now_s();
-    x.run_steps([&](std::uint64_t step) {
-        if (!x.failed()) read_own_outputs(job, x);
-        bool ok = !x.failed();
-        for (int r : workers) ok = recv_outputs(job, slices, r, comm, watch) && ok;
-        if (ok && job.on_gather()) job.on_gather()(step);
-    });
-    if (x.lost_peer() >= 0) watch.lose(x.lost_peer(), x.failure().message);
+    {
+        struct PulseScope {
+            Comm& comm;
+            ~PulseScope() { comm.set_pulse({}); }
+        } pulse{comm};
+        comm.set_pulse([&watch] { watch.pulse(); });  // hears the workers while it steps
+        try {
+            x.run_steps([&](std::uint64_t step) {
+                if (!x.failed()) read_own_outputs(job, x);
+                bool ok = !x.failed();
+                for (int r : workers) ok = recv_outputs(job, slices, r, comm, watch) && ok;
+                if (ok && job.on_gather()) job.on_gather()(step);
+            });
+        } catch (const LostWorker&) {
+            throw;
+        } catch (const Error& e) {
+            if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;
+            watch.settle(x.lost_peer(), e.what());
+        }
+    }
 
     // The end: every worker's report, then its outputs; rank 0's own outputs.
     std::vector<std::pair<RankReport, wire::Failure>> reports;
@@ -1147,9 +1180,6 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     for (int r : workers) {
         watch.await(r, kResult);
         const auto j = comm.recv_json(r, kResult);
-        // A worker whose neighbour stopped answering says so: that neighbour is lost.
-        if (const int lost = j.value("lost", -1); lost > 0)
-            watch.lose(lost, "rank " + std::to_string(r) + ": " + j.value("error", std::string("lost")));
         RankReport rep = report_from_json(j);
         wire::Failure f;
         if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
@@ -1271,19 +1301,22 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     x.report().setup_s = now_s() - t0;
     {
         // Between steps a worker waits on its neighbours at most --rank-timeout at a time: a
-        // hung neighbour is lost (this rank reports it to rank 0, and walks on through the
-        // schedule sending "failed"). The gathers to rank 0 (which takes the ranks in turn)
-        // wait as long as it takes.
+        // hung neighbour is lost (this rank tells rank 0, which names it and ends the job). The
+        // gathers to rank 0 (which takes the ranks in turn) wait as long as it takes.
         const PatienceScope patience(comm, impl_->rank_timeout_s);
-        x.run_steps([&](std::uint64_t) {
-            const PatienceScope gather(comm, 0.0);
-            send_outputs(x, spec, comm, staging);
-        });
+        try {
+            x.run_steps([&](std::uint64_t) {
+                const PatienceScope gather(comm, 0.0);
+                send_outputs(x, spec, comm, staging);
+            });
+        } catch (const Error& e) {
+            if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;
+            comm.send_json({{"lost", x.lost_peer()}, {"error", e.what()}}, 0, wire::kLost);
+            return;  // rank 0 ends the job; this rank goes back to serving
+        }
     }
     fault::hang_data(fault, "gather");
-    auto report = report_to_json(x.report(), x.failure(), x.failed_here());
-    if (x.lost_peer() >= 0) report["lost"] = x.lost_peer();
-    comm.send_json(report, 0, kResult);
+    comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
     send_outputs(x, spec, comm, staging);
     if (!x.failed() && comm.rank() == shared_sender(slices) &&
         !std::any_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; }))

@@ -160,7 +160,13 @@ void wait_patiently(const Comm& self, MPI_Request& request, MPI_Status* st, doub
                                                     (in_message ? " in the middle of a message" : "") +
                                                     " (--rank-timeout)");
         }
-        self.pulse();
+        try {
+            self.pulse();
+        } catch (...) {  // the pulse ended the wait (rank 0 found a worker lost)
+            MPI_Cancel(&request);
+            MPI_Request_free(&request);
+            throw;
+        }
         if (in_message)
             pause_in_message();
         else
@@ -233,7 +239,13 @@ void wait_sends(const Comm& self, std::vector<MPI_Request>& requests, double pat
             throw Error(ErrorReason::lost_rank, "rank " + std::to_string(peer) + " took nothing sent to it for " +
                                                     std::to_string(patience) + " s (--rank-timeout)");
         }
-        self.pulse();
+        try {
+            self.pulse();
+        } catch (...) {
+            for (auto& r : requests)
+                if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+            throw;
+        }
         pause_in_message();
     }
 }
