@@ -3,7 +3,9 @@
 // Protocol. Rank 0 checks the declaration and the plan, then sends every rank that has slices
 // one command {"cmd":"data","spec":…,"slices":[{device,rank,index,offset,units,local}]}, sets up
 // its own slices and scatters the inputs (tag kData): per worker slice, each input split
-// buffer's rows with their halo, then each input shared buffer once per rank. From there every
+// buffer's rows with their halo, then each input shared buffer once per rank (all posted at
+// once). Each worker answers {"ok"} (kData) once its inputs are on its devices, and rank 0 says
+// {"go"} (kData) when all have: the ranks start their steps together. From there every
 // participating rank walks the same static schedule, derived from the declaration alone: per
 // step and kernel, halo exchanges (kHalo: rightward then leftward, Comm::send_recv, so a line of
 // ranks cannot deadlock), the launches, and per reduction a chain along the slices (kReduce:
@@ -14,6 +16,11 @@
 // final one follows each rank's report (kResult). With ghost zones (exchange_every k) the halo
 // exchanges happen only on every k-th step, k times as deep, and the launches of the steps
 // between cover the rows the next steps will read (ghost_rows()).
+//
+// Deadlines (docs/cluster.md, "The fault model"): rank 0 waits on a worker only while it hears
+// from it (Watch: heartbeats, kHeartbeat, which a worker sends at most every second while it
+// sets up, steps and waits); neighbours wait on each other at most --rank-timeout; a worker
+// whose neighbour stopped answering tells rank 0 (kLost {"lost","error"}) and leaves the job.
 #include "worksize/runtime/data_job.hpp"
 
 #include <algorithm>
