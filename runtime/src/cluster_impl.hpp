@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,19 @@ namespace worksize {
 inline double now_s() {
     using namespace std::chrono;
     return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// A worker's sign of life for rank 0 (wire::kHeartbeat, an empty object): rank 0 counts a worker
+/// lost when it heard nothing from it for --rank-timeout while it waited on it (docs/cluster.md,
+/// "The fault model").
+inline void send_heartbeat(Comm& comm) { comm.send_json(nlohmann::json::object(), 0, wire::kHeartbeat); }
+
+/// Waits for `f` (work running in another thread) on the main thread (MPI is funneled), telling
+/// rank 0 every second that this rank is alive, so that long work is not taken for a lost rank.
+template <class T>
+T wait_beating(Comm& comm, std::future<T>& f) {
+    while (f.wait_for(std::chrono::seconds(1)) != std::future_status::ready) send_heartbeat(comm);
+    return f.get();
 }
 
 struct Cluster::Impl {

@@ -54,7 +54,9 @@ struct Hub {
         int source;
         int tag;
         std::vector<std::byte> data;
+        std::size_t id = 0;  ///< for test_send: the send is done once the message is taken
     };
+    std::size_t next_id = 1;
     std::mutex m;
     std::condition_variable cv;
     std::vector<std::deque<Message>> inbox;
@@ -68,22 +70,28 @@ public:
     int size() const override { return static_cast<int>(hub_->inbox.size()); }
 
     void send_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) override {
-        if (dest < 0 || dest >= size()) throw Error("local comm: no rank " + std::to_string(dest));
-        Hub::Message msg{rank_, tag, {}};
-        for (const auto& p : parts) msg.data.insert(msg.data.end(), p.begin(), p.end());
-        {
-            std::lock_guard lock(hub_->m);
-            hub_->inbox[static_cast<std::size_t>(dest)].push_back(std::move(msg));
-        }
-        hub_->cv.notify_all();
+        (void)post(parts, dest, tag);  // queued at once: a blocking send never waits for the receiver
     }
 
+    // A non-blocking send is done once its receiver has taken the message, as a large message
+    // under MPI: rank 0 can see a worker that takes nothing.
     std::size_t isend_parts(std::span<const std::span<const std::byte>> parts, int dest, int tag) override {
-        send_parts(parts, dest, tag);  // queued at once: the send is done when it returns
-        return 0;
+        const std::size_t id = post(parts, dest, tag);
+        isends_.emplace(id, dest);
+        return id;
     }
-    bool test_send(std::size_t) override { return true; }
-    void abandon_send(std::size_t) override {}
+    bool test_send(std::size_t id) override {
+        const auto it = isends_.find(id);
+        if (it == isends_.end()) return true;
+        {
+            std::lock_guard lock(hub_->m);
+            for (const auto& msg : hub_->inbox[static_cast<std::size_t>(it->second)])
+                if (msg.id == id) return false;
+        }
+        isends_.erase(it);
+        return true;
+    }
+    void abandon_send(std::size_t id) override { isends_.erase(id); }
 
     std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) override {
         recvs_.emplace(next_recv_, PendingRecv{source, tag, dest, into});
@@ -152,6 +160,20 @@ public:
     }
 
 private:
+    std::size_t post(std::span<const std::span<const std::byte>> parts, int dest, int tag) {
+        if (dest < 0 || dest >= size()) throw Error("local comm: no rank " + std::to_string(dest));
+        Hub::Message msg{rank_, tag, {}};
+        for (const auto& p : parts) msg.data.insert(msg.data.end(), p.begin(), p.end());
+        std::size_t id = 0;
+        {
+            std::lock_guard lock(hub_->m);
+            id = msg.id = hub_->next_id++;
+            hub_->inbox[static_cast<std::size_t>(dest)].push_back(std::move(msg));
+        }
+        hub_->cv.notify_all();
+        return id;
+    }
+
     Hub::Message take(int source, int tag) {
         std::unique_lock lock(hub_->m);
         auto& box = hub_->inbox[static_cast<std::size_t>(rank_)];
@@ -166,11 +188,21 @@ private:
                 box.erase(it);
                 return msg;
             }
-            if (hub_->cv.wait_until(lock, deadline) == std::cv_status::timeout)
+            if (std::chrono::steady_clock::now() >= deadline)
                 throw Error(ErrorReason::lost_rank,
                             "rank " + std::to_string(rank_) + ": no message (tag " + std::to_string(tag) + ") from " +
                                 (source == any_source ? std::string("any rank") : "rank " + std::to_string(source)) +
                                 " within " + std::to_string(wait_s) + " s");
+            // A wait with patience calls the pulse (outside the lock) at least every 100 ms.
+            const auto wake = patience() > 0 ? std::min(deadline, std::chrono::steady_clock::now() +
+                                                                       std::chrono::milliseconds(100))
+                                             : deadline;
+            hub_->cv.wait_until(lock, wake);
+            if (patience() > 0) {
+                lock.unlock();
+                pulse();
+                lock.lock();
+            }
         }
     }
 
@@ -182,6 +214,7 @@ private:
     std::shared_ptr<Hub> hub_;
     int rank_;
     std::map<std::size_t, PendingRecv> recvs_;
+    std::map<std::size_t, int> isends_;  // non-blocking sends not yet seen done: their destination
     std::size_t next_recv_ = 0;
 };
 

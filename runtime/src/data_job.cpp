@@ -3,7 +3,9 @@
 // Protocol. Rank 0 checks the declaration and the plan, then sends every rank that has slices
 // one command {"cmd":"data","spec":…,"slices":[{device,rank,index,offset,units,local}]}, sets up
 // its own slices and scatters the inputs (tag kData): per worker slice, each input split
-// buffer's rows with their halo, then each input shared buffer once per rank. From there every
+// buffer's rows with their halo, then each input shared buffer once per rank (all posted at
+// once). Each worker answers {"ok"} (kData) once its inputs are on its devices, and rank 0 says
+// {"go"} (kData) when all have: the ranks start their steps together. From there every
 // participating rank walks the same static schedule, derived from the declaration alone: per
 // step and kernel, halo exchanges (kHalo: rightward then leftward, Comm::send_recv, so a line of
 // ranks cannot deadlock), the launches, and per reduction a chain along the slices (kReduce:
@@ -14,6 +16,11 @@
 // final one follows each rank's report (kResult). With ghost zones (exchange_every k) the halo
 // exchanges happen only on every k-th step, k times as deep, and the launches of the steps
 // between cover the rows the next steps will read (ghost_rows()).
+//
+// Deadlines (docs/cluster.md, "The fault model"): rank 0 waits on a worker only while it hears
+// from it (Watch: heartbeats, kHeartbeat, which a worker sends at most every second while it
+// sets up, steps and waits); neighbours wait on each other at most --rank-timeout; a worker
+// whose neighbour stopped answering tells rank 0 (kLost {"lost","error"}) and leaves the job.
 #include "worksize/runtime/data_job.hpp"
 
 #include <algorithm>
@@ -22,10 +29,12 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "cluster_impl.hpp"
 #include "data_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/strategy.hpp"
@@ -214,6 +223,11 @@ constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
 
 using data::Geometry;
 
+/// Rank 0's verdict that a worker of a data job is lost (Watch): ends the job as it is.
+struct LostWorker : Error {
+    explicit LostWorker(const std::string& what) : Error(ErrorReason::lost_rank, what) {}
+};
+
 /// A slice as the command describes it to its rank.
 struct SliceDesc {
     int device = 0;  ///< index into rank 0's device list
@@ -316,6 +330,29 @@ public:
     const wire::Failure& failure() const { return failure_; }
     bool failed() const { return failed_; }
     bool failed_here() const { return failed_ && origin_; }
+    /// The neighbour whose loss (Error lost_rank) ended this rank's steps, or -1.
+    int lost_peer() const { return lost_peer_; }
+
+    /// A worker: tell rank 0 it is alive (heartbeats) during its steps and its waits, and obey
+    /// the data-job fault hooks.
+    void heartbeats(const fault::DataFault& f) {
+        beats_ = true;
+        fault_ = f;
+        last_beat_ = now_s();
+    }
+    /// A heartbeat to rank 0 if one is due (a second since the last); nothing on rank 0.
+    void beat() {
+        if (!beats_ || beating_ || now_s() - last_beat_ < 1.0) return;
+        beating_ = true;  // the heartbeat's own send may call the pulse again
+        last_beat_ = now_s();
+        try {
+            send_heartbeat(comm_);
+        } catch (...) {
+            beating_ = false;
+            throw;
+        }
+        beating_ = false;
+    }
     std::uint64_t halo(int b) const { return halo_[std::size_t(b)]; }
 
     void fail(const std::exception& e) {
@@ -417,8 +454,16 @@ public:
         report_.records_per_step.assign(spec_.steps, 0);
         const double t0 = now_s();
         double t1 = t0;
+        double step_start = t0;
         for (std::uint64_t step = 0; step < spec_.steps; ++step) {
             step_ = step;
+            // A worker's device waits run beside heartbeats once a step is slow (the first
+            // always): a kernel longer than --rank-timeout is not taken for a lost rank.
+            const double now = now_s();
+            slow_ = step == 0 || now - step_start > 0.1;
+            step_start = now;
+            comm_.pulse();  // a worker's heartbeat when one is due; rank 0 hears the workers
+            if (beats_ && step == (spec_.steps > 1 ? 1u : 0u)) fault::hang_data(fault_, "steps");
             if (step == 1 && time_launches_) {
                 finish_queues();  // the first step's launches end before the timed steps start
                 t1 = now_s();
@@ -439,6 +484,8 @@ public:
             // side. One device needs no flush: its exchanges, reads and the end wait on it anyway
             // (a flush costs NVIDIA microseconds per step).
             if (mine_.size() > 1) flush_queues();
+            if (beats_ && fault_.slow_s > 0 && !mine_.empty())
+                device_wait([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
             apply_swaps(spec_, dirty);
             for (auto& s : mine_)
                 for (const auto& [a, b] : spec_.swaps)
@@ -492,7 +539,8 @@ public:
             const auto& d = spec_.buffers[std::size_t(b)];
             const std::uint64_t at =
                 d.layout == BufferLayout::split ? halo_[std::size_t(b)] * d.pitch * elem_size(d.type) : 0;
-            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data());
+            device_wait(
+                [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
         } catch (const cl::Error& e) {
             try {
                 rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" +
@@ -563,7 +611,40 @@ private:
     void finish_queues() {
         for (auto& s : mine_) {
             if (failed_) return;
-            guarded([&] { s.ctx->queue().finish(); }, [&] { return "device '" + s.ctx->info().name + "'"; });
+            guarded([&] { device_wait([&] { s.ctx->queue().finish(); }); },
+                    [&] { return "device '" + s.ctx->info().name + "'"; });
+        }
+    }
+
+    /// Runs `f`, a wait on this rank's devices: on a worker whose steps are slow, in another
+    /// thread while this one (MPI is funneled) sends rank 0 a heartbeat every second; else here
+    /// (a thread per wait would cost fast steps more than they take).
+    template <class F>
+    void device_wait(F&& f) {
+        if (!beats_ || !slow_) {
+            f();
+            return;
+        }
+        auto done = std::async(std::launch::async, [&f] { f(); });
+        wait_beating(comm_, done);
+    }
+
+    /// Runs `f`, a message exchange with `dest` and `source` (either may be none); a lost peer
+    /// (Error lost_rank) is noted (lost_peer()) and rethrown: the job ends (a worker tells rank
+    /// 0, wire::kLost). Rank 0's own verdict on a worker (LostWorker, from its pulse) passes.
+    template <class F>
+    void with_peers(int dest, int source, F&& f) {
+        try {
+            f();
+        } catch (const LostWorker&) {
+            throw;
+        } catch (const Error& e) {
+            if (e.reason() != ErrorReason::lost_rank) throw;
+            // send_recv receives first, then completes its sends ("took nothing sent to it").
+            const bool send_side = source == Comm::none ||
+                                   (dest != Comm::none && std::string(e.what()).find("took nothing") != std::string::npos);
+            lost_peer_ = send_side ? dest : source;
+            throw;
         }
     }
 
@@ -612,7 +693,9 @@ private:
                                                 s.bottom.data());
                         }
                     }
-                    for (auto& s : mine_) s.ctx->queue().finish();
+                    device_wait([&] {
+                        for (auto& s : mine_) s.ctx->queue().finish();
+                    });
                     // 2. Neighbours on this rank: copies.
                     for (std::size_t i = 0; i + 1 < mine_.size(); ++i) {
                         auto &l = mine_[i], &r = mine_[i + 1];
@@ -636,7 +719,7 @@ private:
             std::span<const std::byte> parts[2] = {
                 std::as_bytes(std::span(&status, 1)),
                 failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
-            comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo);
+            with_peers(dest, source, [&] { comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo); });
             if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
             if (source != Comm::none && accept(inbox_, source, n)) {
                 guarded(
@@ -686,9 +769,11 @@ private:
                         report_.records_per_step[step_] += s.host_records.size();
                     }
                     const bool timed = time_launches_ && step_ >= 1;
+                    device_wait([&] {
+                        for (auto& s : mine_) s.ctx->queue().finish();
+                    });
                     for (std::size_t j = 0; j < mine_.size(); ++j) {
                         auto& s = mine_[j];
-                        s.ctx->queue().finish();
                         const double c0 = now_s();
                         data::combine_records(a.op, d.type, s.host_records.data(), count[j], total);
                         // The records' combination and read: work that grows with the slice.
@@ -706,11 +791,11 @@ private:
             std::span<const std::byte> parts[2] = {
                 std::as_bytes(std::span(&status, 1)),
                 failed_ ? std::span<const std::byte>() : std::as_bytes(std::span(total))};
-            comm_.send_parts(parts, dest, kReduce);
+            with_peers(dest, Comm::none, [&] { comm_.send_parts(parts, dest, kReduce); });
             if (!failed_) report_.sent_per_step[step_] += bytes;
         };
         if (left != Comm::none) {
-            comm_.recv_bytes_into(inbox_, left, kReduce);
+            with_peers(Comm::none, left, [&] { comm_.recv_bytes_into(inbox_, left, kReduce); });
             if (accept(inbox_, left, bytes)) {
                 std::vector<double> before(R);
                 std::memcpy(before.data(), inbox_.data() + 8, bytes);
@@ -719,7 +804,7 @@ private:
         }
         if (right != Comm::none) {
             send(right);
-            comm_.recv_bytes_into(inbox_, right, kReduce);
+            with_peers(Comm::none, right, [&] { comm_.recv_bytes_into(inbox_, right, kReduce); });
             if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
         }
         if (left != Comm::none) send(left);
@@ -740,6 +825,10 @@ private:
     wire::Failure failure_;
     bool failed_ = false, origin_ = false, time_launches_ = false;
     std::uint64_t step_ = 0;
+    int lost_peer_ = -1;
+    bool beats_ = false, beating_ = false, slow_ = true;
+    double last_beat_ = 0;
+    fault::DataFault fault_;
     Bytes inbox_, result_;
 };
 
@@ -757,6 +846,127 @@ std::vector<int> shared_outputs(const DataJobSpec& spec) {
     return v;
 }
 
+/// Rank 0's deadlines on the workers of a data job, the kernel jobs' rule: a worker is lost when
+/// rank 0 has heard nothing from it (a heartbeat, a message, a send taken) for --rank-timeout
+/// while it listened (time rank 0 spent on its own work, away from MPI, does not count).
+class Watch {
+public:
+    Watch(Comm& comm, double timeout_s, std::function<std::string(int)> describe, std::function<void(int)> on_lost)
+        : comm_(comm), timeout_s_(timeout_s), describe_(std::move(describe)), on_lost_(std::move(on_lost)) {}
+
+    /// Takes the heartbeats that came, and moves every deadline on by the time rank 0 was away;
+    /// raises the loss a worker reported of its neighbour (wire::kLost).
+    void poll() {
+        const double now = now_s();
+        if (const double away = now - listened_; listened_ > 0 && away > 0.01)
+            for (auto& [r, t] : heard_) t += away;
+        listened_ = now;
+        int from = 0;
+        while (comm_.iprobe(Comm::any_source, wire::kHeartbeat, &from)) {
+            (void)comm_.recv_bytes(from, wire::kHeartbeat);
+            heard_[from] = now_s();
+        }
+        if (comm_.iprobe(Comm::any_source, wire::kLost, &from)) {
+            const auto j = comm_.recv_json(from, wire::kLost);
+            const int lost = j.at("lost").get<int>();
+            const std::string why = "rank " + std::to_string(from) + ": " + j.value("error", std::string());
+            if (lost <= 0) throw Error(ErrorReason::lost_rank, why);  // rank 0 itself was too slow for it
+            lose(lost, why);
+        }
+    }
+    /// poll() at most every 10 ms: rank 0's pulse while it steps with its own slices.
+    void pulse() {
+        if (now_s() - listened_ >= 0.01) poll();
+    }
+    void heard(int r) { heard_[r] = now_s(); }
+    /// Rank 0's own wait on neighbour `r` ran out (`why`): `r` is lost, unless it is alive
+    /// (its heartbeats come) and waiting itself on a lost rank, which it then names (kLost).
+    [[noreturn]] void settle(int r, const std::string& why) {
+        if (!heard_.count(r)) heard(r);
+        for (;;) {
+            poll();
+            if (silent(r)) lose(r, why);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    /// Waits until a message with `tag` from worker `r` has come (it is then received with
+    /// --rank-timeout as the patience between its pieces).
+    void await(int r, int tag) {
+        if (!heard_.count(r)) heard(r);
+        for (;;) {
+            poll();
+            if (comm_.iprobe(r, tag)) {
+                heard(r);
+                return;
+            }
+            check(r);
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+    /// Waits until the sends in `sends` (rank, handle) are done.
+    void await_sends(std::vector<std::pair<int, std::size_t>>& sends) {
+        for (const auto& [r, id] : sends)
+            if (!heard_.count(r)) heard(r);
+        while (!sends.empty()) {
+            poll();
+            bool progress = false;
+            for (auto it = sends.begin(); it != sends.end();) {
+                bool done = false;
+                try {
+                    done = comm_.test_send(it->second);
+                } catch (const Error& e) {
+                    if (e.reason() != ErrorReason::lost_rank) throw;
+                    const int r = it->first;
+                    abandon(sends);
+                    lose(r, e.what());
+                }
+                if (!done) {
+                    ++it;
+                    continue;
+                }
+                heard(it->first);
+                it = sends.erase(it);
+                progress = true;
+            }
+            if (progress) continue;
+            for (const auto& [r, id] : sends)
+                if (silent(r)) {
+                    const int lost = r;
+                    const std::string why = silence(lost);
+                    abandon(sends);
+                    lose(lost, why);
+                }
+            std::this_thread::yield();  // MPI moves a message only inside MPI calls
+        }
+    }
+    /// Raises the loss of rank `r` (Error lost_rank), naming its host and devices.
+    [[noreturn]] void lose(int r, const std::string& why) {
+        on_lost_(r);
+        throw LostWorker(describe_(r) + " is lost: " + why);
+    }
+
+private:
+    bool silent(int r) const { return now_s() - heard_.at(r) > timeout_s_; }
+    std::string silence(int r) const {
+        return "nothing heard from it for " + format_seconds(now_s() - heard_.at(r), 3) + " (--rank-timeout " +
+               format_seconds(timeout_s_, 3) + ")";
+    }
+    void check(int r) {
+        if (silent(r)) lose(r, silence(r));
+    }
+    void abandon(std::vector<std::pair<int, std::size_t>>& sends) {
+        for (const auto& [r, id] : sends) comm_.abandon_send(id);
+        sends.clear();
+    }
+
+    Comm& comm_;
+    double timeout_s_;
+    std::function<std::string(int)> describe_;
+    std::function<void(int)> on_lost_;
+    std::map<int, double> heard_;
+    double listened_ = 0;
+};
+
 /// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
 void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
@@ -771,8 +981,9 @@ void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& stag
 
 /// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
 /// when the rank had failed (its report says why).
-bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm) {
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch) {
     const auto& spec = job.spec();
+    watch.await(r, kData);
     const auto hdr = comm.recv_json(r, kData);
     if (!hdr.at("ok").get<bool>()) return false;
     for (const auto& s : slices) {
@@ -780,6 +991,7 @@ bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Com
         for (int b : split_outputs(spec)) {
             const auto& d = spec.buffers[std::size_t(b)];
             const std::uint64_t row = d.pitch * elem_size(d.type);
+            watch.await(r, kData);  // the worker reads each slice from its device first
             comm.recv_bytes_exact(job.host(b).subspan(s.offset * row, s.units * row), r, kData);
         }
     }
@@ -895,12 +1107,25 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
             workers.push_back(s.rank);
     std::sort(workers.begin(), workers.end());
 
+    // Every wait on a worker has a deadline (Watch): --rank-timeout of silence while rank 0
+    // listens. A lost worker ends the job at once; the cluster is not used again.
+    Watch watch(
+        comm, impl_->rank_timeout_s, [this](int r) { return describe_rank(r); },
+        [this](int r) {
+            if (!impl_->is_lost(r)) impl_->lost.push_back(r);
+            mpi::note_lost_peer();
+        });
+    const PatienceScope patient(comm, impl_->rank_timeout_s);
     const double t0 = now_s();
-    const nlohmann::json cmd = {{"cmd", "data"},
-                                {"spec", to_json(spec)},
-                                {"slices", slices_to_json(slices)},
-                                {"time_launches", options.time_launches}};
-    for (int r : workers) comm.send_json(cmd, r, wire::kCmd);
+    const std::string cmd = nlohmann::json{{"cmd", "data"},
+                                           {"spec", to_json(spec)},
+                                           {"slices", slices_to_json(slices)},
+                                           {"time_launches", options.time_launches}}
+                                .dump();
+    std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
+    const auto cmd_bytes = std::as_bytes(std::span(cmd.data(), cmd.size()));
+    for (int r : workers) sends.emplace_back(r, comm.isend_parts({&cmd_bytes, 1}, r, wire::kCmd));
+    watch.await_sends(sends);
 
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(options.time_launches);
@@ -918,37 +1143,60 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
                      job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
         }
     }
-    // The scatter: each worker slice's input rows, then the shared inputs once per rank.
+    // The scatter, posted at once: each worker slice's input rows, then the shared inputs once
+    // per rank. A worker sends heartbeats while it sets up, before it takes them.
     for (int r : workers) {
         for (const auto& s : slices) {
             if (s.rank != r) continue;
             for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
                 if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
                 const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
-                comm.send_bytes(
-                    job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))), r, kData);
+                const auto rows = std::span<const std::byte>(
+                    job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
+                sends.emplace_back(r, comm.isend_parts({&rows, 1}, r, kData));
             }
         }
         for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared)
-                comm.send_bytes(job.host(int(b)), r, kData);
+            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared) {
+                const auto all = std::span<const std::byte>(job.host(int(b)));
+                sends.emplace_back(r, comm.isend_parts({&all, 1}, r, kData));
+            }
     }
+    watch.await_sends(sends);
+    // Every rank starts its steps together: each worker says it is set up (its inputs are on
+    // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
+    // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
+    for (int r : workers) {
+        watch.await(r, kData);
+        (void)comm.recv_json(r, kData);
+    }
+    for (int r : workers) comm.send_json({{"go", true}}, r, kData);
     x.report().setup_s = now_s() - t0;
     result.setup_s = x.report().setup_s;
 
-    // The steps: rank 0 takes part with its own slices, and takes the gathers it asked for.
-    // Taking part, it waits on its neighbours at most --rank-timeout at a time (a hung
-    // neighbour is a lost rank, the job ends); without slices it waits for the workers' steps,
-    // however long they take.
+    // The steps: rank 0 takes part with its own slices (waiting on its neighbours at most
+    // --rank-timeout at a time, as they wait on it), and takes the gathers it asked for, from
+    // workers that send heartbeats while their steps run.
     const double s0 = now_s();
     {
-        const PatienceScope patience(comm, x.participates() ? impl_->rank_timeout_s : 0.0);
-        x.run_steps([&](std::uint64_t step) {
-            if (!x.failed()) read_own_outputs(job, x);
-            bool ok = !x.failed();
-            for (int r : workers) ok = recv_outputs(job, slices, r, comm) && ok;
-            if (ok && job.on_gather()) job.on_gather()(step);
-        });
+        struct PulseScope {
+            Comm& comm;
+            ~PulseScope() { comm.set_pulse({}); }
+        } pulse{comm};
+        comm.set_pulse([&watch] { watch.pulse(); });  // hears the workers while it steps
+        try {
+            x.run_steps([&](std::uint64_t step) {
+                if (!x.failed()) read_own_outputs(job, x);
+                bool ok = !x.failed();
+                for (int r : workers) ok = recv_outputs(job, slices, r, comm, watch) && ok;
+                if (ok && job.on_gather()) job.on_gather()(step);
+            });
+        } catch (const LostWorker&) {
+            throw;
+        } catch (const Error& e) {
+            if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;
+            watch.settle(x.lost_peer(), e.what());
+        }
     }
 
     // The end: every worker's report, then its outputs; rank 0's own outputs.
@@ -965,16 +1213,21 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     }
     const int sender = x.participates() ? -1 : shared_sender(slices);
     for (int r : workers) {
+        watch.await(r, kResult);
         const auto j = comm.recv_json(r, kResult);
         RankReport rep = report_from_json(j);
         wire::Failure f;
         if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
-        const bool ok = recv_outputs(job, slices, r, comm);
+        const bool ok = recv_outputs(job, slices, r, comm, watch);
         if (ok && r == sender)
-            for (int b : shared_outputs(spec)) comm.recv_bytes_exact(job.host(b), r, kData);
+            for (int b : shared_outputs(spec)) {
+                watch.await(r, kData);
+                comm.recv_bytes_exact(job.host(b), r, kData);
+            }
         reports.push_back({rep, f});
         origins.push_back(j.value("origin", false));
     }
+    watch.poll();  // the last heartbeats
     const double end = now_s();
     result.total_s = end - t0;
     result.run_s = end - s0;
@@ -1046,9 +1299,23 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     const DataJobSpec spec = data_job_from_json(cmd.at("spec"));
     const auto slices = slices_from_json(cmd.at("slices"));
     const double t0 = now_s();
+    const auto fault = fault::data_fault();
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(cmd.value("time_launches", false));
-    x.setup();
+    // This rank tells rank 0 that it is alive (wire::kHeartbeat, at most every second) while it
+    // sets up, steps, and waits on its neighbours or its devices: rank 0 counts a worker lost
+    // after --rank-timeout without a sign of life (docs/cluster.md, "The fault model").
+    x.heartbeats(fault);
+    struct PulseScope {
+        Comm& comm;
+        ~PulseScope() { comm.set_pulse({}); }
+    } pulse{comm};
+    comm.set_pulse([&x] { x.beat(); });
+    {
+        auto setup = std::async(std::launch::async, [&x] { x.setup(); });
+        wait_beating(comm, setup);
+    }
+    fault::hang_data(fault, "scatter");
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
     Bytes staging = bytes_with(pinned);
@@ -1063,18 +1330,27 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         comm.recv_bytes_into(staging, 0, kData);
         for (auto& s : x.mine_mutable()) x.upload(s, int(b), 0, staging);
     }
+    // Set up; every rank starts its steps on rank 0's word.
+    comm.send_json({{"ok", !x.failed()}}, 0, kData);
+    (void)comm.recv_json(0, kData);
     x.report().setup_s = now_s() - t0;
     {
         // Between steps a worker waits on its neighbours at most --rank-timeout at a time: a
-        // hung neighbour is a lost rank (this rank says so and ends the job). The scatter
-        // before and the gathers to rank 0 (which takes the ranks in turn) wait as long as
-        // it takes.
+        // hung neighbour is lost (this rank tells rank 0, which names it and ends the job). The
+        // gathers to rank 0 (which takes the ranks in turn) wait as long as it takes.
         const PatienceScope patience(comm, impl_->rank_timeout_s);
-        x.run_steps([&](std::uint64_t) {
-            const PatienceScope gather(comm, 0.0);
-            send_outputs(x, spec, comm, staging);
-        });
+        try {
+            x.run_steps([&](std::uint64_t) {
+                const PatienceScope gather(comm, 0.0);
+                send_outputs(x, spec, comm, staging);
+            });
+        } catch (const Error& e) {
+            if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;
+            comm.send_json({{"lost", x.lost_peer()}, {"error", e.what()}}, 0, wire::kLost);
+            return;  // rank 0 ends the job; this rank goes back to serving
+        }
     }
+    fault::hang_data(fault, "gather");
     comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
     send_outputs(x, spec, comm, staging);
     if (!x.failed() && comm.rank() == shared_sender(slices) &&

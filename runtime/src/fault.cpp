@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <optional>
+#include <thread>
 
 #include "worksize/runtime/opencl.hpp"
 
@@ -95,6 +97,44 @@ void device_identity(DeviceInfo& dev) {
     if (!injected_fault().as_gpu) return;
     dev.type = DeviceType::gpu;
     dev.pci_bus_id = "0000:01:00." + std::to_string(dev.index % 8);
+}
+
+namespace {
+
+/// A positive number of seconds, or nothing.
+std::optional<double> seconds_of(const std::string& text) {
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    if (text.empty() || !end || *end != '\0' || !(x > 0)) return std::nullopt;
+    return x;
+}
+
+}  // namespace
+
+DataFault data_fault() {
+    DataFault f;
+    const char* env = std::getenv("WORKSIZE_FAULT");
+    if (!env) return f;
+    const std::string v = env, hang = "hang-data:", slow = "slow-data:";
+    if (v.rfind(hang, 0) == 0) {
+        std::string rest = v.substr(hang.size());
+        if (const auto colon = rest.find(':'); colon != std::string::npos) {
+            const auto s = seconds_of(rest.substr(colon + 1));
+            if (!s) return f;
+            f.hang_s = *s;
+            rest.resize(colon);
+        }
+        if (rest == "scatter" || rest == "steps" || rest == "gather") f.hang = rest;
+    }
+    if (v.rfind(slow, 0) == 0)
+        if (const auto s = seconds_of(v.substr(slow.size()))) f.slow_s = *s;
+    return f;
+}
+
+void hang_data(const DataFault& f, const std::string& phase) {
+    if (f.hang != phase) return;
+    std::this_thread::sleep_for(std::chrono::duration<double>(f.hang_s));
+    throw Error("this rank hung on purpose (WORKSIZE_FAULT=hang-data:" + phase + ")");
 }
 
 }  // namespace worksize::fault

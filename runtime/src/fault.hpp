@@ -29,4 +29,19 @@ std::string inventory_text(nlohmann::json msg);
 /// (0000:01:00.<index>), so that ranks of one host emulate two ranks driving one GPU.
 void device_identity(DeviceInfo& dev);
 
+/// The data-job hooks, read at each data job (not once per process, so that an in-process test
+/// can set them): "hang-data:<phase>[:<seconds>]": a worker rank of a data job stops answering
+/// in <phase> for <seconds> (default 600: until rank 0 ends the job), then throws: "scatter"
+/// (before it takes its inputs), "steps" (at the start of its second step, or of its only one),
+/// "gather" (before its report and final outputs). "slow-data:<seconds>": every step of a worker
+/// rank waits <seconds> longer on its devices, as a slow kernel would.
+struct DataFault {
+    std::string hang;  ///< the phase, or empty
+    double hang_s = 600.0;
+    double slow_s = 0.0;
+};
+DataFault data_fault();
+/// Sleeps `f.hang_s` without a word, then throws, when `f.hang` is `phase`.
+void hang_data(const DataFault& f, const std::string& phase);
+
 }  // namespace worksize::fault

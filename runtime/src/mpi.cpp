@@ -140,7 +140,8 @@ void pause_in_message() { std::this_thread::yield(); }
 /// completed `patience` seconds after `since` (the last sign of life of `peer`) throws
 /// Error(lost_rank). Its status in *st. `in_message`: the request is part of a message that
 /// has begun (poll without sleeping); else a message that may be long in coming.
-void wait_patiently(MPI_Request& request, MPI_Status* st, double patience, int peer, bool in_message = false) {
+void wait_patiently(const Comm& self, MPI_Request& request, MPI_Status* st, double patience, int peer,
+                    bool in_message = false) {
     if (patience <= 0) {
         check(MPI_Wait(&request, st), "MPI_Wait");
         return;
@@ -159,6 +160,13 @@ void wait_patiently(MPI_Request& request, MPI_Status* st, double patience, int p
                                                     (in_message ? " in the middle of a message" : "") +
                                                     " (--rank-timeout)");
         }
+        try {
+            self.pulse();
+        } catch (...) {  // the pulse ended the wait (rank 0 found a worker lost)
+            MPI_Cancel(&request);
+            MPI_Request_free(&request);
+            throw;
+        }
         if (in_message)
             pause_in_message();
         else
@@ -167,18 +175,19 @@ void wait_patiently(MPI_Request& request, MPI_Status* st, double patience, int p
 }
 
 /// The announced size of the payload that `source` sends next with `tag`.
-std::uint64_t recv_header(MPI_Comm comm, int source, int tag, int* from, double patience) {
+std::uint64_t recv_header(const Comm& self, MPI_Comm comm, int source, int tag, int* from, double patience) {
     std::uint64_t n = 0;
     MPI_Status st;
     MPI_Request rq;
     check(MPI_Irecv(&n, 1, MPI_UINT64_T, source_of(source), tag, comm, &rq), "MPI_Irecv");
-    wait_patiently(rq, &st, patience, source);
+    wait_patiently(self, rq, &st, patience, source);
     if (from) *from = st.MPI_SOURCE;
     return n;
 }
 
 /// The payload's pieces, whatever their sizes (the sender's parts), into dest[0, n).
-void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, int tag, double patience) {
+void recv_pieces(const Comm& self, MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, int tag,
+                 double patience) {
     for (std::uint64_t off = 0; off < n;) {
         MPI_Status st;
         if (patience <= 0) {
@@ -194,6 +203,7 @@ void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, in
                                                             std::to_string(patience) +
                                                             " s in the middle of a message (--rank-timeout)");
                 }
+                self.pulse();
                 pause_in_message();
             }
         }
@@ -203,7 +213,7 @@ void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, in
             throw MpiError("rank " + std::to_string(source) + " sent more bytes than it announced");
         MPI_Request rq;
         check(MPI_Irecv(dest + off, count, MPI_BYTE, source, tag, comm, &rq), "MPI_Irecv");
-        wait_patiently(rq, MPI_STATUS_IGNORE, patience, source, true);
+        wait_patiently(self, rq, MPI_STATUS_IGNORE, patience, source, true);
         off += std::uint64_t(count);
     }
 }
@@ -211,7 +221,7 @@ void recv_pieces(MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, in
 /// Complete sends to `peer`: blocking without patience; else polled, and sends that `peer` has
 /// not taken `patience` seconds after they were posted throw Error(lost_rank) (a hung rank takes
 /// no message; the requests are left to MPI, the job is ending).
-void wait_sends(std::vector<MPI_Request>& requests, double patience, int peer) {
+void wait_sends(const Comm& self, std::vector<MPI_Request>& requests, double patience, int peer) {
     if (patience <= 0) {
         check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
         return;
@@ -228,6 +238,13 @@ void wait_sends(std::vector<MPI_Request>& requests, double patience, int peer) {
             mpi::note_lost_peer();
             throw Error(ErrorReason::lost_rank, "rank " + std::to_string(peer) + " took nothing sent to it for " +
                                                     std::to_string(patience) + " s (--rank-timeout)");
+        }
+        try {
+            self.pulse();
+        } catch (...) {
+            for (auto& r : requests)
+                if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+            throw;
         }
         pause_in_message();
     }
@@ -256,7 +273,7 @@ void MpiComm::send_parts(std::span<const std::span<const std::byte>> parts, int 
     if (patience() > 0) {  // posted at once, then completed with patience
         std::vector<MPI_Request> requests;
         post_parts(parts, dest, tag, handle_->comm, &n, requests);
-        wait_sends(requests, patience(), dest);
+        wait_sends(*this, requests, patience(), dest);
         return;
     }
     for (const auto& p : parts) n += p.size();
@@ -332,6 +349,7 @@ bool MpiComm::test_recv(std::size_t id) {
             fail(ErrorReason::lost_rank, "rank " + std::to_string(p.source) + " sent nothing for " +
                                              std::to_string(patience()) +
                                              " s in the middle of a message (--rank-timeout)");
+        pulse();
         return false;
     };
     for (;;) {
@@ -413,28 +431,28 @@ void MpiComm::send_recv(std::span<const std::span<const std::byte>> parts, int d
         MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
         throw;
     }
-    wait_sends(requests, patience(), dest);
+    wait_sends(*this, requests, patience(), dest);
 }
 
 void MpiComm::recv_bytes_into(Bytes& buffer, int source, int tag, int* from) {
     int src = source;
-    const std::uint64_t n = recv_header(handle_->comm, source, tag, &src, patience());
+    const std::uint64_t n = recv_header(*this, handle_->comm, source, tag, &src, patience());
     if (from) *from = src;
     // Cleared first: a buffer that must grow does not copy its old contents to the new memory.
     buffer.clear();
     buffer.resize(n);
-    recv_pieces(handle_->comm, buffer.data(), n, src, tag, patience());
+    recv_pieces(*this, handle_->comm, buffer.data(), n, src, tag, patience());
 }
 
 void MpiComm::recv_bytes_exact(std::span<std::byte> dest, int source, int tag) {
-    const std::uint64_t n = recv_header(handle_->comm, source, tag, nullptr, patience());
+    const std::uint64_t n = recv_header(*this, handle_->comm, source, tag, nullptr, patience());
     if (n != dest.size()) {
         Bytes drained(n);  // keep the message stream in step before refusing it
-        recv_pieces(handle_->comm, drained.data(), n, source, tag, patience());
+        recv_pieces(*this, handle_->comm, drained.data(), n, source, tag, patience());
         throw MpiError("rank " + std::to_string(source) + " sent " + std::to_string(n) + " bytes where " +
                        std::to_string(dest.size()) + " were expected");
     }
-    recv_pieces(handle_->comm, dest.data(), n, source, tag, patience());
+    recv_pieces(*this, handle_->comm, dest.data(), n, source, tag, patience());
 }
 
 std::vector<std::string> MpiComm::gather_strings(const std::string& mine) {

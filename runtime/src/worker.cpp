@@ -95,11 +95,7 @@ int Cluster::serve() {
         }
         // The main thread (MPI is funneled) tells rank 0 every second that this rank is alive,
         // so that a long kernel is not taken for a lost rank.
-        for (auto& f : futs) {
-            while (f.wait_for(std::chrono::seconds(1)) != std::future_status::ready)
-                comm.send_json(nlohmann::json::object(), 0, wire::kHeartbeat);
-            f.get();
-        }
+        for (auto& f : futs) wait_beating(comm, f);
         for (auto& w : work) {
             if (!w.error.empty()) {
                 nlohmann::json reply = {{"task", w.task}, {"ok", false}};

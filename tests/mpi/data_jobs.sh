@@ -4,7 +4,9 @@
 # with --select all, and the default selection, where rank 0 drives none); the heat stencil's
 # halo traffic per rank is exactly one row per neighbour and step; and every mistake of
 # tests/data_errors.cpp ends the job on every rank with one line, exit 2, no hang; a rank that
-# stops answering between steps is named by a neighbour within --rank-timeout, exit 1, no hang.
+# stops answering between steps (SIGSTOP), or hangs in the scatter, its steps or before the final
+# gather (WORKSIZE_FAULT=hang-data:<phase>), is named by rank 0 with its host and device within
+# --rank-timeout (5 s) of its last sign of life, exit 1, no hang.
 # Args: worksize_example_heat worksize_example_filter2d worksize_example_kmeans
 #       worksize_test_data_errors MPIEXEC
 heat=$1; filter2d=$2; kmeans=$3; errors=$4; mpx=$5
@@ -113,8 +115,12 @@ error_case no-kernel "rank 1: .*the source has no kernel 'stencil'"
 error_case no-kernel "rank 0: .*the source has no kernel 'stencil'" --select all
 
 # A rank that stops answering in the middle of the steps (SIGSTOP, as a hung node) is found by
-# its neighbours within --rank-timeout (5 s): one of them names it, the job ends with exit 1 on
-# every rank, no hang. hung_step R: stop rank R of a long heat run once it has spent 1.5 s of CPU.
+# its neighbours within --rank-timeout (5 s): rank 0 names it (found itself, or told by the rank
+# next to it), the job ends with exit 1 on every rank, no hang. hung_step R: stop rank R of a
+# long heat run once it has spent 3 s of CPU: past the start (device discovery and the inventory
+# are collectives, not survived: docs/cluster.md), in its setup or its steps. (Before the data
+# jobs' deadlines, a stop that landed in the setup, a cold PoCL cache's compile under load,
+# hung the job: rank 0's scatter waited for the stopped rank without a deadline.)
 hung_step() {
   local victim=$1 tag="WORKSIZE_TEST_VICTIM=$$.$RANDOM" pid="" t0 t1
   local RANK_ENV_0="" RANK_ENV_1="" RANK_ENV_2=""
@@ -128,7 +134,7 @@ hung_step() {
     done
     if [ -n "$pid" ]; then
       local ticks; ticks=$(awk '{print $14 + $15}' /proc/"$pid"/stat 2>/dev/null || echo 0)
-      [ "$ticks" -ge $((15 * $(getconf CLK_TCK) / 10)) ] && break
+      [ "$ticks" -ge $((3 * $(getconf CLK_TCK))) ] && break
     fi
     sleep 0.1
   done
@@ -143,12 +149,37 @@ hung_step() {
   else
     bad "hung rank $victim: exit $rc after ${took} s (want non-zero within 10 s)"
   fi
-  if grep -Eq "heat(\[rank [0-9]\])?: error: rank $victim (sent nothing|took nothing sent to it) for 5(\.0+)? s" "$err"; then
-    ok "hung rank $victim: a neighbour names it: $(grep -E 'error: rank' "$err" | head -n 1)"
+  if grep -Eq "^heat: error: rank $victim on host [^ ]+ \(device '[^']+'\) is lost: " "$err"; then
+    ok "hung rank $victim: rank 0 names it: $(grep -E 'error: rank' "$err" | head -n 1)"
   else
     bad "hung rank $victim: no line naming rank $victim: $(head -c 600 "$err")"
   fi
 }
 hung_step 1  # in the middle: both neighbours wait on it
 hung_step 2  # the last slice: rank 1 waits on it
+
+# hang_data PHASE: rank 1 of three (the default selection: rank 0 holds no slice) hangs in PHASE
+# (WORKSIZE_FAULT=hang-data:PHASE, docs/testing.md): rank 0 names it within --rank-timeout (5 s)
+# of its last sign of life (a heartbeat, a message), exit 1, and the job ends; 25 s leave the
+# setup before the hang room on a loaded machine.
+hang_data() {
+  local phase=$1 t0 t1 took RANK_ENV_1="WORKSIZE_FAULT=hang-data:$1"
+  mpmd_cmd "$mpx" "$heat" "$cus" 96 90 200
+  t0=$(date +%s.%N); run 120 "${MPMD[@]}"; t1=$(date +%s.%N)
+  took=$(echo "$t1 - $t0" | bc)
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(echo "$took < 25" | bc)" = 1 ]; then
+    ok "rank 1 hung in the $phase: the job ended after ${took} s, exit $rc"
+  else
+    bad "rank 1 hung in the $phase: exit $rc after ${took} s (want non-zero within 25 s)"
+  fi
+  if [ "$(grep -Ec 'error: ' "$err")" -eq 1 ] &&
+     grep -Eq "^heat: error: rank 1 on host [^ ]+ \(device '[^']+'\) is lost: " "$err"; then
+    ok "rank 1 hung in the $phase: one line names it: $(grep -E 'error: ' "$err")"
+  else
+    bad "rank 1 hung in the $phase: not one error line naming rank 1, its host and device"
+  fi
+}
+hang_data scatter
+hang_data steps
+hang_data gather
 finish

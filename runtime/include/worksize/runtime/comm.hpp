@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -71,6 +72,13 @@ public:
     /// arriving before it throws Error (lost_rank); 0: wait forever (the default for MPI).
     void set_patience(double seconds) { patience_s_ = seconds; }
     double patience() const { return patience_s_; }
+    /// Called at every poll of a wait with patience (a receive, a send, a probe loop), so that a
+    /// worker waiting on a neighbour still tells rank 0 that it is alive (data jobs; the function
+    /// sends a heartbeat when one is due). Empty: nothing is called.
+    void set_pulse(std::function<void()> f) { pulse_ = std::move(f); }
+    void pulse() const {
+        if (pulse_) pulse_();
+    }
 
     /// Collective: rank 0 gets every rank's string in rank order, the others an empty vector.
     virtual std::vector<std::string> gather_strings(const std::string& mine) = 0;
@@ -85,6 +93,7 @@ public:
 
 private:
     double patience_s_ = 0.0;
+    std::function<void()> pulse_;
 };
 
 /// Sets a Comm's patience for a scope, then puts the previous one back.

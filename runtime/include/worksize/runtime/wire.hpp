@@ -25,9 +25,12 @@ inline constexpr int kCmd = 11, kPayload = 12, kResult = 13;
 /// Data jobs (data_job.hpp): rank 0's scatter and the gathers; halo rows between neighbours;
 /// reduction totals along the slices.
 inline constexpr int kData = 14, kHalo = 15, kReduce = 16;
-/// A worker's sign of life ({} every second while it executes a run command's tasks), so that
-/// rank 0 does not take a long kernel for a lost rank.
+/// A worker's sign of life ({} every second while it executes a run command's tasks, or a data
+/// job's setup, steps and waits), so that rank 0 does not take a long kernel for a lost rank.
 inline constexpr int kHeartbeat = 17;
+/// Data jobs: a worker whose neighbour stopped answering tells rank 0 ({"lost": rank, "error"})
+/// and leaves the job; rank 0 ends it, naming that neighbour.
+inline constexpr int kLost = 18;
 
 /// A failure as the wire carries it.
 struct Failure {

@@ -1,0 +1,147 @@
+// Data jobs never hang (docs/cluster.md, "The fault model"): over in-process ranks (local_comms),
+// a worker that stops answering during the scatter, during its steps while rank 0 holds no slice,
+// or before the final gather is found lost by rank 0 within --rank-timeout and a margin, named
+// with its host and device; a worker whose steps are each longer than --rank-timeout is not.
+// The faults are WORKSIZE_FAULT's data-job hooks (fault.hpp), read at each data job.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "local_cluster.hpp"
+#include "worksize/runtime/data_job.hpp"
+
+namespace worksize {
+namespace {
+
+using test::run_local;
+
+const char* kSource = R"CL(
+__kernel void smooth(__global const int* a, const int ao, __global int* b, const int bo, const int n,
+                     const int end) {
+    const int i = get_global_id(0);
+    if (i >= end) return;
+    const int l = max(i - 1, 0), r = min(i + 1, n - 1);
+    b[i - bo] = (a[l - ao] + a[i - ao] + a[r - ao]) % 1000003;
+}
+)CL";
+
+constexpr int kN = 2001;
+// Workers send a heartbeat every second: the timeout leaves a second of slack for a loaded machine.
+constexpr double kTimeout = 2.0;
+
+std::vector<std::int32_t> start_values() {
+    std::vector<std::int32_t> a(kN);
+    for (int i = 0; i < kN; ++i) a[std::size_t(i)] = (i * 7919) % 101;
+    return a;
+}
+
+std::vector<std::int32_t> smooth_reference(std::vector<std::int32_t> a, int steps) {
+    std::vector<std::int32_t> b(a.size());
+    for (int s = 0; s < steps; ++s) {
+        for (int i = 0; i < kN; ++i)
+            b[std::size_t(i)] = (a[std::size_t(std::max(i - 1, 0))] + a[std::size_t(i)] +
+                                 a[std::size_t(std::min(i + 1, kN - 1))]) % 1000003;
+        a.swap(b);
+    }
+    return a;
+}
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// WORKSIZE_FAULT for one test.
+struct FaultEnv {
+    explicit FaultEnv(const std::string& value) { ::setenv("WORKSIZE_FAULT", value.c_str(), 1); }
+    ~FaultEnv() { ::unsetenv("WORKSIZE_FAULT"); }
+    FaultEnv(const FaultEnv&) = delete;
+    FaultEnv& operator=(const FaultEnv&) = delete;
+};
+
+/// Two ranks, rank 0 holding no slice (the default selection: it drives no device), rank 1 the
+/// whole job; --rank-timeout 2 s.
+DeviceSelection one_worker() {
+    DeviceSelection sel;
+    sel.rank_timeout_s = kTimeout;
+    return sel;
+}
+
+/// What rank 0 saw of a data job of `steps` steps on one worker under WORKSIZE_FAULT=`fault`.
+struct Seen {
+    bool threw = false;
+    std::string error;
+    ErrorReason reason = ErrorReason::generic;
+    double run_s = -1;  ///< run()'s time, from its start to its return or throw
+    double setup_s = -1;  ///< a healthy run: its setup (the worker's before it)
+    std::vector<int> lost;
+    bool verified = false;
+};
+
+Seen run_with_fault(const std::string& fault, int steps) {
+    FaultEnv env(fault);
+    Seen seen;
+    const auto out = run_local(2, one_worker(), [&](Cluster& c) {
+        std::vector<std::int32_t> a = start_values();
+        DataJob job("smooth", kSource, std::uint64_t(kN));
+        const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(kN),
+                              arg::end()});
+        job.swap(ba, bb).steps(std::uint64_t(steps)).gather(ba);
+        DataRunOptions o;
+        o.strategy = "even";
+        const double t = now_seconds();
+        try {
+            const DataRunResult r = run(c, job, o);
+            seen.run_s = now_seconds() - t;
+            seen.setup_s = r.setup_s;
+            seen.verified = a == smooth_reference(start_values(), steps);
+        } catch (const Error& e) {
+            seen.run_s = now_seconds() - t;
+            seen.threw = true;
+            seen.error = e.what();
+            seen.reason = e.reason();
+        }
+        seen.lost = c.lost_ranks();
+        return seen.threw ? 1 : 0;
+    });
+    EXPECT_FALSE(out[0].code == std::nullopt) << out[0].error;
+    return seen;
+}
+
+// Rank 0 names the hung worker within --rank-timeout of its last sign of life, plus a margin for
+// the setup before the hang (the program from PoCL's cache) on a loaded 2-core machine. The hung
+// worker sleeps 9 s, well past that, before its thread ends.
+void expect_lost(const std::string& phase) {
+    const Seen s = run_with_fault("hang-data:" + phase + ":9", 3);
+    ASSERT_TRUE(s.threw) << "a worker hung in the " << phase << " went unnoticed";
+    EXPECT_EQ(s.reason, ErrorReason::lost_rank) << s.error;
+    EXPECT_NE(s.error.find("rank 1 on host "), std::string::npos) << s.error;
+    EXPECT_NE(s.error.find("(device '"), std::string::npos) << s.error;
+    EXPECT_NE(s.error.find(" is lost: nothing heard from it for "), std::string::npos) << s.error;
+    EXPECT_EQ(s.lost, std::vector<int>{1});
+    EXPECT_GE(s.run_s, kTimeout) << s.error;
+    EXPECT_LT(s.run_s, kTimeout + 5.0) << s.error;  // 9 s (the hang): the deadline did not work
+}
+
+TEST(DataJobFaults, AWorkerHungBeforeTakingItsInputsIsLost) { expect_lost("scatter"); }
+
+TEST(DataJobFaults, AWorkerHungInItsStepsIsLostWhileRankZeroHoldsNoSlice) { expect_lost("steps"); }
+
+TEST(DataJobFaults, AWorkerHungBeforeTheFinalGatherIsLost) { expect_lost("gather"); }
+
+TEST(DataJobFaults, AWorkerWhoseStepsOutlastTheTimeoutIsNotLost) {
+    // Each step waits 2.5 s on the device (WORKSIZE_FAULT=slow-data): longer than --rank-timeout,
+    // rank 0 waiting all along for the final gather; the worker's heartbeats keep it alive.
+    const int steps = 2;
+    const Seen s = run_with_fault("slow-data:2.5", steps);
+    EXPECT_FALSE(s.threw) << s.error;
+    EXPECT_TRUE(s.lost.empty());
+    EXPECT_TRUE(s.verified);
+    EXPECT_GE(s.run_s, steps * 2.5);  // the delay did happen
+}
+
+}  // namespace
+}  // namespace worksize
