@@ -292,8 +292,10 @@ TEST(DataJob, ReductionsCombineEveryRanksRecords) {
     for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
 }
 
-TEST(DataJob, PerGroupReductionsCombineEveryRanksGroups) {
-    const int n = 300001;  // 1172 groups of 256: over 1024, so combined on the device first
+/// Per-group sums and a maximum of `n` items over two ranks (NULL and paper local sizes), for
+/// `steps` steps, against the CPU; every step reads at most kMaxGroupRecords records per slice and
+/// reduction (the records of 2 + 1 ints): more than that are tree-combined on the device first.
+void check_group_stats(int n, int steps) {
     auto a = group_input(n);
     std::int64_t s0 = 0, s1 = 0;
     std::int32_t mx = 0;
@@ -306,17 +308,32 @@ TEST(DataJob, PerGroupReductionsCombineEveryRanksGroups) {
             const auto bs = job.shared("sums", sums), bm = job.shared("maxima", maxima);
             job.kernel("gstats", {arg::in(ba), arg::origin(ba), arg::group_reduce(bs),
                                   arg::group_reduce(bm, ReduceOp::max), arg::end()});
+            job.steps(std::uint64_t(steps));
             DataRunOptions o;
             o.local = local;
-            run(c, job, o);
+            o.strategy = "even";
+            const DataRunResult r = run(c, job, o);
             EXPECT_EQ(sums[0], s0);
             EXPECT_EQ(sums[1], s1);
             EXPECT_EQ(maxima[0], mx);
+            EXPECT_EQ(r.ranks.size(), 2u);
+            for (const auto& k : r.ranks) {
+                EXPECT_EQ(k.records_per_step.size(), std::size_t(steps)) << "rank " << k.rank;
+                if (k.records_per_step.size() != std::size_t(steps)) continue;
+                const std::uint64_t bound = k.devices.size() * kMaxGroupRecords * (2 + 1) * sizeof(std::int32_t);
+                for (int st = 0; st < steps; ++st) {
+                    EXPECT_GT(k.records_per_step[std::size_t(st)], 0u) << "rank " << k.rank << ", step " << st;
+                    EXPECT_LE(k.records_per_step[std::size_t(st)], bound) << "rank " << k.rank << ", step " << st;
+                }
+            }
             return 0;
         });
         for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
     }
 }
+
+// One step of 300,001 items: 1172 groups of 256 in all, about 586 a slice.
+TEST(DataJob, PerGroupReductionsCombineEveryRanksGroups) { check_group_stats(300001, 1); }
 
 // "init": "none" in execute_declared: an output the kernel writes whole comes back exact; where the
 // kernel skips elements, they hold the poison (0xFF bytes, -1) that WORKSIZE_POISON_NO_INIT=1
@@ -366,46 +383,8 @@ __kernel void fill(__global int* out, const int origin, const int skip, const in
         }
 }
 
-// A multi-step job whose slices launch thousands of work-groups: each slice's per-group records are
-// tree-combined on its device before they are read, so every step reads at most kMaxGroupRecords
-// records per slice and reduction (the records of 2 + 1 ints); the result is the CPU's.
-TEST(DataJob, ManyGroupsRecordsCombineOnTheDeviceEveryStep) {
-    const int n = 2000000, steps = 3;  // ~3900 groups of 256 per slice
-    auto a = group_input(n);
-    std::int64_t s0 = 0, s1 = 0;
-    std::int32_t mx = 0;
-    for (auto v : a) s0 += v % 1000, s1 += v % 7, mx = std::max(mx, v);
-    for (const LocalPolicy local : {LocalPolicy::null, LocalPolicy::paper}) {
-        const auto out = run_local(2, every_rank_drives_its_devices(), [&](Cluster& c) {
-            std::vector<std::int32_t> sums(2, 0), maxima(1, 0);
-            DataJob job("gstats", kGroupSource, std::uint64_t(n));
-            const auto ba = job.split("a", 1, std::span(a));
-            const auto bs = job.shared("sums", sums), bm = job.shared("maxima", maxima);
-            job.kernel("gstats", {arg::in(ba), arg::origin(ba), arg::group_reduce(bs),
-                                  arg::group_reduce(bm, ReduceOp::max), arg::end()});
-            job.steps(steps);
-            DataRunOptions o;
-            o.local = local;
-            o.strategy = "even";
-            const DataRunResult r = run(c, job, o);
-            EXPECT_EQ(sums[0], s0);
-            EXPECT_EQ(sums[1], s1);
-            EXPECT_EQ(maxima[0], mx);
-            EXPECT_EQ(r.ranks.size(), 2u);
-            for (const auto& k : r.ranks) {
-                EXPECT_EQ(k.records_per_step.size(), std::size_t(steps)) << "rank " << k.rank;
-                if (k.records_per_step.size() != std::size_t(steps)) continue;
-                const std::uint64_t bound = k.devices.size() * kMaxGroupRecords * (2 + 1) * sizeof(std::int32_t);
-                for (int s = 0; s < steps; ++s) {
-                    EXPECT_GT(k.records_per_step[std::size_t(s)], 0u) << "rank " << k.rank << ", step " << s;
-                    EXPECT_LE(k.records_per_step[std::size_t(s)], bound) << "rank " << k.rank << ", step " << s;
-                }
-            }
-            return 0;
-        });
-        for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
-    }
-}
+// A multi-step job whose slices launch thousands of work-groups (about 3900 of 256 a slice).
+TEST(DataJob, ManyGroupsRecordsCombineOnTheDeviceEveryStep) { check_group_stats(2000000, 3); }
 
 /// execute_declared on one slice away from the start: per-group records of a plan's local size
 /// (4688 groups of 64) and of NULL (its own width), combined on the device, then in double.
