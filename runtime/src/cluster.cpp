@@ -60,8 +60,12 @@ void Cluster::start(const DeviceSelection& sel) {
                 // auto gives it devices (--select all, 0=...): its devices idle otherwise.
                 RankLoad load{inv.host, inv.cores, 0};
                 if (r > 0 || size == 1 || sel.master_works || sel.spec != "auto")
-                    for (const auto& d : inv.devices)
-                        if (d.type == DeviceType::cpu) load.cpu_compute_units += d.compute_units;
+                    for (const auto& d : inv.devices) {
+                        if (d.type == DeviceType::cpu)
+                            load.cpu_compute_units += d.compute_units;
+                        else
+                            ++load.other_devices;
+                    }
                 loads.push_back(load);
                 if (log::enabled(log::Level::debug)) {
                     auto line = log::debug();

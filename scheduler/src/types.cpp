@@ -87,6 +87,7 @@ std::vector<std::string> oversubscribed_nodes(const std::vector<RankLoad>& ranks
     struct Node {
         std::size_t ranks = 0;
         std::uint64_t cus = 0;
+        std::size_t others = 0;  // ranks driving GPUs (or other devices that are not CPUs)
         unsigned cores = 0;
     };
     std::vector<std::pair<std::string, Node>> nodes;  // in rank order of first appearance
@@ -97,6 +98,7 @@ std::vector<std::string> oversubscribed_nodes(const std::vector<RankLoad>& ranks
             ++it->second.ranks;
             it->second.cus += r.cpu_compute_units;
         }
+        if (r.other_devices > 0 && r.cpu_compute_units == 0) ++it->second.others;
         it->second.cores = std::max(it->second.cores, r.cores);
     }
     std::vector<std::string> out;
@@ -106,6 +108,12 @@ std::vector<std::string> oversubscribed_nodes(const std::vector<RankLoad>& ranks
                           " CPU devices with " + std::to_string(n.cus) + " compute units in all on " +
                           std::to_string(n.cores) +
                           " cores; timings will interfere (set POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM per rank)");
+        else if (n.cores > 0 && n.cus > 0 && n.others > 0 && n.cus + n.others > n.cores)
+            out.push_back("node " + host + ": CPU devices with " + std::to_string(n.cus) + " compute units in all on " +
+                          std::to_string(n.cores) + " cores beside " + std::to_string(n.others) +
+                          (n.others == 1 ? " rank that drives a GPU" : " ranks that drive GPUs") +
+                          "; the CPU devices will run slower than alone (set POCL_MAX_PTHREAD_COUNT / POCL_CPU_MAX_CU_NUM "
+                          "to leave a core to each such rank)");
     return out;
 }
 
