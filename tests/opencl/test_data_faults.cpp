@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "local_cluster.hpp"
+#include "smooth_job.hpp"
 #include "worksize/runtime/data_job.hpp"
 
 namespace worksize {
@@ -18,15 +19,7 @@ namespace {
 
 using test::run_local;
 
-const char* kSource = R"CL(
-__kernel void smooth(__global const int* a, const int ao, __global int* b, const int bo, const int n,
-                     const int end) {
-    const int i = get_global_id(0);
-    if (i >= end) return;
-    const int l = max(i - 1, 0), r = min(i + 1, n - 1);
-    b[i - bo] = (a[l - ao] + a[i - ao] + a[r - ao]) % 1000003;
-}
-)CL";
+const char* kSource = test::kSmoothSource;
 
 constexpr int kN = 2001;
 // Workers send a heartbeat every second: the timeout leaves a second of slack for a loaded machine.
@@ -38,16 +31,7 @@ std::vector<std::int32_t> start_values() {
     return a;
 }
 
-std::vector<std::int32_t> smooth_reference(std::vector<std::int32_t> a, int steps) {
-    std::vector<std::int32_t> b(a.size());
-    for (int s = 0; s < steps; ++s) {
-        for (int i = 0; i < kN; ++i)
-            b[std::size_t(i)] = (a[std::size_t(std::max(i - 1, 0))] + a[std::size_t(i)] +
-                                 a[std::size_t(std::min(i + 1, kN - 1))]) % 1000003;
-        a.swap(b);
-    }
-    return a;
-}
+using test::smooth_reference;
 
 double now_seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

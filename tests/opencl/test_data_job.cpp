@@ -10,6 +10,7 @@
 #include <span>
 
 #include "local_cluster.hpp"
+#include "smooth_job.hpp"
 #include "pocl_device.hpp"
 #include "worksize/runtime/data_job.hpp"
 #include "worksize/runtime/declared_job.hpp"
@@ -20,22 +21,7 @@ namespace {
 
 using test::run_local;
 
-const char* kSource = R"CL(
-__kernel void smooth(__global const int* a, const int ao, __global int* b, const int bo, const int n,
-                     const int end) {
-    const int i = get_global_id(0);
-    if (i >= end) return;
-    const int l = max(i - 1, 0), r = min(i + 1, n - 1);
-    b[i - bo] = (a[l - ao] + a[i - ao] + a[r - ao]) % 1000003;
-}
-__kernel void stats(__global const int* a, const int ao, __global int* sums, __global int* maxima,
-                    const int begin, const int end) {
-    const int i = get_global_id(0);
-    if (i >= end) return;
-    sums[i - begin] = a[i - ao] % 1000;
-    maxima[i - begin] = a[i - ao];
-}
-)CL";
+const char* kSource = test::kSmoothSource;
 
 // Per-group reductions: each work-group (whatever its size, up to 256) writes one record of two
 // sums into `sums` and one of its maximum into `maxima`.
@@ -69,17 +55,7 @@ std::vector<std::int32_t> group_input(int n) {
     return a;
 }
 
-std::vector<std::int32_t> smooth_reference(std::vector<std::int32_t> a, int steps) {
-    const int n = int(a.size());
-    std::vector<std::int32_t> b(a.size());
-    for (int s = 0; s < steps; ++s) {
-        for (int i = 0; i < n; ++i)
-            b[std::size_t(i)] = (a[std::size_t(std::max(i - 1, 0))] + a[std::size_t(i)] +
-                                 a[std::size_t(std::min(i + 1, n - 1))]) % 1000003;
-        a.swap(b);
-    }
-    return a;
-}
+using test::smooth_reference;
 
 DeviceSelection every_rank_drives_its_devices() {
     DeviceSelection sel;
