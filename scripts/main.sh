@@ -3,7 +3,8 @@
 # set up, list the devices, plan a matrix multiply, run it split over the devices, verified.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+# Only what the main job and the examples need, not the tests (scripts/test.sh builds those).
+scripts/setup.sh worksize worksize_examples
 ws=${WORKSIZE_BUILD_DIR:-build}/apps/worksize
 echo; echo "\$ worksize devices"; "$ws" devices
 echo; echo "\$ worksize plan --kernel matmul --size 1024"; "$ws" plan --kernel matmul --size 1024

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what worksize needs from Debian's packages (only what is missing), then configures
-# and builds it in ./build. Run as root on Debian 12 (or with sudo available).
+# and builds it in ./build (WORKSIZE_BUILD_DIR): the given targets, or everything (the tests
+# included) when none is given. Run as root on Debian 12 (or with sudo available).
+#   scripts/setup.sh [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +24,6 @@ fi
 
 build=${WORKSIZE_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWORKSIZE_WERROR=ON >/dev/null
-cmake --build "$build" -j "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"

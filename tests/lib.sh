@@ -15,6 +15,10 @@ run() {
     echo "HANG: '$*' ran past ${limit}s"; fails=$((fails+1))
   fi
 }
+# full_tier: whether the suite runs its full tier (scripts/test.sh --full, WORKSIZE_TEST_TIER=full):
+# the scripts' long sweeps run only then; the default tier keeps one case of each behaviour.
+full_tier() { [ "${WORKSIZE_TEST_TIER:-default}" = full ]; }
+
 ok()   { checks=$((checks+1)); echo "ok: $1"; }
 bad()  { checks=$((checks+1)); fails=$((fails+1)); echo "FAIL: $1"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; }
 expect_rc() { # expect_rc CODE DESCRIPTION

@@ -88,16 +88,18 @@ TEST_P(MatmulLarge, RoundTripVerifies) {
     EXPECT_NE(job->summary().find("checked"), std::string::npos) << job->summary();
 }
 
-INSTANTIATE_TEST_SUITE_P(Paper, MatmulLarge,
-                         ::testing::Values(LargeCase{{1000, 1000, 1000}, 3, LocalKind::square},
-                                           LargeCase{{1023, 1023, 1023}, 2, LocalKind::null}),
-                         [](const auto& info) {
-                             std::string name = "N";
-                             name += std::to_string(info.param.shape.n);
-                             name += "_";
-                             name += to_string(info.param.kind);
-                             return name;
-                         });
+std::string large_name(const ::testing::TestParamInfo<LargeCase>& info) {
+    std::string name = "N";
+    name += std::to_string(info.param.shape.n);
+    name += "_";
+    name += to_string(info.param.kind);
+    return name;
+}
+INSTANTIATE_TEST_SUITE_P(Paper, MatmulLarge, ::testing::Values(LargeCase{{1000, 1000, 1000}, 3, LocalKind::square}),
+                         large_name);
+// A second paper-scale product (15 s under the sanitizers): the full tier.
+INSTANTIATE_TEST_SUITE_P(FullPaper, MatmulLarge, ::testing::Values(LargeCase{{1023, 1023, 1023}, 2, LocalKind::null}),
+                         large_name);
 
 TEST(Matmul, SquareDescriptorIsWhatPlansUse) {
     // The paper's matmul, 1024^2 with K = 1024: 256 row units of 4 rows, each work-item 4

@@ -67,21 +67,31 @@ TEST_P(QuadRoundTrip, SlicesSumToTheIntegral) {
     EXPECT_TRUE(v.ok) << f << ": " << v.detail;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, QuadRoundTrip,
-    ::testing::Combine(::testing::Values<std::uint64_t>(1, 17, 1000, 1023, 509, 65536),
-                       ::testing::Values(1, 2, 3),
-                       ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
-                                         LocalChoice::one, LocalChoice::padded)),
-    [](const auto& info) {
-        std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
-        s += std::to_string(std::get<0>(info.param));
-        s += "_s";
-        s += std::to_string(std::get<1>(info.param));
-        s += "_";
-        s += name(std::get<2>(info.param));
-        return s;
-    });
+std::string round_trip_name(const ::testing::TestParamInfo<std::tuple<std::uint64_t, int, LocalChoice>>& info) {
+    std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
+    s += std::to_string(std::get<0>(info.param));
+    s += "_s";
+    s += std::to_string(std::get<1>(info.param));
+    s += "_";
+    s += name(std::get<2>(info.param));
+    return s;
+}
+const auto kLocalChoices = ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
+                                             LocalChoice::one, LocalChoice::padded);
+// The default tier: one item, a prime and a power of two, in one and three slices, every local
+// choice; the full tier adds 17, 1000 and 1023 items and two slices.
+INSTANTIATE_TEST_SUITE_P(Sizes, QuadRoundTrip,
+                         ::testing::Combine(::testing::Values<std::uint64_t>(1, 509, 65536), ::testing::Values(1, 3),
+                                            kLocalChoices),
+                         round_trip_name);
+INSTANTIATE_TEST_SUITE_P(FullSizes, QuadRoundTrip,
+                         ::testing::Combine(::testing::Values<std::uint64_t>(17, 1000, 1023),
+                                            ::testing::Values(1, 2, 3), kLocalChoices),
+                         round_trip_name);
+INSTANTIATE_TEST_SUITE_P(FullSlices, QuadRoundTrip,
+                         ::testing::Combine(::testing::Values<std::uint64_t>(1, 509, 65536), ::testing::Values(2),
+                                            kLocalChoices),
+                         round_trip_name);
 
 using IntegrandParam = std::tuple<std::string, LocalChoice, std::uint64_t>;
 class QuadIntegrand : public ::testing::TestWithParam<IntegrandParam> {};

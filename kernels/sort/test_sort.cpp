@@ -452,41 +452,46 @@ TEST_P(SortRadix, EqualsTheCpuSortBitForBit) {
     EXPECT_GT(t.kernel, 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Options, SortRadix,
-    ::testing::Values(RadixCase{1, 0, 0, 0, "mixed"}, RadixCase{2, 0, 0, 0, "mixed"},
-                      RadixCase{3, 16, 4, 1, "mixed"}, RadixCase{17, 64, 8, 16, "mixed"},
-                      RadixCase{509, 32, 3, 4, "mixed"}, RadixCase{65537, 64, 5, 8, "mixed"},
-                      RadixCase{65537, 256, 8, 8, "duplicates"}, RadixCase{40009, 128, 4, 16, "sorted"},
-                      RadixCase{40009, 0, 7, 2, "reversed"}, RadixCase{40009, 64, 1, 32, "uniform"},
-                      RadixCase{100003, 0, 0, 0, "duplicates"}, RadixCase{3000017, 0, 0, 0, "mixed"},
-                      // Both local splits (1 and 2 bits at a time) for every bits value, odd ones
-                      // ending on a 1-bit split, items 4/8/16, sizes of a partial last tile.
-                      RadixCase{1, 0, 0, 0, "mixed", 1}, RadixCase{2, 0, 0, 0, "mixed", 2},
-                      RadixCase{7919, 16, 1, 4, "mixed", 2}, RadixCase{7919, 16, 1, 8, "mixed", 1},
-                      RadixCase{12007, 32, 2, 16, "duplicates", 2}, RadixCase{12007, 32, 2, 8, "mixed", 1},
-                      RadixCase{20011, 64, 3, 8, "mixed", 2}, RadixCase{20011, 128, 3, 4, "reversed", 1},
-                      RadixCase{30011, 128, 4, 4, "mixed", 2}, RadixCase{30011, 256, 4, 16, "mixed", 1},
-                      RadixCase{40009, 128, 5, 16, "sorted", 2}, RadixCase{40009, 64, 5, 4, "mixed", 1},
-                      RadixCase{65537, 128, 6, 8, "mixed", 2}, RadixCase{65537, 128, 6, 8, "duplicates", 1},
-                      RadixCase{65537, 256, 7, 8, "mixed", 2}, RadixCase{65537, 32, 7, 16, "uniform", 1},
-                      RadixCase{99991, 1024, 8, 4, "mixed", 2}, RadixCase{99991, 128, 8, 8, "reversed", 1}),
-    [](const auto& info) {
-        const RadixCase& c = info.param;
-        std::string s = "n";
-        s += std::to_string(c.units);
-        s += "_l";
-        s += std::to_string(c.local);
-        s += "_b";
-        s += std::to_string(c.bits);
-        s += "_i";
-        s += std::to_string(c.items);
-        s += "_s";
-        s += std::to_string(c.split);
-        s += "_";
-        s += c.dist;
-        return s;
-    });
+// The default tier: every bits value 1-8 once, both local splits, items 1-16, the generator's
+// distributions, sizes of one item and of a partial last tile.
+const RadixCase kRadixCases[] = {
+    RadixCase{1, 0, 0, 0, "mixed"},           RadixCase{17, 64, 8, 16, "mixed"},
+    RadixCase{509, 32, 3, 4, "mixed"},        RadixCase{2, 0, 0, 0, "mixed", 2},
+    RadixCase{7919, 16, 1, 4, "mixed", 2},    RadixCase{12007, 32, 2, 8, "mixed", 1},
+    RadixCase{30011, 128, 4, 4, "mixed", 2},  RadixCase{40009, 64, 5, 4, "mixed", 1},
+    RadixCase{65537, 128, 6, 8, "duplicates", 1}, RadixCase{65537, 32, 7, 16, "uniform", 1},
+    RadixCase{40009, 128, 4, 16, "sorted"},   RadixCase{20011, 128, 3, 4, "reversed", 1}};
+// The full tier: the rest of the sweep (each bits value with both splits, 3,000,017 items).
+const RadixCase kFullRadixCases[] = {
+    RadixCase{2, 0, 0, 0, "mixed"}, RadixCase{3, 16, 4, 1, "mixed"},
+    RadixCase{65537, 64, 5, 8, "mixed"}, RadixCase{65537, 256, 8, 8, "duplicates"},
+    RadixCase{40009, 0, 7, 2, "reversed"}, RadixCase{40009, 64, 1, 32, "uniform"},
+    RadixCase{100003, 0, 0, 0, "duplicates"}, RadixCase{3000017, 0, 0, 0, "mixed"},
+    RadixCase{1, 0, 0, 0, "mixed", 1}, RadixCase{7919, 16, 1, 8, "mixed", 1},
+    RadixCase{12007, 32, 2, 16, "duplicates", 2}, RadixCase{20011, 64, 3, 8, "mixed", 2},
+    RadixCase{30011, 256, 4, 16, "mixed", 1}, RadixCase{40009, 128, 5, 16, "sorted", 2},
+    RadixCase{65537, 128, 6, 8, "mixed", 2}, RadixCase{65537, 256, 7, 8, "mixed", 2},
+    RadixCase{99991, 1024, 8, 4, "mixed", 2}, RadixCase{99991, 128, 8, 8, "reversed", 1}};
+
+std::string radix_case_name(const ::testing::TestParamInfo<RadixCase>& info) {
+    const RadixCase& c = info.param;
+    std::string s = "n";
+    s += std::to_string(c.units);
+    s += "_l";
+    s += std::to_string(c.local);
+    s += "_b";
+    s += std::to_string(c.bits);
+    s += "_i";
+    s += std::to_string(c.items);
+    s += "_s";
+    s += std::to_string(c.split);
+    s += "_";
+    s += c.dist;
+    return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Options, SortRadix, ::testing::ValuesIn(kRadixCases), radix_case_name);
+INSTANTIATE_TEST_SUITE_P(FullOptions, SortRadix, ::testing::ValuesIn(kFullRadixCases), radix_case_name);
 
 // NaNs of both signs, infinities, zeros of both signs and subnormals (inputs the generator does
 // not make) through both local splits, over several tiles: each lands at its key's place, bit

@@ -2,6 +2,7 @@
 #include "worksize/runtime/app.hpp"
 
 #include <iostream>
+#include <string>
 
 #include "worksize/runtime/mpi.hpp"
 #include "worksize/scheduler/log.hpp"
@@ -22,6 +23,24 @@ std::uint64_t App::count(std::size_t i, std::uint64_t fallback, std::uint64_t mi
     return v;
 }
 
+namespace {
+
+/// `text` as --rank-timeout's seconds, in (0, 3600] like the command line's option.
+bool rank_timeout(const std::string& text, double& seconds) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        return false;
+    }
+    if (used != text.size() || !(v > 0 && v <= 3600)) return false;
+    seconds = v;
+    return true;
+}
+
+}  // namespace
+
 int cluster_main(int argc, char** argv, const std::string& name, const std::function<int(App&)>& body) {
     mpi::Environment env(argc, argv);
     DeviceSelection selection;
@@ -39,7 +58,11 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
         };
         if (a == "--select")
             selection.spec = value();
-        else if (a == "--allow-shared-device")
+        else if (a == "--rank-timeout") {
+            const std::string v = value();
+            if (!rank_timeout(v, selection.rank_timeout_s) && bad.empty())
+                bad = "--rank-timeout takes seconds in (0, 3600], not '" + v + "'";
+        } else if (a == "--allow-shared-device")
             selection.shared = DeviceSelection::Shared::count_once;
         else if (a == "--strategy")
             options.strategy = value();
@@ -52,7 +75,7 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
             else if (bad.empty())
                 bad = "--local takes null or paper, not '" + v + "'";
         } else if (a.rfind("--", 0) == 0 && bad.empty())
-            bad = "unknown option '" + a + "' (--select, --allow-shared-device, --strategy, --local)";
+            bad = "unknown option '" + a + "' (--select, --allow-shared-device, --strategy, --local, --rank-timeout)";
         else
             args.push_back(a);
     }

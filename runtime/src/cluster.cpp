@@ -28,6 +28,7 @@ void Cluster::start(const DeviceSelection& sel) {
     Comm& comm = *impl_->comm;
     const int rank = comm.rank(), size = comm.size();
     impl_->rank_timeout_s = sel.rank_timeout_s;
+    comm.set_heartbeat(std::min(1.0, sel.rank_timeout_s / 3.0));
 
     // Every rank: discover and select; a failure becomes this rank's message, never a hang.
     nlohmann::json msg;

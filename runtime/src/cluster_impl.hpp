@@ -30,10 +30,12 @@ inline double now_s() {
 inline void send_heartbeat(Comm& comm) { comm.send_json(nlohmann::json::object(), 0, wire::kHeartbeat); }
 
 /// Waits for `f` (work running in another thread) on the main thread (MPI is funneled), telling
-/// rank 0 every second that this rank is alive, so that long work is not taken for a lost rank.
+/// rank 0 every comm.heartbeat() seconds that this rank is alive, so that long work is not taken
+/// for a lost rank.
 template <class T>
 T wait_beating(Comm& comm, std::future<T>& f) {
-    while (f.wait_for(std::chrono::seconds(1)) != std::future_status::ready) send_heartbeat(comm);
+    const std::chrono::duration<double> every(comm.heartbeat());
+    while (f.wait_for(every) != std::future_status::ready) send_heartbeat(comm);
     return f.get();
 }
 

@@ -18,7 +18,7 @@
 // between cover the rows the next steps will read (ghost_rows()).
 //
 // Deadlines (docs/cluster.md, "The fault model"): rank 0 waits on a worker only while it hears
-// from it (Watch: heartbeats, kHeartbeat, which a worker sends at most every second while it
+// from it (Watch: heartbeats, kHeartbeat, which a worker sends every Comm::heartbeat() seconds (a third of --rank-timeout, at most one) while it
 // sets up, steps and waits); neighbours wait on each other at most --rank-timeout; a worker
 // whose neighbour stopped answering tells rank 0 (kLost {"lost","error"}) and leaves the job.
 #include "worksize/runtime/data_job.hpp"
@@ -340,9 +340,9 @@ public:
         fault_ = f;
         last_beat_ = now_s();
     }
-    /// A heartbeat to rank 0 if one is due (a second since the last); nothing on rank 0.
+    /// A heartbeat to rank 0 if one is due (comm_.heartbeat() since the last); nothing on rank 0.
     void beat() {
-        if (!beats_ || beating_ || now_s() - last_beat_ < 1.0) return;
+        if (!beats_ || beating_ || now_s() - last_beat_ < comm_.heartbeat()) return;
         beating_ = true;  // the heartbeat's own send may call the pulse again
         last_beat_ = now_s();
         try {
@@ -617,7 +617,7 @@ private:
     }
 
     /// Runs `f`, a wait on this rank's devices: on a worker whose steps are slow, in another
-    /// thread while this one (MPI is funneled) sends rank 0 a heartbeat every second; else here
+    /// thread while this one (MPI is funneled) sends rank 0 a heartbeat every comm_.heartbeat() seconds; else here
     /// (a thread per wait would cost fast steps more than they take).
     template <class F>
     void device_wait(F&& f) {
@@ -1302,7 +1302,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     const auto fault = fault::data_fault();
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(cmd.value("time_launches", false));
-    // This rank tells rank 0 that it is alive (wire::kHeartbeat, at most every second) while it
+    // This rank tells rank 0 that it is alive (wire::kHeartbeat, every Comm::heartbeat() seconds) while it
     // sets up, steps, and waits on its neighbours or its devices: rank 0 counts a worker lost
     // after --rank-timeout without a sign of life (docs/cluster.md, "The fault model").
     x.heartbeats(fault);

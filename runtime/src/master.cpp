@@ -11,7 +11,7 @@
 // Protocol (tags, wire.hpp): kCmd {"cmd":"run","job":…,"tasks":[{"task","device","spec"}]}; per
 // task kPayload {"ok":true} then the input bytes, or {"ok":false,"error","reason"}; the worker
 // answers each task with kResult {"task","ok","times"|"error","reason"} followed, if ok, by the
-// output bytes; while it executes it sends kHeartbeat {} every second. {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
+// output bytes; while it executes it sends kHeartbeat {} every Comm::heartbeat() seconds (a third of --rank-timeout, at most one). {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
 // {"cmd":"exit","code":N} ends serve().
 #include <algorithm>
 #include <deque>

@@ -93,7 +93,7 @@ int Cluster::serve() {
                 }
             }));
         }
-        // The main thread (MPI is funneled) tells rank 0 every second that this rank is alive,
+        // The main thread (MPI is funneled) tells rank 0 every comm.heartbeat() seconds that this rank is alive,
         // so that a long kernel is not taken for a lost rank.
         for (auto& f : futs) wait_beating(comm, f);
         for (auto& w : work) {

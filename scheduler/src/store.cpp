@@ -573,6 +573,7 @@ Store::Lookup Store::find(const StoreKey& key) const {
     if (bucket == index_.end()) return r;
     for (const std::size_t i : bucket->second) {
         const StoreEntry& e = entries_[i];
+        ++r.examined;
         if (same_key(e.key, key, true)) {
             // An entry with the device's clock before one whose clock was not recorded.
             if (!r.entry || e.key.device.max_clock_mhz == key.device.max_clock_mhz) r.entry = e;

@@ -10,8 +10,9 @@
 // leaves it there; the run then exits non-zero. At the end it prints the inputs run, accepted
 // and rejected.
 //
-//   worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--seed S]
-//                 [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]
+//   worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--full-inputs M]
+//                 [--seed S] [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]
+//   (--full-inputs: the count when WORKSIZE_TEST_TIER=full, the suite's long tier)
 //   worksize_fuzz --parser NAME FILE...          replay: each file once
 #include <algorithm>
 #include <cctype>
@@ -480,14 +481,15 @@ struct Options {
     bool parser_set = false;
     std::string corpus, crash_dir = ".";
     std::uint64_t inputs = 10000, seed = 1;
+    std::uint64_t full_inputs = 0;  ///< --full-inputs: the count under WORKSIZE_TEST_TIER=full
     unsigned timeout_s = 20;
     std::vector<std::string> replay;
 };
 
 [[noreturn]] void usage(const std::string& why) {
     std::cerr << "worksize_fuzz: error: " << why << "\n"
-              << "usage: worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--seed S]\n"
-              << "                     [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]\n"
+              << "usage: worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--full-inputs M]\n"
+              << "                     [--seed S] [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]\n"
               << "       worksize_fuzz --parser NAME FILE...   (replay each file once)\n";
     std::exit(2);
 }
@@ -520,6 +522,8 @@ Options parse_args(int argc, char** argv) {
             o.corpus = value();
         } else if (a == "--inputs") {
             o.inputs = number_arg(a, value());
+        } else if (a == "--full-inputs") {
+            o.full_inputs = number_arg(a, value());
         } else if (a == "--seed") {
             o.seed = number_arg(a, value());
         } else if (a == "--job-dir") {
@@ -536,6 +540,8 @@ Options parse_args(int argc, char** argv) {
     }
     if (!o.parser_set) usage("--parser is required");
     if (o.corpus.empty() == o.replay.empty()) usage("give either --corpus DIR or files to replay");
+    const char* tier = std::getenv("WORKSIZE_TEST_TIER");
+    if (o.full_inputs > 0 && tier && std::string(tier) == "full") o.inputs = o.full_inputs;
     return o;
 }
 

@@ -6,7 +6,10 @@
 # Usage: plans.sh WORKSIZE SRC [--write]
 ws=$1; src=$2; write=${3:-}
 here="$src/tests/golden"
-actual=$(mktemp); trap 'rm -f "$actual"' EXIT
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+actual=$tmp/actual
+# Each plan's JSON (null when it fails) in plans.json and its row's words in keys, then one jq
+# over all of them (a jq per plan cost as much as the plans).
 for prof in "$src/docs/profiles/paper-2015.json" "$here/hetero.json"; do
   for kernel in matmul interp sort quad; do
     case $kernel in
@@ -20,17 +23,23 @@ for prof in "$src/docs/profiles/paper-2015.json" "$here/hetero.json"; do
             args=(plan --kernel "$kernel" --size "$size" --strategy "$strategy" --local "$local"
                   --devices "$prof" --json)
             [ -n "$ops" ] && args+=(--ops "$ops")
-            line=$("$ws" "${args[@]}" 2>/dev/null |
-                   jq -c '{kernel, global, ops, compute_class, k, strategy, priority,
-                           a: [.assignments[] | [.device, .offset, .units, .global, .padded_global, .local, .local_rule]]}') ||
-              line="error"
-            echo "$(basename "$prof") $kernel $size $strategy $local ${ops:-default} $line" >>"$actual"
+            "$ws" "${args[@]}" 2>/dev/null >"$tmp/one" && [ -s "$tmp/one" ] || echo null >"$tmp/one"
+            cat "$tmp/one" >>"$tmp/plans.json"
+            echo "$(basename "$prof") $kernel $size $strategy $local ${ops:-default}" >>"$tmp/keys"
           done
         done
       done
     done
   done
 done
+jq -r 'if . == null then "error" else
+         ({kernel, global, ops, compute_class, k, strategy, priority,
+           a: [.assignments[] | [.device, .offset, .units, .global, .padded_global, .local, .local_rule]]} | tojson)
+       end' "$tmp/plans.json" >"$tmp/lines"
+if [ "$(wc -l <"$tmp/lines")" -ne "$(wc -l <"$tmp/keys")" ]; then
+  echo "FAIL: $(wc -l <"$tmp/keys") plans asked for, $(wc -l <"$tmp/lines") read back"; exit 1
+fi
+paste -d ' ' "$tmp/keys" "$tmp/lines" >"$actual"
 if [ "$write" = "--write" ]; then cp "$actual" "$here/plans.expected"; echo "wrote $(wc -l <"$actual") plans"; exit 0; fi
 if diff -u "$here/plans.expected" "$actual" >/dev/null; then
   echo "ok: $(wc -l <"$actual") plans equal to the row"; exit 0

@@ -7,12 +7,17 @@ source "$(dirname "$0")/../lib.sh"
 db=$(mktemp -d)/db.json   # empty tuning database: --local tuned falls back to the paper's rule
 
 declare -A sizes=([matmul]="17 1 67x23 100" [interp]="17 1 101x37 128" [sort]="1000 1 509 4099" [quad]="1023 1 509 100003")
+ki=0
 for k in matmul interp sort quad; do
   read -r -a sz <<<"${sizes[$k]}"
-  i=0
+  i=0 si=0
   for strategy in even pe-ratio paper; do
+    li=0
     for local in null paper tuned; do
-      s=${sz[$((i % ${#sz[@]}))]}; i=$((i+1))
+      # The default tier: each strategy once and each local policy once per kernel (a diagonal
+      # of the grid, shifted by kernel, so that each size meets other pairs); the full tier: all.
+      s=${sz[$((i % ${#sz[@]}))]}; i=$((i+1)); li=$((li+1))
+      if ! full_tier && [ $(( (si + li + ki) % 3 )) -ne 0 ]; then continue; fi
       mpmd_cmd "$mpx" "$ws" "2 1 2" run "$k" --size "$s" --strategy "$strategy" --local "$local" --db "$db" --iterations 2 --json
       run 120 "${MPMD[@]}"
       if [ "$rc" -eq 0 ] && jq -e '.verified == true and (.devices | length) == 2 and ([.devices[].rank] == [1,2])' "$out" >/dev/null; then
@@ -21,7 +26,9 @@ for k in matmul interp sort quad; do
         bad "$k size $s $strategy/$local"
       fi
     done
+    si=$((si+1))
   done
+  ki=$((ki+1))
 done
 # Sort split over ranks 1 and 2 at a size where rank 0's partition runs in two threads, with
 # either algorithm: verified, and both devices sorted a bucket.
@@ -39,6 +46,8 @@ mpmd_cmd "$mpx" "$ws" "2 1 2" calibrate --kernel all --db "$db"; run 300 "${MPMD
 expect_rc 0 "calibrate all kernels over ranks 1 and 2"
 for k in matmul interp sort quad; do
   for strategy in model oracle; do
+    # oracle searches by running: every kernel in the full tier, quad alone in the default one
+    if [ "$strategy" = oracle ] && [ "$k" != quad ] && ! full_tier; then continue; fi
     s=${sizes[$k]##* }
     mpmd_cmd "$mpx" "$ws" "2 1 2" run "$k" --size "$s" --strategy "$strategy" --db "$db" --json
     run 300 "${MPMD[@]}"

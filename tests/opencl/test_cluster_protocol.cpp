@@ -30,10 +30,6 @@ std::unique_ptr<KernelJob> quad_job() {
     return job;
 }
 
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 Plan even_plan(const Cluster& c, const KernelJob& job) {
     PlanRequest r;
     r.kernel = job.descriptor();
@@ -93,27 +89,25 @@ TEST(ClusterProtocol, MasterAndTwoWorkersRunAJob) {
 }
 
 TEST(ClusterProtocol, AWorkerThatStopsAnsweringIsLostAndTheJobIsReplannedOnTheOthers) {
-    // Rank 2 joins the cluster, then hangs (never serves): rank 0 must give up on it after
-    // --rank-timeout, name it, and run the job again, verified, on rank 1 alone.
-    // The timeout leaves the healthy worker room for its first slice (context, program from
-    // PoCL's cache, launch: 0.3 s alone on the 2-core CI machine, more under load; at 0.5 s it
-    // was declared lost about one run in three once quad became a declared job).
+    // Rank 2 joins the cluster, then hangs (never serves) for twice --rank-timeout: rank 0 must
+    // give up on it by its deadline (had it waited out the hang, rank 2 would have ended with
+    // its own error and never been named lost), name it, and run the job again, verified, on
+    // rank 1 alone. The healthy worker's heartbeats come every third of the timeout, while it
+    // builds its first slice's program too.
     DeviceSelection sel;
-    sel.rank_timeout_s = 2.0;
-    double waited = -1;
+    sel.rank_timeout_s = 1.0;
     const auto out = run_local(
         3, sel,
         [&](Cluster& c) {
             auto job = quad_job();
             const Plan plan = even_plan(c, *job);
             EXPECT_EQ(plan.assignments.size(), 2u);
-            const double t = now_seconds();
             try {
                 c.run(*job, plan.assignments, "quad");
                 ADD_FAILURE() << "a hung worker went unnoticed";
             } catch (const Error& e) {
-                waited = now_seconds() - t;
                 EXPECT_EQ(e.reason(), ErrorReason::lost_rank);
+                EXPECT_NE(std::string(e.what()).find(" is lost"), std::string::npos) << e.what();
                 EXPECT_NE(std::string(e.what()).find("rank 2 on host "), std::string::npos) << e.what();
                 EXPECT_NE(std::string(e.what()).find("(device '"), std::string::npos) << e.what();
             }
@@ -128,12 +122,10 @@ TEST(ClusterProtocol, AWorkerThatStopsAnsweringIsLostAndTheJobIsReplannedOnTheOt
         },
         [](Cluster& c) {
             if (!c.is_master() && !c.devices().empty() && c.devices().front().rank == 2) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+                std::this_thread::sleep_for(std::chrono::milliseconds(2000));
                 throw std::runtime_error("rank 2 hung on purpose");
             }
         });
-    EXPECT_GE(waited, 2.0);
-    EXPECT_LT(waited, 4.0);
     EXPECT_EQ(out[0].code, 0) << out[0].error;
     EXPECT_EQ(out[1].code, 0) << out[1].error;
 }

@@ -8,6 +8,7 @@
 //   --allow-shared-device  ranks of one host may drive one GPU (DeviceSelection::Shared::count_once)
 //   --strategy NAME    the split strategy (default paper)
 //   --local null|paper the local-size policy (default paper)
+//   --rank-timeout S   seconds of silence after which rank 0 counts a worker lost (default 5)
 // The log's level (worksize/scheduler/log.hpp) comes from WORKSIZE_LOG_LEVEL; a bad value is a
 // bad input.
 #pragma once

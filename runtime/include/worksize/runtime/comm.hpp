@@ -76,6 +76,11 @@ public:
     /// worker waiting on a neighbour still tells rank 0 that it is alive (data jobs; the function
     /// sends a heartbeat when one is due). Empty: nothing is called.
     void set_pulse(std::function<void()> f) { pulse_ = std::move(f); }
+    /// Seconds between a worker's heartbeats to rank 0 (wire::kHeartbeat): a third of
+    /// --rank-timeout, at most a second (Cluster sets it from the selection), so that rank 0
+    /// hears a healthy worker at least three times within any timeout.
+    void set_heartbeat(double seconds) { heartbeat_s_ = seconds; }
+    double heartbeat() const { return heartbeat_s_; }
     void pulse() const {
         if (pulse_) pulse_();
     }
@@ -93,6 +98,7 @@ public:
 
 private:
     double patience_s_ = 0.0;
+    double heartbeat_s_ = 1.0;
     std::function<void()> pulse_;
 };
 

@@ -174,6 +174,7 @@ public:
     struct Lookup {
         std::optional<StoreEntry> entry;
         std::vector<std::string> warnings;  ///< e.g. "ignoring stale entry ..." for this key
+        std::size_t examined = 0;  ///< entries whose key this lookup compared (its index bucket's)
     };
     /// The entry with exactly this key. A damaged entry or one recorded under another driver
     /// for the same device, kernel and parameters is reported and not returned. Constant time

@@ -1,0 +1,16 @@
+# Precompiled headers (WORKSIZE_PCH, on by default): the heavy headers most sources of a target
+# include (nlohmann/json, OpenCL's C++ bindings, GoogleTest, Boost.Program_options, the standard
+# library's containers) are parsed once per target instead of once per source, which cuts a
+# build on a 2-core machine by a third (docs/testing.md, "Times"). They are private to each target:
+# nothing installed depends on them, and a build with WORKSIZE_PCH=OFF compiles the same code.
+option(WORKSIZE_PCH "Precompile the heavy headers of each target" ON)
+
+set(WORKSIZE_PCH_STD <algorithm> <functional> <map> <memory> <optional> <sstream> <string> <vector>)
+
+# worksize_precompile(TARGET HEADER...): TARGET's sources start from a precompiled header of the
+# standard headers above and HEADER... (<system> or "project" names).
+function(worksize_precompile target)
+  if(WORKSIZE_PCH)
+    target_precompile_headers(${target} PRIVATE ${WORKSIZE_PCH_STD} ${ARGN})
+  endif()
+endfunction()
