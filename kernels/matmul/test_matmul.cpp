@@ -210,6 +210,12 @@ TEST(MatmulReg, InvalidParametersAreRefusedWithTheValidValues) {
     };
     refused({{"tm", 3}}, "tm and tn must be 1, 2, 4 or 8");
     refused({{"vw", 8}}, "vw must be 1, 2 or 4");
+    // Zero, however given (--param bm=0 reaches here as an unsigned number): refused, not a
+    // division by zero (bm = 0 made the work-group empty) nor a kernel that never ends (bk = 0).
+    for (const char* key : {"bm", "bn", "bk", "tm", "vw"}) {
+        refused({{key, std::uint64_t{0}}}, "must be a positive integer, got 0");
+        refused({{key, "0"}}, "must be a positive integer, got \"0\"");
+    }
     refused({{"bm", 100}, {"tm", 8}}, "bm must be a multiple of tm");
     refused({{"bm", 512}, {"bn", 512}, {"tm", 1}, {"tn", 1}}, "exceeds 1024 work-items");
     refused({{"bm", 64}, {"bn", 64}, {"bk", 4}, {"tm", 4}, {"tn", 4}, {"vw", 4}}, "evenly");

@@ -351,6 +351,11 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
                               size_text(g, 2));
     if (mul_overflows(g.x, g.y))
         throw InvalidArgument("plan: problem size " + size_text(g, 2) + " overflows");
+    // Shares are computed in double and slices padded to whole work-groups: beyond 2^53 work-items
+    // neither is exact (at 2^64 - 1 the rounding of the shares wrapped and never ended).
+    if (g.items() > kMaxPlanItems)
+        throw InvalidArgument("plan: problem size " + size_text(g, kd.dims) + " has more than 2^53 (" +
+                              std::to_string(kMaxPlanItems) + ") work-items");
     if (request.iterations == 0) throw InvalidArgument("plan: iterations must be at least 1");
     if (request.granule == 0) throw InvalidArgument("plan: granule must be at least 1");
     if (!request.backends.empty() && request.backends.size() != devices.size())

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <tuple>
 
 #include "worksize/scheduler/planner.hpp"
@@ -460,6 +461,46 @@ TEST(MakePlan, OneDimensionalSortSplitsItems) {
     EXPECT_EQ(plan.assignments[0].units, 157286u);  // 0.6 x 262144 = 157286.4
     EXPECT_DOUBLE_EQ(plan.k, 1.0);
     EXPECT_EQ(plan.assignments[1].global.x % plan.assignments[1].local.x, 0u);
+}
+
+// Sizes over the whole uint64 range: up to 2^53 work-items every plan's units add up to the
+// size (each slice's padded NDRange no smaller than its items); above, one refusal naming the
+// limit, at once (2^64 - 1 used to spin in the rounding of the shares).
+TEST(MakePlan, SizesOverTheWholeRangeArePlannedOrRefused) {
+    KernelDescriptor k = kSort2pow18;
+    k.bytes_in_per_item = k.bytes_out_per_item = k.bytes_in_fixed = 0;  // no memory limit here
+    std::vector<std::uint64_t> sizes = {1, 1000, kMaxPlanItems - 1, kMaxPlanItems, kMaxPlanItems + 1,
+                                        std::uint64_t{1} << 63, ~std::uint64_t{0}};
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 64; ++i) sizes.push_back(rng() >> (rng() % 64));
+    for (const std::uint64_t n : sizes) {
+        for (const std::string strategy : {"even", "pe-ratio", "paper"}) {
+            PlanRequest req;
+            req.kernel = k;
+            req.global = {n, 1};
+            req.strategy = strategy;
+            if (n == 0) {
+                EXPECT_THROW(make_plan({quadro(), gts()}, req), InvalidArgument);
+                continue;
+            }
+            if (n > kMaxPlanItems) {
+                try {
+                    make_plan({quadro(), gts()}, req);
+                    ADD_FAILURE() << n << " planned";
+                } catch (const InvalidArgument& e) {
+                    EXPECT_NE(std::string(e.what()).find("more than 2^53"), std::string::npos) << e.what();
+                }
+                continue;
+            }
+            const Plan plan = make_plan({quadro(), gts()}, req);
+            std::uint64_t total = 0;
+            for (const auto& a : plan.assignments) {
+                total += a.units;
+                EXPECT_GE(a.padded_global.x, a.global.x) << n;
+            }
+            EXPECT_EQ(total, n) << strategy;
+        }
+    }
 }
 
 TEST(MakePlan, OneDimensionalSharesAlignToWorkGroups) {

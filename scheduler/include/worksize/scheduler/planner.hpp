@@ -112,8 +112,13 @@ GlobalSize launch_global(const DeviceInfo& dev, GlobalSize slice, LocalSize loca
 /// The split granule make_plan uses for `request` over `devices` (see align_1d_to_groups).
 std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRequest& request);
 
+/// The most work-items a plan takes: 2^53, below which the shares (computed in double) and the
+/// slices padded to whole work-groups stay exact.
+inline constexpr std::uint64_t kMaxPlanItems = std::uint64_t{1} << 53;
+
 /// Make a plan over `devices` (all of them; a device may end with zero units).
-/// @throws InvalidArgument on size 0, no devices, or a size no device can take.
+/// @throws InvalidArgument on size 0, no devices, more than kMaxPlanItems work-items, or a size
+/// no device can take.
 Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request);
 
 }  // namespace worksize
