@@ -568,11 +568,11 @@ SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<con
     if (L && G % L) G = (G / L + 1) * L;
     const std::string where = "sort.cl on " + info.name + " (global " + std::to_string(G) + ", local " +
                               (L ? std::to_string(L) : std::string("NULL")) + ")";
+    auto& q = ctx.queue();
     try {
         cl::Program prog = ctx.program("sort");
         cl::Kernel step(prog, "bitonic_step");
         cl::Kernel local(prog, "bitonic_local");
-        auto& q = ctx.queue();
         cl::Buffer pristine(ctx.context(), CL_MEM_READ_WRITE, bytes);
         cl::Buffer work(ctx.context(), CL_MEM_READ_WRITE, bytes);
         cl::Event w, fill;
@@ -634,6 +634,7 @@ SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<con
         q.enqueueReadBuffer(work, CL_TRUE, 0, out.size(), out.data(), nullptr, &rd);
         t.d2h = event_seconds(rd);
     } catch (const cl::Error& e) {
+        finish_quietly(q);  // the upload enqueued from `in` may still be running
         rethrow_cl(e, where);
     }
     return t;
@@ -688,13 +689,13 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
     const std::uint64_t bytes = n * sizeof(float);
     const std::string where = "radix.cl on " + info.name + " (" + geo.options() + ", " +
                               std::to_string(tiles) + " tiles)";
+    auto& q = ctx.queue();
     try {
         cl::Program prog = ctx.program("radix", geo.options());
         cl::Kernel to_keys(prog, "radix_to_keys"), from_keys(prog, "radix_from_keys");
         cl::Kernel hist(prog, "radix_histogram"), reduce(prog, "radix_scan_reduce");
         cl::Kernel top(prog, "radix_scan_top"), down(prog, "radix_scan_down");
         cl::Kernel scatter(prog, "radix_scatter");
-        auto& q = ctx.queue();
         cl::Buffer pristine(ctx.context(), CL_MEM_READ_WRITE, bytes);
         cl::Buffer keys[2] = {cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes),
                               cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes)};
@@ -753,6 +754,7 @@ SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const
         q.enqueueReadBuffer(keys[1 - cur], CL_TRUE, 0, bytes, out.data(), nullptr, &rd);
         t.d2h = event_seconds(rd);
     } catch (const cl::Error& e) {
+        finish_quietly(q);  // the upload enqueued from `in` may still be running
         rethrow_cl(e, where);
     }
     return t;

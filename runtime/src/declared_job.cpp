@@ -164,8 +164,8 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
     const auto halo = halos(spec);
     const auto& info = ctx.info();
     std::string where = "job '" + spec.name + "' on " + info.name;
+    auto& q = ctx.queue();
     try {
-        auto& q = ctx.queue();
         std::vector<cl::Buffer> bufs;
         std::vector<cl::Event> h2d, d2h;
         std::size_t at = 0;
@@ -293,8 +293,13 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
         for (const auto& e : runs) t.kernel += event_seconds(e);
         for (const auto& e : d2h) t.d2h += event_seconds(e);
     } catch (const cl::Error& e) {
+        finish_quietly(q);  // the copies already enqueued read `in` and write `out`
         out.clear();
         rethrow_cl(e, where);
+    } catch (...) {
+        finish_quietly(q);
+        out.clear();
+        throw;
     }
     return t;
 }

@@ -124,6 +124,14 @@ void rethrow_cl(const cl::Error& e, const std::string& context) {
     throw ClError(e.what() ? e.what() : "OpenCL call", e.err(), context);
 }
 
+void finish_quietly(cl::CommandQueue& q) noexcept {
+    try {
+        q.finish();
+    } catch (...) {
+        // the failure being reported is the caller's; this one only waited
+    }
+}
+
 double event_seconds(const cl::Event& ev) {
     const auto start = ev.getProfilingInfo<CL_PROFILING_COMMAND_START>();
     const auto end = ev.getProfilingInfo<CL_PROFILING_COMMAND_END>();

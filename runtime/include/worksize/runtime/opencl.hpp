@@ -66,6 +66,11 @@ private:
 /// Convert a cl::Error (thrown by the C++ bindings) into a ClError naming the call and context.
 [[noreturn]] void rethrow_cl(const cl::Error& e, const std::string& context);
 
+/// Waits for everything enqueued on `q`, ignoring its errors: an executor that fails calls it
+/// before it returns, so that no copy it enqueued still reads or writes host memory that its
+/// caller then frees (ASan caught PoCL copying a freed slice input after a launch failed).
+void finish_quietly(cl::CommandQueue& q) noexcept;
+
 /// Seconds between an event's CL_PROFILING_COMMAND_START and _END.
 double event_seconds(const cl::Event& ev);
 
