@@ -3,6 +3,7 @@
 # and builds it in ./build (WORKSIZE_BUILD_DIR): the given targets, or everything (the tests
 # included) when none is given. Run as root on Debian 12 (or with sudo available).
 #   scripts/setup.sh [TARGET...]
+#   scripts/setup.sh --packages     (the packages only: no configure, no build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+[ "${1:-}" = --packages ] && exit 0
 
 build=${WORKSIZE_BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWORKSIZE_WERROR=ON >/dev/null
