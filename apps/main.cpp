@@ -2,6 +2,8 @@
 // Exceptions inside, exit codes at the edge: every failure is one line on rank 0's stderr and a
 // non-zero exit on every rank.
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -93,7 +95,16 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     // After a lost rank, MPI_Finalize could wait forever for it: rank 0 ends the job instead
     // (docs/cluster.md, "The fault model").
+    // Results go to standard output only: a write that failed there (a full disk, /dev/full) is
+    // a failed command, not a silent exit 0.
     auto end = [&](int code) {
+        errno = 0;
+        std::cout.flush();
+        if (master && !std::cout) {
+            log::error(std::string("cannot write the results to standard output") +
+                       (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+            if (code == cli::kOk) code = cli::kFailure;
+        }
         if (master && mpi::lost_peer()) env->end_after_loss(code);
         return code;
     };

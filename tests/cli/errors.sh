@@ -44,4 +44,9 @@ done
 # No OpenCL platform at all.
 run 60 env OCL_ICD_VENDORS=/nonexistent OCL_ICD_FILENAMES= "$ws" devices
 expect_fail_line 1 "no OpenCL platform" "no OpenCL platform"
+# A result that cannot be written (standard output on a full disk) fails the command: one line, exit 1.
+rc=0; timeout --kill-after=10 60 "$ws" plan --kernel matmul --json >/dev/full 2>"$err" || rc=$?
+: >"$out"; expect_fail_line 1 "cannot write the results to standard output" "plan --json > /dev/full"
+rc=0; timeout --kill-after=10 60 "$ws" devices >/dev/full 2>"$err" || rc=$?
+: >"$out"; expect_fail_line 1 "cannot write the results to standard output" "devices > /dev/full"
 finish

@@ -54,6 +54,17 @@ expect_jq '[.devices[] | select(.units > 0) | .rank] == [2]' "the re-planned job
 if grep -Eq "warning: rank 1 on host .* is lost: .*re-planning the job on the 1 device\(s\) left" "$err"; then
   ok "a warning says it re-planned"; else bad "no re-planning warning"; fi
 
+# No false alarm: healthy workers under a short --rank-timeout are heard in time (their
+# heartbeats come every third of it), three runs of each.
+for t in 0.6 1; do
+  for i in 1 2 3; do
+    mpmd_cmd "$mpx" "$ws" "1 1 1" run matmul --size 256 --iterations 20 --strategy even --rank-timeout "$t" --json
+    run 120 "${MPMD[@]}"
+    if [ "$rc" -eq 0 ] && jq -e '.verified == true' "$out" >/dev/null; then ok "--rank-timeout $t, run $i: no worker lost, verified"
+    else bad "--rank-timeout $t, run $i: a healthy worker was counted lost (exit $rc)"; fi
+  done
+done
+
 # A bad --on-failure and --rank-timeout are usage errors.
 mpmd_cmd "$mpx" "$ws" "1 1" run quad --size 1000 --on-failure retry; run 60 "${MPMD[@]}"
 expect_fail_line 2 "--on-failure must be abort or replan, not 'retry'" "--on-failure retry is refused"
