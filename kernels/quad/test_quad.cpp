@@ -68,13 +68,7 @@ TEST_P(QuadRoundTrip, SlicesSumToTheIntegral) {
 }
 
 std::string round_trip_name(const ::testing::TestParamInfo<std::tuple<std::uint64_t, int, LocalChoice>>& info) {
-    std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
-    s += std::to_string(std::get<0>(info.param));
-    s += "_s";
-    s += std::to_string(std::get<1>(info.param));
-    s += "_";
-    s += name(std::get<2>(info.param));
-    return s;
+    return case_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
 }
 const auto kLocalChoices = ::testing::Values(LocalChoice::null, LocalChoice::div8, LocalChoice::non_pow2,
                                              LocalChoice::one, LocalChoice::padded);

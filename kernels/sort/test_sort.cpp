@@ -101,12 +101,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          LocalChoice::one, LocalChoice::padded),
                        ::testing::Values("radix", "bitonic")),
     [](const auto& info) {
-        std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
-        s += std::to_string(std::get<0>(info.param));
-        s += "_s";
-        s += std::to_string(std::get<1>(info.param));
-        s += "_";
-        s += name(std::get<2>(info.param));
+        std::string s = case_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
         s += "_";
         s += std::get<3>(info.param);
         return s;

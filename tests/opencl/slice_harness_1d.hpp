@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "worksize/scheduler/types.hpp"
@@ -24,6 +25,17 @@ inline const char* name(LocalChoice c) {
         case LocalChoice::padded: return "padded";
         default: return "one";
     }
+}
+
+/// A round-trip case's name: "n<items>_s<slices>_<local choice>".
+inline std::string case_name(std::uint64_t items, int slices, LocalChoice c) {
+    std::string s = "n";  // appended piecewise: GCC 12 warns falsely on "lit" + string&&
+    s += std::to_string(items);
+    s += "_s";
+    s += std::to_string(slices);
+    s += "_";
+    s += name(c);
+    return s;
 }
 
 /// A local size of kind `c` for a slice of `units` items (a divisor of it, within `max_wg`).
