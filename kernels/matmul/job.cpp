@@ -68,7 +68,6 @@ std::string reg_invalid(const RegParams& p) {
     };
     if (!one_of(p.tm, {1, 2, 4, 8}) || !one_of(p.tn, {1, 2, 4, 8})) return "tm and tn must be 1, 2, 4 or 8";
     if (!one_of(p.vw, {1, 2, 4})) return "vw must be 1, 2 or 4";
-    if (p.bm == 0 || p.bn == 0 || p.bk == 0) return "bm, bn and bk must be at least 1";
     if (p.bm > 512 || p.bn > 512 || p.bk > 128) return "bm and bn must be at most 512 and bk at most 128";
     if (p.bm % p.tm != 0 || p.bn % p.tn != 0) return "bm must be a multiple of tm and bn of tn";
     if (p.bk % p.vw != 0 || p.bn % p.vw != 0) return "bk and bn must be multiples of vw";
