@@ -74,8 +74,19 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
                 options.local = LocalPolicy::paper;
             else if (bad.empty())
                 bad = "--local takes null or paper, not '" + v + "'";
+        } else if (a == "--overlap") {
+            const std::string v = value();
+            if (v == "on" || v == "off")
+                options.overlap = v == "on";
+            else if (bad.empty())
+                bad = "--overlap takes on or off, not '" + v + "'";
+        } else if (a == "--instructions") {
+            options.instructions = "text";
+            if (i + 1 < argc && (std::string(argv[i + 1]) == "text" || std::string(argv[i + 1]) == "json"))
+                options.instructions = argv[++i];
         } else if (a.rfind("--", 0) == 0 && bad.empty())
-            bad = "unknown option '" + a + "' (--select, --allow-shared-device, --strategy, --local, --rank-timeout)";
+            bad = "unknown option '" + a +
+                  "' (--select, --allow-shared-device, --strategy, --local, --rank-timeout, --overlap, --instructions)";
         else
             args.push_back(a);
     }
@@ -95,6 +106,8 @@ int cluster_main(int argc, char** argv, const std::string& name, const std::func
         try {
             App app{cluster, args, options};
             code = body(app);
+        } catch (const DryRunDone&) {
+            code = 0;
         } catch (const std::exception& e) {
             // The workers exit with rank 0's code: mpiexec ORs the ranks' codes (2 | 1 would be 3).
             cluster.finish(dynamic_cast<const InvalidArgument*>(&e) ? 2 : 1);

@@ -27,12 +27,15 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <sstream>
 #include <thread>
 
 #include "cluster_impl.hpp"
 #include "data_kernels.hpp"
+#include "engine/executor.hpp"
+#include "worksize/scheduler/instructions.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/local_policy.hpp"
@@ -284,14 +287,16 @@ struct SliceState {
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
     std::vector<Geometry> geometry;                                     ///< per kernel
     cl::Event first, last;                                              ///< the run's first and last launch
-    std::vector<cl::Event> timed;                  ///< with time_launches: every launch after the first step
+    /// With time_launches: every launch after the first step, with its step.
+    std::vector<std::pair<std::uint64_t, cl::Event>> timed;
     std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
-    Bytes top, bottom;                             ///< staged halo rows for the left and right neighbours
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
     double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
 };
 
-class Execution {
+/// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor
+/// (engine/executor.hpp) from the instruction lists of StepCompiler.
+class Execution final : public engine::Target {
 public:
     Execution(const DataJobSpec& spec, const std::vector<SliceDesc>& slices, Comm& comm,
               const std::function<DeviceContext&(int)>& context_of)
@@ -324,11 +329,12 @@ public:
     bool participates() const { return !mine_.empty(); }
     /// Keep an event of every launch after the first step (RankReport::launch_s).
     void time_launches(bool on) { time_launches_ = on; }
+    /// Split launches and exchange halos while the interior computes (ProgramOptions::overlap).
+    void overlap(bool on) { overlap_ = on; }
     const std::vector<SliceState>& mine() const { return mine_; }
     std::vector<SliceState>& mine_mutable() { return mine_; }
     RankReport& report() { return report_; }
     const wire::Failure& failure() const { return failure_; }
-    bool failed() const { return failed_; }
     bool failed_here() const { return failed_ && origin_; }
     /// The neighbour whose loss (Error lost_rank) ended this rank's steps, or -1.
     int lost_peer() const { return lost_peer_; }
@@ -448,7 +454,8 @@ public:
 
     /// The steps, with a gather on rank 0's request every gather_every steps.
     void run_steps(const std::function<void(std::uint64_t)>& gather_point) {
-        std::vector<bool> dirty(spec_.buffers.size(), false);
+        StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
+        engine::Executor executor(*this, comm_, kHalo);
         report_.sent_per_step.assign(spec_.steps, 0);
         report_.halo_per_step.assign(spec_.steps, 0);
         report_.records_per_step.assign(spec_.steps, 0);
@@ -468,31 +475,22 @@ public:
                 finish_queues();  // the first step's launches end before the timed steps start
                 t1 = now_s();
             }
-            // With ghost zones, halos move only every exchange_every steps (k times as deep),
-            // and the launches in between cover the rows the next steps will read.
-            const bool exchanges = step % spec_.exchange_every == 0;
-            for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
-                if (exchanges)
-                    for (int b : halo_exchanges_before(spec_, k, dirty)) exchange(b);
-                launch(k);
-                const auto& args = spec_.kernels[k].args;
-                for (std::size_t i = 0; i < args.size(); ++i)
-                    if (args[i].kind == ArgKind::reduce) reduce(k, i);
-                mark_written(spec_, k, dirty);
-            }
-            // Several devices on this rank: flush each once per step so that they run side by
-            // side. One device needs no flush: its exchanges, reads and the end wait on it anyway
-            // (a flush costs NVIDIA microseconds per step).
-            if (mine_.size() > 1) flush_queues();
+            // The step's instructions (StepCompiler: launches, halo rows read back, sent,
+            // received and written, reductions), run by the executor. With ghost zones, halos
+            // move only every exchange_every steps (k times as deep), and the launches in
+            // between cover the rows the next steps will read.
+            executor.run(compiler.compile_step(step));
             if (beats_ && fault_.slow_s > 0 && !mine_.empty())
-                device_wait([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
-            apply_swaps(spec_, dirty);
+                wait_devices([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
             for (auto& s : mine_)
                 for (const auto& [a, b] : spec_.swaps)
                     std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
-            if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps)
+            if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
+                executor.drain();
                 gather_point(step + 1);
+            }
         }
+        executor.drain();
         finish_queues();
         report_.steps_s = now_s() - t0;
         if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
@@ -508,14 +506,14 @@ public:
         if (!time_launches_) return;
         // Per device: its launches' time in each timed step; the median step (robust to a
         // step that another process's burst slowed down).
-        const std::size_t per_step = spec_.kernels.size();
         for (const auto& s : mine_) {
             std::vector<double> steps;
             if (!failed_) try {
                     for (std::size_t i = 0; i < s.timed.size(); ++i) {
-                        if (i % per_step == 0) steps.push_back(0.0);
-                        steps.back() += double(s.timed[i].getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                               s.timed[i].getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                        if (i == 0 || s.timed[i].first != s.timed[i - 1].first) steps.push_back(0.0);
+                        const cl::Event& ev = s.timed[i].second;
+                        steps.back() += double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                               ev.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
                                         1e-9;
                     }
                 } catch (const cl::Error&) {
@@ -539,7 +537,7 @@ public:
             const auto& d = spec_.buffers[std::size_t(b)];
             const std::uint64_t at =
                 d.layout == BufferLayout::split ? halo_[std::size_t(b)] * d.pitch * elem_size(d.type) : 0;
-            device_wait(
+            wait_devices(
                 [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
         } catch (const cl::Error& e) {
             try {
@@ -551,67 +549,112 @@ public:
         }
     }
 
-    std::uint64_t row_bytes(int b) const { return worksize::row_bytes(spec_.buffers[std::size_t(b)]); }
+private:
+    /// The engine's launch: kernel in.kernel over the instruction's units on its slice (a whole
+    /// slice with ghost zones covers the rows the next steps read).
+    void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) override {
+        if (failed_) return;
+        const std::size_t k = std::size_t(in.kernel);
+        const KernelDecl& kd = spec_.kernels[k];
+        SliceState& s = at(in.slice);
+        try {
+            auto& kernel = s.kernels[k];
+            const std::uint64_t ghost = ghost_rows(spec_, step_);
+            const Geometry g =
+                in.part == LaunchPart::whole && ghost == 0 ? s.geometry[k]
+                : data::geometry(spec_, kd, in.part == LaunchPart::whole ? s.desc.offset : in.first,
+                                 in.part == LaunchPart::whole ? s.desc.units : in.rows,
+                                 data::launch_local(kd, s.desc.local, kernel, s.ctx->device()), ghost);
+            auto& q = s.ctx->queue();
+            // Per-item records are refilled before every launch; per-group ones in the first
+            // step only (every group writes its record each launch), as execute_declared does.
+            for (std::size_t i = 0; i < kd.args.size(); ++i)
+                if (kd.args[i].kind == ArgKind::reduce && (step_ == 0 || !kd.args[i].per_group))
+                    data::fill_identity(q, s.records.at({k, i}), spec_.buffers[std::size_t(kd.args[i].buffer)],
+                                        kd.args[i].op, data::record_count(kd.args[i], g));
+            data::bind_args(
+                kernel, kd, s.bufs, [&](std::size_t i) -> const cl::Buffer& { return s.records.at({k, i}); }, g,
+                s.desc.offset, halo_, &s.bound[k]);
+            // Events only where needed: the run's first and last launch (the device's span between
+            // them is the report's kernel time), the timed steps, and those the engine waits on.
+            const bool first = step_ == 0 && !s.first();
+            const bool last = step_ + 1 == spec_.steps;
+            const bool timed = time_launches_ && step_ > 0;
+            cl::Event ev;
+            q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, wait.empty() ? nullptr : &wait,
+                                   first || last || timed || done ? &ev : nullptr);
+            if (first) s.first = ev;
+            if (last) s.last = ev;
+            if (timed) s.timed.emplace_back(step_, ev);
+            if (done) *done = ev;
+        } catch (const cl::Error& e) {
+            fail(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
+        }
+    }
+
+public:
+    // The engine's view (engine::Target).
+    SliceState& at(int slice) {
+        for (auto& s : mine_)
+            if (int(s.index) == slice) return s;
+        throw Error("data job '" + spec_.name + "': slice " + std::to_string(slice) + " is not on rank " +
+                    std::to_string(me_));
+    }
+    DeviceContext& context(int slice) override { return *at(slice).ctx; }
+    DeviceContext& home() override { return *mine_.front().ctx; }
+    cl::Buffer& buffer(int slice, int b) override { return at(slice).bufs[std::size_t(b)]; }
+    std::uint64_t row_offset(int slice, int b, std::uint64_t row) const override {
+        for (const auto& s : mine_)
+            if (int(s.index) == slice) return (row + halo_[std::size_t(b)] - s.desc.offset) * row_bytes(b);
+        return 0;
+    }
+    std::uint64_t row_bytes(int b) const override { return worksize::row_bytes(spec_.buffers[std::size_t(b)]); }
+    void host_step(const Instruction& in) override { reduce(std::size_t(in.kernel), std::size_t(in.arg)); }
+    bool failed() const override { return failed_; }
+    void fail(const std::exception& e, const std::string& where) override {
+        if (const auto* c = dynamic_cast<const cl::Error*>(&e)) {
+            try {
+                rethrow_cl(*c, where);
+            } catch (const std::exception& x) {
+                fail(x);
+            }
+            return;
+        }
+        fail(e);
+    }
+    void peer_failed(int rank) override {
+        if (failed_) return;
+        failed_ = true;
+        origin_ = false;
+        failure_ = {"rank " + std::to_string(rank) + " failed", ErrorReason::generic};
+    }
+    void device_wait(const std::function<void()>& f) override { wait_devices(f); }
+    void with_peer(int peer, bool sending, const std::function<void()>& f) override {
+        with_peers(sending ? peer : Comm::none, sending ? Comm::none : peer, f);
+    }
+    void arrived(bool overlapping, bool interior_done) override {
+        ++report_.halo_arrivals;
+        if (overlapping && interior_done) ++report_.interior_first;
+    }
+    void before_send() override {
+        if (!beats_ || fault_.link_s <= 0) return;
+        const double until = now_s() + fault_.link_s;
+        while (now_s() < until) {
+            comm_.pulse();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    void count(const Instruction& in) override {
+        if (in.feeds_step >= spec_.steps) return;
+        if (in.kind == InstrKind::send) report_.sent_per_step[in.feeds_step] += in.bytes;
+        if (in.kind == InstrKind::read_rows) report_.halo_per_step[in.feeds_step] += in.bytes;
+    }
 
 private:
-    void launch(std::size_t k) {
-        if (failed_) return;
-        const KernelDecl& kd = spec_.kernels[k];
-        for (auto& s : mine_) {
-            try {
-                auto& kernel = s.kernels[k];
-                const std::uint64_t ghost = ghost_rows(spec_, step_);
-                const Geometry g = ghost == 0 ? s.geometry[k]
-                                              : data::geometry(spec_, kd, s.desc.offset, s.desc.units,
-                                                               data::launch_local(kd, s.desc.local, kernel, s.ctx->device()),
-                                                               ghost);
-                auto& q = s.ctx->queue();
-                // Per-item records are refilled before every launch; per-group ones in the first
-                // step only (every group writes its record each launch), as execute_declared does.
-                for (std::size_t i = 0; i < kd.args.size(); ++i)
-                    if (kd.args[i].kind == ArgKind::reduce && (step_ == 0 || !kd.args[i].per_group))
-                        data::fill_identity(q, s.records.at({k, i}),
-                                            spec_.buffers[std::size_t(kd.args[i].buffer)], kd.args[i].op,
-                                            data::record_count(kd.args[i], g));
-                data::bind_args(
-                    kernel, kd, s.bufs,
-                    [&](std::size_t i) -> const cl::Buffer& {
-                        return s.records.at({k, i});
-                    },
-                    g, s.desc.offset, halo_, &s.bound[k]);
-                // Events only for the run's first and last launch: the device's span between
-                // them is the report's kernel time; an event per launch costs NVIDIA microseconds.
-                const bool first = step_ == 0 && k == 0;
-                const bool last = step_ + 1 == spec_.steps && k + 1 == spec_.kernels.size();
-                const bool timed = time_launches_ && step_ > 0;
-                cl::Event ev;
-                q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, nullptr,
-                                       first || last || timed ? &ev : nullptr);
-                if (first) s.first = ev;
-                if (last) s.last = ev;
-                if (timed) s.timed.push_back(ev);
-            } catch (const cl::Error& e) {
-                try {
-                    rethrow_cl(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
-                } catch (const std::exception& x) {
-                    fail(x);
-                }
-                return;
-            }
-        }
-    }
-
-    void flush_queues() {
-        if (failed_) return;
-        for (auto& s : mine_) {
-            guarded([&] { s.ctx->queue().flush(); }, [&] { return "device '" + s.ctx->info().name + "'"; });
-        }
-    }
-
     void finish_queues() {
         for (auto& s : mine_) {
             if (failed_) return;
-            guarded([&] { device_wait([&] { s.ctx->queue().finish(); }); },
+            guarded([&] { wait_devices([&] { s.ctx->queue().finish(); }); },
                     [&] { return "device '" + s.ctx->info().name + "'"; });
         }
     }
@@ -620,7 +663,7 @@ private:
     /// thread while this one (MPI is funneled) sends rank 0 a heartbeat every comm_.heartbeat() seconds; else here
     /// (a thread per wait would cost fast steps more than they take).
     template <class F>
-    void device_wait(F&& f) {
+    void wait_devices(F&& f) {
         if (!beats_ || !slow_) {
             f();
             return;
@@ -674,69 +717,6 @@ private:
         return false;
     }
 
-    void exchange(int b) {
-        const std::uint64_t h = halo_[std::size_t(b)], row = row_bytes(b), n = h * row;
-        // 1. Each slice stages its boundary rows for its neighbours.
-        if (!failed_) {
-            guarded(
-                [&] {
-                    for (auto& s : mine_) {
-                        const auto& sl = layout_.slices[s.index];
-                        auto& q = s.ctx->queue();
-                        if (sl.left >= 0) {
-                            s.top.resize(n);
-                            q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, h * row, n, s.top.data());
-                        }
-                        if (sl.right >= 0) {
-                            s.bottom.resize(n);
-                            q.enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, s.desc.units * row, n,
-                                                s.bottom.data());
-                        }
-                    }
-                    device_wait([&] {
-                        for (auto& s : mine_) s.ctx->queue().finish();
-                    });
-                    // 2. Neighbours on this rank: copies.
-                    for (std::size_t i = 0; i + 1 < mine_.size(); ++i) {
-                        auto &l = mine_[i], &r = mine_[i + 1];
-                        r.ctx->queue().enqueueWriteBuffer(r.bufs[std::size_t(b)], CL_TRUE, 0, n,
-                                                          l.bottom.data());
-                        l.ctx->queue().enqueueWriteBuffer(l.bufs[std::size_t(b)], CL_TRUE,
-                                                          (h + l.desc.units) * row, n, r.top.data());
-                    }
-                },
-                [&] { return "halo exchange of '" + spec_.buffers[std::size_t(b)].name + "'"; });
-        }
-        for (const auto& s : mine_) {
-            const auto& sl = layout_.slices[s.index];
-            report_.halo_per_step[step_] += n * ((sl.left >= 0) + (sl.right >= 0));
-        }
-        if (mine_.empty()) return;
-        // 3. Neighbours on other ranks: rightward, then leftward.
-        const int left = rank_left(), right = rank_right();
-        auto send_recv = [&](int dest, const Bytes& rows, int source, std::uint64_t at, SliceState& into) {
-            const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
-            std::span<const std::byte> parts[2] = {
-                std::as_bytes(std::span(&status, 1)),
-                failed_ ? std::span<const std::byte>() : std::span<const std::byte>(rows)};
-            with_peers(dest, source, [&] { comm_.send_recv(parts, dest, kHalo, inbox_, source, kHalo); });
-            if (dest != Comm::none && !failed_) report_.sent_per_step[step_] += n;
-            if (source != Comm::none && accept(inbox_, source, n)) {
-                guarded(
-                    [&] {
-                        into.ctx->queue().enqueueWriteBuffer(into.bufs[std::size_t(b)], CL_TRUE, at, n,
-                                                             inbox_.data() + 8);
-                    },
-                    [&] {
-                        return "halo rows of '" + spec_.buffers[std::size_t(b)].name + "' from rank " +
-                               std::to_string(source);
-                    });
-            }
-        };
-        send_recv(right, mine_.back().bottom, left, 0, mine_.front());
-        send_recv(left, mine_.front().top, right, (h + mine_.back().desc.units) * row, mine_.back());
-    }
-
     void reduce(std::size_t k, std::size_t i) {
         const ArgDecl& a = spec_.kernels[k].args[i];
         const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
@@ -769,7 +749,7 @@ private:
                         report_.records_per_step[step_] += s.host_records.size();
                     }
                     const bool timed = time_launches_ && step_ >= 1;
-                    device_wait([&] {
+                    wait_devices([&] {
                         for (auto& s : mine_) s.ctx->queue().finish();
                     });
                     for (std::size_t j = 0; j < mine_.size(); ++j) {
@@ -823,7 +803,7 @@ private:
     std::vector<std::uint64_t> halo_;
     RankReport report_;
     wire::Failure failure_;
-    bool failed_ = false, origin_ = false, time_launches_ = false;
+    bool failed_ = false, origin_ = false, time_launches_ = false, overlap_ = true;
     std::uint64_t step_ = 0;
     int lost_peer_ = -1;
     bool beats_ = false, beating_ = false, slow_ = true;
@@ -1020,7 +1000,9 @@ nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool 
                         {"origin", origin},
                         {"launch_s", r.launch_s},
                         {"timed_steps_s", r.timed_steps_s},
-                        {"reduce_s", r.reduce_s}};
+                        {"reduce_s", r.reduce_s},
+                        {"halo_arrivals", r.halo_arrivals},
+                        {"interior_first", r.interior_first}};
     if (!f.empty()) wire::put_failure(j, f);
     return j;
 }
@@ -1038,6 +1020,8 @@ RankReport report_from_json(const nlohmann::json& j) {
     r.launch_s = j.value("launch_s", std::vector<double>{});
     r.timed_steps_s = j.value("timed_steps_s", 0.0);
     r.reduce_s = j.value("reduce_s", std::vector<double>{});
+    r.halo_arrivals = j.value("halo_arrivals", std::uint64_t(0));
+    r.interior_first = j.value("interior_first", std::uint64_t(0));
     if (!j.at("ok").get<bool>()) r.error = j.value("error", "failed");
     return r;
 }
@@ -1089,6 +1073,15 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     }
     check_slices(spec, result.plan.assignments);
     result.layout = data_layout(spec, result.plan.assignments);
+    if (!options.instructions.empty()) {
+        const ProgramOptions po{options.overlap};
+        if (options.instructions == "json")
+            std::cout << instructions_to_json(spec, result.layout, 2, po).dump(2) << '\n';
+        else
+            std::cout << format_instructions(spec, result.layout, 2, po);
+        std::cout.flush();
+        throw DryRunDone();
+    }
 
     Comm& comm = *impl_->comm;
     const auto& devs = impl_->devices;
@@ -1120,7 +1113,8 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     const std::string cmd = nlohmann::json{{"cmd", "data"},
                                            {"spec", to_json(spec)},
                                            {"slices", slices_to_json(slices)},
-                                           {"time_launches", options.time_launches}}
+                                           {"time_launches", options.time_launches},
+                                           {"overlap", options.overlap}}
                                 .dump();
     std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
     const auto cmd_bytes = std::as_bytes(std::span(cmd.data(), cmd.size()));
@@ -1129,6 +1123,7 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
 
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(options.time_launches);
+    x.overlap(options.overlap);
     x.setup();
     for (auto& s : x.mine_mutable()) {
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
@@ -1302,6 +1297,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     const auto fault = fault::data_fault();
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(cmd.value("time_launches", false));
+    x.overlap(cmd.value("overlap", true));
     // This rank tells rank 0 that it is alive (wire::kHeartbeat, every Comm::heartbeat() seconds) while it
     // sets up, steps, and waits on its neighbours or its devices: rank 0 counts a worker lost
     // after --rank-timeout without a sign of life (docs/cluster.md, "The fault model").
@@ -1397,6 +1393,9 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
         o << "  rank " << k.rank << ": steps " << k.steps_s * 1e3 << " ms, kernels " << k.kernel_s * 1e3
           << " ms, bytes sent to other ranks per step: first " << first << ", at most " << most
           << "; halo bytes per step (to neighbours) at most " << halo << "\n";
+        if (k.halo_arrivals > 0)
+            o << "  overlap on rank " << k.rank << ": halo rows from other ranks arrived " << k.halo_arrivals
+              << " times, after the interior had finished " << k.interior_first << " times\n";
     }
     return o.str();
 }

@@ -115,7 +115,7 @@ DataFault data_fault() {
     DataFault f;
     const char* env = std::getenv("WORKSIZE_FAULT");
     if (!env) return f;
-    const std::string v = env, hang = "hang-data:", slow = "slow-data:";
+    const std::string v = env, hang = "hang-data:", slow = "slow-data:", link = "slow-link:";
     if (v.rfind(hang, 0) == 0) {
         std::string rest = v.substr(hang.size());
         if (const auto colon = rest.find(':'); colon != std::string::npos) {
@@ -128,6 +128,8 @@ DataFault data_fault() {
     }
     if (v.rfind(slow, 0) == 0)
         if (const auto s = seconds_of(v.substr(slow.size()))) f.slow_s = *s;
+    if (v.rfind(link, 0) == 0)
+        if (const auto s = seconds_of(v.substr(link.size()))) f.link_s = *s;
     return f;
 }
 

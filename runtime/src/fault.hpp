@@ -34,11 +34,13 @@ void device_identity(DeviceInfo& dev);
 /// in <phase> for <seconds> (default 600: until rank 0 ends the job), then throws: "scatter"
 /// (before it takes its inputs), "steps" (at the start of its second step, or of its only one),
 /// "gather" (before its report and final outputs). "slow-data:<seconds>": every step of a worker
-/// rank waits <seconds> longer on its devices, as a slow kernel would.
+/// rank waits <seconds> longer on its devices, as a slow kernel would. "slow-link:<seconds>":
+/// every halo message a worker rank sends leaves <seconds> late, as over a slow link.
 struct DataFault {
     std::string hang;  ///< the phase, or empty
     double hang_s = 600.0;
     double slow_s = 0.0;
+    double link_s = 0.0;
 };
 DataFault data_fault();
 /// Sleeps `f.hang_s` without a word, then throws, when `f.hang` is `phase`.

@@ -66,6 +66,28 @@ verify heat "$heat" "96 90 200" 96x90x200
 verify filter2d "$filter2d" "200 150 3" 200x150
 verify kmeans "$kmeans" "5000 4 5 5" 5000x4-k5-i5
 
+# Overlap (the engine's split launches): every halo message of rank 1 leaves 0.2 s late
+# (WORKSIZE_FAULT=slow-link, a slow link), so whenever rank 1's rows reach rank 0, rank 0's
+# interior launch of that step has finished: the exchange runs beside the compute. With
+# --overlap off there is no interior launch to finish first. Both verify. --instructions prints
+# the lists without running (each rank's interior launch between its boundary rows' reads and sends).
+overlap_case() {
+  local mode=$1 want=$2 RANK_ENV_1="WORKSIZE_FAULT=slow-link:0.2"
+  mpmd_cmd "$mpx" "$heat" "1 1" 96 90 6 --select all --overlap "$mode"; run 120 "${MPMD[@]}"
+  expect_rc 0 "heat on 2 ranks, slow link, --overlap $mode"
+  expect_out "^worksize,heat,96x90x6,2 ranks,[0-9.e+-]+,verified$" "heat, slow link, --overlap $mode: verified"
+  expect_out "^  overlap on rank 0: halo rows from other ranks arrived 5 times, after the interior had finished $want times$" \
+    "heat, slow link, --overlap $mode: rank 0's interior finished first at $want of 5 arrivals"
+}
+overlap_case on 5
+overlap_case off 0
+mpmd_cmd "$mpx" "$heat" "1 1" 96 90 6 --select all --instructions; run 120 "${MPMD[@]}"
+expect_rc 0 "heat --instructions on 2 ranks"
+expect_out "^rank 1:$" "--instructions lists rank 1's instructions"
+expect_out "^    [0-9]+: launch heat_step slice 0 units \[44, 45\) bottom$" "rank 0 launches its bottom boundary row first"
+expect_out "^    [0-9]+: launch heat_step slice 0 units \[0, 44\) interior$" "then its interior"
+if grep -q '^worksize,heat' "$out"; then bad "--instructions ran the job"; else ok "--instructions did not run the job"; fi
+
 # Ghost zones: halos every 4th step, 4 rows deep; the same result, 4 rows per neighbour.
 mpmd_cmd "$mpx" "$heat" "$cus" 96 90 200 4 --select all; run 120 "${MPMD[@]}"
 expect_rc 0 "heat with ghost zones (k 4) on 3 ranks"

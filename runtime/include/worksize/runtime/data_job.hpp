@@ -198,6 +198,9 @@ struct RankReport {
     /// Per device of `devices`, with DataRunOptions::time_launches: its reduction records' reads
     /// (profiling events) and combinations on the host, per step after the first (the mean).
     std::vector<double> reduce_s;
+    /// Halo messages from other ranks it received, and how many of them found its interior
+    /// launches (overlap) already finished: the exchange was hidden behind the compute.
+    std::uint64_t halo_arrivals = 0, interior_first = 0;
     std::string error;                      ///< the first failure on this rank, if any
 };
 
@@ -224,6 +227,18 @@ struct DataRunOptions {
     DataLinks links;
     /// Time every launch after the first step (RankReport::launch_s); the probe sets it.
     bool time_launches = false;
+    /// Split launches so that halos move while the interior rows compute (ProgramOptions::overlap;
+    /// `--overlap off` for comparison).
+    bool overlap = true;
+    /// "text" or "json": run() prints each rank's instruction lists for the first two steps to
+    /// standard output and throws DryRunDone instead of running (`--instructions`).
+    std::string instructions;
+};
+
+/// run()'s dry run has printed the instruction lists (DataRunOptions::instructions); cluster_main
+/// ends the program with exit code 0.
+struct DryRunDone : std::exception {
+    const char* what() const noexcept override { return "dry run: instruction lists printed"; }
 };
 
 /// The plan of `job` over `devices`: the strategy's split, on the job's granule, with each

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Issue 26's two-GPU figures for the data-job engine, in one call on the nvidia-h200-x2 kind: the
+# heat stencil (8192^2 x 2000 and 16384^2 x 500 steps, no ghost zones) and k-means (16.8 M x 16,
+# k 16, 20 iterations) on one H200, on two H200s as two MPI ranks, and on two H200s driven by one
+# rank; the heat runs with the engine's overlap on and off (--overlap off: the plain schedule
+# through the same executor). Each split is first verified at a size the CPU reference checks.
+# The intra-node MPI rate (cluster/mpi-bw.c) comes from the same call. Writes $OUT/engine_x2.csv:
+#   example,size,config,overlap,rep,run_s,steps_s,status
+# and a summary of medians and speed-ups over one GPU ($OUT/summary.txt).
+#   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize \
+#            build/examples/worksize_example_{heat,kmeans} && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw
+#   There: bash cluster/gpu-engine-x2.sh   (run tool, kind nvidia-h200-x2, carry [".devbundle"])
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${BUNDLE:-$PWD/.devbundle}
+export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
+OUT=${OUT:-/tmp/engine-x2}
+REPS=${REPS:-3}
+mkdir -p "$OUT"
+CSV=$OUT/engine_x2.csv
+echo "example,size,config,overlap,rep,run_s,steps_s,status" >"$CSV"
+{ date -u +%FT%TZ; nvidia-smi -L 2>/dev/null; git rev-parse --short HEAD 2>/dev/null; } | tee "$OUT/machine.txt"
+echo "mpi-bw 2 ranks (64 MiB): $(timeout 60 mpiexec -n 2 mpi-bw 64 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
+
+mapfile -t G < <(worksize devices --json | python3 -c \
+    'import json,sys; [print(d["index"]) for d in json.load(sys.stdin)["devices"] if d["type"] == "gpu"]')
+[ "${#G[@]}" -ge 2 ] || { echo "gpu-engine-x2: fewer than two GPUs (${G[*]:-none})" >&2; exit 1; }
+echo "GPU indices: ${G[*]}"
+
+# one EXAMPLE CONFIG OVERLAP REP ARGS...: a run; its CSV row (run_s from the result line, steps_s
+# from the report's "steps N ms").
+one() {
+    local ex=$1 cfg=$2 ov=$3 rep=$4; shift 4
+    local n=1 sel="0=${G[0]}" log="$OUT/$ex-$cfg-$ov.log"
+    case $cfg in
+        2ranks) n=2 sel="0=${G[0]},1=${G[1]}";;
+        1rank2gpus) sel="0=${G[0]}+${G[1]}";;
+    esac
+    local text
+    text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 120 mpiexec -n $n "$B/bin/worksize_example_$ex" "$@" \
+        --select "$sel" --local null --overlap "$ov" 2>&1)
+    echo "$text" >>"$log"
+    local res steps
+    res=$(echo "$text" | grep '^worksize,' | tail -1)
+    steps=$(echo "$text" | grep -Eo 'steps [0-9.]+ ms, gather' | tail -1 | grep -Eo '[0-9.]+')
+    echo "$ex,$(echo "$res" | cut -d, -f3),$cfg,$ov,$rep,$(echo "$res" | cut -d, -f5),$(python3 -c "print(${steps:-nan}/1e3)" 2>/dev/null || echo nan),$(echo "$res" | cut -d, -f6)" |
+        tee -a "$CSV"
+}
+
+for cfg in 2ranks 1rank2gpus; do
+    for ov in on off; do one heat $cfg $ov 0 1024 1024 200; done
+    one kmeans $cfg on 0 1000000 8 16 10
+done
+
+export EXAMPLE_NOVERIFY=1
+for r in $(seq "$REPS"); do
+    for cfg in 1gpu 2ranks 1rank2gpus; do
+        for ov in on off; do
+            one heat $cfg $ov "$r" 8192 8192 2000
+            one heat $cfg $ov "$r" 16384 16384 500
+        done
+        one kmeans $cfg on "$r" 16777216 16 16 20
+    done
+done
+echo "--- the last two-rank heat report"; tail -10 "$OUT/heat-2ranks-on.log"
+python3 - "$CSV" <<'PY' | tee "$OUT/summary.txt"
+import csv, statistics, sys, collections
+t = collections.defaultdict(lambda: collections.defaultdict(list))
+for row in csv.DictReader(open(sys.argv[1])):
+    if row["rep"] == "0" or row["status"] != "unverified":
+        continue
+    for k in ("run_s", "steps_s"):
+        try:
+            t[(row["example"], row["size"], row["config"], row["overlap"])][k].append(float(row[k]))
+        except ValueError:
+            pass
+print("example size config overlap: median run_s, steps_s; speed-up over one GPU (same overlap) of run, steps")
+for key, v in sorted(t.items()):
+    ex, size, cfg, ov = key
+    one = t.get((ex, size, "1gpu", ov))
+    med = {k: statistics.median(x) for k, x in v.items() if x}
+    sp = {k: statistics.median(one[k]) / med[k] if one and one.get(k) and med.get(k) else float("nan") for k in med}
+    print(f"{ex} {size} {cfg} {ov}: run {med.get('run_s', float('nan')):.4f} s, steps {med.get('steps_s', float('nan')):.4f} s;"
+          f" x{sp.get('run_s', float('nan')):.2f} run, x{sp.get('steps_s', float('nan')):.2f} steps (n={len(v.get('run_s', []))})")
+PY

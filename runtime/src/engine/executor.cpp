@@ -1,0 +1,259 @@
+// The instruction executor (executor.hpp).
+#include "executor.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "worksize/scheduler/types.hpp"
+
+namespace worksize::engine {
+
+namespace {
+constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
+
+double now_s() {
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+/// A staging slot: rows read back to send or to write into another device, or rows received.
+struct Executor::Slot {
+    Bytes rows;  ///< read_rows fills it (pinned)
+    Bytes in;    ///< a received message: status word, then the rows
+    std::uint64_t status = kStatusOk;
+    cl::Event read, write;  ///< the read that filled `rows`; the last write that reads `rows` or `in`
+    int read_slice = -1;
+    std::size_t send_id = 0, recv_id = 0;
+    bool sending = false, receiving = false, received_ok = false;
+    int send_peer = -1, recv_peer = -1;
+    std::uint64_t want = 0;
+};
+
+struct Executor::PerSlice {
+    cl::CommandQueue copy;
+    std::vector<cl::Event> writes;  ///< halo writes since the last launch
+    cl::Event last_launch;
+    bool compute_dirty = false, copy_dirty = false;  ///< enqueued since the last flush
+};
+
+Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_(comm), tag_(tag) {}
+
+Executor::~Executor() {
+    // Sends still in flight (a failure between run() and drain()): MPI keeps them.
+    for (auto& s : slots_)
+        if (s && s->sending) comm_.abandon_send(s->send_id);
+}
+
+Executor::PerSlice& Executor::slice(int s) {
+    if (std::size_t(s) >= slices_.size()) slices_.resize(std::size_t(s) + 1);
+    auto& p = slices_[std::size_t(s)];
+    if (!p) {
+        p = std::make_unique<PerSlice>();
+        auto& ctx = target_.context(s);
+        p->copy = cl::CommandQueue(ctx.context(), ctx.device(), 0);
+    }
+    return *p;
+}
+
+Executor::Slot& Executor::slot(int id) {
+    if (std::size_t(id) >= slots_.size()) slots_.resize(std::size_t(id) + 1);
+    auto& p = slots_[std::size_t(id)];
+    if (!p) p = std::make_unique<Slot>();
+    return *p;
+}
+
+void Executor::flush() {
+    for (auto& p : slices_) {
+        if (!p) continue;
+        try {
+            if (p->compute_dirty) target_.context(int(&p - slices_.data())).queue().flush();
+            if (p->copy_dirty) p->copy.flush();
+        } catch (const cl::Error& e) {
+            target_.fail(e, "flushing a queue");
+        }
+        p->compute_dirty = p->copy_dirty = false;
+    }
+}
+
+void Executor::wait_event(const cl::Event& ev, int s) {
+    if (!ev()) return;
+    flush();
+    try {
+        target_.device_wait([&] { ev.wait(); });
+    } catch (const cl::Error& e) {
+        target_.fail(e, s < 0 ? std::string("a halo write") : "device '" + target_.context(s).info().name + "'");
+    }
+}
+
+void Executor::complete_send(Slot& s) {
+    if (!s.sending) return;
+    const double start = now_s();
+    target_.with_peer(s.send_peer, true, [&] {
+        while (!comm_.test_send(s.send_id)) {
+            if (comm_.patience() > 0 && now_s() - start > comm_.patience())
+                throw Error(ErrorReason::lost_rank, "rank " + std::to_string(s.send_peer) +
+                                                        " took nothing sent to it for " +
+                                                        std::to_string(comm_.patience()) + " s (--rank-timeout)");
+            comm_.pulse();
+            std::this_thread::yield();
+        }
+    });
+    s.sending = false;
+}
+
+void Executor::complete_recv(Slot& s) {
+    if (!s.receiving) return;
+    flush();  // the devices work while this rank waits
+    target_.with_peer(s.recv_peer, false, [&] {
+        while (!comm_.test_recv(s.recv_id)) std::this_thread::yield();
+    });
+    s.receiving = false;
+    std::uint64_t status = kStatusFailed;
+    if (s.in.size() >= 8) std::memcpy(&status, s.in.data(), 8);
+    s.received_ok = status == kStatusOk && s.in.size() == 8 + s.want;
+    if (!s.received_ok) {
+        target_.peer_failed(s.recv_peer);
+        return;
+    }
+    bool done = true;
+    try {
+        for (const auto& ev : interior_)
+            done = done && ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE;
+    } catch (const cl::Error&) {
+        done = false;
+    }
+    target_.arrived(!interior_.empty(), !interior_.empty() && done);
+}
+
+void Executor::post_recv(const Instruction& in) {
+    Slot& s = slot(in.staging);
+    wait_event(s.write, -1);  // the previous write from this slot has read it
+    s.write = cl::Event();
+    if (s.in.get_allocator().resource() != target_.home().host_memory())
+        s.in = bytes_with(target_.home().host_memory());
+    s.want = in.bytes;
+    s.recv_peer = in.peer;
+    s.received_ok = false;
+    target_.with_peer(in.peer, false, [&] { s.recv_id = comm_.irecv_start(in.peer, tag_, {}, &s.in); });
+    s.receiving = true;
+}
+
+void Executor::read_rows(const Instruction& in, std::size_t at) {
+    Slot& s = slot(in.staging);
+    complete_send(s);  // its last send has left
+    wait_event(s.write, in.slice);
+    s.write = cl::Event();
+    s.read = cl::Event();
+    s.read_slice = in.slice;
+    target_.count(in);
+    if (target_.failed()) return;
+    PerSlice& p = slice(in.slice);
+    auto& ctx = target_.context(in.slice);
+    if (s.rows.get_allocator().resource() != ctx.host_memory()) s.rows = bytes_with(ctx.host_memory());
+    s.rows.resize(in.bytes);
+    std::vector<cl::Event> wait;
+    if (p.last_launch()) wait.push_back(p.last_launch);
+    try {
+        p.copy.enqueueReadBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
+                                 target_.row_offset(in.slice, in.buffer, in.first), in.bytes, s.rows.data(),
+                                 wait.empty() ? nullptr : &wait, &s.read);
+        p.copy_dirty = true;
+        events_[at] = s.read;
+    } catch (const cl::Error& e) {
+        target_.fail(e, "device '" + ctx.info().name + "', reading halo rows");
+    }
+}
+
+void Executor::send(const Instruction& in) {
+    Slot& s = slot(in.staging);
+    if (!target_.failed()) wait_event(s.read, s.read_slice);
+    const bool ok = !target_.failed();
+    s.status = ok ? kStatusOk : kStatusFailed;
+    std::span<const std::byte> parts[2] = {std::as_bytes(std::span(&s.status, 1)),
+                                           ok ? std::span<const std::byte>(s.rows) : std::span<const std::byte>()};
+    target_.before_send();
+    target_.with_peer(in.peer, true, [&] { s.send_id = comm_.isend_parts(parts, in.peer, tag_); });
+    s.sending = true;
+    s.send_peer = in.peer;
+    if (ok) target_.count(in);
+}
+
+void Executor::write_rows(const Instruction& in, std::size_t at, const std::vector<Instruction>& list) {
+    const Instruction& from = list[std::size_t(in.deps.at(0))];
+    Slot& s = slot(in.staging);
+    const std::byte* src = nullptr;
+    if (from.kind == InstrKind::recv) {
+        complete_recv(s);
+        if (s.received_ok) src = s.in.data() + 8;
+    } else {
+        if (!target_.failed()) wait_event(s.read, s.read_slice);  // another device's copy queue
+        src = s.rows.data();
+    }
+    if (target_.failed() || !src) return;
+    PerSlice& p = slice(in.slice);
+    try {
+        p.copy.enqueueWriteBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
+                                  target_.row_offset(in.slice, in.buffer, in.first), in.bytes, src, nullptr, &s.write);
+        p.copy_dirty = true;
+        p.writes.push_back(s.write);
+        events_[at] = s.write;
+    } catch (const cl::Error& e) {
+        target_.fail(e, "device '" + target_.context(in.slice).info().name + "', writing halo rows");
+    }
+}
+
+void Executor::run(const std::vector<Instruction>& list) {
+    events_.assign(list.size(), cl::Event());
+    interior_.clear();
+    // A launch keeps its event when a later instruction of the list or the next list (a read
+    // before the next launch of its device) may wait on it: the last launch of each device.
+    std::vector<bool> keep(list.size(), false);
+    std::vector<int> last(slices_.size() + 64, -1);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        for (int d : list[i].deps) keep[std::size_t(d)] = true;
+        if (list[i].kind == InstrKind::launch) {
+            if (std::size_t(list[i].slice) >= last.size()) last.resize(std::size_t(list[i].slice) + 1, -1);
+            last[std::size_t(list[i].slice)] = int(i);
+        }
+    }
+    for (int i : last)
+        if (i >= 0) keep[std::size_t(i)] = true;
+    for (std::size_t i = 0; i < list.size(); ++i)
+        if (list[i].kind == InstrKind::launch && list[i].part == LaunchPart::interior) keep[i] = true;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const Instruction& in = list[i];
+        switch (in.kind) {
+            case InstrKind::launch: {
+                PerSlice& p = slice(in.slice);
+                cl::Event done;
+                target_.launch(in, p.writes, keep[i] ? &done : nullptr);
+                p.writes.clear();
+                p.compute_dirty = true;
+                if (keep[i]) {
+                    p.last_launch = done;
+                    events_[i] = done;
+                    if (in.part == LaunchPart::interior && done()) interior_.push_back(done);
+                }
+                break;
+            }
+            case InstrKind::read_rows: read_rows(in, i); break;
+            case InstrKind::write_rows: write_rows(in, i, list); break;
+            case InstrKind::recv: post_recv(in); break;
+            case InstrKind::send: send(in); break;
+            case InstrKind::reduce:
+                flush();
+                target_.host_step(in);
+                break;
+        }
+    }
+    flush();
+}
+
+void Executor::drain() {
+    for (auto& s : slots_)
+        if (s) complete_send(*s);
+}
+
+}  // namespace worksize::engine

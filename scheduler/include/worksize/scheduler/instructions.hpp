@@ -1,0 +1,100 @@
+// A data job's steps as instruction lists, one per rank: what each device launches, which rows
+// it reads back and writes, what goes to which rank, in what order and after what. The runtime's
+// executor (runtime/src/engine/) runs these lists; `--instructions` prints them without a device.
+//
+// Overlap: where a kernel writes a buffer whose halo a later launch reads, and the kernel may be
+// launched over parts of its slice (one unit per item, no reduction, no required work-group, no
+// ghost zones), its launch is split: the boundary rows the neighbours need first, then their
+// exchange (read back, sent, received, written into the neighbours' halo rows) on a second
+// queue and over MPI while the interior rows compute. The exchange then happens right after
+// that kernel (eagerly) instead of before the launch that reads the halo, and an exchange
+// whose rows no later launch reads (after the last step) does not happen at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "worksize/scheduler/data_spec.hpp"
+
+namespace worksize {
+
+enum class InstrKind {
+    launch,      ///< a kernel over units [first, first + rows) of the slice (compute queue)
+    read_rows,   ///< buffer rows [first, first + rows) of the slice into a staging slot (copy queue)
+    write_rows,  ///< a staging slot into buffer rows [first, first + rows) of the slice (copy queue)
+    send,        ///< a staging slot to rank `peer` (MPI, after the read that fills it)
+    recv,        ///< rows from rank `peer` into a staging slot (MPI, posted early)
+    reduce,      ///< kernel `kernel`'s reduction argument `arg`: records read, combined along the ranks
+};
+const char* to_string(InstrKind k);
+
+/// Which part of a slice a launch covers.
+enum class LaunchPart { whole, top, bottom, interior };
+const char* to_string(LaunchPart p);
+
+struct Instruction {
+    InstrKind kind = InstrKind::launch;
+    int slice = -1;   ///< index into DataLayout::slices: the device it runs on (not send/recv)
+    int kernel = -1;  ///< launch, reduce
+    int arg = -1;     ///< reduce: the kernel's argument
+    int buffer = -1;  ///< read_rows, write_rows, send, recv
+    /// launch: the units launched (global); read_rows, write_rows: the buffer's rows (global
+    /// units; a halo row before the slice is offset - 1).
+    std::uint64_t first = 0, rows = 0;
+    LaunchPart part = LaunchPart::whole;
+    int peer = -1;     ///< send, recv: the other rank
+    int staging = -1;  ///< read_rows, write_rows, send, recv: the host staging slot (per rank)
+    std::uint64_t bytes = 0;  ///< read_rows, write_rows, send, recv: bytes moved
+    /// Halo traffic: the step whose launches read these rows (an exchange after step s's kernel
+    /// feeds step s + 1; one before a launch feeds its own step).
+    std::uint64_t feeds_step = 0;
+    /// Indexes into the same list that must be complete first. Across steps, the executor keeps
+    /// each device's queue order: a read waits for the launches enqueued before it on its
+    /// device, a launch for the writes into its device's halo rows since the previous launch.
+    std::vector<int> deps;
+};
+
+struct ProgramOptions {
+    bool overlap = true;  ///< split launches and exchange eagerly where the kernel allows it
+};
+
+/// A rank's walk through the steps: compile_step() once per step, in order (the dirty flags of
+/// the buffers' halos carry from one step to the next).
+class StepCompiler {
+public:
+    StepCompiler(const DataJobSpec& spec, const DataLayout& layout, int rank, ProgramOptions options = {});
+    /// The instructions of `step` (steps come in order from 0).
+    std::vector<Instruction> compile_step(std::uint64_t step);
+    /// Whether kernel `k` is ever launched in parts (overlap) on this rank's slices.
+    bool splits(std::size_t k) const;
+
+    struct Emit;  ///< the list under construction (instructions.cpp)
+
+private:
+    /// The buffers kernel `k` writes in `step` whose halos move right after it, with the step
+    /// whose launch reads them.
+    std::vector<std::pair<int, std::uint64_t>> eager_exchanges(std::size_t k, std::uint64_t step) const;
+    bool splittable(std::size_t k) const;
+
+    const DataJobSpec& spec_;
+    const DataLayout& layout_;
+    int rank_;
+    ProgramOptions options_;
+    std::vector<int> mine_;  ///< this rank's slices (indexes into layout_.slices), in order
+    std::vector<bool> dirty_;
+    std::vector<std::uint64_t> halo_;  ///< per buffer
+};
+
+/// The lists of every rank for steps [0, steps) (all of them when steps is 0), as text (one line
+/// per instruction, with its dependencies) and as JSON ({"ranks":[{"rank","steps":[[...]]}]}).
+std::string format_instructions(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
+                                ProgramOptions options = {});
+nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
+                                    ProgramOptions options = {});
+std::string describe(const Instruction& in, const DataJobSpec& spec);
+
+}  // namespace worksize

@@ -1,0 +1,351 @@
+// A data job's steps as per-rank instruction lists (instructions.hpp).
+#include "worksize/scheduler/instructions.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+
+namespace worksize {
+
+const char* to_string(InstrKind k) {
+    switch (k) {
+        case InstrKind::launch: return "launch";
+        case InstrKind::read_rows: return "read";
+        case InstrKind::write_rows: return "write";
+        case InstrKind::send: return "send";
+        case InstrKind::recv: return "recv";
+        case InstrKind::reduce: return "reduce";
+    }
+    return "?";
+}
+
+const char* to_string(LaunchPart p) {
+    switch (p) {
+        case LaunchPart::whole: return "whole";
+        case LaunchPart::top: return "top";
+        case LaunchPart::bottom: return "bottom";
+        case LaunchPart::interior: return "interior";
+    }
+    return "?";
+}
+
+namespace {
+bool writes(const KernelDecl& k, int b) {
+    return std::any_of(k.args.begin(), k.args.end(), [b](const ArgDecl& a) {
+        return (a.kind == ArgKind::write || a.kind == ArgKind::read_write) && a.buffer == b;
+    });
+}
+bool reads_halo(const KernelDecl& k, int b) {
+    return std::any_of(k.args.begin(), k.args.end(),
+                       [b](const ArgDecl& a) { return a.kind == ArgKind::halo && a.buffer == b; });
+}
+int swapped(const DataJobSpec& s, int b) {
+    for (const auto& [x, y] : s.swaps) {
+        if (x == b) return y;
+        if (y == b) return x;
+    }
+    return b;
+}
+}  // namespace
+
+/// The list under construction: appends an instruction and remembers, per slice, the last launch
+/// and the halo writes since it (the dependencies of the next read and the next launch).
+struct StepCompiler::Emit {
+    std::vector<Instruction> list;
+    std::vector<int> last_launch;                  ///< per layout slice, -1: none in this list
+    std::vector<std::vector<int>> pending_writes;  ///< per layout slice
+    int next_slot = 0;
+
+    explicit Emit(std::size_t slices) : last_launch(slices, -1), pending_writes(slices) {}
+    int add(Instruction in) {
+        list.push_back(std::move(in));
+        return int(list.size()) - 1;
+    }
+    int launch(int slice, int k, std::uint64_t first, std::uint64_t rows, LaunchPart part) {
+        Instruction in;
+        in.kind = InstrKind::launch;
+        in.slice = slice;
+        in.kernel = k;
+        in.first = first;
+        in.rows = rows;
+        in.part = part;
+        in.deps = pending_writes[std::size_t(slice)];
+        pending_writes[std::size_t(slice)].clear();
+        const int id = add(std::move(in));
+        last_launch[std::size_t(slice)] = id;
+        return id;
+    }
+};
+
+StepCompiler::StepCompiler(const DataJobSpec& spec, const DataLayout& layout, int rank, ProgramOptions options)
+    : spec_(spec), layout_(layout), rank_(rank), options_(options), dirty_(spec.buffers.size(), false) {
+    for (std::size_t i = 0; i < layout.slices.size(); ++i)
+        if (layout.slices[i].rank == rank) mine_.push_back(int(i));
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) halo_.push_back(halo_rows(spec, int(b)));
+}
+
+bool StepCompiler::splittable(std::size_t k) const {
+    const KernelDecl& kd = spec_.kernels[k];
+    return options_.overlap && spec_.exchange_every <= 1 && kd.units_per_item == 1 && kd.required_local.is_null() &&
+           std::none_of(kd.args.begin(), kd.args.end(), [](const ArgDecl& a) { return a.kind == ArgKind::reduce; });
+}
+
+bool StepCompiler::splits(std::size_t k) const {
+    if (!splittable(k)) return false;
+    for (std::uint64_t s = 0; s < std::min<std::uint64_t>(spec_.steps, 2); ++s)
+        if (!eager_exchanges(k, s).empty()) return true;
+    return false;
+}
+
+std::vector<std::pair<int, std::uint64_t>> StepCompiler::eager_exchanges(std::size_t k, std::uint64_t step) const {
+    std::vector<std::pair<int, std::uint64_t>> out;
+    if (!options_.overlap || spec_.exchange_every > 1 || layout_.slices.size() < 2) return out;
+    for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
+        if (!writes(spec_.kernels[k], int(b)) || halo_[b] == 0) continue;
+        // Follow the buffer through the rest of this step, its swap, and the next step: the
+        // first launch that touches it must read its halo (then this kernel was its last writer).
+        int cur = int(b);
+        bool found = false, done = false;
+        std::uint64_t feeds = step;
+        std::size_t j = k + 1;
+        for (std::uint64_t s = step; s < spec_.steps && s <= step + 1 && !done; ++s, j = 0) {
+            for (; j < spec_.kernels.size(); ++j) {
+                if (reads_halo(spec_.kernels[j], cur)) {
+                    found = done = true;
+                    feeds = s;
+                    break;
+                }
+                if (writes(spec_.kernels[j], cur)) {
+                    done = true;
+                    break;
+                }
+            }
+            if (!done) cur = swapped(spec_, cur);
+        }
+        if (found) out.emplace_back(int(b), feeds);
+    }
+    return out;
+}
+
+namespace {
+struct ExchangeRows {
+    const DataJobSpec& spec;
+    const DataLayout& layout;
+    int rank;
+    const std::vector<int>& mine;
+};
+
+/// The exchange of buffer `b`'s `h` halo rows among this rank's slices and with its neighbours:
+/// receives posted, boundary rows read back, then (after `between`, e.g. the interior launches)
+/// sent, and the halo rows written.
+void emit_exchange(const ExchangeRows& x, StepCompiler::Emit& e, int b, std::uint64_t h, std::uint64_t feeds,
+                   const std::function<void()>& between) {
+    const std::uint64_t row = row_bytes(x.spec.buffers[std::size_t(b)]), n = h * row;
+    auto io = [&](InstrKind kind, int slice, std::uint64_t first, int slot, int peer) {
+        Instruction in;
+        in.kind = kind;
+        in.slice = slice;
+        in.buffer = b;
+        in.first = first;
+        in.rows = h;
+        in.staging = slot;
+        in.peer = peer;
+        in.bytes = n;
+        in.feeds_step = feeds;
+        return in;
+    };
+    const auto& S = x.layout.slices;
+    const int first = x.mine.front(), last = x.mine.back();
+    const int left_rank = S[std::size_t(first)].left >= 0 ? S[std::size_t(S[std::size_t(first)].left)].rank : -1;
+    const int right_rank = S[std::size_t(last)].right >= 0 ? S[std::size_t(S[std::size_t(last)].right)].rank : -1;
+    int recv_left = -1, recv_right = -1;
+    if (left_rank >= 0) recv_left = e.add(io(InstrKind::recv, -1, S[std::size_t(first)].offset - h, e.next_slot++, left_rank));
+    if (right_rank >= 0) {
+        const auto& s = S[std::size_t(last)];
+        recv_right = e.add(io(InstrKind::recv, -1, s.offset + s.units, e.next_slot++, right_rank));
+    }
+    std::vector<int> top(S.size(), -1), bottom(S.size(), -1);
+    for (int i : x.mine) {
+        const auto& s = S[std::size_t(i)];
+        auto read = [&](std::uint64_t at) {
+            Instruction in = io(InstrKind::read_rows, i, at, e.next_slot++, -1);
+            if (e.last_launch[std::size_t(i)] >= 0) in.deps.push_back(e.last_launch[std::size_t(i)]);
+            return e.add(std::move(in));
+        };
+        if (s.left >= 0) top[std::size_t(i)] = read(s.offset);
+        if (s.right >= 0) bottom[std::size_t(i)] = read(s.offset + s.units - h);
+    }
+    between();
+    auto send = [&](int read_id, int peer) {
+        Instruction in = io(InstrKind::send, -1, e.list[std::size_t(read_id)].first, e.list[std::size_t(read_id)].staging, peer);
+        in.deps.push_back(read_id);
+        e.add(std::move(in));
+    };
+    if (right_rank >= 0) send(bottom[std::size_t(last)], right_rank);  // rightward first, as the old schedule
+    if (left_rank >= 0) send(top[std::size_t(first)], left_rank);
+    auto write = [&](int slice, std::uint64_t at, int from) {
+        Instruction in = io(InstrKind::write_rows, slice, at, e.list[std::size_t(from)].staging, -1);
+        in.deps.push_back(from);
+        e.pending_writes[std::size_t(slice)].push_back(e.add(std::move(in)));
+    };
+    for (std::size_t j = 0; j + 1 < x.mine.size(); ++j) {
+        const int l = x.mine[j], r = x.mine[j + 1];
+        write(r, S[std::size_t(r)].offset - h, bottom[std::size_t(l)]);
+        write(l, S[std::size_t(l)].offset + S[std::size_t(l)].units, top[std::size_t(r)]);
+    }
+    if (recv_left >= 0) write(first, S[std::size_t(first)].offset - h, recv_left);
+    if (recv_right >= 0) write(last, S[std::size_t(last)].offset + S[std::size_t(last)].units, recv_right);
+}
+}  // namespace
+
+std::vector<Instruction> StepCompiler::compile_step(std::uint64_t step) {
+    Emit e(layout_.slices.size());
+    if (mine_.empty()) return {};
+    const ExchangeRows x{spec_, layout_, rank_, mine_};
+    const bool exchanges = step % std::max<std::uint64_t>(spec_.exchange_every, 1) == 0;
+    const std::function<void()> nothing = [] {};
+    for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+        // Halos still due before this launch: without overlap, or with ghost zones (every k-th
+        // step). The inputs came with their halo rows: nothing is due before it is written.
+        if (exchanges)
+            for (int b : halo_exchanges_before(spec_, k, dirty_))
+                emit_exchange(x, e, b, halo_[std::size_t(b)], step, nothing);
+        const auto eager = eager_exchanges(k, step);
+        std::uint64_t h = 0;
+        for (const auto& [b, feeds] : eager) h = std::max(h, halo_[std::size_t(b)]);
+        std::vector<std::pair<int, std::uint64_t>> interior;  // (slice, first) of the interior launches
+        std::vector<std::uint64_t> interior_rows;
+        for (int i : mine_) {
+            const auto& s = layout_.slices[std::size_t(i)];
+            const std::uint64_t top = s.left >= 0 ? h : 0, bottom = s.right >= 0 ? h : 0;
+            if (eager.empty() || !splittable(k) || s.units <= top + bottom) {
+                e.launch(i, int(k), s.offset, s.units, LaunchPart::whole);
+                continue;
+            }
+            if (top) e.launch(i, int(k), s.offset, top, LaunchPart::top);
+            if (bottom) e.launch(i, int(k), s.offset + s.units - bottom, bottom, LaunchPart::bottom);
+            interior.emplace_back(i, s.offset + top);
+            interior_rows.push_back(s.units - top - bottom);
+        }
+        const auto& args = spec_.kernels[k].args;
+        for (std::size_t a = 0; a < args.size(); ++a)
+            if (args[a].kind == ArgKind::reduce) {
+                Instruction in;
+                in.kind = InstrKind::reduce;
+                in.kernel = int(k);
+                in.arg = int(a);
+                for (int i : mine_) in.deps.push_back(e.last_launch[std::size_t(i)]);
+                e.add(std::move(in));
+            }
+        mark_written(spec_, k, dirty_);
+        const std::function<void()> interiors = [&] {
+            for (std::size_t j = 0; j < interior.size(); ++j)
+                e.launch(interior[j].first, int(k), interior[j].second, interior_rows[j], LaunchPart::interior);
+        };
+        bool launched = false;
+        for (const auto& [b, feeds] : eager) {
+            emit_exchange(x, e, b, halo_[std::size_t(b)], feeds, launched ? nothing : interiors);
+            launched = true;
+            dirty_[std::size_t(b)] = false;  // its halo rows are fresh
+        }
+        if (!launched) interiors();
+    }
+    apply_swaps(spec_, dirty_);
+    return std::move(e.list);
+}
+
+std::string describe(const Instruction& in, const DataJobSpec& spec) {
+    std::ostringstream o;
+    o << to_string(in.kind);
+    auto buf = [&] { return spec.buffers[std::size_t(in.buffer)].name; };
+    switch (in.kind) {
+        case InstrKind::launch:
+            o << ' ' << spec.kernels[std::size_t(in.kernel)].name << " slice " << in.slice << " units [" << in.first
+              << ", " << in.first + in.rows << ") " << to_string(in.part);
+            break;
+        case InstrKind::read_rows:
+        case InstrKind::write_rows:
+            o << ' ' << buf() << " slice " << in.slice << " rows [" << in.first << ", " << in.first + in.rows
+              << ") slot " << in.staging << ' ' << in.bytes << " B";
+            break;
+        case InstrKind::send:
+        case InstrKind::recv:
+            o << ' ' << buf() << (in.kind == InstrKind::send ? " to rank " : " from rank ") << in.peer << " rows ["
+              << in.first << ", " << in.first + in.rows << ") slot " << in.staging << ' ' << in.bytes << " B";
+            break;
+        case InstrKind::reduce:
+            o << ' ' << spec.kernels[std::size_t(in.kernel)].name << " argument " << in.arg << " into "
+              << spec.buffers[std::size_t(spec.kernels[std::size_t(in.kernel)].args[std::size_t(in.arg)].buffer)].name;
+            break;
+    }
+    if (in.kind != InstrKind::launch && in.kind != InstrKind::reduce) o << " for step " << in.feeds_step;
+    if (!in.deps.empty()) {
+        o << " after";
+        for (int d : in.deps) o << ' ' << d;
+    }
+    return o.str();
+}
+
+namespace {
+std::vector<int> ranks_of(const DataLayout& layout) {
+    std::vector<int> r;
+    for (const auto& s : layout.slices)
+        if (std::find(r.begin(), r.end(), s.rank) == r.end()) r.push_back(s.rank);
+    std::sort(r.begin(), r.end());
+    return r;
+}
+std::uint64_t shown_steps(const DataJobSpec& spec, std::uint64_t steps) {
+    return steps == 0 ? spec.steps : std::min(steps, spec.steps);
+}
+}  // namespace
+
+std::string format_instructions(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
+                                ProgramOptions options) {
+    std::ostringstream o;
+    for (int r : ranks_of(layout)) {
+        o << "rank " << r << ":\n";
+        StepCompiler c(spec, layout, r, options);
+        for (std::uint64_t s = 0; s < shown_steps(spec, steps); ++s) {
+            const auto list = c.compile_step(s);
+            o << "  step " << s << ":\n";
+            for (std::size_t i = 0; i < list.size(); ++i) o << "    " << i << ": " << describe(list[i], spec) << '\n';
+        }
+    }
+    return o.str();
+}
+
+nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
+                                    ProgramOptions options) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (int r : ranks_of(layout)) {
+        StepCompiler c(spec, layout, r, options);
+        nlohmann::json js = nlohmann::json::array();
+        for (std::uint64_t s = 0; s < shown_steps(spec, steps); ++s) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& in : c.compile_step(s)) {
+                nlohmann::json j = {{"kind", to_string(in.kind)}, {"deps", in.deps}};
+                if (in.slice >= 0) j["slice"] = in.slice;
+                if (in.kernel >= 0) j["kernel"] = spec.kernels[std::size_t(in.kernel)].name;
+                if (in.kind == InstrKind::reduce) j["arg"] = in.arg;
+                if (in.buffer >= 0) j["buffer"] = spec.buffers[std::size_t(in.buffer)].name;
+                if (in.kind == InstrKind::launch) j["part"] = to_string(in.part);
+                if (in.kind != InstrKind::reduce) {
+                    j["first"] = in.first;
+                    j["rows"] = in.rows;
+                }
+                if (in.peer >= 0) j["peer"] = in.peer;
+                if (in.staging >= 0) {
+                    j["staging"] = in.staging;
+                    j["bytes"] = in.bytes;
+                    j["feeds_step"] = in.feeds_step;
+                }
+                list.push_back(std::move(j));
+            }
+            js.push_back(std::move(list));
+        }
+        ranks.push_back({{"rank", r}, {"steps", std::move(js)}});
+    }
+    return {{"schema", "worksize.instructions/1"}, {"job", spec.name}, {"ranks", std::move(ranks)}};
+}
+
+}  // namespace worksize
