@@ -4,12 +4,17 @@
 # k 16, 20 iterations) on one H200, on two H200s as two MPI ranks, and on two H200s driven by one
 # rank; the heat runs with the engine's overlap on and off (--overlap off: the plain schedule
 # through the same executor). Each split is first verified at a size the CPU reference checks.
-# The intra-node MPI rate (cluster/mpi-bw.c) comes from the same call. Writes $OUT/engine_x2.csv:
-#   example,size,config,overlap,rep,run_s,steps_s,status
-# and a summary of medians and speed-ups over one GPU ($OUT/summary.txt).
+# The plain single-device OpenCL programs (examples/*/plain_*.cpp) run the same sizes on one GPU in
+# the same call: the engine's one-GPU steps against them. The intra-node MPI rate
+# (cluster/mpi-bw.c) comes from the same call too. Writes $OUT/engine_x2.csv:
+#   example,size,config,overlap,rep,run_s,steps_s,gather_s,status
+# (config plain: the plain program's seconds in steps_s), every run's output in $OUT/runs.log and
+# a summary of medians and speed-ups over one GPU ($OUT/summary.txt).
 #   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize \
-#            build/examples/worksize_example_{heat,kmeans} && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw
-#   There: bash cluster/gpu-engine-x2.sh   (run tool, kind nvidia-h200-x2, carry [".devbundle"])
+#            build/examples/{worksize_example,plain}_{heat,kmeans,filter2d} &&
+#          mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw && tar -cJf .devbundle.tar.xz .devbundle
+#   There: tar -xJf .devbundle.tar.xz && bash cluster/gpu-engine-x2.sh
+#          (run tool, kind nvidia-h200-x2, carry [".devbundle.tar.xz"]: the bundle is over 64 MiB unpacked)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${BUNDLE:-$PWD/.devbundle}
@@ -18,7 +23,9 @@ OUT=${OUT:-/tmp/engine-x2}
 REPS=${REPS:-3}
 mkdir -p "$OUT"
 CSV=$OUT/engine_x2.csv
-echo "example,size,config,overlap,rep,run_s,steps_s,status" >"$CSV"
+echo "example,size,config,overlap,rep,run_s,steps_s,gather_s,status" >"$CSV"
+LOG=$OUT/runs.log
+: >"$LOG"
 { date -u +%FT%TZ; nvidia-smi -L 2>/dev/null; git rev-parse --short HEAD 2>/dev/null; } | tee "$OUT/machine.txt"
 echo "mpi-bw 2 ranks (64 MiB): $(timeout 60 mpiexec -n 2 mpi-bw 64 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
 
@@ -31,20 +38,32 @@ echo "GPU indices: ${G[*]}"
 # from the report's "steps N ms").
 one() {
     local ex=$1 cfg=$2 ov=$3 rep=$4; shift 4
-    local n=1 sel="0=${G[0]}" log="$OUT/$ex-$cfg-$ov.log"
-    case $cfg in
+    local n=1 sel="0=${G[0]}" hq=copy
+    # CONFIG+cq: halo writes on the compute queue (WORKSIZE_HALO_QUEUE=compute, an experiment).
+    case $cfg in *+cq) hq=compute;; esac
+    case ${cfg%+cq} in
         2ranks) n=2 sel="0=${G[0]},1=${G[1]}";;
         1rank2gpus) sel="0=${G[0]}+${G[1]}";;
     esac
     local text
-    text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 120 mpiexec -n $n "$B/bin/worksize_example_$ex" "$@" \
+    text=$(WORKSIZE_HALO_QUEUE=$hq EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 120 mpiexec -n $n "$B/bin/worksize_example_$ex" "$@" \
         --select "$sel" --local null --overlap "$ov" 2>&1)
-    echo "$text" >>"$log"
-    local res steps
+    printf '=== %s %s overlap %s rep %s: %s\n%s\n' "$ex" "$cfg" "$ov" "$rep" "$*" "$text" >>"$LOG"
+    local res steps gather
     res=$(echo "$text" | grep '^worksize,' | tail -1)
     steps=$(echo "$text" | grep -Eo 'steps [0-9.]+ ms, gather' | tail -1 | grep -Eo '[0-9.]+')
-    echo "$ex,$(echo "$res" | cut -d, -f3),$cfg,$ov,$rep,$(echo "$res" | cut -d, -f5),$(python3 -c "print(${steps:-nan}/1e3)" 2>/dev/null || echo nan),$(echo "$res" | cut -d, -f6)" |
+    gather=$(echo "$text" | grep -Eo 'gather [0-9.]+ ms \(' | tail -1 | grep -Eo '[0-9.]+')
+    echo "$ex,$(echo "$res" | cut -d, -f3),$cfg,$ov,$rep,$(echo "$res" | cut -d, -f5),$(python3 -c "print(${steps:-nan}/1e3)"),$(python3 -c "print(${gather:-nan}/1e3)"),$(echo "$res" | cut -d, -f6)" |
         tee -a "$CSV"
+}
+# plain EXAMPLE REP ARGS...: the plain program on the first GPU (its seconds: the steps).
+plain() {
+    local ex=$1 rep=$2; shift 2
+    local text res
+    text=$(PLAIN_DEVICE=gpu EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 120 "$B/bin/plain_$ex" "$@" 2>&1)
+    printf '=== %s plain rep %s: %s\n%s\n' "$ex" "$rep" "$*" "$text" >>"$LOG"
+    res=$(echo "$text" | grep '^plain,' | tail -1)
+    echo "$ex,$(echo "$*" | tr ' ' x),plain,-,$rep,nan,$(echo "$res" | cut -d, -f5),nan,$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
 }
 
 for cfg in 2ranks 1rank2gpus; do
@@ -54,32 +73,52 @@ done
 
 export EXAMPLE_NOVERIFY=1
 for r in $(seq "$REPS"); do
+    plain heat "$r" 8192 8192 2000
+    plain heat "$r" 16384 16384 500
+    plain kmeans "$r" 16777216 16 16 20
+    plain filter2d "$r" 8192 8192 20
+    one filter2d 1gpu on "$r" 8192 8192 20
     for cfg in 1gpu 2ranks 1rank2gpus; do
         for ov in on off; do
+            [ $cfg = 1gpu ] && [ $ov = off ] && continue  # one slice: no exchange, the same list
             one heat $cfg $ov "$r" 8192 8192 2000
             one heat $cfg $ov "$r" 16384 16384 500
         done
         one kmeans $cfg on "$r" 16777216 16 16 20
     done
+    for cfg in 2ranks+cq 1rank2gpus+cq; do
+        one heat $cfg on "$r" 8192 8192 2000
+        one heat $cfg on "$r" 16384 16384 500
+    done
 done
-echo "--- the last two-rank heat report"; tail -10 "$OUT/heat-2ranks-on.log"
+echo "--- the last two-rank heat report"; grep -A9 '^=== heat 2ranks overlap on' "$LOG" | tail -10
 python3 - "$CSV" <<'PY' | tee "$OUT/summary.txt"
 import csv, statistics, sys, collections
 t = collections.defaultdict(lambda: collections.defaultdict(list))
 for row in csv.DictReader(open(sys.argv[1])):
-    if row["rep"] == "0" or row["status"] != "unverified":
+    if row["rep"] == "0" or row["status"] not in ("unverified", "verified"):
         continue
-    for k in ("run_s", "steps_s"):
+    for k in ("run_s", "steps_s", "gather_s"):
         try:
             t[(row["example"], row["size"], row["config"], row["overlap"])][k].append(float(row[k]))
         except ValueError:
             pass
-print("example size config overlap: median run_s, steps_s; speed-up over one GPU (same overlap) of run, steps")
+print("example size config overlap: median run_s, steps_s; speed-up over one GPU of run, steps")
 for key, v in sorted(t.items()):
     ex, size, cfg, ov = key
-    one = t.get((ex, size, "1gpu", ov))
+    one = t.get((ex, size, "1gpu", "on"))  # one slice: overlap changes nothing
     med = {k: statistics.median(x) for k, x in v.items() if x}
     sp = {k: statistics.median(one[k]) / med[k] if one and one.get(k) and med.get(k) else float("nan") for k in med}
     print(f"{ex} {size} {cfg} {ov}: run {med.get('run_s', float('nan')):.4f} s, steps {med.get('steps_s', float('nan')):.4f} s;"
           f" x{sp.get('run_s', float('nan')):.2f} run, x{sp.get('steps_s', float('nan')):.2f} steps (n={len(v.get('run_s', []))})")
+for key, v in sorted(t.items()):
+    ex, size, cfg, ov = key
+    if cfg == "plain" or ov == "off" or not v.get("steps_s"):
+        continue
+    for pk, pv in t.items():
+        if pk[0] == ex and pk[2] == "plain" and pk[1].startswith(size.split("x")[0]) and cfg == "1gpu":
+            print(f"{ex} {size} one GPU through the engine: steps {statistics.median(v['steps_s']):.4f} s,"
+                  f" plain {statistics.median(pv['steps_s']):.4f} s: engine/plain {statistics.median(v['steps_s']) / statistics.median(pv['steps_s']):.3f}")
+    if cfg != "1gpu" and v.get("gather_s"):
+        print(f"{ex} {size} {cfg} final gather median {statistics.median(v['gather_s']) * 1e3:.1f} ms")
 PY

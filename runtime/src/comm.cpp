@@ -111,6 +111,32 @@ public:
         return true;
     }
 
+    std::size_t isend_short(std::span<const std::byte> data, int dest, int tag) override {
+        const std::span<const std::byte> parts[1] = {data};
+        return isend_parts(parts, dest, tag);
+    }
+    std::size_t irecv_short(int source, int tag, std::span<std::byte> dest) override {
+        recvs_.emplace(next_recv_, PendingRecv{source, tag, dest, nullptr});
+        return next_recv_++;
+    }
+    bool test_short(std::size_t id, std::size_t* got) override {
+        auto it = recvs_.find(id);
+        if (it == recvs_.end()) return true;
+        const PendingRecv p = it->second;
+        if (!iprobe(p.source, p.tag, nullptr)) {
+            pulse();
+            return false;
+        }
+        recvs_.erase(it);
+        const auto msg = take(p.source, p.tag);
+        if (msg.data.size() > p.dest.size())
+            throw Error("rank " + std::to_string(p.source) + " sent " + std::to_string(msg.data.size()) +
+                        " bytes where at most " + std::to_string(p.dest.size()) + " were expected");
+        if (!msg.data.empty()) std::memcpy(p.dest.data(), msg.data.data(), msg.data.size());
+        if (got) *got = msg.data.size();
+        return true;
+    }
+
     bool iprobe(int source, int tag, int* from) override {
         std::lock_guard lock(hub_->m);
         for (const auto& msg : hub_->inbox[static_cast<std::size_t>(rank_)])

@@ -24,9 +24,12 @@
 #include "worksize/runtime/data_job.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -531,6 +534,29 @@ public:
     }
 
     /// Slice `s`'s own rows of split buffer `b` into `dest`.
+    /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
+    /// calling `progress` (e.g. an MPI send's test) until the read is done.
+    void download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,
+                  const std::function<void()>& progress) {
+        if (failed_) return;
+        guarded(
+            [&] {
+                const std::uint64_t at = (halo_[std::size_t(b)] + first) * row_bytes(b);
+                cl::Event ev;
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, at, dest.size(), dest.data(),
+                                                 nullptr, &ev);
+                s.ctx->queue().flush();
+                while (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() > CL_COMPLETE) {
+                    progress();
+                    beat();
+                    std::this_thread::yield();
+                }
+                if (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() < 0)
+                    throw cl::Error(ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), "clEnqueueReadBuffer");
+            },
+            [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+    }
+
     void download(SliceState& s, int b, std::span<std::byte> dest) {
         if (failed_) return;
         try {
@@ -634,6 +660,7 @@ public:
     }
     void arrived(bool overlapping, bool interior_done) override {
         ++report_.halo_arrivals;
+        if (overlapping) ++report_.halo_overlapped;
         if (overlapping && interior_done) ++report_.interior_first;
     }
     void before_send() override {
@@ -948,15 +975,54 @@ private:
 };
 
 /// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
+/// A gather moves each slice's rows of an output in messages of at most this many bytes (whole
+/// rows, at least one): the next piece comes off the device while MPI moves this one.
+constexpr std::uint64_t kGatherPiece = 16ull << 20;
+
+/// Rows per gather message of buffer rows of `row` bytes. WORKSIZE_GATHER_PIECE_BYTES (test-only,
+/// docs/testing.md; the same on every rank) makes pieces smaller, so that small jobs use several.
+std::uint64_t gather_rows(std::uint64_t row) {
+    static const std::uint64_t piece = [] {
+        const char* v = std::getenv("WORKSIZE_GATHER_PIECE_BYTES");
+        try {
+            return v && *v ? std::max<std::uint64_t>(std::stoull(v), 1) : kGatherPiece;
+        } catch (const std::exception&) {
+            return kGatherPiece;
+        }
+    }();
+    return std::max<std::uint64_t>(1, piece / std::max<std::uint64_t>(row, 1));
+}
+
 void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     if (x.failed()) return;
+    // Two staging halves: piece k+1 is read from the device while piece k is sent.
+    Bytes other = bytes_with(staging.get_allocator().resource());
+    Bytes* half[2] = {&staging, &other};
+    std::size_t sending = 0;
+    bool pending = false;
+    auto finish_send = [&] {
+        while (pending && !comm.test_send(sending)) std::this_thread::yield();
+        pending = false;
+    };
+    int k = 0;
     for (auto& s : x.mine_mutable())
         for (int b : split_outputs(spec)) {
-            staging.resize(s.desc.units * x.row_bytes(b));
-            x.download(s, b, staging);  // a failure now sends what is there; the report says so
-            comm.send_bytes(staging, 0, kData);
+            const std::uint64_t row = x.row_bytes(b), per = gather_rows(row);
+            for (std::uint64_t first = 0; first < s.desc.units; first += per, k ^= 1) {
+                const std::uint64_t n = std::min(per, s.desc.units - first);
+                Bytes& buf = *half[k];
+                buf.resize(n * row);
+                // A failure now sends what is there; the report says so.
+                x.download(s, b, buf, first, [&] {
+                    if (pending && comm.test_send(sending)) pending = false;
+                });
+                finish_send();
+                sending = comm.isend_parts(std::array<std::span<const std::byte>, 1>{std::span<const std::byte>(buf)}, 0, kData);
+                pending = true;
+            }
         }
+    finish_send();
 }
 
 /// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
@@ -970,9 +1036,12 @@ bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Com
         if (s.rank != r) continue;
         for (int b : split_outputs(spec)) {
             const auto& d = spec.buffers[std::size_t(b)];
-            const std::uint64_t row = d.pitch * elem_size(d.type);
-            watch.await(r, kData);  // the worker reads each slice from its device first
-            comm.recv_bytes_exact(job.host(b).subspan(s.offset * row, s.units * row), r, kData);
+            const std::uint64_t row = d.pitch * elem_size(d.type), per = gather_rows(row);
+            for (std::uint64_t first = 0; first < s.units; first += per) {
+                const std::uint64_t n = std::min(per, s.units - first);
+                watch.await(r, kData);  // the worker reads each piece from its device first
+                comm.recv_bytes_exact(job.host(b).subspan((s.offset + first) * row, n * row), r, kData);
+            }
         }
     }
     return true;
@@ -1002,6 +1071,7 @@ nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool 
                         {"timed_steps_s", r.timed_steps_s},
                         {"reduce_s", r.reduce_s},
                         {"halo_arrivals", r.halo_arrivals},
+                        {"halo_overlapped", r.halo_overlapped},
                         {"interior_first", r.interior_first}};
     if (!f.empty()) wire::put_failure(j, f);
     return j;
@@ -1021,6 +1091,7 @@ RankReport report_from_json(const nlohmann::json& j) {
     r.timed_steps_s = j.value("timed_steps_s", 0.0);
     r.reduce_s = j.value("reduce_s", std::vector<double>{});
     r.halo_arrivals = j.value("halo_arrivals", std::uint64_t(0));
+    r.halo_overlapped = j.value("halo_overlapped", std::uint64_t(0));
     r.interior_first = j.value("interior_first", std::uint64_t(0));
     if (!j.at("ok").get<bool>()) r.error = j.value("error", "failed");
     return r;
@@ -1197,15 +1268,21 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     // The end: every worker's report, then its outputs; rank 0's own outputs.
     std::vector<std::pair<RankReport, wire::Failure>> reports;
     std::vector<bool> origins;
-    if (x.participates()) {
-        read_own_outputs(job, x);
-        for (int b : shared_outputs(spec))
-            if (!x.failed()) x.download(x.mine_mutable().front(), b, job.host(b));
-        RankReport own = x.report();
-        own.error = x.failure().message;
-        reports.push_back({own, x.failure()});
-        origins.push_back(x.failed_here());
-    }
+    // Rank 0's own outputs come off its devices in another thread while it takes the workers'
+    // (this thread alone calls MPI).
+    std::future<void> own_outputs;
+    if (x.participates())
+        own_outputs = std::async(std::launch::async, [&] {
+            read_own_outputs(job, x);
+            for (int b : shared_outputs(spec))
+                if (!x.failed()) x.download(x.mine_mutable().front(), b, job.host(b));
+        });
+    struct Join {
+        std::future<void>& f;
+        ~Join() {
+            if (f.valid()) f.wait();
+        }
+    } join{own_outputs};
     const int sender = x.participates() ? -1 : shared_sender(slices);
     for (int r : workers) {
         watch.await(r, kResult);
@@ -1221,6 +1298,13 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
             }
         reports.push_back({rep, f});
         origins.push_back(j.value("origin", false));
+    }
+    if (own_outputs.valid()) {
+        own_outputs.get();
+        RankReport own = x.report();
+        own.error = x.failure().message;
+        reports.insert(reports.begin(), {own, x.failure()});  // rank 0 first, as it steps first
+        origins.insert(origins.begin(), x.failed_here());
     }
     watch.poll();  // the last heartbeats
     const double end = now_s();
@@ -1395,7 +1479,8 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
           << "; halo bytes per step (to neighbours) at most " << halo << "\n";
         if (k.halo_arrivals > 0)
             o << "  overlap on rank " << k.rank << ": halo rows from other ranks arrived " << k.halo_arrivals
-              << " times, after the interior had finished " << k.interior_first << " times\n";
+              << " times, " << k.halo_overlapped << " beside an interior launch: " << k.halo_overlapped - k.interior_first
+              << " while it ran (hidden), " << k.interior_first << " after it had finished (waited on the link)\n";
     }
     return o.str();
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <chrono>
+#include <limits>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -110,6 +111,12 @@ struct MpiComm::PendingSend {
     std::uint64_t size = 0;  // the header word, sent from here
     int dest = 0;
     std::vector<MPI_Request> requests;
+};
+
+struct MpiComm::PendingShort {
+    int source = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    double waiting_since = -1;  ///< the first test_short: this rank's wait begins (not at posting)
 };
 
 MpiComm::MpiComm(const Environment& env)
@@ -406,6 +413,66 @@ bool MpiComm::test_recv(std::size_t id) {
         check(MPI_Irecv(p.target + p.off, count, MPI_BYTE, p.source, p.tag, handle_->comm, &p.request), "MPI_Irecv");
         p.piece_posted = true;
     }
+}
+
+std::size_t MpiComm::isend_short(std::span<const std::byte> data, int dest, int tag) {
+    if (data.size() > std::size_t(std::numeric_limits<int>::max()))
+        throw MpiError("a short message of " + std::to_string(data.size()) + " bytes is too long");
+    auto pending = std::make_unique<PendingSend>();
+    pending->dest = dest;
+    pending->requests.emplace_back();
+    check(MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, dest, tag, handle_->comm,
+                    &pending->requests.back()),
+          "MPI_Isend");
+    const std::size_t id = next_send_++;
+    sends_.emplace(id, std::move(pending));
+    return id;
+}
+
+std::size_t MpiComm::irecv_short(int source, int tag, std::span<std::byte> dest) {
+    if (dest.size() > std::size_t(std::numeric_limits<int>::max()))
+        throw MpiError("a short message of " + std::to_string(dest.size()) + " bytes is too long");
+    auto p = std::make_unique<PendingShort>();
+    p->source = source;
+    check(MPI_Irecv(dest.data(), static_cast<int>(dest.size()), MPI_BYTE, source, tag, handle_->comm, &p->request),
+          "MPI_Irecv");
+    const std::size_t id = next_recv_++;
+    shorts_.emplace(id, std::move(p));
+    return id;
+}
+
+bool MpiComm::test_short(std::size_t id, std::size_t* got) {
+    auto it = shorts_.find(id);
+    if (it == shorts_.end()) return true;
+    PendingShort& p = *it->second;
+    int done = 0;
+    MPI_Status st;
+    const int rc = MPI_Test(&p.request, &done, &st);
+    auto fail = [&](ErrorReason reason, const std::string& what) {
+        if (p.request != MPI_REQUEST_NULL) {
+            MPI_Cancel(&p.request);
+            MPI_Request_free(&p.request);
+        }
+        shorts_.erase(it);
+        throw Error(reason, what);
+    };
+    if (rc != MPI_SUCCESS)
+        fail(ErrorReason::lost_rank, "receiving from rank " + std::to_string(p.source) + " failed: " + mpi_error_text(rc));
+    if (!done) {
+        if (p.waiting_since < 0) p.waiting_since = now_s();
+        if (patience() > 0 && now_s() - p.waiting_since > patience()) {
+            mpi::note_lost_peer();
+            fail(ErrorReason::lost_rank, "rank " + std::to_string(p.source) + " sent nothing for " +
+                                             std::to_string(patience()) + " s (--rank-timeout)");
+        }
+        pulse();
+        return false;
+    }
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    shorts_.erase(it);
+    if (got) *got = std::size_t(count);
+    return true;
 }
 
 bool MpiComm::iprobe(int source, int tag, int* from) {

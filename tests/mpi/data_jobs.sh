@@ -76,11 +76,16 @@ overlap_case() {
   mpmd_cmd "$mpx" "$heat" "1 1" 96 90 6 --select all --overlap "$mode"; run 120 "${MPMD[@]}"
   expect_rc 0 "heat on 2 ranks, slow link, --overlap $mode"
   expect_out "^worksize,heat,96x90x6,2 ranks,[0-9.e+-]+,verified$" "heat, slow link, --overlap $mode: verified"
-  expect_out "^  overlap on rank 0: halo rows from other ranks arrived 5 times, after the interior had finished $want times$" \
+  expect_out "^  overlap on rank 0: halo rows from other ranks arrived 5 times, $want beside an interior launch: 0 while it ran \(hidden\), $want after it had finished \(waited on the link\)$" \
     "heat, slow link, --overlap $mode: rank 0's interior finished first at $want of 5 arrivals"
 }
 overlap_case on 5
 overlap_case off 0
+# The final gather in pieces (here of 1000 bytes: 2 rows of 384 bytes, so 23 messages per slice
+# of 45 rows; 16 MiB by default): the result is whole.
+WORKSIZE_GATHER_PIECE_BYTES=1000 run 120 "$mpx" -n 2 "$heat" 96 90 6 --select all
+expect_rc 0 "heat on 2 ranks, gathered in pieces of 2 rows"
+expect_out "^worksize,heat,96x90x6,2 ranks,[0-9.e+-]+,verified$" "heat gathered in pieces of 2 rows: verified"
 mpmd_cmd "$mpx" "$heat" "1 1" 96 90 6 --select all --instructions; run 120 "${MPMD[@]}"
 expect_rc 0 "heat --instructions on 2 ranks"
 expect_out "^rank 1:$" "--instructions lists rank 1's instructions"

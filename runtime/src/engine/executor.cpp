@@ -2,6 +2,7 @@
 #include "executor.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -19,13 +20,13 @@ double now_s() {
 }  // namespace
 
 /// A staging slot: rows read back to send or to write into another device, or rows received.
+/// A message is one piece: the status word, then (unless the sender failed) the rows.
 struct Executor::Slot {
-    Bytes rows;  ///< read_rows fills it (pinned)
+    Bytes rows;  ///< status word, then the rows read_rows fills (pinned)
     Bytes in;    ///< a received message: status word, then the rows
-    std::uint64_t status = kStatusOk;
     cl::Event read, write;  ///< the read that filled `rows`; the last write that reads `rows` or `in`
     int read_slice = -1;
-    std::size_t send_id = 0, recv_id = 0;
+    std::size_t send_id = 0, recv_id = 0, got = 0;
     bool sending = false, receiving = false, received_ok = false;
     int send_peer = -1, recv_peer = -1;
     std::uint64_t want = 0;
@@ -38,7 +39,12 @@ struct Executor::PerSlice {
     bool compute_dirty = false, copy_dirty = false;  ///< enqueued since the last flush
 };
 
-Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_(comm), tag_(tag) {}
+Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_(comm), tag_(tag) {
+    // WORKSIZE_HALO_QUEUE=compute (an experiment, docs/testing.md): halo writes on the device's
+    // own queue, in order before its next launch, instead of the copy queue and an event.
+    const char* q = std::getenv("WORKSIZE_HALO_QUEUE");
+    writes_on_compute_ = q && std::string(q) == "compute";
+}
 
 Executor::~Executor() {
     // Sends still in flight (a failure between run() and drain()): MPI keeps them.
@@ -81,7 +87,14 @@ void Executor::wait_event(const cl::Event& ev, int s) {
     if (!ev()) return;
     flush();
     try {
-        target_.device_wait([&] { ev.wait(); });
+        // Polled, not clWaitForEvents: the wait is short (a boundary launch and its rows), a
+        // blocking wait may sleep past it, and the polls keep MPI and the heartbeats going.
+        cl_int status = CL_QUEUED;
+        while ((status = ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>()) > CL_COMPLETE) {
+            comm_.pulse();
+            std::this_thread::yield();
+        }
+        if (status < 0) throw cl::Error(status, "a halo transfer");
     } catch (const cl::Error& e) {
         target_.fail(e, s < 0 ? std::string("a halo write") : "device '" + target_.context(s).info().name + "'");
     }
@@ -107,12 +120,12 @@ void Executor::complete_recv(Slot& s) {
     if (!s.receiving) return;
     flush();  // the devices work while this rank waits
     target_.with_peer(s.recv_peer, false, [&] {
-        while (!comm_.test_recv(s.recv_id)) std::this_thread::yield();
+        while (!comm_.test_short(s.recv_id, &s.got)) std::this_thread::yield();
     });
     s.receiving = false;
     std::uint64_t status = kStatusFailed;
-    if (s.in.size() >= 8) std::memcpy(&status, s.in.data(), 8);
-    s.received_ok = status == kStatusOk && s.in.size() == 8 + s.want;
+    if (s.got >= 8) std::memcpy(&status, s.in.data(), 8);
+    s.received_ok = status == kStatusOk && s.got == 8 + s.want;
     if (!s.received_ok) {
         target_.peer_failed(s.recv_peer);
         return;
@@ -134,9 +147,11 @@ void Executor::post_recv(const Instruction& in) {
     if (s.in.get_allocator().resource() != target_.home().host_memory())
         s.in = bytes_with(target_.home().host_memory());
     s.want = in.bytes;
+    s.in.resize(8 + in.bytes);
     s.recv_peer = in.peer;
     s.received_ok = false;
-    target_.with_peer(in.peer, false, [&] { s.recv_id = comm_.irecv_start(in.peer, tag_, {}, &s.in); });
+    s.got = 0;
+    target_.with_peer(in.peer, false, [&] { s.recv_id = comm_.irecv_short(in.peer, tag_, s.in); });
     s.receiving = true;
 }
 
@@ -152,12 +167,12 @@ void Executor::read_rows(const Instruction& in, std::size_t at) {
     PerSlice& p = slice(in.slice);
     auto& ctx = target_.context(in.slice);
     if (s.rows.get_allocator().resource() != ctx.host_memory()) s.rows = bytes_with(ctx.host_memory());
-    s.rows.resize(in.bytes);
+    s.rows.resize(8 + in.bytes);
     std::vector<cl::Event> wait;
     if (p.last_launch()) wait.push_back(p.last_launch);
     try {
         p.copy.enqueueReadBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
-                                 target_.row_offset(in.slice, in.buffer, in.first), in.bytes, s.rows.data(),
+                                 target_.row_offset(in.slice, in.buffer, in.first), in.bytes, s.rows.data() + 8,
                                  wait.empty() ? nullptr : &wait, &s.read);
         p.copy_dirty = true;
         events_[at] = s.read;
@@ -169,12 +184,13 @@ void Executor::read_rows(const Instruction& in, std::size_t at) {
 void Executor::send(const Instruction& in) {
     Slot& s = slot(in.staging);
     if (!target_.failed()) wait_event(s.read, s.read_slice);
-    const bool ok = !target_.failed();
-    s.status = ok ? kStatusOk : kStatusFailed;
-    std::span<const std::byte> parts[2] = {std::as_bytes(std::span(&s.status, 1)),
-                                           ok ? std::span<const std::byte>(s.rows) : std::span<const std::byte>()};
+    const bool ok = !target_.failed() && s.rows.size() == 8 + in.bytes;
+    const std::uint64_t status = ok ? kStatusOk : kStatusFailed;
+    if (s.rows.size() < 8) s.rows.resize(8);
+    std::memcpy(s.rows.data(), &status, 8);
+    const auto message = std::span<const std::byte>(s.rows).first(ok ? 8 + in.bytes : 8);
     target_.before_send();
-    target_.with_peer(in.peer, true, [&] { s.send_id = comm_.isend_parts(parts, in.peer, tag_); });
+    target_.with_peer(in.peer, true, [&] { s.send_id = comm_.isend_short(message, in.peer, tag_); });
     s.sending = true;
     s.send_peer = in.peer;
     if (ok) target_.count(in);
@@ -189,15 +205,16 @@ void Executor::write_rows(const Instruction& in, std::size_t at, const std::vect
         if (s.received_ok) src = s.in.data() + 8;
     } else {
         if (!target_.failed()) wait_event(s.read, s.read_slice);  // another device's copy queue
-        src = s.rows.data();
+        src = s.rows.size() == 8 + in.bytes ? s.rows.data() + 8 : nullptr;
     }
     if (target_.failed() || !src) return;
     PerSlice& p = slice(in.slice);
     try {
-        p.copy.enqueueWriteBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
-                                  target_.row_offset(in.slice, in.buffer, in.first), in.bytes, src, nullptr, &s.write);
-        p.copy_dirty = true;
-        p.writes.push_back(s.write);
+        auto& q = writes_on_compute_ ? target_.context(in.slice).queue() : p.copy;
+        q.enqueueWriteBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
+                             target_.row_offset(in.slice, in.buffer, in.first), in.bytes, src, nullptr, &s.write);
+        (writes_on_compute_ ? p.compute_dirty : p.copy_dirty) = true;
+        if (!writes_on_compute_) p.writes.push_back(s.write);
         events_[at] = s.write;
     } catch (const cl::Error& e) {
         target_.fail(e, "device '" + target_.context(in.slice).info().name + "', writing halo rows");

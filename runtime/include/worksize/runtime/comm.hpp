@@ -65,6 +65,16 @@ public:
     /// for a message of the wrong size, or (lost_rank) when MPI fails or nothing of the message
     /// arrives for patience() seconds.
     virtual bool test_recv(std::size_t id) = 0;
+    /// One message of at most a few MiB as one piece, without the size word of isend_parts: the
+    /// receiver posts irecv_short() with room for the most it accepts (the engine's halo rows,
+    /// where both sides know the size). Done like isend_parts (test_send).
+    virtual std::size_t isend_short(std::span<const std::byte> data, int dest, int tag) = 0;
+    /// Start receiving one isend_short() message of at most dest.size() bytes into `dest`.
+    virtual std::size_t irecv_short(int source, int tag, std::span<std::byte> dest) = 0;
+    /// Whether the irecv_short() of handle `id` is done; its size in *got. @throws Error
+    /// (lost_rank) when MPI fails or nothing arrives for patience() seconds, Error for a message
+    /// longer than the room posted.
+    virtual bool test_short(std::size_t id, std::size_t* got) = 0;
     /// Whether a message with `tag` from `source` (any_source) is waiting, without receiving it
     /// or waiting; its sender in *from.
     virtual bool iprobe(int source, int tag, int* from = nullptr) = 0;

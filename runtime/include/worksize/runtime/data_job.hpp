@@ -198,9 +198,10 @@ struct RankReport {
     /// Per device of `devices`, with DataRunOptions::time_launches: its reduction records' reads
     /// (profiling events) and combinations on the host, per step after the first (the mean).
     std::vector<double> reduce_s;
-    /// Halo messages from other ranks it received, and how many of them found its interior
-    /// launches (overlap) already finished: the exchange was hidden behind the compute.
-    std::uint64_t halo_arrivals = 0, interior_first = 0;
+    /// Halo messages from other ranks it received; of them, those that came while this rank had
+    /// interior launches beside the exchange (overlap), and those that found the interior already
+    /// finished (the step then waited on the link; the others were hidden behind the compute).
+    std::uint64_t halo_arrivals = 0, halo_overlapped = 0, interior_first = 0;
     std::string error;                      ///< the first failure on this rank, if any
 };
 

@@ -83,6 +83,9 @@ public:
     bool iprobe(int source, int tag, int* from = nullptr) override;
     std::size_t irecv_start(int source, int tag, std::span<std::byte> dest, Bytes* into) override;
     bool test_recv(std::size_t id) override;
+    std::size_t isend_short(std::span<const std::byte> data, int dest, int tag) override;
+    std::size_t irecv_short(int source, int tag, std::span<std::byte> dest) override;
+    bool test_short(std::size_t id, std::size_t* got) override;
     std::vector<std::string> gather_strings(const std::string& mine) override;
     std::string broadcast_string(const std::string& value) override;
 
@@ -94,6 +97,8 @@ private:
     struct PendingRecv;  // a message being received piece by piece (mpi.cpp)
     std::map<std::size_t, std::unique_ptr<PendingRecv>> recvs_;
     std::size_t next_recv_ = 1;
+    struct PendingShort;  // an irecv_short (mpi.cpp)
+    std::map<std::size_t, std::unique_ptr<PendingShort>> shorts_;
     struct Handle;  // the MPI_Comm (mpi.h stays out of this header)
     std::unique_ptr<Handle> handle_;
     int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
