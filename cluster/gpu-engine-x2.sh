@@ -21,6 +21,7 @@ B=${BUNDLE:-$PWD/.devbundle}
 export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
 OUT=${OUT:-/tmp/engine-x2}
 REPS=${REPS:-3}
+PART=${PART:-all}  # heat | other (k-means, filter2d) | queues (heat 8192 and the halo queue experiments) | all
 mkdir -p "$OUT"
 CSV=$OUT/engine_x2.csv
 echo "example,size,config,overlap,rep,run_s,steps_s,gather_s,status" >"$CSV"
@@ -39,9 +40,10 @@ echo "GPU indices: ${G[*]}"
 one() {
     local ex=$1 cfg=$2 ov=$3 rep=$4; shift 4
     local n=1 sel="0=${G[0]}" hq=copy
-    # CONFIG+cq: halo writes on the compute queue (WORKSIZE_HALO_QUEUE=compute, an experiment).
-    case $cfg in *+cq) hq=compute;; esac
-    case ${cfg%+cq} in
+    # Experiments (WORKSIZE_HALO_QUEUE): CONFIG+cq halo writes on the compute queue; CONFIG+hw
+    # the host waits for the halo writes before the next launch (no event across queues).
+    case $cfg in *+cq) hq=compute;; *+hw) hq=host-wait;; esac
+    case ${cfg%+*} in
         2ranks) n=2 sel="0=${G[0]},1=${G[1]}";;
         1rank2gpus) sel="0=${G[0]}+${G[1]}";;
     esac
@@ -66,32 +68,43 @@ plain() {
     echo "$ex,$(echo "$*" | tr ' ' x),plain,-,$rep,nan,$(echo "$res" | cut -d, -f5),nan,$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
 }
 
+want() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 for cfg in 2ranks 1rank2gpus; do
-    for ov in on off; do one heat $cfg $ov 0 1024 1024 200; done
-    one kmeans $cfg on 0 1000000 8 16 10
+    want heat && for ov in on off; do one heat $cfg $ov 0 1024 1024 200; done
+    want other && one kmeans $cfg on 0 1000000 8 16 10
 done
+
+if [ "$PART" = queues ]; then
+    for cfg in 2ranks 2ranks+hw 1rank2gpus+hw; do one heat $cfg on 0 1024 1024 200; done
+fi
 
 export EXAMPLE_NOVERIFY=1
 for r in $(seq "$REPS"); do
-    plain heat "$r" 8192 8192 2000
-    plain heat "$r" 16384 16384 500
-    plain kmeans "$r" 16777216 16 16 20
-    plain filter2d "$r" 8192 8192 20
-    one filter2d 1gpu on "$r" 8192 8192 20
-    for cfg in 1gpu 2ranks 1rank2gpus; do
-        for ov in on off; do
-            [ $cfg = 1gpu ] && [ $ov = off ] && continue  # one slice: no exchange, the same list
-            one heat $cfg $ov "$r" 8192 8192 2000
-            one heat $cfg $ov "$r" 16384 16384 500
+    if want heat; then
+        plain heat "$r" 8192 8192 2000
+        plain heat "$r" 16384 16384 500
+        for cfg in 1gpu 2ranks 1rank2gpus; do
+            for ov in on off; do
+                [ $cfg = 1gpu ] && [ $ov = off ] && continue  # one slice: no exchange, the same list
+                one heat $cfg $ov "$r" 8192 8192 2000
+                one heat $cfg $ov "$r" 16384 16384 500
+            done
         done
-        one kmeans $cfg on "$r" 16777216 16 16 20
-    done
-    for cfg in 2ranks+cq 1rank2gpus+cq; do
-        one heat $cfg on "$r" 8192 8192 2000
-        one heat $cfg on "$r" 16384 16384 500
-    done
+        one heat 2ranks+cq on "$r" 8192 8192 2000
+        one heat 1rank2gpus+cq on "$r" 8192 8192 2000
+    fi
+    if [ "$PART" = queues ]; then
+        for cfg in 1gpu 2ranks 2ranks+hw 1rank2gpus 1rank2gpus+hw; do one heat $cfg on "$r" 8192 8192 2000; done
+        one heat 2ranks on "$r" 16384 16384 500
+    fi
+    if want other; then
+        plain kmeans "$r" 16777216 16 16 20
+        plain filter2d "$r" 8192 8192 20
+        one filter2d 1gpu on "$r" 8192 8192 20
+        for cfg in 1gpu 2ranks 1rank2gpus; do one kmeans $cfg on "$r" 16777216 16 16 20; done
+    fi
 done
-echo "--- the last two-rank heat report"; grep -A9 '^=== heat 2ranks overlap on' "$LOG" | tail -10
+want heat && { echo "--- the last two-rank heat report"; grep -A9 '^=== heat 2ranks overlap on' "$LOG" | tail -10; }
 python3 - "$CSV" <<'PY' | tee "$OUT/summary.txt"
 import csv, statistics, sys, collections
 t = collections.defaultdict(lambda: collections.defaultdict(list))

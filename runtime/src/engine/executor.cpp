@@ -42,8 +42,11 @@ struct Executor::PerSlice {
 Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_(comm), tag_(tag) {
     // WORKSIZE_HALO_QUEUE=compute (an experiment, docs/testing.md): halo writes on the device's
     // own queue, in order before its next launch, instead of the copy queue and an event.
+    // WORKSIZE_HALO_QUEUE=host-wait: the host waits for a device's halo writes to finish before
+    // it enqueues the device's next launch, which then has no event from another queue to wait on.
     const char* q = std::getenv("WORKSIZE_HALO_QUEUE");
     writes_on_compute_ = q && std::string(q) == "compute";
+    host_waits_writes_ = q && std::string(q) == "host-wait";
 }
 
 Executor::~Executor() {
@@ -245,6 +248,10 @@ void Executor::run(const std::vector<Instruction>& list) {
             case InstrKind::launch: {
                 PerSlice& p = slice(in.slice);
                 cl::Event done;
+                if (host_waits_writes_) {
+                    for (const auto& w : p.writes) wait_event(w, in.slice);
+                    p.writes.clear();
+                }
                 target_.launch(in, p.writes, keep[i] ? &done : nullptr);
                 p.writes.clear();
                 p.compute_dirty = true;

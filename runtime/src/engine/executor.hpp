@@ -89,7 +89,7 @@ private:
     std::vector<std::unique_ptr<Slot>> slots_;
     std::vector<cl::Event> events_;    ///< per instruction of the current list
     std::vector<cl::Event> interior_;  ///< the current list's interior launches so far
-    bool writes_on_compute_ = false;
+    bool writes_on_compute_ = false, host_waits_writes_ = false;
 };
 
 }  // namespace worksize::engine
