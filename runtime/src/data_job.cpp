@@ -39,6 +39,7 @@
 #include "data_kernels.hpp"
 #include "engine/executor.hpp"
 #include "worksize/scheduler/instructions.hpp"
+#include "worksize/scheduler/simulate.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/local_policy.hpp"
@@ -188,14 +189,41 @@ Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
     if (!model) balance_ghost_rows(spec, plan.assignments);  // the model counts ghost rows itself
     align_slices(spec, plan.assignments);
     if (model) {
-        const auto p = predict_data_step(spec, plan.assignments, options.rates, options.links);
-        for (auto& a : plan.assignments) {
-            if (a.units == 0 && !split.left_out[std::size_t(a.device)].empty())
-                a.note = split.left_out[std::size_t(a.device)];
-            for (const auto& st : p.slices)
-                if (st.device == a.device) a.predicted_s = st.step_s * double(spec.steps);
+        // The closed-form split against each device alone, both run through the simulator of
+        // the engine's instruction lists (overlap included): the faster is the plan.
+        const ProgramOptions po{options.overlap};
+        auto simulated = [&](const std::vector<Assignment>& a) {
+            return simulate_data_steps(spec, data_layout(spec, a), options.rates, options.links, po).step_s;
+        };
+        double best = simulated(plan.assignments);
+        int alone = -1;
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+            if (!options.rates[d].known()) continue;
+            PlanRequest one = req;
+            std::vector<double> w(devices.size(), 0.0);
+            w[d] = 1.0;
+            one.weights = w;
+            Plan p1 = make_plan(devices, one);
+            align_slices(spec, p1.assignments);
+            if (const double t = simulated(p1.assignments); t < best * 0.999) {
+                best = t;
+                alone = int(d);
+                plan = std::move(p1);
+            }
         }
-        plan.predicted_makespan_s = p.step_s * double(spec.steps);
+        // Each slice's predicted time is its own launches' (the simulation's), at most the step.
+        const DataLayout layout = data_layout(spec, plan.assignments);
+        const auto sim = simulate_data_steps(spec, layout, options.rates, options.links, po);
+        for (auto& a : plan.assignments) {
+            if (a.units == 0 && alone >= 0 && a.device != alone)
+                a.note = "left out: the simulated instruction lists are faster on device " + std::to_string(alone) +
+                         " alone";
+            else if (a.units == 0 && alone < 0 && !split.left_out[std::size_t(a.device)].empty())
+                a.note = split.left_out[std::size_t(a.device)];
+            for (std::size_t i = 0; i < layout.slices.size(); ++i)
+                if (layout.slices[i].device == a.device) a.predicted_s = sim.slice_busy_s[i] * double(spec.steps);
+        }
+        plan.predicted_makespan_s = best * double(spec.steps);
     }
     // Kernels that require a shape of their own (not the plan's) run with it; the report says so.
     if (req.required_local.is_null())
@@ -555,6 +583,27 @@ public:
                     throw cl::Error(ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), "clEnqueueReadBuffer");
             },
             [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+    }
+
+    /// Each slice's own rows of split buffer `b` into dest_of(slice), all devices at once (a
+    /// thread each: a blocking read into pageable memory holds its thread).
+    void download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of) {
+        if (failed_) return;
+        std::vector<std::future<void>> reads;
+        for (auto& s : mine_)
+            reads.push_back(std::async(std::launch::async, [&, span = dest_of(s)] {
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, halo_[std::size_t(b)] * row_bytes(b),
+                                                 span.size(), span.data());
+            }));
+        for (std::size_t i = 0; i < reads.size(); ++i) {
+            try {
+                reads[i].get();
+            } catch (const cl::Error& e) {
+                fail(e, "device '" + mine_[i].ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'");
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+        }
     }
 
     void download(SliceState& s, int b, std::span<std::byte> dest) {
@@ -1054,11 +1103,10 @@ bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Com
 
 /// Rank 0's own slices' outputs, read from its devices into the job's host memory.
 void read_own_outputs(DataJob& job, Execution& x) {
-    for (auto& s : x.mine_mutable())
-        for (int b : split_outputs(job.spec())) {
-            const std::uint64_t row = x.row_bytes(b);
-            x.download(s, b, job.host(b).subspan(s.desc.offset * row, s.desc.units * row));
-        }
+    for (int b : split_outputs(job.spec())) {
+        const std::uint64_t row = x.row_bytes(b);
+        x.download_all(b, [&](const SliceState& s) { return job.host(b).subspan(s.desc.offset * row, s.desc.units * row); });
+    }
 }
 
 nlohmann::json report_to_json(const RankReport& r, const wire::Failure& f, bool origin) {

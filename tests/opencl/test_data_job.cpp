@@ -193,7 +193,9 @@ TEST(DataJob, ModelStrategyProbesThenPlansByThePredictedStep) {
             EXPECT_GT(s.predicted_s, 0.0) << "device " << s.device;
             slowest = std::max(slowest, s.predicted_s);
         }
-        EXPECT_DOUBLE_EQ(slowest, r.plan.predicted_makespan_s);
+        // A slice's own launches fit in the step, which may also wait on halos (the simulation
+        // of the instruction lists, simulate.hpp).
+        EXPECT_LE(slowest, r.plan.predicted_makespan_s * (1 + 1e-9));
         const std::string report = format_report(r, c.devices());
         EXPECT_NE(report.find("  step: predicted "), std::string::npos) << report;
         return 0;

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <random>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "declarations.hpp"
 #include "source_dir.hpp"
 #include "worksize/scheduler/instructions.hpp"
+#include "worksize/scheduler/simulate.hpp"
 
 namespace worksize {
 namespace {
@@ -214,6 +216,115 @@ TEST(Instructions, RandomJobsKeepTheInvariants) {
         EXPECT_EQ(sent, posted) << "every send meets a receive of the same buffer and size, in order";
         EXPECT_EQ(moved[true], moved[false]) << "overlap moves the rows the plain schedule moves";
     }
+}
+
+// The simulator of the lists (simulate.hpp).
+
+DataLayout two_ranks(const DataJobSpec& s) {
+    return data_layout(s, {slice(0, 0, 0, s.units / 2), slice(1, 1, s.units / 2, s.units - s.units / 2)});
+}
+DataLinks links(double mpi_message_s) {
+    DataLinks l;
+    l.same_rank = {0.0, 2e-6};                   // a read or write: 1 us
+    l.between_ranks = {0.0, 2e-6 + mpi_message_s};  // plus MPI
+    return l;
+}
+
+TEST(Simulate, OneSliceIsItsLaunches) {
+    const auto s = heat(1000, 10);
+    const auto sim = simulate_data_steps(s, data_layout(s, {slice(0, 0, 0, 1000)}), {{1e-6, 5e-6}}, links(1e-5));
+    EXPECT_NEAR(sim.step_s, 1000 * 1e-6 + 5e-6, 1e-12);
+}
+
+TEST(Simulate, OverlapHidesALinkFasterThanTheInterior) {
+    const auto s = heat(1000, 10);
+    const std::vector<DataDeviceRate> rates = {{1e-6, 5e-6}, {1e-6, 5e-6}};
+    // 500 rows each: interior 499 us; the link (1 us read + 50 us MPI + 1 us write) hides behind it.
+    const auto on = simulate_data_steps(s, two_ranks(s), rates, links(50e-6));
+    const auto off = simulate_data_steps(s, two_ranks(s), rates, links(50e-6), ProgramOptions{false});
+    EXPECT_NEAR(on.step_s, 500e-6 + 2 * 5e-6, 1e-9);            // both parts' launch costs, nothing waits
+    EXPECT_NEAR(off.step_s, 500e-6 + 5e-6 + 52e-6, 1e-9);       // the exchange before each launch
+    // A link slower than the interior: the step is the link's round, overlap or not.
+    const auto slow_on = simulate_data_steps(s, two_ranks(s), rates, links(2e-3));
+    EXPECT_GT(slow_on.step_s, 2e-3);
+    EXPECT_LT(slow_on.step_s, 2e-3 + 520e-6);
+}
+
+TEST(Simulate, EveryRandomJobFinishesWithoutWaitingForever) {
+    std::mt19937 g(7);
+    for (int trial = 0; trial < 200; ++trial) {
+        const Case c = random_case(g);
+        std::vector<DataDeviceRate> rates(c.layout.slices.size() + 8, {1e-6, 2e-6});
+        for (bool overlap : {false, true}) {
+            const auto sim = simulate_data_steps(c.spec, c.layout, rates, {}, ProgramOptions{overlap});
+            EXPECT_GT(sim.step_s, 0.0) << "trial " << trial;
+            EXPECT_EQ(sim.rank_end.size(), std::size_t(c.ranks));
+        }
+    }
+}
+
+/// Column `name` of the CSV rows that match `want` (column -> value): their median.
+double median_of(const std::string& path, const std::map<std::string, std::string>& want, const std::string& name) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::string> head;
+    for (std::stringstream ss(line); std::getline(ss, line, ',');) head.push_back(line);
+    std::vector<double> v;
+    while (std::getline(in, line)) {
+        std::map<std::string, std::string> row;
+        std::stringstream ss(line);
+        for (const auto& h : head) std::getline(ss, row[h], ',');
+        bool match = row["rep"] != "0";
+        for (const auto& [k, x] : want) match = match && row[k] == x;
+        if (match) v.push_back(std::stod(row[name]));
+    }
+    if (v.empty()) return -1;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// The simulator against the engine's measured heat on two H200s (docs/results/engine-h200-x2/,
+// recorded, not timed here): a launch's fixed cost and the time per element fitted from the two
+// one-GPU sizes, MPI at the rate cluster/mpi-bw.c measured in that call, device copies at the
+// model's defaults. The two-GPU steps with overlap (the default) come within 15 %.
+TEST(Simulate, RecordedTwoH200HeatStepsWithin15Percent) {
+    const std::string csv = std::string(WORKSIZE_TEST_SOURCE_DIR) + "/docs/results/engine-h200-x2/heat.csv";
+    const double t8 = median_of(csv, {{"size", "8192x8192x2000"}, {"config", "1gpu"}}, "steps_s") / 2000;
+    const double t16 = median_of(csv, {{"size", "16384x16384x500"}, {"config", "1gpu"}}, "steps_s") / 500;
+    ASSERT_GT(t8, 0);
+    ASSERT_GT(t16, 0);
+    const double e8 = 8192.0 * 8192, e16 = 16384.0 * 16384;
+    const double per_element = (t16 - t8) / (e16 - e8), fixed = t8 - e8 * per_element;
+    DataLinks l;
+    l.between_ranks = {l.same_rank.byte_s + 1.0 / 4.4e9, l.same_rank.message_s + 5e-6};  // mpi-bw: 4.34-4.45 GB/s
+    for (const auto& [n, steps] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{{8192, 2000}, {16384, 500}}) {
+        DataJobSpec s = heat(n, steps);
+        s.width = n;
+        for (auto& b : s.buffers) b.pitch = n;
+        const std::vector<DataDeviceRate> rates(2, {per_element * double(n), fixed});
+        const std::string size = std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(steps);
+        for (const auto& [config, layout] :
+             {std::pair{std::string("2ranks"), two_ranks(s)},
+              std::pair{std::string("1rank2gpus"), data_layout(s, {slice(0, 0, 0, n / 2), slice(1, 0, n / 2, n / 2)})}})
+            for (bool overlap : {true, false}) {
+                const double predicted = simulate_data_steps(s, layout, rates, l, ProgramOptions{overlap}).step_s;
+                const double measured =
+                    median_of(csv, {{"size", size}, {"config", config}, {"overlap", overlap ? "on" : "off"}}, "steps_s") /
+                    double(steps);
+                std::cout << "heat " << size << ' ' << config << " overlap " << (overlap ? "on" : "off")
+                          << ": predicted " << predicted * 1e6 << " us, measured " << measured * 1e6
+                          << " us per step (" << predicted / measured << ")\n";
+                if (overlap) {
+                    EXPECT_NEAR(predicted / measured, 1.0, 0.15) << size << ' ' << config;
+                }
+            }
+    }
+}
+
+TEST(Simulate, RefusesASliceWithoutARate) {
+    const auto s = heat(100, 2);
+    EXPECT_THROW(simulate_data_steps(s, two_ranks(s), {{1e-6, 0.0}}), InvalidArgument);
 }
 
 }  // namespace

@@ -80,8 +80,8 @@ private:
     std::vector<std::pair<int, std::uint64_t>> eager_exchanges(std::size_t k, std::uint64_t step) const;
     bool splittable(std::size_t k) const;
 
-    const DataJobSpec& spec_;
-    const DataLayout& layout_;
+    DataJobSpec spec_;    ///< copies: a compiler outlives the temporaries it may be made from
+    DataLayout layout_;
     int rank_;
     ProgramOptions options_;
     std::vector<int> mine_;  ///< this rank's slices (indexes into layout_.slices), in order

@@ -1,0 +1,38 @@
+// The data-job model that runs the engine's own instruction lists (instructions.hpp) through a
+// simulator, with the devices' rates and the links' costs of data_model.hpp: overlap included,
+// as the executor runs them (runtime/src/engine/). Pure.
+//
+// Per rank, the host issues its list in order. A launch starts when its device's compute queue
+// is free, the halo writes into that device since its previous launch are done and the host has
+// issued it; it takes unit_s per unit plus, per launch, the device's fixed step cost divided by
+// the job's kernels (a step split into boundary and interior launches pays that cost per part).
+// A row read waits for the device's last launch and its copy queue; a send waits (on the host)
+// for its read and arrives after the MPI link's cost; a write waits (on the host) for its
+// message or, between two devices of one rank, for the other device's read. One way over a device
+// copy costs half of DataLinks::same_rank; MPI costs between_ranks minus same_rank. A reduction
+// ends when every rank's launches before it have, plus a chain of messages along the ranks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "worksize/scheduler/data_model.hpp"
+#include "worksize/scheduler/instructions.hpp"
+
+namespace worksize {
+
+struct SimulatedSteps {
+    double step_s = 0.0;           ///< the steady step: the slowest rank's, after the first step
+    double first_step_s = 0.0;     ///< the first step (no halo has moved before it)
+    std::vector<double> rank_end;  ///< per rank in the layout (ascending), when its last simulated step ended
+    std::vector<double> slice_busy_s;  ///< per layout slice: its launches' time per step (mean), at most step_s
+};
+
+/// Simulates `steps` steps (at most the job's; at least 1) of every rank's instruction list for
+/// `layout` with `rates[slice.device]`. @throws InvalidArgument for a slice whose device has no
+/// known rate.
+SimulatedSteps simulate_data_steps(const DataJobSpec& spec, const DataLayout& layout,
+                                   const std::vector<DataDeviceRate>& rates, const DataLinks& links = {},
+                                   ProgramOptions options = {}, std::uint64_t steps = 4);
+
+}  // namespace worksize
