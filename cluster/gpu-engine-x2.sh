@@ -21,7 +21,9 @@ B=${BUNDLE:-$PWD/.devbundle}
 export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
 OUT=${OUT:-/tmp/engine-x2}
 REPS=${REPS:-3}
-PART=${PART:-all}  # heat | other (k-means, filter2d) | queues (heat 8192 and the halo queue experiments) | all
+PART=${PART:-all}  # heat | other (k-means, filter2d) | queues (heat 8192 and the halo queue experiments) | model | all
+# PART=model: heat with --strategy model (a probe, then the split the simulated instruction
+# lists favour); model.csv gets each run's predicted and measured step from its report.
 mkdir -p "$OUT"
 CSV=$OUT/engine_x2.csv
 echo "example,size,config,overlap,rep,run_s,steps_s,gather_s,status" >"$CSV"
@@ -49,7 +51,7 @@ one() {
     esac
     local text
     text=$(WORKSIZE_HALO_QUEUE=$hq EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 120 mpiexec -n $n "$B/bin/worksize_example_$ex" "$@" \
-        --select "$sel" --local null --overlap "$ov" 2>&1)
+        --select "$sel" --local null --overlap "$ov" ${STRATEGY:+--strategy "$STRATEGY"} 2>&1)
     printf '=== %s %s overlap %s rep %s: %s\n%s\n' "$ex" "$cfg" "$ov" "$rep" "$*" "$text" >>"$LOG"
     local res steps gather
     res=$(echo "$text" | grep '^worksize,' | tail -1)
@@ -77,6 +79,10 @@ done
 if [ "$PART" = queues ]; then
     for cfg in 2ranks 2ranks+hw 1rank2gpus+hw; do one heat $cfg on 0 1024 1024 200; done
 fi
+if [ "$PART" = model ]; then
+    echo "example,size,config,rep,predicted_step_ms,measured_step_ms" >"$OUT/model.csv"
+    for cfg in 2ranks 1rank2gpus; do STRATEGY=model one heat $cfg on 0 1024 1024 200; done
+fi
 
 export EXAMPLE_NOVERIFY=1
 for r in $(seq "$REPS"); do
@@ -96,6 +102,16 @@ for r in $(seq "$REPS"); do
     if [ "$PART" = queues ]; then
         for cfg in 1gpu 2ranks 2ranks+hw 1rank2gpus 1rank2gpus+hw; do one heat $cfg on "$r" 8192 8192 2000; done
         one heat 2ranks on "$r" 16384 16384 500
+    fi
+    if [ "$PART" = model ]; then
+        for cfg in 1gpu 2ranks 1rank2gpus; do
+            for size in "8192 8192 2000" "16384 16384 500"; do
+                # shellcheck disable=SC2086
+                STRATEGY=model one heat $cfg on "$r" $size
+                pm=$(grep -A12 "^=== heat $cfg overlap on rep $r: $size" "$LOG" | grep -Eo 'step: predicted [0-9.]+ ms, measured [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+' | tr '\n' ',')
+                echo "heat,${size// /x},$cfg,$r,${pm%,}" >>"$OUT/model.csv"
+            done
+        done
     fi
     if want other; then
         plain kmeans "$r" 16777216 16 16 20
