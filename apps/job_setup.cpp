@@ -309,7 +309,8 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
                                       " searches the split by running the job: use it with "
                                       "`worksize run` or `worksize bench`, not `plan`");
             OracleOptions oo;
-            progress.emplace(strategy.name() + " " + k.kernel, oracle_steps(devices.size(), oo));
+            progress.emplace(strategy.name() + " " + k.kernel,
+                             oracle_steps(devices.size(), oo) + oracle_seed_count(devices.size()));
             oracle = oracle_inputs(*cluster, job_maker(k), job_size(k), request, k.kernel, ctx.tuning, oo,
                                    [&](const std::string& what) { progress->step(what); });
             ctx.oracle = &oracle;

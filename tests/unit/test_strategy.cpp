@@ -3,6 +3,8 @@
 // in-memory Store, the registries' names and errors, and each strategy through plan_split.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -115,6 +117,52 @@ TEST(Oracle, ThreeDevicesDescendWithinTheStepAndTheCap) {
     EXPECT_LE(r.points.size(), std::size_t(in.options.max_evaluations));
     EXPECT_LE(std::size_t(r.runs), oracle_steps(3, in.options));
     EXPECT_EQ(r.runs, 1 + calls);
+}
+
+TEST(Oracle, SeedsAreMeasuredFirstAndANeedleAmongThemIsKept) {
+    // A makespan with one sharp minimum that the descent's grid never visits: 103/307/614 rows.
+    const std::vector<DeviceInfo> devs{node1_cpu("a", 2), node1_cpu("b", 4), node1_cpu("c", 8)};
+    const std::vector<std::uint64_t> needle{103, 307, 614};
+    OracleInputs in;
+    in.makespan = [&](const Plan& p) {
+        std::vector<std::uint64_t> u;
+        for (const auto& a : p.assignments) u.push_back(a.units);
+        return u == needle ? 0.5 : 1.0;
+    };
+    const OracleResult without = oracle_search(devs, request2d({64, 1024}), nullptr, {}, in);
+    EXPECT_DOUBLE_EQ(without.makespan_s, 1.0);
+    in.seeds = {{103.0 / 1024, 307.0 / 1024, 614.0 / 1024}, {1.0, 0.0, 0.0}};
+    const OracleResult with = oracle_search(devs, request2d({64, 1024}), nullptr, {}, in);
+    EXPECT_EQ(with.units, needle);
+    EXPECT_DOUBLE_EQ(with.makespan_s, 0.5);
+    ASSERT_GE(with.points.size(), 2u);
+    EXPECT_EQ(with.points[0].units, needle);  // the seeds come first
+    EXPECT_EQ(with.points[1].units, (std::vector<std::uint64_t>{1024, 0, 0}));
+}
+
+TEST(Oracle, TheStrategySeedsEveryOtherSplitAndEachDeviceAlone) {
+    const std::vector<DeviceInfo> devs{node1_cpu("a", 2), node1_cpu("b", 8)};
+    std::vector<std::vector<std::uint64_t>> measured;
+    OracleInputs in;
+    in.options.confirm_top = 0;
+    in.makespan = [&](const Plan& p) {
+        std::vector<std::uint64_t> u;
+        for (const auto& a : p.assignments) u.push_back(a.units);
+        measured.push_back(u);
+        return 1.0;
+    };
+    PlanRequest req = request2d({64, 1000});
+    req.strategy = "oracle";
+    SplitContext ctx;
+    ctx.oracle = &in;
+    const Plan plan = plan_split(devs, req, ctx);
+    // pe-ratio gives 2:8 (200, 800 rows); each device alone; all before the scan's 0 %, 10 % ...
+    const auto has = [&](std::vector<std::uint64_t> u) { return std::find(measured.begin(), measured.end(), u) != measured.end(); };
+    EXPECT_TRUE(has({200, 800}));
+    EXPECT_TRUE(has({500, 500}));
+    EXPECT_TRUE(has({1000, 0}));
+    EXPECT_TRUE(has({0, 1000}));
+    EXPECT_EQ(plan.strategy, "oracle");
 }
 
 TEST(Oracle, Errors) {

@@ -52,17 +52,25 @@ struct OracleInputs {
     WarmUpFn warm_up;                ///< optional
     OracleOptions options;
     StepFn step;                     ///< optional progress
+    /// Splits (weights per device) measured before the search, e.g. every other strategy's and
+    /// each device alone (the oracle strategy fills them): the search never keeps a split slower
+    /// than one of them. Splits that round to the same units are measured once.
+    std::vector<std::vector<double>> seeds;
 };
 
-/// Upper bound of the oracle's evaluations for n devices (for progress bars), warm-up included.
+/// Upper bound of the oracle's evaluations for n devices (for progress bars), warm-up included,
+/// without OracleInputs::seeds (one more each at most).
 std::size_t oracle_steps(std::size_t devices, const OracleOptions& options);
+/// The most seeds the oracle strategy measures before its search (every strategy that needs
+/// nothing but device data, and each device alone); 0 for one device.
+std::size_t oracle_seed_count(std::size_t devices);
 
 /// Search the split by measuring it. Two devices: the smaller device's share is scanned on 0,
 /// 10 %, ..., 100 %, then refined on a 2.5 % and a 1.25 % grid around the best. More: coordinate
 /// descent from the even split, moving 25 %, 12.5 %, 6.25 % of the work between pairs of devices
 /// (shares may reach 0). Each split is planned from `request` (its weights replaced; `--local
 /// tuned` from `tuning` with `params`); splits that round to the same units are measured once.
-/// One warm-up run (even split) precedes the search; at the end the 3 best splits are run twice
+/// One warm-up run (even split) precedes the search, then the seeds; at the end the 3 best splits are run twice
 /// more and the best median (scan run included) is chosen.
 OracleResult oracle_search(const std::vector<DeviceInfo>& devices, const PlanRequest& request,
                            const TuningSource* tuning, const nlohmann::json& params, const OracleInputs& inputs);
