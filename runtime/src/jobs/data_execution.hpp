@@ -1,0 +1,644 @@
+// A rank's part of a data job (runtime/src/data_job.cpp): its slices' buffers, programs and
+// kernels, set up, uploaded, stepped by the engine's executor (engine/executor.hpp) from the
+// instruction lists of StepCompiler, downloaded; the failure and lost-peer bookkeeping of the
+// protocol that data_job.cpp describes. Rank 0 and the workers share it.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <map>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster_impl.hpp"
+#include "data_kernels.hpp"
+#include "engine/executor.hpp"
+#include "fault.hpp"
+#include "worksize/runtime/data_job.hpp"
+#include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/instructions.hpp"
+
+namespace worksize::data_exec {
+
+using wire::kHalo;
+using wire::kReduce;
+
+constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
+
+using data::Geometry;
+
+/// Rank 0's verdict that a worker of a data job is lost (Watch): ends the job as it is.
+struct LostWorker : Error {
+    explicit LostWorker(const std::string& what) : Error(ErrorReason::lost_rank, what) {}
+};
+
+/// A slice as the command describes it to its rank.
+struct SliceDesc {
+    int device = 0;  ///< index into rank 0's device list
+    int rank = 0;
+    int local_index = 0;  ///< the device's index on its rank
+    std::uint64_t offset = 0, units = 0;
+    LocalSize local;
+};
+
+
+inline std::vector<Assignment> as_assignments(const std::vector<SliceDesc>& v) {
+    std::vector<Assignment> out;
+    for (const auto& s : v) {
+        Assignment a;
+        a.device = s.device;
+        a.rank = s.rank;
+        a.offset = s.offset;
+        a.units = s.units;
+        a.local = s.local;
+        out.push_back(a);
+    }
+    return out;
+}
+
+struct SliceState {
+    std::size_t index = 0;  ///< into the layout's slices
+    SliceDesc desc;
+    DeviceContext* ctx = nullptr;
+    std::vector<cl::Buffer> bufs;  ///< per declared buffer
+    std::vector<cl::Kernel> kernels;
+    std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
+    std::vector<Geometry> geometry;                                     ///< per kernel
+    cl::Event first, last;                                              ///< the run's first and last launch
+    /// With time_launches: every launch after the first step, with its step.
+    std::vector<std::pair<std::uint64_t, cl::Event>> timed;
+    std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
+    Bytes host_records;  ///< reduction records read back, in this device's pinned memory
+    double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
+};
+
+/// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor
+/// (engine/executor.hpp) from the instruction lists of StepCompiler.
+class Execution final : public engine::Target {
+public:
+    Execution(const DataJobSpec& spec, const std::vector<SliceDesc>& slices, Comm& comm,
+              const std::function<DeviceContext&(int)>& context_of)
+        : spec_(spec), comm_(comm), me_(comm.rank()) {
+        layout_ = data_layout(spec, as_assignments(slices));
+        for (std::size_t i = 0; i < layout_.slices.size(); ++i) {
+            const auto& sl = layout_.slices[i];
+            rank_of_.push_back(sl.rank);
+            if (sl.rank != me_) continue;
+            SliceState s;
+            s.index = i;
+            for (const auto& d : slices)
+                if (d.device == sl.device) s.desc = d;
+            try {
+                s.ctx = &context_of(s.desc.local_index);
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+            mine_.push_back(std::move(s));
+        }
+        for (std::size_t i = 1; i < rank_of_.size(); ++i)
+            if (rank_of_[i] < rank_of_[i - 1])
+                throw Error("data job '" + spec.name + "': the plan's slices must follow the ranks' order");
+        halo_.resize(spec.buffers.size());
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) halo_[b] = halo_rows(spec, int(b));
+        report_.rank = me_;
+        for (const auto& s : mine_) report_.devices.push_back(s.desc.device);
+    }
+
+    bool participates() const { return !mine_.empty(); }
+    /// Keep an event of every launch after the first step (RankReport::launch_s).
+    void time_launches(bool on) { time_launches_ = on; }
+    /// Split launches and exchange halos while the interior computes (ProgramOptions::overlap).
+    void overlap(bool on) { overlap_ = on; }
+    const std::vector<SliceState>& mine() const { return mine_; }
+    std::vector<SliceState>& mine_mutable() { return mine_; }
+    RankReport& report() { return report_; }
+    const wire::Failure& failure() const { return failure_; }
+    bool failed_here() const { return failed_ && origin_; }
+    /// The neighbour whose loss (Error lost_rank) ended this rank's steps, or -1.
+    int lost_peer() const { return lost_peer_; }
+
+    /// A worker: tell rank 0 it is alive (heartbeats) during its steps and its waits, and obey
+    /// the data-job fault hooks.
+    void heartbeats(const fault::DataFault& f) {
+        beats_ = true;
+        fault_ = f;
+        last_beat_ = now_s();
+    }
+    /// A heartbeat to rank 0 if one is due (comm_.heartbeat() since the last); nothing on rank 0.
+    void beat() {
+        if (!beats_ || beating_ || now_s() - last_beat_ < comm_.heartbeat()) return;
+        beating_ = true;  // the heartbeat's own send may call the pulse again
+        last_beat_ = now_s();
+        try {
+            send_heartbeat(comm_);
+        } catch (...) {
+            beating_ = false;
+            throw;
+        }
+        beating_ = false;
+    }
+    std::uint64_t halo(int b) const { return halo_[std::size_t(b)]; }
+
+    void fail(const std::exception& e) {
+        if (failure_.empty()) {
+            failure_ = wire::failure_of(e);
+            origin_ = true;
+        }
+        failed_ = true;
+    }
+    void fail(const std::string& what) { fail(Error(what)); }
+
+    /// Run `f`; an OpenCL error in it becomes this rank's failure, in the context `where()` names
+    /// (made only then), and so does any other error (e.g. a build of the records' combination).
+    /// Returns whether `f` completed.
+    template <class F, class W>
+    bool guarded(F&& f, W&& where) {
+        try {
+            f();
+            return true;
+        } catch (const cl::Error& e) {
+            fail(ClError(e.what() ? e.what() : "OpenCL call", e.err(), where()));
+        } catch (const std::exception& e) {
+            fail(e);
+        }
+        return false;
+    }
+
+    /// Buffers, programs and kernels of this rank's slices.
+    void setup() {
+        for (auto& s : mine_) {
+            if (failed_) return;
+            const std::string where = "device '" + (s.ctx ? s.ctx->info().name : std::string("?")) + "'";
+            try {
+                auto& ctx = *s.ctx;
+                for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
+                    const auto& d = spec_.buffers[b];
+                    const std::uint64_t elems =
+                        d.layout == BufferLayout::shared ? d.count : (s.desc.units + 2 * halo_[b]) * d.pitch;
+                    s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
+                    if (!d.input) data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
+                }
+                cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
+                for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+                    const auto& kd = spec_.kernels[k];
+                    s.kernels.push_back(data::make_kernel(program, kd));
+                    s.bound.emplace_back();
+                    s.geometry.push_back(
+                        data::geometry(spec_, kd, s.desc.offset, s.desc.units,
+                                       data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
+                    // One record per launched item, or per work-group (no ghost zones with reductions:
+                    // every step launches this geometry).
+                    for (std::size_t i = 0; i < kd.args.size(); ++i)
+                        if (kd.args[i].kind == ArgKind::reduce) {
+                            const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
+                            s.records.emplace(std::pair{k, i},
+                                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
+                                                         std::max<std::uint64_t>(
+                                                             data::record_count(kd.args[i], s.geometry.back()) *
+                                                                 d.count * elem_size(d.type),
+                                                             1)));
+                        }
+                }
+            } catch (const cl::Error& e) {
+                try {
+                    rethrow_cl(e, where);
+                } catch (const std::exception& x) {
+                    fail(x);
+                }
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+        }
+    }
+
+    /// Rows [first, first + n) of split buffer `b` (or all of shared `b`) into slice `s`.
+    void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data) {
+        if (failed_) return;
+        guarded(
+            [&] {
+                const auto& d = spec_.buffers[std::size_t(b)];
+                std::uint64_t at = 0;
+                if (d.layout == BufferLayout::split)
+                    at = (first + halo_[std::size_t(b)] - s.desc.offset) * d.pitch * elem_size(d.type);
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, data.size(),
+                                                  data.data());
+            },
+            [&] {
+                return "device '" + s.ctx->info().name + "', uploading '" +
+                       spec_.buffers[std::size_t(b)].name + "'";
+            });
+    }
+
+
+    /// The steps, with a gather on rank 0's request every gather_every steps.
+    void run_steps(const std::function<void(std::uint64_t)>& gather_point) {
+        StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
+        engine::Executor executor(*this, comm_, kHalo);
+        report_.sent_per_step.assign(spec_.steps, 0);
+        report_.halo_per_step.assign(spec_.steps, 0);
+        report_.records_per_step.assign(spec_.steps, 0);
+        const double t0 = now_s();
+        double t1 = t0;
+        double step_start = t0;
+        for (std::uint64_t step = 0; step < spec_.steps; ++step) {
+            step_ = step;
+            // A worker's device waits run beside heartbeats once a step is slow (the first
+            // always): a kernel longer than --rank-timeout is not taken for a lost rank.
+            const double now = now_s();
+            slow_ = step == 0 || now - step_start > 0.1;
+            step_start = now;
+            comm_.pulse();  // a worker's heartbeat when one is due; rank 0 hears the workers
+            if (beats_ && step == (spec_.steps > 1 ? 1u : 0u)) fault::hang_data(fault_, "steps");
+            if (step == 1 && time_launches_) {
+                finish_queues();  // the first step's launches end before the timed steps start
+                t1 = now_s();
+            }
+            // The step's instructions (StepCompiler: launches, halo rows read back, sent,
+            // received and written, reductions), run by the executor. With ghost zones, halos
+            // move only every exchange_every steps (k times as deep), and the launches in
+            // between cover the rows the next steps will read.
+            executor.run(compiler.compile_step(step));
+            if (beats_ && fault_.slow_s > 0 && !mine_.empty())
+                wait_devices([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
+            for (auto& s : mine_)
+                for (const auto& [a, b] : spec_.swaps)
+                    std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
+            if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
+                executor.drain();
+                gather_point(step + 1);
+            }
+        }
+        executor.drain();
+        finish_queues();
+        report_.steps_s = now_s() - t0;
+        if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
+        for (const auto& s : mine_) {
+            if (failed_ || !s.first() || !s.last()) continue;
+            try {
+                report_.kernel_s += double(s.last.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                           s.first.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                                    1e-9;
+            } catch (const cl::Error&) {
+            }
+        }
+        if (!time_launches_) return;
+        // Per device: its launches' time in each timed step; the median step (robust to a
+        // step that another process's burst slowed down).
+        for (const auto& s : mine_) {
+            std::vector<double> steps;
+            if (!failed_) try {
+                    for (std::size_t i = 0; i < s.timed.size(); ++i) {
+                        if (i == 0 || s.timed[i].first != s.timed[i - 1].first) steps.push_back(0.0);
+                        const cl::Event& ev = s.timed[i].second;
+                        steps.back() += double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                               ev.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                                        1e-9;
+                    }
+                } catch (const cl::Error&) {
+                    steps.clear();
+                }
+            double median = 0;
+            if (!steps.empty()) {
+                std::sort(steps.begin(), steps.end());
+                median = steps.size() % 2 ? steps[steps.size() / 2]
+                                          : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
+            }
+            report_.launch_s.push_back(median);
+            report_.reduce_s.push_back(spec_.steps > 1 ? s.reduce_s / double(spec_.steps - 1) : 0.0);
+        }
+    }
+
+    /// Slice `s`'s own rows of split buffer `b` into `dest`.
+    /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
+    /// calling `progress` (e.g. an MPI send's test) until the read is done.
+    void download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,
+                  const std::function<void()>& progress) {
+        if (failed_) return;
+        guarded(
+            [&] {
+                const std::uint64_t at = (halo_[std::size_t(b)] + first) * row_bytes(b);
+                cl::Event ev;
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, at, dest.size(), dest.data(),
+                                                 nullptr, &ev);
+                s.ctx->queue().flush();
+                while (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() > CL_COMPLETE) {
+                    progress();
+                    beat();
+                    std::this_thread::yield();
+                }
+                if (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() < 0)
+                    throw cl::Error(ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), "clEnqueueReadBuffer");
+            },
+            [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+    }
+
+    /// Each slice's own rows of split buffer `b` into dest_of(slice), all devices at once (a
+    /// thread each: a blocking read into pageable memory holds its thread).
+    void download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of) {
+        if (failed_) return;
+        std::vector<std::future<void>> reads;
+        for (auto& s : mine_)
+            reads.push_back(std::async(std::launch::async, [&, span = dest_of(s)] {
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, halo_[std::size_t(b)] * row_bytes(b),
+                                                 span.size(), span.data());
+            }));
+        for (std::size_t i = 0; i < reads.size(); ++i) {
+            try {
+                reads[i].get();
+            } catch (const cl::Error& e) {
+                fail(e, "device '" + mine_[i].ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'");
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+        }
+    }
+
+    void download(SliceState& s, int b, std::span<std::byte> dest) {
+        if (failed_) return;
+        try {
+            const auto& d = spec_.buffers[std::size_t(b)];
+            const std::uint64_t at =
+                d.layout == BufferLayout::split ? halo_[std::size_t(b)] * d.pitch * elem_size(d.type) : 0;
+            wait_devices(
+                [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
+        } catch (const cl::Error& e) {
+            try {
+                rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" +
+                                  spec_.buffers[std::size_t(b)].name + "'");
+            } catch (const std::exception& x) {
+                fail(x);
+            }
+        }
+    }
+
+private:
+    /// The engine's launch: kernel in.kernel over the instruction's units on its slice (a whole
+    /// slice with ghost zones covers the rows the next steps read).
+    void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) override {
+        if (failed_) return;
+        const std::size_t k = std::size_t(in.kernel);
+        const KernelDecl& kd = spec_.kernels[k];
+        SliceState& s = at(in.slice);
+        try {
+            auto& kernel = s.kernels[k];
+            const std::uint64_t ghost = ghost_rows(spec_, step_);
+            const Geometry g =
+                in.part == LaunchPart::whole && ghost == 0 ? s.geometry[k]
+                : data::geometry(spec_, kd, in.part == LaunchPart::whole ? s.desc.offset : in.first,
+                                 in.part == LaunchPart::whole ? s.desc.units : in.rows,
+                                 data::launch_local(kd, s.desc.local, kernel, s.ctx->device()), ghost);
+            auto& q = s.ctx->queue();
+            // Per-item records are refilled before every launch; per-group ones in the first
+            // step only (every group writes its record each launch), as execute_declared does.
+            for (std::size_t i = 0; i < kd.args.size(); ++i)
+                if (kd.args[i].kind == ArgKind::reduce && (step_ == 0 || !kd.args[i].per_group))
+                    data::fill_identity(q, s.records.at({k, i}), spec_.buffers[std::size_t(kd.args[i].buffer)],
+                                        kd.args[i].op, data::record_count(kd.args[i], g));
+            data::bind_args(
+                kernel, kd, s.bufs, [&](std::size_t i) -> const cl::Buffer& { return s.records.at({k, i}); }, g,
+                s.desc.offset, halo_, &s.bound[k]);
+            // Events only where needed: the run's first and last launch (the device's span between
+            // them is the report's kernel time), the timed steps, and those the engine waits on.
+            const bool first = step_ == 0 && !s.first();
+            const bool last = step_ + 1 == spec_.steps;
+            const bool timed = time_launches_ && step_ > 0;
+            cl::Event ev;
+            q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, wait.empty() ? nullptr : &wait,
+                                   first || last || timed || done ? &ev : nullptr);
+            if (first) s.first = ev;
+            if (last) s.last = ev;
+            if (timed) s.timed.emplace_back(step_, ev);
+            if (done) *done = ev;
+        } catch (const cl::Error& e) {
+            fail(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
+        }
+    }
+
+public:
+    // The engine's view (engine::Target).
+    SliceState& at(int slice) {
+        for (auto& s : mine_)
+            if (int(s.index) == slice) return s;
+        throw Error("data job '" + spec_.name + "': slice " + std::to_string(slice) + " is not on rank " +
+                    std::to_string(me_));
+    }
+    DeviceContext& context(int slice) override { return *at(slice).ctx; }
+    DeviceContext& home() override { return *mine_.front().ctx; }
+    cl::Buffer& buffer(int slice, int b) override { return at(slice).bufs[std::size_t(b)]; }
+    std::uint64_t row_offset(int slice, int b, std::uint64_t row) const override {
+        for (const auto& s : mine_)
+            if (int(s.index) == slice) return (row + halo_[std::size_t(b)] - s.desc.offset) * row_bytes(b);
+        return 0;
+    }
+    std::uint64_t row_bytes(int b) const override { return worksize::row_bytes(spec_.buffers[std::size_t(b)]); }
+    void host_step(const Instruction& in) override { reduce(std::size_t(in.kernel), std::size_t(in.arg)); }
+    bool failed() const override { return failed_; }
+    void fail(const std::exception& e, const std::string& where) override {
+        if (const auto* c = dynamic_cast<const cl::Error*>(&e)) {
+            try {
+                rethrow_cl(*c, where);
+            } catch (const std::exception& x) {
+                fail(x);
+            }
+            return;
+        }
+        fail(e);
+    }
+    void peer_failed(int rank) override {
+        if (failed_) return;
+        failed_ = true;
+        origin_ = false;
+        failure_ = {"rank " + std::to_string(rank) + " failed", ErrorReason::generic};
+    }
+    void device_wait(const std::function<void()>& f) override { wait_devices(f); }
+    void with_peer(int peer, bool sending, const std::function<void()>& f) override {
+        with_peers(sending ? peer : Comm::none, sending ? Comm::none : peer, f);
+    }
+    void arrived(bool overlapping, bool interior_done) override {
+        ++report_.halo_arrivals;
+        if (overlapping) ++report_.halo_overlapped;
+        if (overlapping && interior_done) ++report_.interior_first;
+    }
+    void before_send() override {
+        if (!beats_ || fault_.link_s <= 0) return;
+        const double until = now_s() + fault_.link_s;
+        while (now_s() < until) {
+            comm_.pulse();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    void count(const Instruction& in) override {
+        if (in.feeds_step >= spec_.steps) return;
+        if (in.kind == InstrKind::send) report_.sent_per_step[in.feeds_step] += in.bytes;
+        if (in.kind == InstrKind::read_rows) report_.halo_per_step[in.feeds_step] += in.bytes;
+    }
+
+private:
+    void finish_queues() {
+        for (auto& s : mine_) {
+            if (failed_) return;
+            guarded([&] { wait_devices([&] { s.ctx->queue().finish(); }); },
+                    [&] { return "device '" + s.ctx->info().name + "'"; });
+        }
+    }
+
+    /// Runs `f`, a wait on this rank's devices: on a worker whose steps are slow, in another
+    /// thread while this one (MPI is funneled) sends rank 0 a heartbeat every comm_.heartbeat() seconds; else here
+    /// (a thread per wait would cost fast steps more than they take).
+    template <class F>
+    void wait_devices(F&& f) {
+        if (!beats_ || !slow_) {
+            f();
+            return;
+        }
+        auto done = std::async(std::launch::async, [&f] { f(); });
+        wait_beating(comm_, done);
+    }
+
+    /// Runs `f`, a message exchange with `dest` and `source` (either may be none); a lost peer
+    /// (Error lost_rank) is noted (lost_peer()) and rethrown: the job ends (a worker tells rank
+    /// 0, wire::kLost). Rank 0's own verdict on a worker (LostWorker, from its pulse) passes.
+    template <class F>
+    void with_peers(int dest, int source, F&& f) {
+        try {
+            f();
+        } catch (const LostWorker&) {
+            throw;
+        } catch (const Error& e) {
+            if (e.reason() != ErrorReason::lost_rank) throw;
+            // send_recv receives first, then completes its sends ("took nothing sent to it").
+            const bool send_side = source == Comm::none ||
+                                   (dest != Comm::none && std::string(e.what()).find("took nothing") != std::string::npos);
+            lost_peer_ = send_side ? dest : source;
+            throw;
+        }
+    }
+
+    /// The rank of the slice before this rank's first one and after its last one, if another.
+    int rank_left() const {
+        if (mine_.empty()) return Comm::none;
+        const int l = layout_.slices[mine_.front().index].left;
+        return l >= 0 && rank_of_[std::size_t(l)] != me_ ? rank_of_[std::size_t(l)] : Comm::none;
+    }
+    int rank_right() const {
+        if (mine_.empty()) return Comm::none;
+        const int r = layout_.slices[mine_.back().index].right;
+        return r >= 0 && rank_of_[std::size_t(r)] != me_ ? rank_of_[std::size_t(r)] : Comm::none;
+    }
+
+    /// A message from `from` opened by its status word; false (and this rank failed) when the
+    /// sender had failed or the message is short.
+    bool accept(const Bytes& msg, int from, std::size_t want) {
+        std::uint64_t status = kStatusFailed;
+        if (msg.size() >= 8) std::memcpy(&status, msg.data(), 8);
+        if (status == kStatusOk && msg.size() == 8 + want) return true;
+        if (!failed_) {
+            failed_ = true;
+            origin_ = false;
+            failure_ = {"rank " + std::to_string(from) + " failed", ErrorReason::generic};
+        }
+        return false;
+    }
+
+    void reduce(std::size_t k, std::size_t i) {
+        const ArgDecl& a = spec_.kernels[k].args[i];
+        const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
+        const std::size_t R = d.count;
+        std::vector<double> total(R, data::identity(a.op));
+        // This rank's slices, records in item order.
+        if (!failed_) {
+            guarded(
+                [&] {
+                    // Every device's read first, then the sums: the devices' reads overlap. Each
+                    // device keeps its own pinned buffer (read at DMA speed); one buffer shared
+                    // by a rank's devices was re-pinned at each switch, twice per iteration with
+                    // two GPUs: k-means on one rank driving two H200s ran 0.67x one GPU.
+                    // Per-group records beyond kMaxGroupRecords are first tree-combined on the
+                    // device (data::combine_on_device, as execute_declared does).
+                    std::vector<cl::Event> reads(mine_.size());
+                    std::vector<std::uint64_t> count(mine_.size());
+                    std::vector<double> combine_s(mine_.size(), 0.0);
+                    for (std::size_t j = 0; j < mine_.size(); ++j) {
+                        auto& s = mine_[j];
+                        cl::Buffer records = s.records.at({k, i});
+                        count[j] = data::record_count(a, s.geometry[k]);
+                        if (a.per_group) data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j]);
+                        if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
+                            s.host_records = bytes_with(s.ctx->host_memory());
+                        s.host_records.resize(count[j] * R * elem_size(d.type));
+                        if (!s.host_records.empty())
+                            s.ctx->queue().enqueueReadBuffer(records, CL_FALSE, 0, s.host_records.size(),
+                                                             s.host_records.data(), nullptr, &reads[j]);
+                        report_.records_per_step[step_] += s.host_records.size();
+                    }
+                    const bool timed = time_launches_ && step_ >= 1;
+                    wait_devices([&] {
+                        for (auto& s : mine_) s.ctx->queue().finish();
+                    });
+                    for (std::size_t j = 0; j < mine_.size(); ++j) {
+                        auto& s = mine_[j];
+                        const double c0 = now_s();
+                        data::combine_records(a.op, d.type, s.host_records.data(), count[j], total);
+                        // The records' combination and read: work that grows with the slice.
+                        if (timed)
+                            s.reduce_s += now_s() - c0 + combine_s[j] + (reads[j]() ? event_seconds(reads[j]) : 0.0);
+                    }
+                },
+                [&] { return "reduction into '" + d.name + "'"; });
+        }
+        // Along the ranks in slice order: running totals go right, the grand total comes back.
+        const int left = rank_left(), right = rank_right();
+        const std::size_t bytes = R * sizeof(double);
+        auto send = [&](int dest) {
+            const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
+            std::span<const std::byte> parts[2] = {
+                std::as_bytes(std::span(&status, 1)),
+                failed_ ? std::span<const std::byte>() : std::as_bytes(std::span(total))};
+            with_peers(dest, Comm::none, [&] { comm_.send_parts(parts, dest, kReduce); });
+            if (!failed_) report_.sent_per_step[step_] += bytes;
+        };
+        if (left != Comm::none) {
+            with_peers(Comm::none, left, [&] { comm_.recv_bytes_into(inbox_, left, kReduce); });
+            if (accept(inbox_, left, bytes)) {
+                std::vector<double> before(R);
+                std::memcpy(before.data(), inbox_.data() + 8, bytes);
+                for (std::size_t j = 0; j < R; ++j) total[j] = data::combine(a.op, before[j], total[j]);
+            }
+        }
+        if (right != Comm::none) {
+            send(right);
+            with_peers(Comm::none, right, [&] { comm_.recv_bytes_into(inbox_, right, kReduce); });
+            if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
+        }
+        if (left != Comm::none) send(left);
+        if (failed_) return;
+        result_.resize(R * elem_size(d.type));
+        for (std::size_t j = 0; j < R; ++j) data::store(result_.data(), d.type, j, total[j]);
+        for (auto& s : mine_) upload(s, a.buffer, 0, result_);
+    }
+
+    const DataJobSpec& spec_;
+    Comm& comm_;
+    int me_;
+    DataLayout layout_;
+    std::vector<int> rank_of_;  // per slice
+    std::vector<SliceState> mine_;
+    std::vector<std::uint64_t> halo_;
+    RankReport report_;
+    wire::Failure failure_;
+    bool failed_ = false, origin_ = false, time_launches_ = false, overlap_ = true;
+    std::uint64_t step_ = 0;
+    int lost_peer_ = -1;
+    bool beats_ = false, beating_ = false, slow_ = true;
+    double last_beat_ = 0;
+    fault::DataFault fault_;
+    Bytes inbox_, result_;
+};
+
+
+}  // namespace worksize::data_exec
