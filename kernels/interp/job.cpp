@@ -26,7 +26,7 @@
 #include <limits>
 #include <random>
 
-#include "job_util.hpp"
+#include "jobs/job_util.hpp"
 #include "sample_kernels.hpp"
 #include "worksize/embedded_kernels.hpp"
 #include "worksize/runtime/declared_job.hpp"

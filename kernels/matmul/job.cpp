@@ -18,7 +18,7 @@
 #include <set>
 
 #include "clblast_gemm.hpp"
-#include "job_util.hpp"
+#include "jobs/job_util.hpp"
 #include "sample_kernels.hpp"
 #include "worksize/embedded_kernels.hpp"
 #include "worksize/runtime/data_job.hpp"

@@ -10,7 +10,7 @@
 #include <numbers>
 #include <sstream>
 
-#include "job_util.hpp"
+#include "jobs/job_util.hpp"
 #include "sample_kernels.hpp"
 #include "worksize/embedded_kernels.hpp"
 #include "worksize/runtime/data_job.hpp"

@@ -27,7 +27,7 @@
 #include <random>
 #include <thread>
 
-#include "job_util.hpp"
+#include "jobs/job_util.hpp"
 #include "sample_kernels.hpp"
 #include "worksize/runtime/opencl.hpp"
 

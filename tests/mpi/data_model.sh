@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --strategy model for data jobs (scheduler/data_model.hpp, runtime/src/data_job.cpp) end to end
+# --strategy model for data jobs (scheduler/data_model.hpp, runtime/src/jobs/data_job.cpp) end to end
 # on two PoCL ranks of 2 and 1 compute units, each driving its device: heat (with and without
 # ghost zones) and kmeans (reductions) verify after the probe and the model's plan, the report
 # gives each slice's predicted step and the predicted step beside the measured one; oracle is

@@ -14,7 +14,7 @@
 #include "pocl_device.hpp"
 #include "worksize/runtime/data_job.hpp"
 #include "worksize/runtime/declared_job.hpp"
-#include "../../runtime/src/data_kernels.hpp"
+#include "../../runtime/src/jobs/data_kernels.hpp"
 
 namespace worksize {
 namespace {

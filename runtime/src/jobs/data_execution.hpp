@@ -1,4 +1,4 @@
-// A rank's part of a data job (runtime/src/data_job.cpp): its slices' buffers, programs and
+// A rank's part of a data job (runtime/src/jobs/data_job.cpp): its slices' buffers, programs and
 // kernels, set up, uploaded, stepped by the engine's executor (engine/executor.hpp) from the
 // instruction lists of StepCompiler, downloaded; the failure and lost-peer bookkeeping of the
 // protocol that data_job.cpp describes. Rank 0 and the workers share it.
@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "cluster_impl.hpp"
-#include "data_kernels.hpp"
+#include "cluster/cluster_impl.hpp"
+#include "jobs/data_kernels.hpp"
 #include "engine/executor.hpp"
-#include "fault.hpp"
+#include "cluster/fault.hpp"
 #include "worksize/runtime/data_job.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/instructions.hpp"

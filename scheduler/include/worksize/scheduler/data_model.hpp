@@ -1,6 +1,6 @@
 // The cost of one step of a data job (data_spec.hpp), and the split that minimises it. Pure: the
 // devices' rates and the links' costs come from outside (the runtime's probe run,
-// runtime/src/data_job.cpp, or a test's figures).
+// runtime/src/jobs/data_job.cpp, or a test's figures).
 //
 // One step of a slice: its device computes the rows it launches (its own plus, with ghost zones,
 // the rows it computes redundantly) and swaps halo rows with each neighbouring slice (host copies

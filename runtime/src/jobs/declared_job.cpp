@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "data_kernels.hpp"
-#include "job_util.hpp"
+#include "jobs/data_kernels.hpp"
+#include "jobs/job_util.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize {

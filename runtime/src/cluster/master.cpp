@@ -19,8 +19,8 @@
 #include <map>
 #include <thread>
 
-#include "cluster_impl.hpp"
-#include "job_util.hpp"
+#include "cluster/cluster_impl.hpp"
+#include "jobs/job_util.hpp"
 #include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/log.hpp"
 

@@ -1,5 +1,5 @@
 // The device side of data-job declarations (data_kernels.hpp).
-#include "data_kernels.hpp"
+#include "jobs/data_kernels.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "fault.hpp"
+#include "cluster/fault.hpp"
 #include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/opencl.hpp"
 

@@ -37,8 +37,8 @@
 #include <sstream>
 #include <thread>
 
-#include "cluster_impl.hpp"
-#include "data_kernels.hpp"
+#include "cluster/cluster_impl.hpp"
+#include "jobs/data_kernels.hpp"
 #include "jobs/data_execution.hpp"
 #include "worksize/scheduler/instructions.hpp"
 #include "worksize/scheduler/simulate.hpp"

@@ -7,7 +7,7 @@
 #include <future>
 #include <map>
 
-#include "cluster_impl.hpp"
+#include "cluster/cluster_impl.hpp"
 
 namespace worksize {
 

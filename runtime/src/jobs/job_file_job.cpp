@@ -13,7 +13,7 @@
 #include <random>
 #include <sstream>
 
-#include "data_kernels.hpp"
+#include "jobs/data_kernels.hpp"
 #include "worksize/runtime/declared_job.hpp"
 #include "worksize/runtime/devices.hpp"
 #include "worksize/runtime/opencl.hpp"

@@ -1,5 +1,5 @@
 // Test-only fault injection (see fault.hpp and docs/testing.md).
-#include "fault.hpp"
+#include "cluster/fault.hpp"
 
 #include <cstdint>
 #include <cstdlib>

@@ -4,7 +4,7 @@
 // master.cpp (rank 0) and worker.cpp (the others).
 #include "worksize/runtime/cluster.hpp"
 
-#include "cluster_impl.hpp"
+#include "cluster/cluster_impl.hpp"
 #include "worksize/runtime/devices.hpp"
 #include "worksize/scheduler/log.hpp"
 
