@@ -790,14 +790,17 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
     // of its records (the timed steps' mean). Not the rank's wall time: that includes waiting on
     // slower neighbours, and on a node whose CPU device runs beside a GPU, the GPU rank's host
     // loop slowed by the CPU device's threads, which a plan without the CPU does not pay.
+    std::vector<std::pair<double, double>> parts(out.rates.size());  // per device: launches, reductions per step
     for (const auto& rep : r.ranks) {
         out.step_s = std::max(out.step_s, rep.timed_steps_s / timed);
         for (std::size_t j = 0; j < rep.devices.size() && j < rep.launch_s.size(); ++j) {
             const int d = rep.devices[j];
             const double reduce = j < rep.reduce_s.size() ? rep.reduce_s[j] : 0.0;
             for (const auto& a : r.plan.assignments)
-                if (a.device == d && a.units > 0 && rep.launch_s[j] > 0)
+                if (a.device == d && a.units > 0 && rep.launch_s[j] > 0) {
                     out.rates.at(std::size_t(d)).unit_s = (rep.launch_s[j] + reduce) / double(a.units);
+                    parts.at(std::size_t(d)) = {rep.launch_s[j], reduce};
+                }
         }
     }
     {
@@ -806,7 +809,8 @@ DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOpti
              << out.step_s * 1e3 << " ms;";
         for (std::size_t d = 0; d < out.rates.size(); ++d)
             if (out.rates[d].known())
-                line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit;";
+                line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit (launches "
+                     << parts[d].first * 1e3 << " ms, reductions " << parts[d].second * 1e3 << " ms a step);";
     }
     return out;
 }
