@@ -45,7 +45,9 @@ struct Sim {
         double rows = double(in.rows);
         if (in.part == LaunchPart::whole)
             rows += double(ghost_rows(spec, step)) * double((sl.left >= 0) + (sl.right >= 0));
-        return rows * r.unit_s + r.step_s / double(std::max<std::size_t>(spec.kernels.size(), 1));
+        // A rate covers every kernel of a step: each launch of one of K kernels pays 1/K of it.
+        const double kernels = double(std::max<std::size_t>(spec.kernels.size(), 1));
+        return (rows * r.unit_s + r.step_s) / kernels;
     }
 
     /// Issues rank `x`'s next instruction if it can; false when it waits on another rank.

@@ -236,6 +236,14 @@ TEST(Simulate, OneSliceIsItsLaunches) {
     EXPECT_NEAR(sim.step_s, 1000 * 1e-6 + 5e-6, 1e-12);
 }
 
+TEST(Simulate, ARateCoversEveryKernelOfAStep) {
+    // Two kernels, one slice: the step is the device's rate times its units plus its fixed cost,
+    // not twice that (k-means on an H200 was predicted 56.7 ms against 28.7 ms measured).
+    const auto s = two_kernels(600, 4);
+    const auto sim = simulate_data_steps(s, data_layout(s, {slice(0, 0, 0, 600)}), {{1e-6, 4e-6}}, links(1e-5));
+    EXPECT_NEAR(sim.step_s, 600 * 1e-6 + 4e-6 + 1e-6 /* the records read back: one way of same_rank */, 1e-12);
+}
+
 TEST(Simulate, OverlapHidesALinkFasterThanTheInterior) {
     const auto s = heat(1000, 10);
     const std::vector<DataDeviceRate> rates = {{1e-6, 5e-6}, {1e-6, 5e-6}};

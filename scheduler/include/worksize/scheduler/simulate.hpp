@@ -4,8 +4,9 @@
 //
 // Per rank, the host issues its list in order. A launch starts when its device's compute queue
 // is free, the halo writes into that device since its previous launch are done and the host has
-// issued it; it takes unit_s per unit plus, per launch, the device's fixed step cost divided by
-// the job's kernels (a step split into boundary and interior launches pays that cost per part).
+// issued it. A device's rate covers every kernel of a step, so a launch of one of K kernels takes
+// (units · unit_s + step_s) / K (a step split into boundary and interior launches pays the fixed
+// part per part).
 // A row read waits for the device's last launch and its copy queue; a send waits (on the host)
 // for its read and arrives after the MPI link's cost; a write waits (on the host) for its
 // message or, between two devices of one rank, for the other device's read. One way over a device
