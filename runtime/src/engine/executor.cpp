@@ -11,8 +11,6 @@
 namespace worksize::engine {
 
 namespace {
-constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
-
 double now_s() {
     using namespace std::chrono;
     return duration<double>(steady_clock::now().time_since_epoch()).count();
@@ -158,7 +156,7 @@ void Executor::post_recv(const Instruction& in) {
     s.receiving = true;
 }
 
-void Executor::read_rows(const Instruction& in, std::size_t at) {
+void Executor::read_rows(const Instruction& in) {
     Slot& s = slot(in.staging);
     complete_send(s);  // its last send has left
     wait_event(s.write, in.slice);
@@ -178,7 +176,6 @@ void Executor::read_rows(const Instruction& in, std::size_t at) {
                                  target_.row_offset(in.slice, in.buffer, in.first), in.bytes, s.rows.data() + 8,
                                  wait.empty() ? nullptr : &wait, &s.read);
         p.copy_dirty = true;
-        events_[at] = s.read;
     } catch (const cl::Error& e) {
         target_.fail(e, "device '" + ctx.info().name + "', reading halo rows");
     }
@@ -199,7 +196,7 @@ void Executor::send(const Instruction& in) {
     if (ok) target_.count(in);
 }
 
-void Executor::write_rows(const Instruction& in, std::size_t at, const std::vector<Instruction>& list) {
+void Executor::write_rows(const Instruction& in, const std::vector<Instruction>& list) {
     const Instruction& from = list[std::size_t(in.deps.at(0))];
     Slot& s = slot(in.staging);
     const std::byte* src = nullptr;
@@ -218,19 +215,17 @@ void Executor::write_rows(const Instruction& in, std::size_t at, const std::vect
                              target_.row_offset(in.slice, in.buffer, in.first), in.bytes, src, nullptr, &s.write);
         (writes_on_compute_ ? p.compute_dirty : p.copy_dirty) = true;
         if (!writes_on_compute_) p.writes.push_back(s.write);
-        events_[at] = s.write;
     } catch (const cl::Error& e) {
         target_.fail(e, "device '" + target_.context(in.slice).info().name + "', writing halo rows");
     }
 }
 
 void Executor::run(const std::vector<Instruction>& list) {
-    events_.assign(list.size(), cl::Event());
     interior_.clear();
     // A launch keeps its event when a later instruction of the list or the next list (a read
     // before the next launch of its device) may wait on it: the last launch of each device.
     std::vector<bool> keep(list.size(), false);
-    std::vector<int> last(slices_.size() + 64, -1);
+    std::vector<int> last;  // per slice: its last launch in the list
     for (std::size_t i = 0; i < list.size(); ++i) {
         for (int d : list[i].deps) keep[std::size_t(d)] = true;
         if (list[i].kind == InstrKind::launch) {
@@ -257,13 +252,12 @@ void Executor::run(const std::vector<Instruction>& list) {
                 p.compute_dirty = true;
                 if (keep[i]) {
                     p.last_launch = done;
-                    events_[i] = done;
                     if (in.part == LaunchPart::interior && done()) interior_.push_back(done);
                 }
                 break;
             }
-            case InstrKind::read_rows: read_rows(in, i); break;
-            case InstrKind::write_rows: write_rows(in, i, list); break;
+            case InstrKind::read_rows: read_rows(in); break;
+            case InstrKind::write_rows: write_rows(in, list); break;
             case InstrKind::recv: post_recv(in); break;
             case InstrKind::send: send(in); break;
             case InstrKind::reduce:

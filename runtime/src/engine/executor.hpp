@@ -21,6 +21,9 @@
 
 namespace worksize::engine {
 
+/// The first word of every message between the ranks of a job: whether its sender still works.
+constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
+
 /// What a job gives the executor. Slices are the layout's indexes (Instruction::slice).
 class Target {
 public:
@@ -31,7 +34,6 @@ public:
     virtual cl::Buffer& buffer(int slice, int b) = 0;
     /// Byte offset in slice's device buffer `b` of global row `row` (halo rows included).
     virtual std::uint64_t row_offset(int slice, int b, std::uint64_t row) const = 0;
-    virtual std::uint64_t row_bytes(int b) const = 0;
     /// Enqueue the launch on context(slice).queue() after `wait`; its event into `done` when
     /// `done` is not null. A device error is the Target's failure (fail()).
     virtual void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) = 0;
@@ -41,8 +43,6 @@ public:
     virtual void fail(const std::exception& e, const std::string& where) = 0;
     /// A neighbour's message said it had failed (or was short).
     virtual void peer_failed(int rank) = 0;
-    /// Runs `f`, a wait on the devices (beside heartbeats where the job needs them).
-    virtual void device_wait(const std::function<void()>& f) = 0;
     /// Runs `f`, a message exchange with `peer`: a lost peer is noted and rethrown.
     virtual void with_peer(int peer, bool sending, const std::function<void()>& f) = 0;
     /// Halo traffic, for the report's counters.
@@ -74,8 +74,8 @@ private:
     struct PerSlice;
     PerSlice& slice(int s);
     Slot& slot(int id);
-    void read_rows(const Instruction& in, std::size_t at);
-    void write_rows(const Instruction& in, std::size_t at, const std::vector<Instruction>& list);
+    void read_rows(const Instruction& in);
+    void write_rows(const Instruction& in, const std::vector<Instruction>& list);
     void post_recv(const Instruction& in);
     void send(const Instruction& in);
     void complete_recv(Slot& s);
@@ -87,7 +87,6 @@ private:
     int tag_;
     std::vector<std::unique_ptr<PerSlice>> slices_;
     std::vector<std::unique_ptr<Slot>> slots_;
-    std::vector<cl::Event> events_;    ///< per instruction of the current list
     std::vector<cl::Event> interior_;  ///< the current list's interior launches so far
     bool writes_on_compute_ = false, host_waits_writes_ = false;
 };

@@ -28,7 +28,8 @@ namespace worksize::data_exec {
 using wire::kHalo;
 using wire::kReduce;
 
-constexpr std::uint64_t kStatusOk = 0, kStatusFailed = 1;
+using engine::kStatusFailed;
+using engine::kStatusOk;
 
 using data::Geometry;
 
@@ -142,7 +143,6 @@ public:
         }
         beating_ = false;
     }
-    std::uint64_t halo(int b) const { return halo_[std::size_t(b)]; }
 
     void fail(const std::exception& e) {
         if (failure_.empty()) {
@@ -435,7 +435,7 @@ public:
             if (int(s.index) == slice) return (row + halo_[std::size_t(b)] - s.desc.offset) * row_bytes(b);
         return 0;
     }
-    std::uint64_t row_bytes(int b) const override { return worksize::row_bytes(spec_.buffers[std::size_t(b)]); }
+    std::uint64_t row_bytes(int b) const { return worksize::row_bytes(spec_.buffers[std::size_t(b)]); }
     void host_step(const Instruction& in) override { reduce(std::size_t(in.kernel), std::size_t(in.arg)); }
     bool failed() const override { return failed_; }
     void fail(const std::exception& e, const std::string& where) override {
@@ -455,7 +455,6 @@ public:
         origin_ = false;
         failure_ = {"rank " + std::to_string(rank) + " failed", ErrorReason::generic};
     }
-    void device_wait(const std::function<void()>& f) override { wait_devices(f); }
     void with_peer(int peer, bool sending, const std::function<void()>& f) override {
         with_peers(sending ? peer : Comm::none, sending ? Comm::none : peer, f);
     }
@@ -537,11 +536,7 @@ private:
         std::uint64_t status = kStatusFailed;
         if (msg.size() >= 8) std::memcpy(&status, msg.data(), 8);
         if (status == kStatusOk && msg.size() == 8 + want) return true;
-        if (!failed_) {
-            failed_ = true;
-            origin_ = false;
-            failure_ = {"rank " + std::to_string(from) + " failed", ErrorReason::generic};
-        }
+        peer_failed(from);
         return false;
     }
 

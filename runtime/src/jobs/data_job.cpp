@@ -1,4 +1,5 @@
-// Declarative data jobs (data_job.hpp) on the cluster.
+// Running a data job (data_job.hpp) on the cluster; its builder, plan and report are in
+// jobs/data_declare.cpp, a rank's part in jobs/data_execution.hpp, rank 0's watch in jobs/data_watch.hpp.
 //
 // Protocol. Rank 0 checks the declaration and the plan, then sends every rank that has slices
 // one command {"cmd":"data","spec":…,"slices":[{device,rank,index,offset,units,local}]}, sets up
@@ -27,223 +28,24 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <future>
 #include <iostream>
-#include <limits>
 #include <sstream>
 #include <thread>
 
 #include "cluster/cluster_impl.hpp"
 #include "jobs/data_kernels.hpp"
 #include "jobs/data_execution.hpp"
+#include "jobs/data_watch.hpp"
 #include "worksize/scheduler/instructions.hpp"
-#include "worksize/scheduler/simulate.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/format.hpp"
-#include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/strategy.hpp"
 
 namespace worksize {
-
-// ---------------------------------------------------------------------------------------------
-// The declaration's builder.
-
-DataJob::DataJob(std::string name, std::string source, GlobalSize size, int dims) {
-    spec_.name = std::move(name);
-    spec_.source = std::move(source);
-    spec_.dims = dims;
-    spec_.width = dims == 2 ? size.x : 1;
-    spec_.units = dims == 2 ? size.y : size.x;
-}
-
-BufferRef DataJob::add(const std::string& name, ElemType type, BufferLayout layout, std::uint64_t pitch,
-                       std::uint64_t count, std::span<std::byte> host) {
-    BufferDecl b;
-    b.name = name;
-    b.type = type;
-    b.layout = layout;
-    b.pitch = pitch;
-    b.count = count;
-    b.input = !host.empty();
-    spec_.buffers.push_back(b);
-    host_.push_back(host);
-    return {int(spec_.buffers.size()) - 1};
-}
-
-DataJob& DataJob::kernel(const std::string& name, std::vector<ArgDecl> args) {
-    KernelDecl k;
-    k.name = name;
-    k.args = std::move(args);
-    // A reduction's result is the shared buffer's new contents: rank 0 gets it back.
-    for (const auto& a : k.args)
-        if (a.kind == ArgKind::reduce && a.buffer >= 0 && std::size_t(a.buffer) < spec_.buffers.size())
-            spec_.buffers[std::size_t(a.buffer)].output = true;
-    spec_.kernels.push_back(std::move(k));
-    return *this;
-}
-
-DataJob& DataJob::units_per_item(std::uint64_t n) {
-    if (spec_.kernels.empty()) throw InvalidArgument("units_per_item(): declare a kernel first");
-    spec_.kernels.back().units_per_item = n;
-    return *this;
-}
-
-DataJob& DataJob::required_local(LocalSize local) {
-    if (spec_.kernels.empty()) throw InvalidArgument("required_local(): declare a kernel first");
-    spec_.kernels.back().required_local = local;
-    return *this;
-}
-
-DataJob& DataJob::swap(BufferRef a, BufferRef b) {
-    spec_.swaps.emplace_back(a.index, b.index);
-    return *this;
-}
-
-DataJob& DataJob::steps(std::uint64_t n) {
-    spec_.steps = n;
-    return *this;
-}
-
-DataJob& DataJob::gather(BufferRef b) {
-    if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
-        throw InvalidArgument("gather(): not a buffer of data job '" + spec_.name + "'");
-    spec_.buffers[std::size_t(b.index)].output = true;
-    return *this;
-}
-
-DataJob& DataJob::no_init(BufferRef b) {
-    if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
-        throw InvalidArgument("no_init(): not a buffer of data job '" + spec_.name + "'");
-    spec_.buffers[std::size_t(b.index)].no_init = true;
-    return *this;
-}
-
-DataJob& DataJob::exchange_every(std::uint64_t k) {
-    spec_.exchange_every = k;
-    return *this;
-}
-
-DataJob& DataJob::gather_every(std::uint64_t n, std::function<void(std::uint64_t)> on_gather) {
-    spec_.gather_every = n;
-    on_gather_ = std::move(on_gather);
-    return *this;
-}
-
-DataJob& DataJob::build_options(std::string options) {
-    spec_.build_options = std::move(options);
-    return *this;
-}
-
-DataJob& DataJob::ops_per_unit(double ops) {
-    spec_.ops_per_unit = ops;
-    return *this;
-}
-
-DataJob DataJob::probe(std::uint64_t steps) const {
-    DataJob p = *this;
-    p.spec_.steps = steps;
-    p.spec_.gather_every = 0;
-    p.spec_.exchange_every = 1;
-    for (auto& b : p.spec_.buffers) b.output = false;
-    p.on_gather_ = nullptr;
-    return p;
-}
-
-std::string read_text_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("cannot read '" + path + "'");
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
-                   const DataRunOptions& options) {
-    const DataJobSpec& spec = job.spec();
-    validate(spec);
-    PlanRequest req = data_plan_request(spec);
-    req.strategy = parse_strategy(options.strategy);
-    req.local_policy = options.local == LocalPolicy::tuned ? LocalPolicy::paper : options.local;
-    if (req.strategy == "oracle")
-        throw InvalidArgument(
-            "data job '" + spec.name + "': --strategy oracle searches one-step kernel jobs by " +
-            "running them; a data job is planned by --strategy model (a short probe run and " +
-            "the data-job cost model), paper, even or pe-ratio");
-    const bool model = req.strategy == "model";
-    DataSplit split;
-    if (model) {
-        if (options.rates.size() != devices.size())
-            throw InvalidArgument("data job '" + spec.name +
-                                  "': --strategy model needs a measured rate for each of the " +
-                                  std::to_string(devices.size()) + " devices (run() measures them; " +
-                                  std::to_string(options.rates.size()) + " given)");
-        std::vector<int> ranks;
-        for (const auto& d : devices) ranks.push_back(d.rank);
-        split = plan_data_split(spec, ranks, options.rates, options.links, split_granule(devices, req));
-        req.weights = split.weights;
-    }
-    Plan plan = make_plan(devices, req);
-    if (!model) balance_ghost_rows(spec, plan.assignments);  // the model counts ghost rows itself
-    align_slices(spec, plan.assignments);
-    if (model) {
-        // The closed-form split against each device alone, both run through the simulator of
-        // the engine's instruction lists (overlap included): the faster is the plan.
-        const ProgramOptions po{options.overlap};
-        auto simulated = [&](const std::vector<Assignment>& a) {
-            return simulate_data_steps(spec, data_layout(spec, a), options.rates, options.links, po).step_s;
-        };
-        double best = simulated(plan.assignments);
-        int alone = -1;
-        for (std::size_t d = 0; d < devices.size(); ++d) {
-            if (!options.rates[d].known()) continue;
-            PlanRequest one = req;
-            std::vector<double> w(devices.size(), 0.0);
-            w[d] = 1.0;
-            one.weights = w;
-            Plan p1 = make_plan(devices, one);
-            align_slices(spec, p1.assignments);
-            if (const double t = simulated(p1.assignments); t < best * 0.999) {
-                best = t;
-                alone = int(d);
-                plan = std::move(p1);
-            }
-        }
-        // Each slice's predicted time is its own launches' (the simulation's), at most the step.
-        const DataLayout layout = data_layout(spec, plan.assignments);
-        const auto sim = simulate_data_steps(spec, layout, options.rates, options.links, po);
-        for (auto& a : plan.assignments) {
-            if (a.units == 0 && alone >= 0 && a.device != alone)
-                a.note = "left out: the simulated instruction lists are faster on device " + std::to_string(alone) +
-                         " alone";
-            else if (a.units == 0 && alone < 0 && !split.left_out[std::size_t(a.device)].empty())
-                a.note = split.left_out[std::size_t(a.device)];
-            for (std::size_t i = 0; i < layout.slices.size(); ++i)
-                if (layout.slices[i].device == a.device) a.predicted_s = sim.slice_busy_s[i] * double(spec.steps);
-        }
-        plan.predicted_makespan_s = best * double(spec.steps);
-    }
-    // Kernels that require a shape of their own (not the plan's) run with it; the report says so.
-    if (req.required_local.is_null())
-        for (const auto& k : spec.kernels) {
-            if (k.required_local.is_null()) continue;
-            std::string note = "kernel '" + k.name + "' requires " + std::to_string(k.required_local.x);
-            if (spec.dims == 2) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
-                note += 'x';
-                note += std::to_string(k.required_local.y);
-            }
-            for (auto& a : plan.assignments) {
-                if (a.units == 0) continue;
-                if (!a.local_rule.empty()) a.local_rule += "; ";
-                a.local_rule += note;
-            }
-        }
-    return plan;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The protocol's messages around the steps (the command, the scatter, the gathers, the reports).
@@ -294,133 +96,6 @@ std::vector<int> shared_outputs(const DataJobSpec& spec) {
     return v;
 }
 
-/// Rank 0's deadlines on the workers of a data job, the kernel jobs' rule: a worker is lost when
-/// rank 0 has heard nothing from it (a heartbeat, a message, a send taken) for --rank-timeout
-/// while it listened (time rank 0 spent on its own work, away from MPI, does not count).
-class Watch {
-public:
-    Watch(Comm& comm, double timeout_s, std::function<std::string(int)> describe, std::function<void(int)> on_lost)
-        : comm_(comm), timeout_s_(timeout_s), describe_(std::move(describe)), on_lost_(std::move(on_lost)) {}
-
-    /// Takes the heartbeats that came, and moves every deadline on by the time rank 0 was away;
-    /// raises the loss a worker reported of its neighbour (wire::kLost).
-    void poll() {
-        const double now = now_s();
-        if (const double away = now - listened_; listened_ > 0 && away > 0.01)
-            for (auto& [r, t] : heard_) t += away;
-        listened_ = now;
-        int from = 0;
-        while (comm_.iprobe(Comm::any_source, wire::kHeartbeat, &from)) {
-            (void)comm_.recv_bytes(from, wire::kHeartbeat);
-            heard_[from] = now_s();
-        }
-        if (comm_.iprobe(Comm::any_source, wire::kLost, &from)) {
-            const auto j = comm_.recv_json(from, wire::kLost);
-            const int lost = j.at("lost").get<int>();
-            const std::string why = "rank " + std::to_string(from) + ": " + j.value("error", std::string());
-            if (lost <= 0) throw Error(ErrorReason::lost_rank, why);  // rank 0 itself was too slow for it
-            lose(lost, why);
-        }
-    }
-    /// poll() at most every 10 ms: rank 0's pulse while it steps with its own slices.
-    void pulse() {
-        if (now_s() - listened_ >= 0.01) poll();
-    }
-    void heard(int r) { heard_[r] = now_s(); }
-    /// Rank 0's own wait on neighbour `r` ran out (`why`): `r` is lost, unless it is alive
-    /// (its heartbeats come) and waiting itself on a lost rank, which it then names (kLost).
-    [[noreturn]] void settle(int r, const std::string& why) {
-        if (!heard_.count(r)) heard(r);
-        for (;;) {
-            poll();
-            if (silent(r)) lose(r, why);
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-    }
-    /// Waits until a message with `tag` from worker `r` has come (it is then received with
-    /// --rank-timeout as the patience between its pieces).
-    void await(int r, int tag) {
-        if (!heard_.count(r)) heard(r);
-        const double start = now_s();
-        for (;;) {
-            poll();
-            if (comm_.iprobe(r, tag)) {
-                heard(r);
-                return;
-            }
-            check(r);
-            // The first 2 ms without sleeping: a gather's next piece is usually on its way.
-            if (now_s() - start < 0.002)
-                std::this_thread::yield();
-            else
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
-        }
-    }
-    /// Waits until the sends in `sends` (rank, handle) are done.
-    void await_sends(std::vector<std::pair<int, std::size_t>>& sends) {
-        for (const auto& [r, id] : sends)
-            if (!heard_.count(r)) heard(r);
-        while (!sends.empty()) {
-            poll();
-            bool progress = false;
-            for (auto it = sends.begin(); it != sends.end();) {
-                bool done = false;
-                try {
-                    done = comm_.test_send(it->second);
-                } catch (const Error& e) {
-                    if (e.reason() != ErrorReason::lost_rank) throw;
-                    const int r = it->first;
-                    abandon(sends);
-                    lose(r, e.what());
-                }
-                if (!done) {
-                    ++it;
-                    continue;
-                }
-                heard(it->first);
-                it = sends.erase(it);
-                progress = true;
-            }
-            if (progress) continue;
-            for (const auto& [r, id] : sends)
-                if (silent(r)) {
-                    const int lost = r;
-                    const std::string why = silence(lost);
-                    abandon(sends);
-                    lose(lost, why);
-                }
-            std::this_thread::yield();  // MPI moves a message only inside MPI calls
-        }
-    }
-    /// Raises the loss of rank `r` (Error lost_rank), naming its host and devices.
-    [[noreturn]] void lose(int r, const std::string& why) {
-        on_lost_(r);
-        throw LostWorker(describe_(r) + " is lost: " + why);
-    }
-
-private:
-    bool silent(int r) const { return now_s() - heard_.at(r) > timeout_s_; }
-    std::string silence(int r) const {
-        return "nothing heard from it for " + format_seconds(now_s() - heard_.at(r), 3) + " (--rank-timeout " +
-               format_seconds(timeout_s_, 3) + ")";
-    }
-    void check(int r) {
-        if (silent(r)) lose(r, silence(r));
-    }
-    void abandon(std::vector<std::pair<int, std::size_t>>& sends) {
-        for (const auto& [r, id] : sends) comm_.abandon_send(id);
-        sends.clear();
-    }
-
-    Comm& comm_;
-    double timeout_s_;
-    std::function<std::string(int)> describe_;
-    std::function<void(int)> on_lost_;
-    std::map<int, double> heard_;
-    double listened_ = 0;
-};
-
-/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
 /// A gather moves each slice's rows of an output in messages of at most this many bytes (whole
 /// rows, at least one): the next piece comes off the device while MPI moves this one.
 constexpr std::uint64_t kGatherPiece = 16ull << 20;
@@ -439,6 +114,7 @@ std::uint64_t gather_rows(std::uint64_t row) {
     return std::max<std::uint64_t>(1, piece / std::max<std::uint64_t>(row, 1));
 }
 
+/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
 void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     if (x.failed()) return;
@@ -771,50 +447,6 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     return result;
 }
 
-DataProbe probe_data_job(Cluster& cluster, const DataJob& job, const DataRunOptions& options,
-                         std::uint64_t steps) {
-    if (steps < 2)
-        throw InvalidArgument("a probe of a data job runs at least 2 steps (the first is not timed)");
-    DataJob probe = job.probe(steps);
-    DataRunOptions o;
-    o.strategy = "even";
-    o.local = options.local;
-    o.time_launches = true;
-    const DataRunResult r = cluster.run(probe, o);
-    const double timed = double(steps - 1);
-    DataProbe out;
-    out.rates.resize(cluster.devices().size());
-    out.slices = r.plan.assignments;
-    // A device's rate: the work of its slice that grows with its units, per unit and step: its
-    // launches (the median timed step's events) and, with reductions, the reading and combining
-    // of its records (the timed steps' mean). Not the rank's wall time: that includes waiting on
-    // slower neighbours, and on a node whose CPU device runs beside a GPU, the GPU rank's host
-    // loop slowed by the CPU device's threads, which a plan without the CPU does not pay.
-    std::vector<std::pair<double, double>> parts(out.rates.size());  // per device: launches, reductions per step
-    for (const auto& rep : r.ranks) {
-        out.step_s = std::max(out.step_s, rep.timed_steps_s / timed);
-        for (std::size_t j = 0; j < rep.devices.size() && j < rep.launch_s.size(); ++j) {
-            const int d = rep.devices[j];
-            const double reduce = j < rep.reduce_s.size() ? rep.reduce_s[j] : 0.0;
-            for (const auto& a : r.plan.assignments)
-                if (a.device == d && a.units > 0 && rep.launch_s[j] > 0) {
-                    out.rates.at(std::size_t(d)).unit_s = (rep.launch_s[j] + reduce) / double(a.units);
-                    parts.at(std::size_t(d)) = {rep.launch_s[j], reduce};
-                }
-        }
-    }
-    {
-        auto line = log::debug();
-        line << "data job '" << job.spec().name << "', probe of " << steps << " steps: step "
-             << out.step_s * 1e3 << " ms;";
-        for (std::size_t d = 0; d < out.rates.size(); ++d)
-            if (out.rates[d].known())
-                line << " device " << d << " " << out.rates[d].unit_s * 1e6 << " us/unit (launches "
-                     << parts[d].first * 1e3 << " ms, reductions " << parts[d].second * 1e3 << " ms a step);";
-    }
-    return out;
-}
-
 DataRunResult run(Cluster& cluster, DataJob& job, const DataRunOptions& options) {
     return cluster.run(job, options);
 }
@@ -889,49 +521,6 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
             x.download(x.mine_mutable().front(), b, staging);
             comm.send_bytes(staging, 0, kData);
         }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>& devices) {
-    std::ostringstream o;
-    o.setf(std::ios::fixed);
-    o.precision(3);
-    const double steps = double(std::max<std::uint64_t>(r.plan.iterations, 1));
-    for (const auto& a : r.plan.assignments) {
-        const std::string name =
-            std::size_t(a.device) < devices.size() ? devices[std::size_t(a.device)].name : a.device_name;
-        if (a.units == 0) {
-            if (!a.note.empty())
-                o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): " << a.note
-                  << "\n";
-            continue;
-        }
-        o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): units " << a.offset << ".."
-          << a.offset + a.units << ", local " << a.local.x << "x" << a.local.y << " (" << a.local_rule << ")";
-        if (a.predicted_s >= 0) o << ", predicted step " << a.predicted_s / steps * 1e3 << " ms";
-        o << "\n";
-    }
-    o << "  setup " << r.setup_s * 1e3 << " ms, steps " << r.steps_s * 1e3 << " ms, gather "
-      << r.gather_s * 1e3 << " ms (steps and gather " << r.run_s * 1e3 << " ms), total " << r.total_s * 1e3
-      << " ms\n";
-    if (r.probe_s > 0) o << "  probe (before the plan, not in the total) " << r.probe_s * 1e3 << " ms\n";
-    if (r.plan.predicted_makespan_s >= 0)
-        o << "  step: predicted " << r.plan.predicted_makespan_s / steps * 1e3 << " ms, measured "
-          << r.steps_s / steps * 1e3 << " ms (steps / " << r.plan.iterations << ")\n";
-    for (const auto& k : r.ranks) {
-        std::uint64_t first = k.sent_per_step.empty() ? 0 : k.sent_per_step.front(), most = 0, halo = 0;
-        for (auto v : k.sent_per_step) most = std::max(most, v);
-        for (auto v : k.halo_per_step) halo = std::max(halo, v);
-        o << "  rank " << k.rank << ": steps " << k.steps_s * 1e3 << " ms, kernels " << k.kernel_s * 1e3
-          << " ms, bytes sent to other ranks per step: first " << first << ", at most " << most
-          << "; halo bytes per step (to neighbours) at most " << halo << "\n";
-        if (k.halo_arrivals > 0)
-            o << "  overlap on rank " << k.rank << ": halo rows from other ranks arrived " << k.halo_arrivals
-              << " times, " << k.halo_overlapped << " beside an interior launch: " << k.halo_overlapped - k.interior_first
-              << " while it ran (hidden), " << k.interior_first << " after it had finished (waited on the link)\n";
-    }
-    return o.str();
 }
 
 }  // namespace worksize

@@ -1,0 +1,145 @@
+// Rank 0's watch over the workers of a data job (jobs/data_job.cpp): heartbeats, deadlines,
+// lost workers.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster_impl.hpp"
+#include "jobs/data_execution.hpp"
+#include "worksize/scheduler/format.hpp"
+
+namespace worksize::data_exec {
+
+/// Rank 0's deadlines on the workers of a data job, the kernel jobs' rule: a worker is lost when
+/// rank 0 has heard nothing from it (a heartbeat, a message, a send taken) for --rank-timeout
+/// while it listened (time rank 0 spent on its own work, away from MPI, does not count).
+class Watch {
+public:
+    Watch(Comm& comm, double timeout_s, std::function<std::string(int)> describe, std::function<void(int)> on_lost)
+        : comm_(comm), timeout_s_(timeout_s), describe_(std::move(describe)), on_lost_(std::move(on_lost)) {}
+
+    /// Takes the heartbeats that came, and moves every deadline on by the time rank 0 was away;
+    /// raises the loss a worker reported of its neighbour (wire::kLost).
+    void poll() {
+        const double now = now_s();
+        if (const double away = now - listened_; listened_ > 0 && away > 0.01)
+            for (auto& [r, t] : heard_) t += away;
+        listened_ = now;
+        int from = 0;
+        while (comm_.iprobe(Comm::any_source, wire::kHeartbeat, &from)) {
+            (void)comm_.recv_bytes(from, wire::kHeartbeat);
+            heard_[from] = now_s();
+        }
+        if (comm_.iprobe(Comm::any_source, wire::kLost, &from)) {
+            const auto j = comm_.recv_json(from, wire::kLost);
+            const int lost = j.at("lost").get<int>();
+            const std::string why = "rank " + std::to_string(from) + ": " + j.value("error", std::string());
+            if (lost <= 0) throw Error(ErrorReason::lost_rank, why);  // rank 0 itself was too slow for it
+            lose(lost, why);
+        }
+    }
+    /// poll() at most every 10 ms: rank 0's pulse while it steps with its own slices.
+    void pulse() {
+        if (now_s() - listened_ >= 0.01) poll();
+    }
+    void heard(int r) { heard_[r] = now_s(); }
+    /// Rank 0's own wait on neighbour `r` ran out (`why`): `r` is lost, unless it is alive
+    /// (its heartbeats come) and waiting itself on a lost rank, which it then names (kLost).
+    [[noreturn]] void settle(int r, const std::string& why) {
+        if (!heard_.count(r)) heard(r);
+        for (;;) {
+            poll();
+            if (silent(r)) lose(r, why);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    /// Waits until a message with `tag` from worker `r` has come (it is then received with
+    /// --rank-timeout as the patience between its pieces).
+    void await(int r, int tag) {
+        if (!heard_.count(r)) heard(r);
+        const double start = now_s();
+        for (;;) {
+            poll();
+            if (comm_.iprobe(r, tag)) {
+                heard(r);
+                return;
+            }
+            check(r);
+            // The first 2 ms without sleeping: a gather's next piece is usually on its way.
+            if (now_s() - start < 0.002)
+                std::this_thread::yield();
+            else
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+    /// Waits until the sends in `sends` (rank, handle) are done.
+    void await_sends(std::vector<std::pair<int, std::size_t>>& sends) {
+        for (const auto& [r, id] : sends)
+            if (!heard_.count(r)) heard(r);
+        while (!sends.empty()) {
+            poll();
+            bool progress = false;
+            for (auto it = sends.begin(); it != sends.end();) {
+                bool done = false;
+                try {
+                    done = comm_.test_send(it->second);
+                } catch (const Error& e) {
+                    if (e.reason() != ErrorReason::lost_rank) throw;
+                    const int r = it->first;
+                    abandon(sends);
+                    lose(r, e.what());
+                }
+                if (!done) {
+                    ++it;
+                    continue;
+                }
+                heard(it->first);
+                it = sends.erase(it);
+                progress = true;
+            }
+            if (progress) continue;
+            for (const auto& [r, id] : sends)
+                if (silent(r)) {
+                    const int lost = r;
+                    const std::string why = silence(lost);
+                    abandon(sends);
+                    lose(lost, why);
+                }
+            std::this_thread::yield();  // MPI moves a message only inside MPI calls
+        }
+    }
+    /// Raises the loss of rank `r` (Error lost_rank), naming its host and devices.
+    [[noreturn]] void lose(int r, const std::string& why) {
+        on_lost_(r);
+        throw LostWorker(describe_(r) + " is lost: " + why);
+    }
+
+private:
+    bool silent(int r) const { return now_s() - heard_.at(r) > timeout_s_; }
+    std::string silence(int r) const {
+        return "nothing heard from it for " + format_seconds(now_s() - heard_.at(r), 3) + " (--rank-timeout " +
+               format_seconds(timeout_s_, 3) + ")";
+    }
+    void check(int r) {
+        if (silent(r)) lose(r, silence(r));
+    }
+    void abandon(std::vector<std::pair<int, std::size_t>>& sends) {
+        for (const auto& [r, id] : sends) comm_.abandon_send(id);
+        sends.clear();
+    }
+
+    Comm& comm_;
+    double timeout_s_;
+    std::function<std::string(int)> describe_;
+    std::function<void(int)> on_lost_;
+    std::map<int, double> heard_;
+    double listened_ = 0;
+};
+
+}  // namespace worksize::data_exec
