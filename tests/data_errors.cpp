@@ -13,6 +13,8 @@
 //               needs --select all so that every rank drives a device)
 //   arg-count   the job declares fewer arguments than the kernel takes (each rank's build)
 //   no-kernel   a kernel name the source lacks                         (each rank's build)
+//   step-int    a step argument (an int) of 2e9 per step over 3 steps  (validate, rank 0)
+//   whole-ghost a kernel of whole arrays with ghost zones              (validate, rank 0)
 #include <iostream>
 #include <string>
 #include <vector>
@@ -42,7 +44,7 @@ __kernel void copy(__global const float* a, const int ao, __global float* b, con
 }
 )CL";
 
-const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel";
+const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost";
 
 int run_case(App& app) {
     if (app.args.size() != 1) throw InvalidArgument("usage: worksize_test_data_errors CASE (" + kCases + ")");
@@ -68,6 +70,12 @@ int run_case(App& app) {
         job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end()});
     } else if (c == "no-kernel") {
         job.kernel("stencil", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N});
+    } else if (c == "step-int") {
+        job.kernel("copy", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::step(2000000000), N});
+    } else if (c == "whole-ghost") {
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N})
+            .whole_arrays();
+        job.swap(ba, bb).exchange_every(2);
     } else {
         throw InvalidArgument("unknown case '" + c + "' (" + kCases + ")");
     }

@@ -1,4 +1,4 @@
-// CPU references of the example kernels (filter2d.cl, heat.cl, kmeans.cl) with the kernels' exact
+// CPU references of the example kernels (filter2d.cl, heat.cl, kmeans.cl, fdtd2d.cl) with the kernels' exact
 // float operation order, the seeded input generators, and comparison helpers. Shared by the
 // worksize examples and the plain single-device OpenCL programs. Header-only.
 #pragma once
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
@@ -196,6 +197,46 @@ inline std::vector<float> kmeans_initial_sums(const std::vector<float>& points, 
     return sums;
 }
 
+// ---- fdtd-2d (PolyBench-ACC's OpenCL fdtd-2d: init_arrays and runFdtd, in float with the
+// kernels' double arithmetic)
+struct FdtdArrays {
+    std::vector<float> fict, ex, ey, hz;  ///< fict: tmax; the others nx rows of ny
+};
+
+inline FdtdArrays fdtd_inputs(int tmax, int nx, int ny) {
+    FdtdArrays a;
+    a.fict.resize(std::size_t(tmax));
+    for (int t = 0; t < tmax; ++t) a.fict[std::size_t(t)] = float(t);
+    const std::size_t cells = std::size_t(nx) * std::size_t(ny);
+    a.ex.resize(cells), a.ey.resize(cells), a.hz.resize(cells);
+    for (int i = 0; i < nx; ++i)
+        for (int j = 0; j < ny; ++j) {
+            const std::size_t c = std::size_t(i) * std::size_t(ny) + std::size_t(j);
+            a.ex[c] = (float(i) * float(j + 1) + 1) / float(nx);
+            a.ey[c] = (float(i - 1) * float(j + 2) + 2) / float(nx);
+            a.hz[c] = (float(i - 9) * float(j + 4) + 3) / float(nx);
+        }
+    return a;
+}
+
+inline FdtdArrays fdtd_reference(FdtdArrays a, int tmax, int nx, int ny) {
+    auto at = [ny](int i, int j) { return std::size_t(i) * std::size_t(ny) + std::size_t(j); };
+    for (int t = 0; t < tmax; ++t) {
+        for (int j = 0; j < ny; ++j) a.ey[at(0, j)] = a.fict[std::size_t(t)];
+        for (int i = 1; i < nx; ++i)
+            for (int j = 0; j < ny; ++j)
+                a.ey[at(i, j)] = float(a.ey[at(i, j)] - 0.5 * (a.hz[at(i, j)] - a.hz[at(i - 1, j)]));
+        for (int i = 0; i < nx; ++i)
+            for (int j = 1; j < ny; ++j)
+                a.ex[at(i, j)] = float(a.ex[at(i, j)] - 0.5 * (a.hz[at(i, j)] - a.hz[at(i, j - 1)]));
+        for (int i = 0; i < nx - 1; ++i)
+            for (int j = 0; j < ny - 1; ++j)
+                a.hz[at(i, j)] = float(a.hz[at(i, j)] - 0.7 * (a.ex[at(i, j + 1)] - a.ex[at(i, j)] +
+                                                               a.ey[at(i + 1, j)] - a.ey[at(i, j)]));
+    }
+    return a;
+}
+
 // ---- comparison
 struct Check {
     bool ok;
@@ -231,6 +272,22 @@ inline Check compare_labels(const std::vector<int>& got, const std::vector<int>&
     if (bad) detail += " (first at " + std::to_string(first) + ": got " + std::to_string(got[first]) + ", want " +
                        std::to_string(want[first]) + ")";
     return {double(bad) <= max_mismatch_fraction * double(got.size()), detail};
+}
+
+/// compare() of each named field in turn: the first that fails, else the last's detail.
+struct Field {
+    const char* name;
+    const std::vector<float>& got;
+    const std::vector<float>& want;
+};
+inline Check compare_fields(std::initializer_list<Field> fields, double rel_tol) {
+    Check c{true, ""};
+    for (const Field& f : fields) {
+        c = compare(f.got, f.want, rel_tol);
+        c.detail = std::string(f.name) + ": " + c.detail;
+        if (!c.ok) break;
+    }
+    return c;
 }
 
 }  // namespace example

@@ -46,7 +46,7 @@ ReduceOp parse_reduce_op(const std::string& s) {
 namespace {
 constexpr ArgKind kKinds[] = {ArgKind::read,   ArgKind::write, ArgKind::read_write, ArgKind::halo,
                               ArgKind::all,    ArgKind::reduce, ArgKind::scalar,    ArgKind::begin,
-                              ArgKind::end,    ArgKind::origin, ArgKind::local};
+                              ArgKind::end,    ArgKind::origin, ArgKind::local,     ArgKind::step};
 
 bool is_buffer_access(ArgKind k) {
     return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
@@ -65,7 +65,7 @@ ArgKind parse_kind(const std::string& s) {
     for (auto k : kKinds)
         if (s == to_string(k)) return k;
     throw InvalidArgument("unknown access '" + s +
-                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin)");
+                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin, local, step)");
 }
 }  // namespace
 
@@ -82,6 +82,7 @@ const char* to_string(ArgKind k) {
     case ArgKind::end: return "end";
     case ArgKind::origin: return "origin";
     case ArgKind::local: return "local";
+    case ArgKind::step: return "step";
     }
     return "?";
 }
@@ -115,6 +116,10 @@ nlohmann::json to_json(const DataJobSpec& s) {
             if (a.kind == ArgKind::reduce) ja["op"] = to_string(a.op);
             if (a.per_group) ja["per"] = "group";
             if (is_index(a.kind) && a.index_type != ElemType::i32) ja["type"] = to_string(a.index_type);
+            if (a.kind == ArgKind::step) {
+                ja["times"] = a.step_times;
+                ja["plus"] = a.step_plus;
+            }
             if (a.kind == ArgKind::scalar || a.kind == ArgKind::local) {
                 ja["type"] = to_string(a.scalar_type);
                 ja["value"] = a.value;
@@ -125,6 +130,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
                                 {"args", args},
                                 {"units_per_item", k.units_per_item},
                                 {"required_local", {k.required_local.x, k.required_local.y}}});
+        if (k.whole_arrays) j["kernels"].back()["arrays"] = "whole";
     }
     j["swaps"] = nlohmann::json::array();
     for (const auto& [a, b] : s.swaps) j["swaps"].push_back({a, b});
@@ -177,6 +183,11 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
             KernelDecl k;
             k.name = jk.at("name").get<std::string>();
             k.units_per_item = jk.value("units_per_item", std::uint64_t{1});
+            if (jk.contains("arrays")) {
+                const auto arrays = jk.at("arrays").get<std::string>();
+                if (arrays != "whole" && arrays != "slice") throw InvalidArgument("arrays '" + arrays + "' (whole or slice)");
+                k.whole_arrays = arrays == "whole";
+            }
             if (jk.contains("required_local"))
                 k.required_local = {jk["required_local"].at(0).get<std::uint64_t>(),
                                     jk["required_local"].at(1).get<std::uint64_t>()};
@@ -190,6 +201,8 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
                 if (ja.contains("type"))
                     (is_index(a.kind) ? a.index_type : a.scalar_type) = parse_elem_type(ja["type"].get<std::string>());
                 a.value = ja.value("value", 0.0);
+                a.step_times = ja.value("times", std::int64_t{1});
+                a.step_plus = ja.value("plus", std::int64_t{0});
                 if (ja.contains("per")) {
                     const auto per = ja["per"].get<std::string>();
                     if (per != "item" && per != "group")
@@ -232,6 +245,17 @@ std::uint64_t required_split_extent(const DataJobSpec& s, const KernelDecl& k) {
 void check_index(const DataJobSpec& s, const KernelDecl& k, const ArgDecl& a, const std::string& an) {
     if (a.index_type != ElemType::i32 && a.index_type != ElemType::i64)
         throw InvalidArgument(an + ": " + to_string(a.kind) + " is an int or a long, not a " + to_string(a.index_type));
+    if (a.kind == ArgKind::step) {
+        // s * times + plus for s in [0, steps): both ends within the type
+        const double lo = double(a.step_plus), hi = double(a.step_plus) + double(s.steps - 1) * double(a.step_times);
+        const double lim = a.index_type == ElemType::i64 ? 0x1p63 : 0x1p31;
+        if (std::min(lo, hi) < -lim || std::max(lo, hi) >= lim)
+            throw InvalidArgument(an + ": step * " + std::to_string(a.step_times) + " + " + std::to_string(a.step_plus) +
+                                  " leaves " + (a.index_type == ElemType::i64 ? "a long" : "an int") + " within " +
+                                  std::to_string(s.steps) + " steps" +
+                                  (a.index_type == ElemType::i64 ? "" : "; declare it long (arg::step<std::int64_t>())"));
+        return;
+    }
     if (a.index_type == ElemType::i64) return;
     std::uint64_t most = 0;
     std::string what;
@@ -307,6 +331,9 @@ void validate(const DataJobSpec& s) {
         if (k.units_per_item == 0) throw InvalidArgument(job + ", kernel '" + k.name + "': units_per_item 0");
         if (!k.required_local.is_null() && (k.required_local.x == 0 || (s.dims == 2 && k.required_local.y == 0)))
             throw InvalidArgument(job + ", kernel '" + k.name + "': a required work-group size needs every extent");
+        if (k.whole_arrays && s.exchange_every > 1)
+            throw InvalidArgument(job + ", kernel '" + k.name + "': a kernel of whole arrays runs without ghost zones "
+                                  "(exchange_every " + std::to_string(s.exchange_every) + "): its launches cover its rows exactly");
         std::set<int> written, halo_read;
         for (std::size_t i = 0; i < k.args.size(); ++i) {
             const ArgDecl& a = k.args[i];
@@ -319,7 +346,7 @@ void validate(const DataJobSpec& s) {
             if (needs_buffer && (a.buffer < 0 || static_cast<std::size_t>(a.buffer) >= s.buffers.size()))
                 throw InvalidArgument(an + ": names no declared buffer");
             if (!is_index(a.kind) && a.index_type != ElemType::i32)
-                throw InvalidArgument(an + ": an index type ('" + to_string(a.index_type) + "') is for begin, end and origin, not " +
+                throw InvalidArgument(an + ": an index type ('" + to_string(a.index_type) + "') is for begin, end, origin and step, not " +
                                       to_string(a.kind));
             if (is_index(a.kind)) check_index(s, k, a, an);
             if (a.kind == ArgKind::local && (a.value < 1 || a.value != std::floor(a.value) || a.value > double(1u << 30)))
@@ -345,6 +372,9 @@ void validate(const DataJobSpec& s) {
             }
             const BufferDecl& b = s.buffers[std::size_t(a.buffer)];
             const bool split = b.layout == BufferLayout::split;
+            if (k.whole_arrays && b.units)
+                throw InvalidArgument(an + ": '" + b.name + "' has its own units; a kernel of whole arrays indexes the "
+                                      "job's rows (declare the buffer without units)");
             switch (a.kind) {
             case ArgKind::read:
             case ArgKind::write:
@@ -471,6 +501,8 @@ std::uint64_t data_granule(const DataJobSpec& s) {
     for (const auto& k : s.kernels) {
         g = std::lcm(g, k.units_per_item);
         if (const auto r = required_split_extent(s, k)) g = std::lcm(g, r * k.units_per_item);
+        if (k.whole_arrays)
+            g = std::lcm(g, (s.dims == 2 ? kWholeArraysAlignment2D : kWholeArraysAlignment1D) * k.units_per_item);
     }
     return g;
 }

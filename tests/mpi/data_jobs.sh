@@ -144,6 +144,8 @@ error_case arg-count "rank 1: .*kernel 'smooth' takes 6 arguments; the job decla
 error_case arg-count "rank 0: .*kernel 'smooth' takes 6 arguments; the job declares 5" --select all
 error_case no-kernel "rank 1: .*the source has no kernel 'stencil'"
 error_case no-kernel "rank 0: .*the source has no kernel 'stencil'" --select all
+error_case step-int "kernel 'copy', argument 4: step \* 2000000000 \+ 0 leaves an int within 3 steps; declare it long"
+error_case whole-ghost "kernel 'smooth': a kernel of whole arrays runs without ghost zones \(exchange_every 2\)"
 
 fi  # part jobs
 

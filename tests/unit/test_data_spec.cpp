@@ -460,7 +460,7 @@ TEST(DataSpec, IndexArgumentsAreIntUpTo2To31ItemsElseLong) {
     EXPECT_HAS(refusal(s), "argument 3 ('x'): origin is an int or a long, not a uint");
     s = copy_spec();
     s.kernels[0].args[0].index_type = ElemType::i64;
-    EXPECT_HAS(refusal(s), "argument 0 ('x'): an index type ('long') is for begin, end and origin, not read");
+    EXPECT_HAS(refusal(s), "argument 0 ('x'): an index type ('long') is for begin, end, origin and step, not read");
 }
 
 TEST(DataSpec, LongIsForValuesAndIndexesNotBuffers) {

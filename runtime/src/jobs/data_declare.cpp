@@ -65,6 +65,12 @@ DataJob& DataJob::required_local(LocalSize local) {
     return *this;
 }
 
+DataJob& DataJob::whole_arrays() {
+    if (spec_.kernels.empty()) throw InvalidArgument("whole_arrays(): declare a kernel first");
+    spec_.kernels.back().whole_arrays = true;
+    return *this;
+}
+
 DataJob& DataJob::swap(BufferRef a, BufferRef b) {
     spec_.swaps.emplace_back(a.index, b.index);
     return *this;
@@ -78,8 +84,26 @@ DataJob& DataJob::steps(std::uint64_t n) {
 DataJob& DataJob::gather(BufferRef b) {
     if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
         throw InvalidArgument("gather(): not a buffer of data job '" + spec_.name + "'");
-    spec_.buffers[std::size_t(b.index)].output = true;
+    BufferDecl& d = spec_.buffers[std::size_t(b.index)];
+    d.output = true;
+    if (host_[std::size_t(b.index)].empty() && d.layout == BufferLayout::split) {
+        // An output only: rank 0 receives it into memory of the job's own.
+        owned_.push_back(std::make_shared<std::vector<std::byte>>(spec_.units * d.pitch * elem_size(d.type)));
+        host_[std::size_t(b.index)] = std::span(*owned_.back());
+    }
     return *this;
+}
+
+void DataJob::check_result(BufferRef b, ElemType t) const {
+    if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
+        throw InvalidArgument("result(): not a buffer of data job '" + spec_.name + "'");
+    const BufferDecl& d = spec_.buffers[std::size_t(b.index)];
+    if (d.type != t)
+        throw InvalidArgument("result(): buffer '" + d.name + "' of data job '" + spec_.name + "' holds " +
+                              to_string(d.type) + ", not " + to_string(t));
+    if (host_[std::size_t(b.index)].empty())
+        throw InvalidArgument("result(): buffer '" + d.name + "' of data job '" + spec_.name +
+                              "' stays on the devices; gather() it to get it back");
 }
 
 DataJob& DataJob::no_init(BufferRef b) {
@@ -127,6 +151,35 @@ std::string read_text_file(const std::string& path) {
     s << f.rdbuf();
     return s.str();
 }
+
+namespace {
+std::string mib(std::uint64_t bytes) {
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    o.precision(1);
+    o << double(bytes) / double(1 << 20) << " MiB";
+    return o.str();
+}
+
+/// Each slice's buffers (held_bytes(): whole arrays count whole) fit its device's memory.
+void check_memory(const DataJobSpec& spec, const std::vector<DeviceInfo>& devices,
+                  const std::vector<Assignment>& assignments) {
+    for (const auto& a : assignments) {
+        if (a.units == 0 || a.device < 0 || std::size_t(a.device) >= devices.size()) continue;
+        const DeviceInfo& d = devices[std::size_t(a.device)];
+        const std::uint64_t need = held_bytes(spec, a.units);
+        if (d.global_mem_bytes == 0 || need <= d.global_mem_bytes) continue;
+        std::string whole;
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+            if (held_whole(spec, int(b))) whole += (whole.empty() ? "" : ", ") + spec.buffers[b].name;
+        throw InvalidArgument("data job '" + spec.name + "': device " + std::to_string(a.device) + " ('" + d.name +
+                              "', rank " + std::to_string(a.rank) + ") has " + mib(d.global_mem_bytes) +
+                              " of memory; its slice of " + std::to_string(a.units) + " units holds " + mib(need) +
+                              (whole.empty() ? std::string() : " (held whole on every device: " + whole + ")") +
+                              "; leave it out with --select");
+    }
+}
+}  // namespace
 
 Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
                    const DataRunOptions& options) {
@@ -193,6 +246,7 @@ Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
         }
         plan.predicted_makespan_s = best * double(spec.steps);
     }
+    check_memory(spec, devices, plan.assignments);
     // Kernels that require a shape of their own (not the plan's) run with it; the report says so.
     if (req.required_local.is_null())
         for (const auto& k : spec.kernels) {
@@ -273,6 +327,8 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
         }
         o << "  device " << a.device << " (rank " << a.rank << ", " << name << "): units " << a.offset << ".."
           << a.offset + a.units << ", local " << a.local.x << "x" << a.local.y << " (" << a.local_rule << ")";
+        for (std::size_t i = 0; i < r.plan.assignments.size() && i < r.held_bytes.size(); ++i)
+            if (&r.plan.assignments[i] == &a) o << ", memory " << mib(r.held_bytes[i]);
         if (a.predicted_s >= 0) o << ", predicted step " << a.predicted_s / steps * 1e3 << " ms";
         o << "\n";
     }

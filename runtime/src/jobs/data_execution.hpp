@@ -74,6 +74,7 @@ struct SliceState {
     /// With time_launches: every launch after the first step, with its step.
     std::vector<std::pair<std::uint64_t, cl::Event>> timed;
     std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
+    std::vector<std::int64_t> origins;  ///< per buffer: the global unit in its row 0 (first_held_unit)
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
     double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
 };
@@ -178,8 +179,13 @@ public:
                 auto& ctx = *s.ctx;
                 for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
                     const auto& d = spec_.buffers[b];
-                    const std::uint64_t elems =
-                        d.layout == BufferLayout::shared ? d.count : (s.desc.units + 2 * halo_[b]) * d.pitch;
+                    const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
+                    if (const auto most = ctx.info().max_alloc_bytes; most && elems * elem_size(d.type) > most)
+                        throw Error(ErrorReason::device_limit,
+                                    "data job '" + spec_.name + "', buffer '" + d.name + "': " +
+                                        std::to_string(elems * elem_size(d.type)) + " bytes on device '" + ctx.info().name +
+                                        "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
+                    s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
                     if (!d.input) data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
                 }
@@ -223,8 +229,7 @@ public:
             [&] {
                 const auto& d = spec_.buffers[std::size_t(b)];
                 std::uint64_t at = 0;
-                if (d.layout == BufferLayout::split)
-                    at = (first + halo_[std::size_t(b)] - s.desc.offset) * d.pitch * elem_size(d.type);
+                if (d.layout == BufferLayout::split) at = device_row(s, b, first) * row_bytes(b);
                 s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, data.size(),
                                                   data.data());
             },
@@ -321,7 +326,7 @@ public:
         if (failed_) return;
         guarded(
             [&] {
-                const std::uint64_t at = (halo_[std::size_t(b)] + first) * row_bytes(b);
+                const std::uint64_t at = device_row(s, b, s.desc.offset + first) * row_bytes(b);
                 cl::Event ev;
                 s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, at, dest.size(), dest.data(),
                                                  nullptr, &ev);
@@ -344,8 +349,9 @@ public:
         std::vector<std::future<void>> reads;
         for (auto& s : mine_)
             reads.push_back(std::async(std::launch::async, [&, span = dest_of(s)] {
-                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, halo_[std::size_t(b)] * row_bytes(b),
-                                                 span.size(), span.data());
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
+                                                 device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
+                                                 span.data());
             }));
         for (std::size_t i = 0; i < reads.size(); ++i) {
             try {
@@ -362,8 +368,7 @@ public:
         if (failed_) return;
         try {
             const auto& d = spec_.buffers[std::size_t(b)];
-            const std::uint64_t at =
-                d.layout == BufferLayout::split ? halo_[std::size_t(b)] * d.pitch * elem_size(d.type) : 0;
+            const std::uint64_t at = d.layout == BufferLayout::split ? device_row(s, b, s.desc.offset) * row_bytes(b) : 0;
             wait_devices(
                 [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
         } catch (const cl::Error& e) {
@@ -401,7 +406,7 @@ private:
                                         kd.args[i].op, data::record_count(kd.args[i], g));
             data::bind_args(
                 kernel, kd, s.bufs, [&](std::size_t i) -> const cl::Buffer& { return s.records.at({k, i}); }, g,
-                s.desc.offset, halo_, &s.bound[k]);
+                s.desc.offset, halo_, &s.bound[k], &s.origins, step_);
             // Events only where needed: the run's first and last launch (the device's span between
             // them is the report's kernel time), the timed steps, and those the engine waits on.
             const bool first = step_ == 0 && !s.first();
@@ -432,8 +437,12 @@ public:
     cl::Buffer& buffer(int slice, int b) override { return at(slice).bufs[std::size_t(b)]; }
     std::uint64_t row_offset(int slice, int b, std::uint64_t row) const override {
         for (const auto& s : mine_)
-            if (int(s.index) == slice) return (row + halo_[std::size_t(b)] - s.desc.offset) * row_bytes(b);
+            if (int(s.index) == slice) return device_row(s, b, row) * row_bytes(b);
         return 0;
+    }
+    /// The row of slice `s`'s buffer `b` that holds global unit `unit`.
+    static std::uint64_t device_row(const SliceState& s, int b, std::uint64_t unit) {
+        return std::uint64_t(std::int64_t(unit) - s.origins[std::size_t(b)]);
     }
     std::uint64_t row_bytes(int b) const { return worksize::row_bytes(spec_.buffers[std::size_t(b)]); }
     void host_step(const Instruction& in) override { reduce(std::size_t(in.kernel), std::size_t(in.arg)); }

@@ -265,6 +265,7 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     }
     check_slices(spec, result.plan.assignments);
     result.layout = data_layout(spec, result.plan.assignments);
+    for (const auto& as : result.plan.assignments) result.held_bytes.push_back(held_bytes(spec, as.units));
     if (!options.instructions.empty()) {
         const ProgramOptions po{options.overlap};
         if (options.instructions == "json")

@@ -26,6 +26,15 @@ LocalSize chunk_local(std::uint64_t items, LocalSize plan_local) {
     return w >= std::min<std::uint64_t>(cap, 16) ? LocalSize{w, 1} : LocalSize{};
 }
 
+LocalSize exact_local(LocalSize local, int dims, std::uint64_t items, bool at_end) {
+    if (at_end || items == 0) return local;
+    std::uint64_t& split = dims == 2 ? local.y : local.x;
+    if (split <= 1 || items % split == 0) return local;
+    // the largest power of two dividing `items`, up to the planned extent
+    split = std::min(std::bit_floor(split), items & (~items + 1));
+    return local;
+}
+
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
                   LocalSize plan_local, std::uint64_t extend) {
     Geometry g;
@@ -34,10 +43,12 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
     g.begin = first / k.units_per_item;
     g.end = ceil_div(last, k.units_per_item);
     const std::uint64_t items = g.end - g.begin;
-    const LocalSize local = !k.required_local.is_null()                     ? k.required_local
-                            : k.units_per_item == 1 || reduces_per_group(k) ? plan_local
-                            : spec.dims == 1                                ? chunk_local(items, plan_local)
-                                                                            : LocalSize{};
+    LocalSize local = !k.required_local.is_null()                     ? k.required_local
+                      : k.units_per_item == 1 || reduces_per_group(k) ? plan_local
+                      : spec.dims == 1                                ? chunk_local(items, plan_local)
+                                                                      : LocalSize{};
+    if (k.whole_arrays && k.required_local.is_null() && !local.is_null())
+        local = exact_local(local, spec.dims, items, last >= spec.units);
     if (spec.dims == 2) {
         const std::uint64_t lx = local.is_null() ? 1 : local.x, ly = local.is_null() ? 1 : std::max<std::uint64_t>(local.y, 1);
         g.padded = round_up(items, ly);
@@ -174,7 +185,7 @@ void set_index(cl::Kernel& kernel, cl_uint i, const ArgDecl& a, std::int64_t v) 
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo, std::vector<std::int64_t>* bound,
-               const std::vector<std::int64_t>* origins) {
+               const std::vector<std::int64_t>* origins, std::uint64_t step) {
     if (bound && bound->size() != k.args.size()) bound->assign(k.args.size(), INT64_MIN);
     // Set argument i unless `key` (a buffer's handle or an int's value) is what it holds already.
     auto fresh = [&](cl_uint i, std::int64_t key) {
@@ -218,6 +229,11 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
                 if (fresh(i, std::int64_t(a.value) * std::int64_t(elem_size(a.scalar_type))))
                     kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
                 break;
+            case ArgKind::step: {
+                const std::int64_t v = std::int64_t(step) * a.step_times + a.step_plus;
+                if (fresh(i, v)) set_index(kernel, i, a, v);
+                break;
+            }
             case ArgKind::origin: {
                 const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]
                                                     : std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);

@@ -22,6 +22,11 @@ struct Geometry {
     std::uint64_t padded = 0;  ///< launched items along the split, padded to whole groups
     cl::NDRange offset, global, local;
 };
+/// A kernel of whole arrays (KernelDecl::whole_arrays) guards only the problem's end, so a launch
+/// that ends before it must not be padded past its rows: `local` with its split extent (y in 2-D,
+/// x in 1-D) cut to the largest power of two dividing `items` where it does not divide them
+/// already; unchanged for a launch `at_end`.
+LocalSize exact_local(LocalSize local, int dims, std::uint64_t items, bool at_end);
 /// `extend`: ghost-zone rows on each side (within the problem) the launch covers too.
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
                   LocalSize plan_local, std::uint64_t extend = 0);
@@ -57,11 +62,13 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k);
 /// With `bound` (one entry per argument, kept from launch to launch of this kernel object), an
 /// argument whose buffer or value is what was set last time is not set again: a step of a
 /// multi-step job then sets only what its swaps changed. `origins` (one per buffer): the unit
-/// held in row 0 of each buffer where it is not offset - halo (buffers of their own units).
+/// held in row 0 of each buffer where it is not offset - halo (buffers of their own units, buffers
+/// held whole: first_held_unit()). `step`: the step's number, for step arguments.
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo,
-               std::vector<std::int64_t>* bound = nullptr, const std::vector<std::int64_t>* origins = nullptr);
+               std::vector<std::int64_t>* bound = nullptr, const std::vector<std::int64_t>* origins = nullptr,
+               std::uint64_t step = 0);
 
 /// The start of a fresh device buffer of `d` (not an input), `bytes` long: zeros, or nothing where
 /// the kernels write it whole (BufferDecl::no_init). With WORKSIZE_POISON_NO_INIT=1 in the

@@ -184,16 +184,17 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                                            detail::size_text(info.max_alloc_bytes) +
                                                            " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + info.name);
         };
-        // The unit held in row 0 of each buffer: offset - halo, or a buffer of its own units' first row.
+        // The unit held in row 0 of each buffer: offset - halo, 0 for one held whole, or a buffer
+        // of its own units' first row.
         std::vector<std::int64_t> origins;
         for (std::size_t b = 0; b < spec.buffers.size(); ++b)
             origins.push_back(scaled(spec.buffers[b]) ? std::int64_t(input_rows(spec, int(b), s.offset, s.units).first)
-                                                      : std::int64_t(s.offset) - std::int64_t(halo[b]));
+                                                      : first_held_unit(spec, int(b), s.offset));
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             const auto& d = spec.buffers[b];
             const std::uint64_t bytes = d.layout == BufferLayout::shared ? d.count * elem_size(d.type)
                                         : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
-                                                    : (s.units + 2 * halo[b]) * row_bytes(d);
+                                                    : held_elements(spec, int(b), s.units) * elem_size(d.type);
             check_alloc("buffer '" + d.name + "'", bytes);
             bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
             if (!d.input) {

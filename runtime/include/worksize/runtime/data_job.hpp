@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -107,6 +108,15 @@ ArgDecl end() { return index_arg<T>(ArgKind::end); }
 /// The global unit held in row 0 of `b` on this device (the slice's first minus the halo).
 template <class T = std::int32_t>
 ArgDecl origin(BufferRef b) { return index_arg<T>(ArgKind::origin, b.index); }
+/// The step's number (0 for the first) times `times` plus `plus`: a time step (`t`), or the first
+/// time step of a kernel that advances `times` of them per launch.
+template <class T = std::int32_t>
+ArgDecl step(std::int64_t times = 1, std::int64_t plus = 0) {
+    ArgDecl a = index_arg<T>(ArgKind::step);
+    a.step_times = times;
+    a.step_plus = plus;
+    return a;
+}
 }  // namespace arg
 
 class DataJob {
@@ -140,8 +150,16 @@ public:
     DataJob& units_per_item(std::uint64_t n);
     /// The last kernel must run with this work-group shape (e.g. 16x16 __local tiles).
     DataJob& required_local(LocalSize local);
+    /// The last kernel is an application's kernel as it is: it indexes whole arrays by global
+    /// ids (`A[i * nj + j]`, i = get_global_id(1)) and stops only at the problem's end. Every
+    /// split buffer it touches is then held at its whole extent on each device, and each launch
+    /// covers exactly its slice's rows (KernelDecl::whole_arrays; docs/porting.md).
+    DataJob& whole_arrays();
     DataJob& swap(BufferRef a, BufferRef b);
     DataJob& steps(std::uint64_t n);
+    /// Rank 0 gets split buffer `b` back at the end (and every gather_every steps): into the
+    /// host data it was declared with, or, for a buffer declared without (an output only), into
+    /// memory the job allocates (result()).
     DataJob& gather(BufferRef b);
     /// Buffer `b` (device-only or an output, not an input) needs no initial contents: the
     /// kernels write every element before anything reads it, so the devices skip its zero-fill
@@ -162,13 +180,25 @@ public:
     DataJob probe(std::uint64_t steps) const;
     /// Rank 0's memory of buffer `b` (empty for device-only buffers).
     std::span<std::byte> host(int b) const { return host_.at(std::size_t(b)); }
+    /// Rank 0's copy of buffer `b` after a run, as elements of T (its declared type): the host
+    /// data it was declared with, or the job's own memory of a gathered output-only buffer.
+    /// @throws InvalidArgument for a buffer rank 0 has no copy of, or of another element type.
+    template <class T>
+    std::span<const T> result(BufferRef b) const {
+        check_result(b, elem_type_of<T>());
+        const auto bytes = host(b.index);
+        return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
+    }
     const std::function<void(std::uint64_t)>& on_gather() const { return on_gather_; }
 
 private:
     BufferRef add(const std::string& name, ElemType type, BufferLayout layout, std::uint64_t pitch,
                   std::uint64_t count, std::span<std::byte> host);
+    void check_result(BufferRef b, ElemType t) const;
     DataJobSpec spec_;
     std::vector<std::span<std::byte>> host_;
+    /// Memory the job allocated for output-only buffers (gather()); shared by copies (probe()).
+    std::vector<std::shared_ptr<std::vector<std::byte>>> owned_;
     std::function<void(std::uint64_t)> on_gather_;
 };
 
@@ -215,6 +245,8 @@ struct DataRunResult {
     double total_s = 0.0;    ///< rank 0: the whole run
     double probe_s = 0.0;    ///< --strategy model: the probe before the plan (not in total_s)
     std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
+    /// Per assignment of the plan: bytes of device memory its slice holds (held_bytes()).
+    std::vector<std::uint64_t> held_bytes;
 };
 
 struct DataRunOptions {

@@ -84,10 +84,13 @@ enum class ArgKind {
     end,         ///< index: one past the slice's last launched item (global index)
     origin,      ///< index: the global unit held in row 0 of `buffer` on this device
     local,       ///< a __local array of `value` elements of `scalar_type` per work-group
+    step,        ///< index: the step's number (0 first) times `step_times` plus `step_plus`
 };
 const char* to_string(ArgKind k);
-/// begin, end and origin: arguments that carry a global index (int or long, ArgDecl::index_type).
-inline bool is_index(ArgKind k) { return k == ArgKind::begin || k == ArgKind::end || k == ArgKind::origin; }
+/// begin, end, origin and step: arguments that carry an index (int or long, ArgDecl::index_type).
+inline bool is_index(ArgKind k) {
+    return k == ArgKind::begin || k == ArgKind::end || k == ArgKind::origin || k == ArgKind::step;
+}
 
 struct ArgDecl {
     ArgKind kind = ArgKind::scalar;
@@ -96,9 +99,13 @@ struct ArgDecl {
     ReduceOp op = ReduceOp::sum;
     ElemType scalar_type = ElemType::f32;
     double value = 0.0;              ///< scalar: the value (exact for integers up to 2^53); local: elements
-    /// begin, end, origin (index arguments): the kernel parameter's type, i32 (int) or i64
-    /// (long). validate() refuses an int that the job's items or the buffer's rows do not fit.
+    /// begin, end, origin, step (index arguments): the kernel parameter's type, i32 (int) or i64
+    /// (long). validate() refuses an int that the job's items, the buffer's rows or the steps do
+    /// not fit.
     ElemType index_type = ElemType::i32;
+    /// step: the value bound in step s is s * step_times + step_plus (e.g. a kernel that advances
+    /// k time steps per launch takes its first time step, s * k).
+    std::int64_t step_times = 1, step_plus = 0;
     /// reduce: the kernel reduces within each work-group (in __local memory) and writes one
     /// record per work-group, at record get_group_id(0), instead of one per work-item. The launch
     /// then always has a known work-group size: the kernel's required one, else the plan's, else
@@ -119,7 +126,19 @@ struct KernelDecl {
     std::uint64_t units_per_item = 1;
     /// A work-group shape the kernel requires (__local tiles); {0,0}: any, the plan's.
     LocalSize required_local;
+    /// The kernel indexes whole arrays by its global ids and guards only the whole problem's end
+    /// (an application's kernel, unmodified): every split buffer it touches is held at its whole
+    /// extent on each device (held_whole(): global row r at row r, arg::origin 0), of which a
+    /// device keeps its slice's rows and their halos current, and each launch covers exactly its
+    /// rows along the split dimension (its work-group's extent there divides them; only a launch
+    /// that ends at the problem's end is padded). Slices start on multiples of
+    /// kWholeArraysAlignment (data_granule()).
+    bool whole_arrays = false;
 };
+
+/// The split granule a job with a whole_arrays kernel adds (data_granule()): rows of a 2-D job,
+/// items of a 1-D one, so that a slice's exact launch keeps full work-groups.
+inline constexpr std::uint64_t kWholeArraysAlignment2D = 16, kWholeArraysAlignment1D = 256;
 
 struct DataJobSpec {
     std::string name;
@@ -159,6 +178,20 @@ void validate(const DataJobSpec& spec);
 /// with, the same for both buffers of a swap pair (their contents trade places). With ghost
 /// zones (exchange_every k > 1) every split buffer holds k times the job's deepest halo.
 std::uint64_t halo_rows(const DataJobSpec& spec, int b);
+
+/// Whether split buffer `b` is held at its whole extent on every device: a whole_arrays kernel
+/// touches it (KernelDecl::whole_arrays). Shared buffers are whole anyway; false for them.
+bool held_whole(const DataJobSpec& spec, int b);
+/// The global unit (row) in row 0 of split buffer `b` on a device whose slice starts at
+/// `offset`: 0 for a buffer held whole, else offset - halo_rows() (negative at the problem's
+/// start: those rows are never read).
+std::int64_t first_held_unit(const DataJobSpec& spec, int b, std::uint64_t offset);
+/// Elements of buffer `b` a device allocates for a slice of `units` units: shared, its count;
+/// held whole, all its rows × pitch; else (units + 2 halo_rows()) × pitch.
+std::uint64_t held_elements(const DataJobSpec& spec, int b, std::uint64_t units);
+/// Bytes of device memory a slice of `units` units takes: every buffer (held_elements()), not
+/// counting reduction records.
+std::uint64_t held_bytes(const DataJobSpec& spec, std::uint64_t units);
 
 /// Bytes of one unit (row) of split buffer `d`: pitch × element size.
 inline std::uint64_t row_bytes(const BufferDecl& d) { return d.pitch * elem_size(d.type); }

@@ -1,0 +1,163 @@
+// Kernels of whole arrays (KernelDecl::whole_arrays) and step arguments in a data-job declaration,
+// without a device: which buffers a device holds whole and where their rows sit, the memory a
+// slice takes, the split granule such kernels add, the JSON form, validate()'s refusals.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "declarations.hpp"
+#include "worksize/scheduler/data_spec.hpp"
+
+namespace worksize {
+namespace {
+
+using test::access;
+using test::plain;
+using test::scalar;
+using test::shared;
+using test::split;
+
+/// PolyBench's fdtd-2d as a data job of `rows` rows of 10 floats: kernel1 updates ey from hz and
+/// the row above, kernel3 hz from ex and the row below of ey; `whole` marks both as kernels of
+/// whole arrays. A second kernel reads 'aux' through its origin (a slice kernel).
+DataJobSpec fdtd_spec(std::uint64_t rows, bool whole) {
+    DataJobSpec s;
+    s.name = "fdtd";
+    s.source = "__kernel void k1() {}";
+    s.dims = 2;
+    s.width = 10;
+    s.units = rows;
+    s.steps = 20;
+    s.buffers = {shared("fict", 20), split("ex", 10, true, true), split("ey", 10, true, true),
+                 split("hz", 10, true, true), split("aux", 10, true)};
+    KernelDecl k1;
+    k1.name = "k1";
+    ArgDecl t = plain(ArgKind::step);
+    k1.args = {access(ArgKind::all, 0), access(ArgKind::read_write, 2), access(ArgKind::halo, 3, 1), t,
+               scalar(ElemType::i32, double(rows))};
+    k1.whole_arrays = whole;
+    KernelDecl k3;
+    k3.name = "k3";
+    k3.args = {access(ArgKind::read, 1), access(ArgKind::halo, 2, 1), access(ArgKind::read_write, 3)};
+    k3.whole_arrays = whole;
+    KernelDecl k4;
+    k4.name = "k4";
+    k4.args = {access(ArgKind::read, 4), access(ArgKind::origin, 4), access(ArgKind::origin, 1),
+               access(ArgKind::read_write, 1), plain(ArgKind::end)};
+    s.kernels = {k1, k3, k4};
+    return s;
+}
+
+std::string refusal(const DataJobSpec& s) {
+    try {
+        validate(s);
+    } catch (const InvalidArgument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(DataPlacement, WholeArraysKernelsHoldTheirBuffersWhole) {
+    const DataJobSpec s = fdtd_spec(100, true);
+    ASSERT_EQ(refusal(s), "");
+    EXPECT_FALSE(held_whole(s, 0)) << "a shared buffer is whole anyway";
+    EXPECT_TRUE(held_whole(s, 1));  // ex: k3 reads it
+    EXPECT_TRUE(held_whole(s, 2));
+    EXPECT_TRUE(held_whole(s, 3));
+    EXPECT_FALSE(held_whole(s, 4)) << "'aux' is touched only by the slice kernel k4";
+    // Rows sit at their global place (origin 0) in a whole buffer; a slice buffer starts at its
+    // first row minus the halo.
+    EXPECT_EQ(first_held_unit(s, 2, 48), 0);
+    EXPECT_EQ(first_held_unit(s, 4, 48), 48);
+    EXPECT_EQ(held_elements(s, 0, 16), 20u);
+    EXPECT_EQ(held_elements(s, 2, 16), 100u * 10u);
+    EXPECT_EQ(held_elements(s, 4, 16), 16u * 10u);
+    EXPECT_EQ(held_bytes(s, 16), (20u + 3u * 1000u + 160u) * 4u);
+
+    const DataJobSpec slices = fdtd_spec(100, false);
+    ASSERT_EQ(refusal(slices), "");
+    EXPECT_FALSE(held_whole(slices, 2));
+    EXPECT_EQ(first_held_unit(slices, 2, 48), 47) << "halo of 1";
+    EXPECT_EQ(first_held_unit(slices, 2, 0), -1);
+    EXPECT_EQ(held_elements(slices, 2, 16), 18u * 10u);
+}
+
+TEST(DataPlacement, WholeArraysKernelsAlignTheSlices) {
+    EXPECT_EQ(data_granule(fdtd_spec(100, false)), 1u);
+    EXPECT_EQ(data_granule(fdtd_spec(100, true)), kWholeArraysAlignment2D);
+    DataJobSpec one_d;
+    one_d.name = "x";
+    one_d.source = "k";
+    one_d.units = 5000;
+    one_d.buffers = {split("a", 1, true, true)};
+    KernelDecl k;
+    k.name = "k";
+    k.args = {access(ArgKind::read_write, 0)};
+    k.whole_arrays = true;
+    k.units_per_item = 3;
+    one_d.kernels = {k};
+    ASSERT_EQ(refusal(one_d), "");
+    EXPECT_EQ(data_granule(one_d), kWholeArraysAlignment1D * 3);
+}
+
+TEST(DataPlacement, JsonRoundTripOfWholeArraysAndStepArguments) {
+    DataJobSpec s = fdtd_spec(64, true);
+    s.kernels[0].args[3].step_times = 4;
+    s.kernels[0].args[3].step_plus = -2;
+    s.kernels[0].args[3].index_type = ElemType::i64;
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_EQ(to_json(back), to_json(s));
+    EXPECT_TRUE(back.kernels[0].whole_arrays);
+    EXPECT_FALSE(back.kernels[2].whole_arrays);
+    const ArgDecl& t = back.kernels[0].args[3];
+    EXPECT_EQ(t.kind, ArgKind::step);
+    EXPECT_EQ(t.step_times, 4);
+    EXPECT_EQ(t.step_plus, -2);
+    EXPECT_EQ(t.index_type, ElemType::i64);
+
+    nlohmann::json j = to_json(s);
+    j["kernels"][0]["arrays"] = "global";
+    try {
+        data_job_from_json(j);
+        ADD_FAILURE() << "arrays 'global' accepted";
+    } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("kernel 0: arrays 'global' (whole or slice)"), std::string::npos) << e.what();
+    }
+}
+
+TEST(DataPlacement, RefusesWhatWholeArraysCannotDo) {
+    DataJobSpec ghost = fdtd_spec(64, true);
+    ghost.kernels.resize(1);
+    ghost.buffers.resize(4);
+    ghost.exchange_every = 2;
+    EXPECT_NE(refusal(ghost).find("kernel 'k1': a kernel of whole arrays runs without ghost zones"), std::string::npos)
+        << refusal(ghost);
+
+    DataJobSpec own_units = fdtd_spec(64, true);
+    own_units.steps = 1;
+    own_units.buffers[3].units = 32;
+    EXPECT_NE(refusal(own_units).find("'hz' has its own units; a kernel of whole arrays indexes the job's rows"),
+              std::string::npos)
+        << refusal(own_units);
+}
+
+TEST(DataPlacement, StepArgumentsMustFitTheirType) {
+    DataJobSpec s = fdtd_spec(64, true);
+    s.steps = 1000;
+    s.kernels[0].args[3].step_times = 3000000;  // 999 * 3e6 > 2^31
+    const std::string m = refusal(s);
+    EXPECT_NE(m.find("kernel 'k1', argument 3: step * 3000000 + 0 leaves an int within 1000 steps; declare it long"),
+              std::string::npos)
+        << m;
+    s.kernels[0].args[3].index_type = ElemType::i64;
+    EXPECT_EQ(refusal(s), "");
+    s.kernels[0].args[3].index_type = ElemType::i32;
+    s.kernels[0].args[3].step_times = -1;
+    s.kernels[0].args[3].step_plus = 999;  // 999 down to 0
+    EXPECT_EQ(refusal(s), "");
+    s.kernels[0].args[4].index_type = ElemType::i64;
+    EXPECT_NE(refusal(s).find("is for begin, end, origin and step, not scalar"), std::string::npos) << refusal(s);
+}
+
+}  // namespace
+}  // namespace worksize
