@@ -15,6 +15,8 @@
 //   no-kernel   a kernel name the source lacks                         (each rank's build)
 //   step-int    a step argument (an int) of 2e9 per step over 3 steps  (validate, rank 0)
 //   whole-ghost a kernel of whole arrays with ghost zones              (validate, rank 0)
+//   expr-name   an expression argument naming an undeclared constant   (validate, rank 0)
+//   expr-range  an expression (an int) beyond an int in step 2          (each rank's launch)
 #include <iostream>
 #include <string>
 #include <vector>
@@ -44,7 +46,7 @@ __kernel void copy(__global const float* a, const int ao, __global float* b, con
 }
 )CL";
 
-const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost";
+const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost, expr-name, expr-range";
 
 int run_case(App& app) {
     if (app.args.size() != 1) throw InvalidArgument("usage: worksize_test_data_errors CASE (" + kCases + ")");
@@ -72,6 +74,11 @@ int run_case(App& app) {
         job.kernel("stencil", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N});
     } else if (c == "step-int") {
         job.kernel("copy", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::step(2000000000), N});
+    } else if (c == "expr-name") {
+        job.kernel("copy", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::expr("end + n"), N});
+    } else if (c == "expr-range") {
+        job.kernel("copy", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb),
+                            arg::expr("end + step * big", {{"big", 1500000000}}), N});
     } else if (c == "whole-ghost") {
         job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N})
             .whole_arrays();

@@ -1,5 +1,6 @@
-// CPU references of the example kernels (filter2d.cl, heat.cl, kmeans.cl, fdtd2d.cl) with the kernels' exact
-// float operation order, the seeded input generators, and comparison helpers. Shared by the
+// CPU references of the example kernels (filter2d.cl, heat.cl, kmeans.cl, fdtd2d.cl and
+// pathfinder's kernels.cl) with the kernels' exact float operation order, the seeded input
+// generators, and comparison helpers. Shared by the
 // worksize examples and the plain single-device OpenCL programs. Header-only.
 #pragma once
 
@@ -237,6 +238,31 @@ inline FdtdArrays fdtd_reference(FdtdArrays a, int tmax, int nx, int ny) {
     return a;
 }
 
+// ---- pathfinder (Rodinia's OpenCL pathfinder: a wall of `rows` rows of `cols` weights 0..9;
+// row 0 starts the sums, each next row adds its weight to the least of the three sums above)
+inline std::vector<int> pathfinder_wall(int rows, int cols, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_int_distribution<int> weight(0, 9);
+    std::vector<int> wall(std::size_t(rows) * std::size_t(cols));
+    for (auto& w : wall) w = weight(gen);
+    return wall;
+}
+
+inline std::vector<int> pathfinder_reference(const std::vector<int>& wall, int rows, int cols) {
+    std::vector<int> src(wall.begin(), wall.begin() + cols), dst(static_cast<std::size_t>(cols));
+    for (int t = 1; t < rows; ++t) {
+        const int* w = wall.data() + std::size_t(t) * std::size_t(cols);
+        for (int c = 0; c < cols; ++c) {
+            int m = src[std::size_t(c)];
+            if (c > 0) m = std::min(m, src[std::size_t(c - 1)]);
+            if (c + 1 < cols) m = std::min(m, src[std::size_t(c + 1)]);
+            dst[std::size_t(c)] = m + w[c];
+        }
+        src.swap(dst);
+    }
+    return src;
+}
+
 // ---- comparison
 struct Check {
     bool ok;
@@ -262,13 +288,14 @@ inline Check compare(const std::vector<float>& got, const std::vector<float>& wa
 }
 
 /// At most max_mismatch_fraction of the labels may differ; detail names the first mismatch.
-inline Check compare_labels(const std::vector<int>& got, const std::vector<int>& want, double max_mismatch_fraction) {
+inline Check compare_labels(const std::vector<int>& got, const std::vector<int>& want, double max_mismatch_fraction,
+                            const std::string& what = "labels") {
     if (got.size() != want.size())
         return {false, "size " + std::to_string(got.size()) + " != " + std::to_string(want.size())};
     std::size_t bad = 0, first = 0;
     for (std::size_t i = 0; i < got.size(); ++i)
         if (got[i] != want[i] && bad++ == 0) first = i;
-    std::string detail = std::to_string(bad) + " of " + std::to_string(got.size()) + " labels differ";
+    std::string detail = std::to_string(bad) + " of " + std::to_string(got.size()) + " " + what + " differ";
     if (bad) detail += " (first at " + std::to_string(first) + ": got " + std::to_string(got[first]) + ", want " +
                        std::to_string(want[first]) + ")";
     return {double(bad) <= max_mismatch_fraction * double(got.size()), detail};

@@ -46,11 +46,12 @@ ReduceOp parse_reduce_op(const std::string& s) {
 namespace {
 constexpr ArgKind kKinds[] = {ArgKind::read,   ArgKind::write, ArgKind::read_write, ArgKind::halo,
                               ArgKind::all,    ArgKind::reduce, ArgKind::scalar,    ArgKind::begin,
-                              ArgKind::end,    ArgKind::origin, ArgKind::local,     ArgKind::step};
+                              ArgKind::end,    ArgKind::origin, ArgKind::local,     ArgKind::step,
+                              ArgKind::expr,   ArgKind::scratch};
 
 bool is_buffer_access(ArgKind k) {
     return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
-           k == ArgKind::all || k == ArgKind::reduce;
+           k == ArgKind::all || k == ArgKind::reduce || k == ArgKind::scratch;
 }
 /// A buffer of its own units with a whole number of rows per job unit (e.g. map [R, 1]): slices
 /// hold disjoint rows of it.
@@ -65,7 +66,7 @@ ArgKind parse_kind(const std::string& s) {
     for (auto k : kKinds)
         if (s == to_string(k)) return k;
     throw InvalidArgument("unknown access '" + s +
-                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin, local, step)");
+                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin, local, step, expr, scratch)");
 }
 }  // namespace
 
@@ -83,6 +84,8 @@ const char* to_string(ArgKind k) {
     case ArgKind::origin: return "origin";
     case ArgKind::local: return "local";
     case ArgKind::step: return "step";
+    case ArgKind::expr: return "expr";
+    case ArgKind::scratch: return "scratch";
     }
     return "?";
 }
@@ -120,6 +123,11 @@ nlohmann::json to_json(const DataJobSpec& s) {
                 ja["times"] = a.step_times;
                 ja["plus"] = a.step_plus;
             }
+            if (a.kind == ArgKind::expr) {
+                ja["expr"] = a.expr;
+                ja["constants"] = nlohmann::json::object();
+                for (const auto& [n, v] : a.constants) ja["constants"][n] = v;
+            }
             if (a.kind == ArgKind::scalar || a.kind == ArgKind::local) {
                 ja["type"] = to_string(a.scalar_type);
                 ja["value"] = a.value;
@@ -131,6 +139,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
                                 {"units_per_item", k.units_per_item},
                                 {"required_local", {k.required_local.x, k.required_local.y}}});
         if (k.whole_arrays) j["kernels"].back()["arrays"] = "whole";
+        if (k.group_units) j["kernels"].back()["groups"] = {{"items", k.group_items}, {"units", k.group_units}};
     }
     j["swaps"] = nlohmann::json::array();
     for (const auto& [a, b] : s.swaps) j["swaps"].push_back({a, b});
@@ -188,6 +197,10 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
                 if (arrays != "whole" && arrays != "slice") throw InvalidArgument("arrays '" + arrays + "' (whole or slice)");
                 k.whole_arrays = arrays == "whole";
             }
+            if (jk.contains("groups")) {
+                k.group_items = jk.at("groups").at("items").get<std::uint64_t>();
+                k.group_units = jk.at("groups").at("units").get<std::uint64_t>();
+            }
             if (jk.contains("required_local"))
                 k.required_local = {jk["required_local"].at(0).get<std::uint64_t>(),
                                     jk["required_local"].at(1).get<std::uint64_t>()};
@@ -203,6 +216,9 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
                 a.value = ja.value("value", 0.0);
                 a.step_times = ja.value("times", std::int64_t{1});
                 a.step_plus = ja.value("plus", std::int64_t{0});
+                a.expr = ja.value("expr", "");
+                if (ja.contains("constants"))
+                    for (const auto& [n, v] : ja.at("constants").items()) a.constants.emplace_back(n, v.get<std::int64_t>());
                 if (ja.contains("per")) {
                     const auto per = ja["per"].get<std::string>();
                     if (per != "item" && per != "group")
@@ -245,6 +261,14 @@ std::uint64_t required_split_extent(const DataJobSpec& s, const KernelDecl& k) {
 void check_index(const DataJobSpec& s, const KernelDecl& k, const ArgDecl& a, const std::string& an) {
     if (a.index_type != ElemType::i32 && a.index_type != ElemType::i64)
         throw InvalidArgument(an + ": " + to_string(a.kind) + " is an int or a long, not a " + to_string(a.index_type));
+    if (a.kind == ArgKind::expr) {
+        try {
+            check_expr(a.expr, a.constants);  // its values depend on the launch: checked when bound
+        } catch (const InvalidArgument& e) {
+            throw InvalidArgument(an + ": " + e.what());
+        }
+        return;
+    }
     if (a.kind == ArgKind::step) {
         // s * times + plus for s in [0, steps): both ends within the type
         const double lo = double(a.step_plus), hi = double(a.step_plus) + double(s.steps - 1) * double(a.step_times);
@@ -331,6 +355,12 @@ void validate(const DataJobSpec& s) {
         if (k.units_per_item == 0) throw InvalidArgument(job + ", kernel '" + k.name + "': units_per_item 0");
         if (!k.required_local.is_null() && (k.required_local.x == 0 || (s.dims == 2 && k.required_local.y == 0)))
             throw InvalidArgument(job + ", kernel '" + k.name + "': a required work-group size needs every extent");
+        if ((k.group_items == 0) != (k.group_units == 0))
+            throw InvalidArgument(job + ", kernel '" + k.name + "': a launch geometry needs both items and units per group");
+        if (k.group_units && (s.dims != 1 || k.units_per_item != 1 || !k.required_local.is_null() || s.exchange_every > 1))
+            throw InvalidArgument(job + ", kernel '" + k.name + "': a launch geometry of its own (" +
+                                  std::to_string(k.group_items) + " items per " + std::to_string(k.group_units) +
+                                  " units) is for 1-D jobs, without units_per_item, a required work-group or ghost zones");
         if (k.whole_arrays && s.exchange_every > 1)
             throw InvalidArgument(job + ", kernel '" + k.name + "': a kernel of whole arrays runs without ghost zones "
                                   "(exchange_every " + std::to_string(s.exchange_every) + "): its launches cover its rows exactly");
@@ -396,6 +426,12 @@ void validate(const DataJobSpec& s) {
                 break;
             case ArgKind::all:
                 if (split) throw InvalidArgument(an + ": all() takes a shared buffer; '" + b.name + "' is split");
+                break;
+            case ArgKind::scratch:
+                if (split) throw InvalidArgument(an + ": scratch() takes a shared buffer; '" + b.name + "' is split");
+                if (b.input || b.output)
+                    throw InvalidArgument(an + ": '" + b.name + "' is scratch on each device; it can be neither an input "
+                                          "nor an output");
                 break;
             case ArgKind::reduce:
                 if (split) throw InvalidArgument(an + ": reduce() writes a shared buffer; '" + b.name + "' is split");
@@ -501,7 +537,9 @@ std::uint64_t data_granule(const DataJobSpec& s) {
     for (const auto& k : s.kernels) {
         g = std::lcm(g, k.units_per_item);
         if (const auto r = required_split_extent(s, k)) g = std::lcm(g, r * k.units_per_item);
-        if (k.whole_arrays)
+        if (k.group_units)
+            g = std::lcm(g, k.group_units);
+        else if (k.whole_arrays)
             g = std::lcm(g, (s.dims == 2 ? kWholeArraysAlignment2D : kWholeArraysAlignment1D) * k.units_per_item);
     }
     return g;
@@ -544,6 +582,9 @@ PlanRequest data_plan_request(const DataJobSpec& s) {
     r.global = s.dims == 2 ? GlobalSize{s.width, s.units} : GlobalSize{s.units, 1};
     r.iterations = s.steps;
     r.granule = data_granule(s);
+    // Kernels of a launch geometry of their own take no work-group from the plan: whole groups
+    // of theirs are the granule already.
+    for (const auto& k : s.kernels) r.align_1d_to_groups = r.align_1d_to_groups && k.group_units == 0;
     r.pad_ndrange = true;  // the kernels guard with `end` (and rows past the slice are not read back)
     return r;
 }

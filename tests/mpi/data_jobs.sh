@@ -145,6 +145,8 @@ error_case arg-count "rank 0: .*kernel 'smooth' takes 6 arguments; the job decla
 error_case no-kernel "rank 1: .*the source has no kernel 'stencil'"
 error_case no-kernel "rank 0: .*the source has no kernel 'stencil'" --select all
 error_case step-int "kernel 'copy', argument 4: step \* 2000000000 \+ 0 leaves an int within 3 steps; declare it long"
+error_case expr-name "kernel 'copy', argument 4: expression 'end \+ n', at 7: unknown name 'n'"
+error_case expr-range "kernel 'copy', argument 4: expression 'end \+ step \* big' is [0-9]+ in step 2, beyond an int; declare it long" --select all
 error_case whole-ghost "kernel 'smooth': a kernel of whole arrays runs without ghost zones \(exchange_every 2\)"
 
 fi  # part jobs

@@ -159,5 +159,69 @@ TEST(DataPlacement, StepArgumentsMustFitTheirType) {
     EXPECT_NE(refusal(s).find("is for begin, end, origin and step, not scalar"), std::string::npos) << refusal(s);
 }
 
+/// Rodinia's pathfinder as a declaration: groups of 256 items per 216 columns, expressions.
+DataJobSpec pyramid_spec() {
+    DataJobSpec s;
+    s.name = "pathfinder";
+    s.source = "k";
+    s.units = 5000;
+    s.steps = 5;
+    s.buffers = {shared("wall", 99 * 5000), split("src", 1, true, true), split("dst", 1), shared("debug", 16384, false)};
+    KernelDecl k;
+    k.name = "dynproc_kernel";
+    ArgDecl it = plain(ArgKind::expr);
+    it.expr = "min(h, rows - 1 - step * h)";
+    it.constants = {{"h", 20}, {"rows", 100}};
+    ArgDecl border = plain(ArgKind::expr);
+    border.expr = "h - begin";
+    border.constants = {{"h", 20}};
+    k.args = {it, access(ArgKind::all, 0), access(ArgKind::halo, 1, 20), access(ArgKind::write, 2), border,
+              access(ArgKind::scratch, 3)};
+    k.whole_arrays = true;
+    k.group_items = 256;
+    k.group_units = 216;
+    s.kernels = {k};
+    s.swaps = {{1, 2}};
+    return s;
+}
+
+TEST(DataPlacement, LaunchGeometryOfItsOwnRoundTripsAndSetsTheGranule) {
+    const DataJobSpec s = pyramid_spec();
+    ASSERT_EQ(refusal(s), "");
+    EXPECT_EQ(data_granule(s), 216u) << "whole groups, not the alignment of whole arrays";
+    EXPECT_FALSE(data_plan_request(s).align_1d_to_groups) << "the plan's work-group is not the kernel's";
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_EQ(to_json(back), to_json(s));
+    EXPECT_EQ(back.kernels[0].group_items, 256u);
+    EXPECT_EQ(back.kernels[0].group_units, 216u);
+    EXPECT_EQ(back.kernels[0].args[0].expr, "min(h, rows - 1 - step * h)");
+    EXPECT_EQ(back.kernels[0].args[0].constants, (ExprConstants{{"h", 20}, {"rows", 100}}));
+    EXPECT_EQ(back.kernels[0].args[5].kind, ArgKind::scratch);
+}
+
+TEST(DataPlacement, RefusesBadGeometriesExpressionsAndScratch) {
+    DataJobSpec half = pyramid_spec();
+    half.kernels[0].group_units = 0;
+    EXPECT_NE(refusal(half).find("a launch geometry needs both items and units per group"), std::string::npos);
+    DataJobSpec two_d = pyramid_spec();
+    two_d.dims = 2;
+    two_d.width = 4;
+    EXPECT_NE(refusal(two_d).find("a launch geometry of its own (256 items per 216 units) is for 1-D jobs"),
+              std::string::npos)
+        << refusal(two_d);
+    DataJobSpec unknown = pyramid_spec();
+    unknown.kernels[0].args[4].constants.clear();
+    EXPECT_EQ(refusal(unknown), "kernel 'dynproc_kernel', argument 4: expression 'h - begin', at 1: unknown name 'h' "
+                                "(step, steps, begin, end, units, min, max, or a constant of the declaration)");
+    DataJobSpec out = pyramid_spec();
+    out.buffers[3].output = true;
+    EXPECT_NE(refusal(out).find("argument 5 ('debug'): 'debug' is scratch on each device"), std::string::npos)
+        << refusal(out);
+    DataJobSpec split_scratch = pyramid_spec();
+    split_scratch.kernels[0].args[5].buffer = 2;
+    EXPECT_NE(refusal(split_scratch).find("scratch() takes a shared buffer; 'dst' is split"), std::string::npos)
+        << refusal(split_scratch);
+}
+
 }  // namespace
 }  // namespace worksize

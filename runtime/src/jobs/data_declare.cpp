@@ -71,6 +71,13 @@ DataJob& DataJob::whole_arrays() {
     return *this;
 }
 
+DataJob& DataJob::groups(std::uint64_t items, std::uint64_t units) {
+    if (spec_.kernels.empty()) throw InvalidArgument("groups(): declare a kernel first");
+    spec_.kernels.back().group_items = items;
+    spec_.kernels.back().group_units = units;
+    return *this;
+}
+
 DataJob& DataJob::swap(BufferRef a, BufferRef b) {
     spec_.swaps.emplace_back(a.index, b.index);
     return *this;
@@ -247,12 +254,19 @@ Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
         plan.predicted_makespan_s = best * double(spec.steps);
     }
     check_memory(spec, devices, plan.assignments);
-    // Kernels that require a shape of their own (not the plan's) run with it; the report says so.
+    // Kernels that require a shape of their own (not the plan's) or launch groups of their own
+    // geometry run with it; the report says so.
     if (req.required_local.is_null())
         for (const auto& k : spec.kernels) {
-            if (k.required_local.is_null()) continue;
-            std::string note = "kernel '" + k.name + "' requires " + std::to_string(k.required_local.x);
-            if (spec.dims == 2) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
+            if (k.required_local.is_null() && k.group_units == 0) continue;
+            std::string note = "kernel '" + k.name + "' ";
+            if (k.group_units) {
+                note += "launches groups of " + std::to_string(k.group_items) + " items per ";
+                note += std::to_string(k.group_units) + " units";
+            } else {
+                note += "requires " + std::to_string(k.required_local.x);
+            }
+            if (spec.dims == 2 && k.group_units == 0) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
                 note += 'x';
                 note += std::to_string(k.required_local.y);
             }

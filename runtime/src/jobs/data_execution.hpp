@@ -406,7 +406,8 @@ private:
                                         kd.args[i].op, data::record_count(kd.args[i], g));
             data::bind_args(
                 kernel, kd, s.bufs, [&](std::size_t i) -> const cl::Buffer& { return s.records.at({k, i}); }, g,
-                s.desc.offset, halo_, &s.bound[k], &s.origins, step_);
+                s.desc.offset, halo_, &s.bound[k], &s.origins,
+                ExprScope{std::int64_t(step_), std::int64_t(spec_.steps), 0, 0, std::int64_t(spec_.units), nullptr});
             // Events only where needed: the run's first and last launch (the device's span between
             // them is the report's kernel time), the timed steps, and those the engine waits on.
             const bool first = step_ == 0 && !s.first();
@@ -421,6 +422,8 @@ private:
             if (done) *done = ev;
         } catch (const cl::Error& e) {
             fail(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
+        } catch (const std::exception& e) {
+            fail(e);  // an argument's value (an expression beyond its type)
         }
     }
 
@@ -489,7 +492,15 @@ public:
 private:
     void finish_queues() {
         for (auto& s : mine_) {
-            if (failed_) return;
+            if (failed_) {
+                // What was enqueued still ends before the rank does: a process that exits while
+                // PoCL compiles a launch in its own thread crashes in LLVM's teardown.
+                try {
+                    if (s.ctx) s.ctx->queue().finish();
+                } catch (const std::exception&) {
+                }
+                continue;
+            }
             guarded([&] { wait_devices([&] { s.ctx->queue().finish(); }); },
                     [&] { return "device '" + s.ctx->info().name + "'"; });
         }

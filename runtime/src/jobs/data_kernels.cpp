@@ -40,6 +40,18 @@ Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t of
     Geometry g;
     const std::uint64_t first = offset > extend ? offset - extend : 0;
     const std::uint64_t last = std::min(spec.units, offset + units + extend);
+    g.first_unit = first;
+    g.end_unit = last;
+    if (k.group_units) {  // a launch geometry of its own: whole groups of group_items per group_units
+        const std::uint64_t groups = ceil_div(last - first, k.group_units);
+        g.begin = first / k.group_units * k.group_items;
+        g.end = g.begin + groups * k.group_items;
+        g.padded = groups * k.group_items;
+        g.offset = g.begin == 0 ? cl::NullRange : cl::NDRange(g.begin);
+        g.global = cl::NDRange(g.padded);
+        g.local = cl::NDRange(k.group_items);
+        return g;
+    }
     g.begin = first / k.units_per_item;
     g.end = ceil_div(last, k.units_per_item);
     const std::uint64_t items = g.end - g.begin;
@@ -180,12 +192,27 @@ void set_index(cl::Kernel& kernel, cl_uint i, const ArgDecl& a, std::int64_t v) 
     else
         kernel.setArg(i, static_cast<cl_int>(v));
 }
+/// An expression argument's value in `scope`, within its type. @throws InvalidArgument naming the
+/// kernel and the argument.
+std::int64_t eval_value(const KernelDecl& k, std::size_t i, const ArgDecl& a, const ExprScope& scope) {
+    const std::string an = "kernel '" + k.name + "', argument " + std::to_string(i);
+    std::int64_t v = 0;
+    try {
+        v = eval_expr(a.expr, scope);
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument(an + ": " + e.what());
+    }
+    if (a.index_type == ElemType::i32 && (v < INT32_MIN || v > INT32_MAX))
+        throw InvalidArgument(an + ": expression '" + a.expr + "' is " + std::to_string(v) + " in step " +
+                              std::to_string(scope.step) + ", beyond an int; declare it long");
+    return v;
+}
 }  // namespace
 
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo, std::vector<std::int64_t>* bound,
-               const std::vector<std::int64_t>* origins, std::uint64_t step) {
+               const std::vector<std::int64_t>* origins, ExprScope scope) {
     if (bound && bound->size() != k.args.size()) bound->assign(k.args.size(), INT64_MIN);
     // Set argument i unless `key` (a buffer's handle or an int's value) is what it holds already.
     auto fresh = [&](cl_uint i, std::int64_t key) {
@@ -230,10 +257,21 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
                     kernel.setArg(i, cl::Local(std::size_t(a.value) * elem_size(a.scalar_type)));
                 break;
             case ArgKind::step: {
-                const std::int64_t v = std::int64_t(step) * a.step_times + a.step_plus;
+                const std::int64_t v = scope.step * a.step_times + a.step_plus;
                 if (fresh(i, v)) set_index(kernel, i, a, v);
                 break;
             }
+            case ArgKind::expr: {
+                scope.begin = std::int64_t(g.first_unit);
+                scope.end = std::int64_t(g.end_unit);
+                scope.constants = &a.constants;
+                const std::int64_t v = eval_value(k, i, a, scope);
+                if (fresh(i, v)) set_index(kernel, i, a, v);
+                break;
+            }
+            case ArgKind::scratch:
+                if (fresh(i, handle(bufs[std::size_t(a.buffer)]))) kernel.setArg(i, bufs[std::size_t(a.buffer)]);
+                break;
             case ArgKind::origin: {
                 const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]
                                                     : std::int64_t(offset) - std::int64_t(halo[std::size_t(a.buffer)]);

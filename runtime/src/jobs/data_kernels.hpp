@@ -20,6 +20,7 @@ namespace worksize::data {
 struct Geometry {
     std::uint64_t begin = 0, end = 0;
     std::uint64_t padded = 0;  ///< launched items along the split, padded to whole groups
+    std::uint64_t first_unit = 0, end_unit = 0;  ///< the units the launch covers (expr's begin and end)
     cl::NDRange offset, global, local;
 };
 /// A kernel of whole arrays (KernelDecl::whole_arrays) guards only the problem's end, so a launch
@@ -63,12 +64,13 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k);
 /// argument whose buffer or value is what was set last time is not set again: a step of a
 /// multi-step job then sets only what its swaps changed. `origins` (one per buffer): the unit
 /// held in row 0 of each buffer where it is not offset - halo (buffers of their own units, buffers
-/// held whole: first_held_unit()). `step`: the step's number, for step arguments.
+/// held whole: first_held_unit()). `scope`: the step's number, the steps and the job's units, for
+/// step and expression arguments (begin and end come from `g`).
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo,
                std::vector<std::int64_t>* bound = nullptr, const std::vector<std::int64_t>* origins = nullptr,
-               std::uint64_t step = 0);
+               ExprScope scope = {});
 
 /// The start of a fresh device buffer of `d` (not an input), `bytes` long: zeros, or nothing where
 /// the kernels write it whole (BufferDecl::no_init). With WORKSIZE_POISON_NO_INIT=1 in the

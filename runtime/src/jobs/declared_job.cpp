@@ -250,7 +250,8 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                             data::record_count(kd.args[i], geo[k]));
                 data::bind_args(kernels[k], kd, bufs,
                                 [&](std::size_t i) -> const cl::Buffer& { return records.at({k, i}); }, geo[k], s.offset,
-                                halo, nullptr, &origins);
+                                halo, nullptr, &origins,
+                                ExprScope{0, 1, 0, 0, std::int64_t(spec.units), nullptr});
                 runs.emplace_back();
                 q.enqueueNDRangeKernel(kernels[k], geo[k].offset, geo[k].global, geo[k].local, nullptr, &runs.back());
             }

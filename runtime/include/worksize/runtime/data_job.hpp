@@ -117,6 +117,18 @@ ArgDecl step(std::int64_t times = 1, std::int64_t plus = 0) {
     a.step_plus = plus;
     return a;
 }
+/// An integer computed per launch from `text` (expr.hpp): the step's number `step`, `steps`, the
+/// launch's first unit `begin` and one past its last `end`, the job's `units` and `constants`.
+/// E.g. Rodinia's pathfinder: {"min(h, rows - 1 - step * h)", {{"h", 20}, {"rows", 1000}}}.
+template <class T = std::int32_t>
+ArgDecl expr(std::string text, ExprConstants constants = {}) {
+    ArgDecl a = index_arg<T>(ArgKind::expr);
+    a.expr = std::move(text);
+    a.constants = std::move(constants);
+    return a;
+}
+/// A scratch buffer (DataJob::scratch): each device's own, the kernel may read and write it.
+inline ArgDecl scratch(BufferRef b) { return {ArgKind::scratch, b.index}; }
 }  // namespace arg
 
 class DataJob {
@@ -144,6 +156,13 @@ public:
         return add(name, elem_type_of<T>(), BufferLayout::shared, 1, host.size(), std::as_writable_bytes(std::span(host)));
     }
 
+    /// A buffer of `count` elements of T that each device holds for its kernels alone (zeros at the
+    /// start; never moved, combined or gathered): a kernel's debug output, a workspace.
+    template <class T>
+    BufferRef scratch(const std::string& name, std::uint64_t count) {
+        return add(name, elem_type_of<T>(), BufferLayout::shared, 1, count, {});
+    }
+
     /// A kernel run every step, in the order of the calls.
     DataJob& kernel(const std::string& name, std::vector<ArgDecl> args);
     /// The last kernel covers `n` units per launched work-item (e.g. a chunk it reduces).
@@ -155,6 +174,9 @@ public:
     /// split buffer it touches is then held at its whole extent on each device, and each launch
     /// covers exactly its slice's rows (KernelDecl::whole_arrays; docs/porting.md).
     DataJob& whole_arrays();
+    /// The last kernel launches work-groups of `items` work-items that each cover `units` units
+    /// (1-D jobs; a pyramid stencil's 256 items per 216 columns): KernelDecl::group_items.
+    DataJob& groups(std::uint64_t items, std::uint64_t units);
     DataJob& swap(BufferRef a, BufferRef b);
     DataJob& steps(std::uint64_t n);
     /// Rank 0 gets split buffer `b` back at the end (and every gather_every steps): into the

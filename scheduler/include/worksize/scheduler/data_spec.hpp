@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "worksize/scheduler/expr.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/types.hpp"
 
@@ -85,11 +86,15 @@ enum class ArgKind {
     origin,      ///< index: the global unit held in row 0 of `buffer` on this device
     local,       ///< a __local array of `value` elements of `scalar_type` per work-group
     step,        ///< index: the step's number (0 first) times `step_times` plus `step_plus`
+    expr,        ///< index: an integer expression of the step and the launch (expr.hpp)
+    scratch,     ///< shared buffer the kernels may write: each device's own copy, zeros at the
+                 ///< start, never exchanged, combined or gathered (a kernel's debug output)
 };
 const char* to_string(ArgKind k);
 /// begin, end, origin and step: arguments that carry an index (int or long, ArgDecl::index_type).
 inline bool is_index(ArgKind k) {
-    return k == ArgKind::begin || k == ArgKind::end || k == ArgKind::origin || k == ArgKind::step;
+    return k == ArgKind::begin || k == ArgKind::end || k == ArgKind::origin || k == ArgKind::step ||
+           k == ArgKind::expr;
 }
 
 struct ArgDecl {
@@ -106,6 +111,9 @@ struct ArgDecl {
     /// step: the value bound in step s is s * step_times + step_plus (e.g. a kernel that advances
     /// k time steps per launch takes its first time step, s * k).
     std::int64_t step_times = 1, step_plus = 0;
+    /// expr: the expression (expr.hpp; e.g. "min(h, rows - 1 - step * h)") and its constants.
+    std::string expr{};
+    ExprConstants constants{};
     /// reduce: the kernel reduces within each work-group (in __local memory) and writes one
     /// record per work-group, at record get_group_id(0), instead of one per work-item. The launch
     /// then always has a known work-group size: the kernel's required one, else the plan's, else
@@ -134,6 +142,13 @@ struct KernelDecl {
     /// that ends at the problem's end is padded). Slices start on multiples of
     /// kWholeArraysAlignment (data_granule()).
     bool whole_arrays = false;
+    /// Launch geometry of its own (1-D jobs): work-groups of `group_items` work-items, each
+    /// covering `group_units` units (Rodinia's pathfinder: 256 items per 216 columns, its pyramid's
+    /// borders computed twice). A slice of U units launches ceil(U / group_units) groups, its
+    /// global offset the slice's first group times group_items; slices start on multiples of
+    /// group_units, and such launches are never split for overlap. 0: one item per unit (or
+    /// units_per_item), work-groups of the plan's local size.
+    std::uint64_t group_items = 0, group_units = 0;
 };
 
 /// The split granule a job with a whole_arrays kernel adds (data_granule()): rows of a 2-D job,

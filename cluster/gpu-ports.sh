@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Issue 27's figures for the public applications ported with their kernels as published
+# (examples/fdtd2d: PolyBench-ACC's fdtd-2d; examples/pathfinder: Rodinia's pathfinder), in one
+# call on the nvidia-h200-x2 kind: each first verified against its CPU reference at a small size
+# on one GPU, on two GPUs as two MPI ranks and on two GPUs driven by one rank; then, at the large
+# size, the worksize host on one GPU against its plain single-device host (examples/*/plain_*),
+# alternating, REPS times each (medians), and the two-GPU layouts. Writes $OUT/ports.csv:
+#   example,size,config,rep,seconds,status
+# (seconds: the plain host's timed part, or the worksize run's steps and gather, run_s), every
+# run's output in $OUT/runs.log and medians with ratios in $OUT/summary.txt.
+#   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize \
+#            build/examples/{worksize_example,plain}_{fdtd2d,pathfinder} && tar -cJf .devbundle.tar.xz .devbundle
+#   There: tar -xJf .devbundle.tar.xz && bash cluster/gpu-ports.sh   (carry [".devbundle.tar.xz"])
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${BUNDLE:-$PWD/.devbundle}
+export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
+OUT=${OUT:-/tmp/ports}
+REPS=${REPS:-5}
+mkdir -p "$OUT"
+CSV=$OUT/ports.csv
+echo "example,size,config,rep,seconds,status" >"$CSV"
+LOG=$OUT/runs.log
+: >"$LOG"
+{ date -u +%FT%TZ; nvidia-smi -L 2>/dev/null; git rev-parse --short HEAD 2>/dev/null; } | tee "$OUT/machine.txt"
+mapfile -t G < <(worksize devices --json | python3 -c \
+    'import json,sys; [print(d["index"]) for d in json.load(sys.stdin)["devices"] if d["type"] == "gpu"]')
+[ "${#G[@]}" -ge 1 ] || { echo "gpu-ports: no GPU" >&2; exit 1; }
+echo "GPU indices: ${G[*]}"
+
+# ws EXAMPLE CONFIG REP ARGS...: the worksize host; its run_s.
+ws() {
+    local ex=$1 cfg=$2 rep=$3; shift 3
+    local n=1 sel="0=${G[0]}"
+    case $cfg in
+        2ranks) n=2 sel="0=${G[0]},1=${G[1]}";;
+        1rank2gpus) sel="0=${G[0]}+${G[1]}";;
+    esac
+    local text res
+    text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 300 mpiexec -n $n "$B/bin/worksize_example_$ex" "$@" --select "$sel" \
+        ${LOCAL:+--local "$LOCAL"} 2>&1)
+    printf '=== %s %s rep %s: %s\n%s\n' "$ex" "$cfg" "$rep" "$*" "$text" >>"$LOG"
+    res=$(echo "$text" | grep '^worksize,' | tail -1)
+    echo "$ex,$(echo "$*" | tr ' ' x),$cfg,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
+}
+# plain EXAMPLE REP ARGS...: the plain host on the first GPU.
+plain() {
+    local ex=$1 rep=$2; shift 2
+    local text res
+    text=$(PLAIN_DEVICE=gpu EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 300 "$B/bin/plain_$ex" "$@" 2>&1)
+    printf '=== %s plain rep %s: %s\n%s\n' "$ex" "$rep" "$*" "$text" >>"$LOG"
+    res=$(echo "$text" | grep '^plain,' | tail -1)
+    echo "$ex,$(echo "$*" | tr ' ' x),plain,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
+}
+
+# Verified first, at sizes the CPU reference checks quickly.
+for cfg in 1gpu 2ranks 1rank2gpus; do
+    ws fdtd2d $cfg v 1000 1000 50
+    ws pathfinder $cfg v 1000000 200 20
+done
+plain fdtd2d v 1000 1000 50
+plain pathfinder v 1000000 200 20
+
+export EXAMPLE_NOVERIFY=1
+FDTD="8192 8192 500" PATH_ARGS="1000000 1800 20"
+for rep in $(seq 1 "$REPS"); do
+    plain fdtd2d "$rep" $FDTD
+    ws fdtd2d 1gpu "$rep" $FDTD
+    plain pathfinder "$rep" $PATH_ARGS
+    ws pathfinder 1gpu "$rep" $PATH_ARGS
+done
+for rep in $(seq 1 3); do
+    for cfg in 2ranks 1rank2gpus; do
+        ws fdtd2d $cfg "$rep" $FDTD
+        ws pathfinder $cfg "$rep" $PATH_ARGS
+    done
+done
+
+python3 - "$CSV" >"$OUT/summary.txt" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["rep"] != "v"]
+med = {}
+for r in rows:
+    try: med.setdefault((r["example"], r["config"]), []).append(float(r["seconds"]))
+    except ValueError: pass
+for ex in sorted({k[0] for k in med}):
+    base = med.get((ex, "plain"))
+    p = statistics.median(base) if base else float("nan")
+    for cfg in ("plain", "1gpu", "2ranks", "1rank2gpus"):
+        v = med.get((ex, cfg))
+        if not v: continue
+        m = statistics.median(v)
+        print(f"{ex:11s} {cfg:11s} median {m*1e3:9.2f} ms of {len(v)}; plain/this {p/m:5.3f}")
+PY
+cat "$OUT/summary.txt"
+grep -c verified "$CSV" | sed 's/^/verified rows: /'
