@@ -44,6 +44,11 @@ po::typed_value<std::string>* real_value(const std::string& option, std::optiona
                                          double hi, Open open = Open::none);
 /// The text a default double is shown with: the shortest that reads back as `v`.
 std::string default_text(double v);
+/// --param KEY=VALUE, repeatable: a KEY given twice is refused in po::notify (InvalidArgument
+/// naming both), not left to the last one.
+po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>* target);
+/// --priority: x or y, checked in po::notify (an empty text is refused, not the kernel's default).
+po::typed_value<std::string>* priority_value(std::string* target);
 
 /// Output files: refuse an output path before any work starts (InvalidArgument naming the option):
 /// its directory must exist and take a new file, and an existing file must open for writing (it
