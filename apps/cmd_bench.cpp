@@ -142,7 +142,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         check_writable(csv, "csv");
         if (sweep) check_writable(sweep_path(csv), "csv (its -sweep file)");
         check_writable(phases_csv, "phases-csv");
-        if (has_model && !no_calibrate) check_writable(path, "db", true);
+        if (has_model && !no_calibrate) check_db_writable(path);
     };
 
     return with_cluster(env, sel, [&](Cluster& c) {

@@ -127,7 +127,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
 
     return with_cluster(env, sel, [&](Cluster& c) {
         // Output files (rank 0 writes them), before the work.
-        check_writable(path, "db", true);
+        check_db_writable(path);
         check_writable(runs_csv, "runs-csv");
         Database db(k.db);  // opened once: every kernel's models go into it (saved after each)
         std::ostringstream runs_text;  // the runs CSV so far, rewritten after each kernel

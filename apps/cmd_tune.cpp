@@ -211,7 +211,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     auto body = [&](Cluster& c) -> int {
         const std::string db_path = resolve_db_path(db);
         // Output files (rank 0 writes them), before the work.
-        check_writable(db_path, "db", true);
+        check_db_writable(db_path);
         check_writable(heatmap_csv, "heatmap-csv");
         Store store = Store::open(db_path, CorruptPolicy::report_and_ignore);
         for (const auto& w : store.warnings()) log::warn(w);

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "worksize/scheduler/log.hpp"
+#include "worksize/scheduler/store.hpp"
 
 namespace worksize::cli {
 
@@ -194,6 +195,11 @@ void check_writable(const std::string& path, const std::string& option, bool mak
     if (!f) refuse(exists ? "cannot open it for writing" : "cannot create it");
     f.close();
     if (!exists) fs::remove(p, ec);
+}
+
+void check_db_writable(const std::string& path) {
+    check_writable(path, "db", true);
+    check_database_path(path);
 }
 
 void write_file_checked(const std::string& path, const std::string& option, const std::string& text, bool append) {

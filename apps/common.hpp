@@ -56,6 +56,10 @@ po::typed_value<std::string>* priority_value(std::string* target);
 /// `make_dirs` (the database: Store::save makes its directories) the nearest existing ancestor
 /// directory must take new entries instead.
 void check_writable(const std::string& path, const std::string& option, bool make_dirs = false);
+/// The database a command will save to (--db or the default): check_writable with `make_dirs`,
+/// and what its save would refuse (check_database_path: a path that is not UTF-8, a bad
+/// WORKSIZE_DB_LOCK_TIMEOUT, a directory at `<db>.lock`, a file that is not a worksize database).
+void check_db_writable(const std::string& path);
 /// Write `text` to `path` (truncating, or appending with `append`) and check that every byte
 /// reached the file (the stream's state after close): throws Error naming the option otherwise.
 void write_file_checked(const std::string& path, const std::string& option, const std::string& text,
