@@ -67,4 +67,13 @@ if chattr +i "$tmp/imm.json" 2>/dev/null; then  # root on a file system with att
 else
   echo "skip: chattr +i not available (db rm on an immutable file)"
 fi
+# 5. Job files: unknown keys with the nearest valid name, types with the field's path, inputs
+#    that are no regular file.
+cp "$src/examples/jobs/saxpy.json" "$src/examples/jobs/saxpy.cl" "$tmp/"
+jq '.verfy = .verify | del(.verify)' "$src/examples/jobs/saxpy.json" >"$tmp/typo.json"
+run 30 "$ws" plan --job "$tmp/typo.json"; expect_fail_line 2 "verfy: unknown key \(did you mean \"verify\"\?\)" "job file key \"verfy\""
+jq '.name = 5' "$src/examples/jobs/saxpy.json" >"$tmp/name.json"
+run 30 "$ws" plan --job "$tmp/name.json"; expect_fail_line 2 "name: must be a string, not 5" "job file \"name\": 5"
+jq '.buffers[0].init = {"file": "/dev/zero"}' "$src/examples/jobs/saxpy.json" >"$tmp/zero.json"
+run 30 "$ws" plan --job "$tmp/zero.json"; expect_fail_line 2 "init.file: '/dev/zero' is not a regular file" "job file input /dev/zero"
 finish
