@@ -122,6 +122,8 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         has_model |= needs == StrategyNeeds::models;
         has_oracle |= needs == StrategyNeeds::measurements;
     }
+    if (append && csv.empty() && phases_csv.empty())
+        throw InvalidArgument("--append appends to the CSV files: it needs --csv or --phases-csv");
     if (sweep && (!has_oracle || csv.empty())) throw InvalidArgument("--sweep needs --csv and oracle among --strategies");
     // No --calibration-sizes: the adaptive ladder (docs/models.md), which starts at the first default size.
     const auto calib = calib_sizes.empty() ? std::vector<std::string>{} : split_commas(calib_sizes);
@@ -140,7 +142,7 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         check_writable(csv, "csv");
         if (sweep) check_writable(sweep_path(csv), "csv (its -sweep file)");
         check_writable(phases_csv, "phases-csv");
-        if (has_model && !no_calibrate) check_writable(path, "db", true);
+        if (has_model && !no_calibrate) check_db_writable(path);
     };
 
     return with_cluster(env, sel, [&](Cluster& c) {

@@ -77,9 +77,9 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
          "to check the model's extrapolation)")
         ("iterations", count_value("iterations", &k.iterations, 1), "kernel repetitions per run")
         ("local", po::value(&k.local)->default_value("paper"), "local size policy the model is for: null, paper, tuned")
-        ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
+        ("priority", priority_value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
-        ("param", po::value(&k.params)->composing(), "kernel parameter KEY=VALUE (single kernel only)")
+        ("param", param_value(&k.params), "kernel parameter KEY=VALUE (single kernel only)")
         ("backend", po::value(&k.backend),
          "what runs the slices, as for run (single kernel only): the models are stored per backend")
         ("min-repeats", count_value("min-repeats", &min_repeats, 1), "timed runs per device and size at least")
@@ -127,7 +127,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
 
     return with_cluster(env, sel, [&](Cluster& c) {
         // Output files (rank 0 writes them), before the work.
-        check_writable(path, "db", true);
+        check_db_writable(path);
         check_writable(runs_csv, "runs-csv");
         Database db(k.db);  // opened once: every kernel's models go into it (saved after each)
         std::ostringstream runs_text;  // the runs CSV so far, rewritten after each kernel

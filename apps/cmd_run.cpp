@@ -89,6 +89,23 @@ int paper_experiment(Cluster& c, const KernelArgs& base, double repeat_scale, bo
     return all_ok ? kOk : kWrong;
 }
 
+/// The paper experiment picks its kernels, sizes, repeat counts, splits and local sizes itself:
+/// an option it would ignore is refused, and so is --repeat-scale without it.
+void check_paper_options(const po::variables_map& vm, bool paper) {
+    if (!paper) {
+        if (!vm["repeat-scale"].defaulted())
+            throw InvalidArgument("--repeat-scale scales the paper's repeat counts: it needs --paper-experiment");
+        return;
+    }
+    for (const char* o : {"kernel", "size", "iterations", "ops", "strategy", "local", "param", "backend", "priority"}) {
+        if (!vm.count(o) || vm[o].defaulted()) continue;
+        const std::string what = std::string(o) == "kernel" ? "kernel ('" + vm[o].as<std::string>() + "')"
+                                                             : "--" + std::string(o);
+        throw InvalidArgument("--paper-experiment runs the paper's kernels (" + paper_kernel_list() +
+                              ") at its own sizes, repeat counts, splits and local sizes: it takes no " + what);
+    }
+}
+
 }  // namespace
 
 int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
@@ -113,10 +130,11 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
          "when a worker rank is lost: abort (exit 1) or replan (run again on the devices left)");
     desc.add(kernel_options(k));
     desc.add(selection_options(sel));
-    parse(args, desc, true);
+    const auto vm = parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
     if (on_failure != "abort" && on_failure != "replan")
         throw InvalidArgument("--on-failure must be abort or replan, not '" + on_failure + "'");
+    check_paper_options(vm, paper);
     if (paper) {
         return with_cluster(env, sel, [&](Cluster& c) { return paper_experiment(c, k, repeat_scale, json); });
     }

@@ -127,7 +127,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
          "where one run of --iterations has less kernel time than this on a device (a GPU's tens of "
          "microseconds), time runs of more iterations there and scale the times back (0: off)")
         ("seed", count_value("seed", &base.seed), "seed of the generated inputs")
-        ("param", po::value(&base.params)->composing(), "kernel parameter KEY=VALUE, repeatable")
+        ("param", param_value(&base.params), "kernel parameter KEY=VALUE, repeatable")
         ("db", po::value(&base.db), "tuning database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
         ("report", po::bool_switch(&report),
          "measure every candidate, the paper's rule and NULL too, and compare them with the guided choice")
@@ -211,7 +211,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     auto body = [&](Cluster& c) -> int {
         const std::string db_path = resolve_db_path(db);
         // Output files (rank 0 writes them), before the work.
-        check_writable(db_path, "db", true);
+        check_db_writable(db_path);
         check_writable(heatmap_csv, "heatmap-csv");
         Store store = Store::open(db_path, CorruptPolicy::report_and_ignore);
         for (const auto& w : store.warnings()) log::warn(w);

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "worksize/scheduler/log.hpp"
+#include "worksize/scheduler/store.hpp"
 
 namespace worksize::cli {
 
@@ -130,6 +131,30 @@ po::typed_value<std::string>* real_value(const std::string& option, std::optiona
         [=](const std::string& text) { *target = parse_real(option, text, lo, hi, open); });
 }
 
+namespace {
+
+void check_unique_params(const std::vector<std::string>& params) {
+    for (std::size_t i = 0; i < params.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j) {
+            const std::string key = params[i].substr(0, params[i].find('='));
+            if (!key.empty() && key == params[j].substr(0, params[j].find('=')))
+                throw InvalidArgument("--param '" + key + "' is given twice ('" + params[j] + "' and '" + params[i] +
+                                      "'): give each kernel parameter once");
+        }
+}
+
+void check_priority(const std::string& text) {
+    if (text != "x" && text != "y") throw InvalidArgument("--priority must be x or y, got '" + text + "'");
+}
+
+}  // namespace
+
+po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>* target) {
+    return po::value(target)->composing()->notifier(&check_unique_params);
+}
+
+po::typed_value<std::string>* priority_value(std::string* target) { return po::value(target)->notifier(&check_priority); }
+
 std::string default_text(double v) {
     char buf[64];
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back
@@ -170,6 +195,11 @@ void check_writable(const std::string& path, const std::string& option, bool mak
     if (!f) refuse(exists ? "cannot open it for writing" : "cannot create it");
     f.close();
     if (!exists) fs::remove(p, ec);
+}
+
+void check_db_writable(const std::string& path) {
+    check_writable(path, "db", true);
+    check_database_path(path);
 }
 
 void write_file_checked(const std::string& path, const std::string& option, const std::string& text, bool append) {

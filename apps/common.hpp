@@ -44,6 +44,11 @@ po::typed_value<std::string>* real_value(const std::string& option, std::optiona
                                          double hi, Open open = Open::none);
 /// The text a default double is shown with: the shortest that reads back as `v`.
 std::string default_text(double v);
+/// --param KEY=VALUE, repeatable: a KEY given twice is refused in po::notify (InvalidArgument
+/// naming both), not left to the last one.
+po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>* target);
+/// --priority: x or y, checked in po::notify (an empty text is refused, not the kernel's default).
+po::typed_value<std::string>* priority_value(std::string* target);
 
 /// Output files: refuse an output path before any work starts (InvalidArgument naming the option):
 /// its directory must exist and take a new file, and an existing file must open for writing (it
@@ -51,6 +56,10 @@ std::string default_text(double v);
 /// `make_dirs` (the database: Store::save makes its directories) the nearest existing ancestor
 /// directory must take new entries instead.
 void check_writable(const std::string& path, const std::string& option, bool make_dirs = false);
+/// The database a command will save to (--db or the default): check_writable with `make_dirs`,
+/// and what its save would refuse (check_database_path: a path that is not UTF-8, a bad
+/// WORKSIZE_DB_LOCK_TIMEOUT, a directory at `<db>.lock`, a file that is not a worksize database).
+void check_db_writable(const std::string& path);
 /// Write `text` to `path` (truncating, or appending with `append`) and check that every byte
 /// reached the file (the stream's state after close): throws Error naming the option otherwise.
 void write_file_checked(const std::string& path, const std::string& option, const std::string& text,

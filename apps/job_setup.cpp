@@ -33,9 +33,9 @@ po::options_description kernel_options(KernelArgs& k) {
          "compute amount (operations) overriding the kernel's estimate")
         ("strategy", po::value(&k.strategy)->default_value("paper"), strategy_help.c_str())
         ("local", po::value(&k.local)->default_value("paper"), local_help.c_str())
-        ("priority", po::value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
+        ("priority", priority_value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
-        ("param", po::value(&k.params)->composing(), param_help().c_str())
+        ("param", param_value(&k.params), param_help().c_str())
         ("backend", po::value(&k.backend),
          "what runs the slices: kernel (the job's own, the default) or a library the kernel offers "
          "(matmul: clblast), for every device, or per device as DEVICE=NAME[,DEVICE=NAME..] with "

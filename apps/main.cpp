@@ -3,6 +3,7 @@
 // non-zero exit on every rank.
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "worksize/runtime/job_file_job.hpp"
+#include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace {
@@ -70,6 +72,15 @@ void expand_job_file(const std::string& cmd, std::vector<std::string>& args) {
     }
 }
 
+/// Every report and the database write the host name as JSON: one that is not UTF-8 is
+/// refused before any work (each rank checks its own).
+void check_host_name() {
+    using namespace worksize;
+    if (const char* h = std::getenv("WORKSIZE_HOSTNAME"); h && !valid_utf8(h))
+        throw InvalidArgument(std::string("WORKSIZE_HOSTNAME '") + printable(h) +
+                              "' is not valid UTF-8 (reports and the database write it as JSON)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +122,7 @@ int main(int argc, char** argv) {
     try {
         // The level of WORKSIZE_LOG_LEVEL; a command's --quiet or --log-level overrides it.
         if (const auto level = log::level_from_env()) log::set_level(*level);
+        check_host_name();
         expand_job_file(cmd, args);
         if (cmd == "devices") return end(cli::cmd_devices(*env, args));
         if (cmd == "plan") return end(cli::cmd_plan(*env, args));

@@ -2,6 +2,7 @@
 // declaration at a problem size.
 #include "worksize/scheduler/job_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -26,6 +27,59 @@ struct FieldError {
 const nlohmann::json& need(const nlohmann::json& j, const char* key, const std::string& field) {
     if (!j.is_object() || !j.contains(key)) fail(field, std::string("missing '") + key + "'");
     return j.at(key);
+}
+
+/// A string field (a number or anything else is refused with the field's path).
+std::string text_of(const nlohmann::json& v, const std::string& field) {
+    if (!v.is_string()) fail(field, "must be a string, not " + v.dump());
+    return v.get<std::string>();
+}
+
+std::string text_or(const nlohmann::json& j, const char* key, const std::string& fallback, const std::string& field) {
+    return j.is_object() && j.contains(key) ? text_of(j[key], field) : fallback;
+}
+
+bool flag_or(const nlohmann::json& j, const char* key, const std::string& field) {
+    if (!j.is_object() || !j.contains(key)) return false;
+    if (!j[key].is_boolean()) fail(field, "must be true or false, not " + j[key].dump());
+    return j[key].get<bool>();
+}
+
+/// Edit distance of two keys (for "did you mean").
+std::size_t distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+/// Refuse a key of object `j` (at `field`) that is not one of `valid`, with the nearest valid
+/// name where one is close (a typo: "verfy", "ouptut") and the valid ones.
+void check_keys(const nlohmann::json& j, std::initializer_list<const char*> valid, const std::string& field) {
+    if (!j.is_object()) fail(field, "must be an object, not " + j.dump());
+    for (const auto& [key, value] : j.items()) {
+        std::string best, list;
+        std::size_t best_d = key.size();
+        for (const char* v : valid) {
+            if (key == v) best_d = 0;
+            // A prefix ("tol" of "tolerance") is as close as a typo.
+            const std::size_t d = std::string(v).rfind(key, 0) == 0 ? 1 : distance(key, v);
+            if (d < best_d) best_d = d, best = v;
+            list.append(list.empty() ? "" : ", ").append(v);
+        }
+        if (best_d == 0) continue;
+        const std::string where = field == "(top)" ? key : field + "." + key;
+        fail(where, "unknown key" + (best.empty() || best_d > 2 ? "" : " (did you mean \"" + best + "\"?)") +
+                        "; valid: " + list);
+    }
 }
 
 std::uint64_t count_of(const nlohmann::json& v, const std::string& field, std::uint64_t min = 1) {
@@ -94,16 +148,31 @@ std::string read_text(const fs::path& p, const std::string& field) {
     return s.str();
 }
 
+/// A job that returns nothing (no output buffer, no reduction) would be "verified" having
+/// compared nothing: refused.
+void require_result(const DataJobSpec& spec) {
+    for (const auto& b : spec.buffers)
+        if (b.output) return;
+    for (const auto& k : spec.kernels)
+        for (const auto& a : k.args)
+            if (a.kind == ArgKind::reduce) return;
+    fail("buffers", "no buffer has \"output\": true and no kernel reduces: the job would return nothing to check");
+}
+
 DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSize size) {
     DataJobSpec s;
-    s.name = need(j, "name", "name").get<std::string>();
+    s.name = text_of(need(j, "name", "name"), "name");
     s.source = source;
-    s.build_options = j.value("build_options", "");
+    s.build_options = text_or(j, "build_options", "", "build_options");
     s.dims = dims_of(j);
     s.width = s.dims == 2 ? size.x : 1;
     s.units = s.dims == 2 ? size.y : size.x;
     s.steps = 1;
-    if (j.contains("ops_per_unit")) s.ops_per_unit = size_value(j["ops_per_unit"], size, s.dims, "ops_per_unit");
+    if (j.contains("ops_per_unit")) {
+        s.ops_per_unit = size_value(j["ops_per_unit"], size, s.dims, "ops_per_unit");
+        if (!(s.ops_per_unit > 0) || !std::isfinite(s.ops_per_unit))
+            fail("ops_per_unit", "must be a number > 0 (or N*width with N > 0), not " + j["ops_per_unit"].dump());
+    }
     const auto& buffers = need(j, "buffers", "buffers");
     if (!buffers.is_array() || buffers.empty()) fail("buffers", "a list of at least one buffer");
     auto index_of = [&](const nlohmann::json& name, const std::string& field) {
@@ -115,14 +184,17 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
     for (std::size_t i = 0; i < buffers.size(); ++i) {
         const auto& jb = buffers[i];
         const std::string f = "buffers[" + std::to_string(i) + "]";
+        check_keys(jb, {"name", "type", "layout", "pitch", "count", "init", "output"}, f);
         BufferDecl b;
-        b.name = need(jb, "name", f).get<std::string>();
+        b.name = text_of(need(jb, "name", f), f + ".name");
+        for (const auto& other : s.buffers)
+            if (other.name == b.name) fail(f + ".name", "'" + b.name + "' names an earlier buffer too");
         try {
-            b.type = parse_elem_type(jb.value("type", "float"));
+            b.type = parse_elem_type(text_or(jb, "type", "float", f + ".type"));
         } catch (const InvalidArgument& e) {
             fail(f + ".type", e.what());
         }
-        const std::string layout = jb.value("layout", "split");
+        const std::string layout = text_or(jb, "layout", "split", f + ".layout");
         if (layout != "split" && layout != "shared") fail(f + ".layout", "'" + layout + "' is neither split nor shared");
         b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
         if (b.layout == BufferLayout::split) {
@@ -143,7 +215,7 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
             b.no_init = init == "none";
         }
         b.input = jb.contains("init") && !named_init;
-        b.output = jb.value("output", false);
+        b.output = flag_or(jb, "output", f + ".output");
         s.buffers.push_back(b);
     }
     const auto& kernels = need(j, "kernels", "kernels");
@@ -151,8 +223,9 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
     for (std::size_t k = 0; k < kernels.size(); ++k) {
         const auto& jk = kernels[k];
         const std::string f = "kernels[" + std::to_string(k) + "]";
+        check_keys(jk, {"name", "args", "units_per_item", "required_local"}, f);
         KernelDecl kd;
-        kd.name = need(jk, "name", f).get<std::string>();
+        kd.name = text_of(need(jk, "name", f), f + ".name");
         if (jk.contains("units_per_item")) kd.units_per_item = count_of(jk["units_per_item"], f + ".units_per_item");
         if (jk.contains("required_local")) {
             const auto& r = jk["required_local"];
@@ -257,19 +330,29 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
     f.raw = j;
     try {
         if (!j.is_object()) fail("(top)", "a job file is a JSON object");
-        const std::string src = need(j, "source", "source").get<std::string>();
+        check_keys(j, {"name", "description", "source", "build_options", "dims", "size", "ops_per_unit", "buffers",
+                       "kernels", "verify", "steps", "swaps"},
+                   "(top)");
+        const std::string src = text_of(need(j, "source", "source"), "source");
         const fs::path sp = fs::path(src).is_absolute() ? fs::path(src) : fs::path(dir) / src;
         const std::string source = read_text(sp, "source");
         const int dims = dims_of(j);
         f.spec = resolve(j, source, size_of(j, dims));
-        f.description = j.value("description", "");
-        if (j.contains("verify")) f.tolerance = need(j["verify"], "tolerance", "verify").get<double>();
+        f.description = text_or(j, "description", "", "description");
+        if (j.contains("verify")) {
+            check_keys(j["verify"], {"tolerance"}, "verify");
+            const auto& t = need(j["verify"], "tolerance", "verify");
+            if (!t.is_number() || !(t.get<double>() >= 0) || !std::isfinite(t.get<double>()))
+                fail("verify.tolerance", "must be a number >= 0 (the largest relative error accepted), not " + t.dump());
+            f.tolerance = t.get<double>();
+        }
         const auto& buffers = j.at("buffers");
         for (std::size_t i = 0; i < buffers.size(); ++i) {
             const std::string fi = "buffers[" + std::to_string(i) + "].init";
             BufferInit in;
             if (buffers[i].contains("init") && !buffers[i]["init"].is_string()) {
                 const auto& ji = buffers[i]["init"];
+                check_keys(ji, {"random", "seed", "constant", "file"}, fi);
                 if (ji.contains("random")) {
                     const auto& r = ji["random"];
                     if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number() ||
@@ -289,10 +372,13 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
                     if (!fits(f.spec.buffers[i].type, in.value))
                         fail(fi + ".constant", ji["constant"].dump() + " does not fit a " + to_string(f.spec.buffers[i].type));
                 } else if (ji.contains("file")) {
-                    const fs::path p = fs::path(ji["file"].get<std::string>());
+                    const fs::path p = fs::path(text_of(ji["file"], fi + ".file"));
                     in.kind = BufferInit::Kind::file;
                     in.path = (p.is_absolute() ? p : fs::path(dir) / p).string();
-                    if (!fs::exists(in.path)) fail(fi + ".file", "no file '" + in.path + "'");
+                    std::error_code ec;
+                    if (!fs::exists(in.path, ec)) fail(fi + ".file", "no file '" + in.path + "'");
+                    // Not /dev/zero (read until memory ran out) nor a FIFO (blocked forever).
+                    if (!fs::is_regular_file(in.path, ec)) fail(fi + ".file", "'" + in.path + "' is not a regular file");
                 } else {
                     fail(fi, ji.dump() + " is none of random, constant, file");
                 }
@@ -309,6 +395,7 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
                                               f.spec.buffers[std::size_t(a.buffer)].name == b.name);
                 if (!written) fail("buffers", "'" + b.name + "' is neither initialised (init), written nor an output");
             }
+        require_result(f.spec);
     } catch (const FieldError& e) {
         throw InvalidArgument("job file '" + path + "': " + e.field + ": " + e.why);
     } catch (const InvalidArgument& e) {

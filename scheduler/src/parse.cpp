@@ -4,12 +4,22 @@
 #include <charconv>
 #include <limits>
 
+#include "worksize/scheduler/planner.hpp"
+
 namespace worksize {
 
 namespace {
 
 [[noreturn]] void bad_size(const std::string& text, const std::string& why) {
     throw InvalidArgument("invalid size '" + text + "': " + why);
+}
+
+/// Refuse a size the planner cannot take (its shares and padding are exact up to 2^53
+/// work-items), here where it is parsed: what computes with it later need not overflow.
+GlobalSize within_plan(const std::string& text, GlobalSize g) {
+    if (g.x > kMaxPlanItems / g.y)
+        bad_size(text, "more than 2^53 (" + std::to_string(kMaxPlanItems) + ") work-items, the most a plan takes");
+    return g;
 }
 
 /// Parse a positive decimal integer that is the whole of `s`; nullopt-like false on failure.
@@ -40,9 +50,9 @@ GlobalSize parse_size(const std::string& text, int dims) {
     if (sep == std::string::npos) {
         if (!parse_positive(text, w, overflow))
             bad_size(text, overflow ? "too large" : expected);
-        if (dims == 1) return {w, 1};
+        if (dims == 1) return within_plan(text, {w, 1});
         if (w > std::numeric_limits<std::uint64_t>::max() / w) bad_size(text, "too large");
-        return {w, w};
+        return within_plan(text, {w, w});
     }
     if (dims == 1) bad_size(text, "a 1-D kernel takes one number N, not WxH");
     const std::string_view all(text);
@@ -51,7 +61,7 @@ GlobalSize parse_size(const std::string& text, int dims) {
     if (!parse_positive(all.substr(sep + 1), h, overflow))
         bad_size(text, overflow ? "too large" : expected);
     if (h > std::numeric_limits<std::uint64_t>::max() / w) bad_size(text, "too large");
-    return {w, h};
+    return within_plan(text, {w, h});
 }
 
 Priority parse_priority(const std::string& s) {

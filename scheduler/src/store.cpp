@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #include "json_depth.hpp"
+#include "store_lock.hpp"
+#include "worksize/scheduler/format.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize {
 
@@ -105,57 +108,6 @@ void provenance_from_json(const nlohmann::json& j, StoreEntry& e) {
         for (const auto& a : j["alternates"])
             e.alternates.push_back({a.at("host").get<std::string>(), a.at("timestamp").get<double>(), a.at("payload")});
 }
-
-/// $WORKSIZE_DB_LOCK_TIMEOUT in seconds (default 60).
-double lock_timeout_s() {
-    const char* v = std::getenv("WORKSIZE_DB_LOCK_TIMEOUT");
-    if (!v || !*v) return 60;
-    char* end = nullptr;
-    const double t = std::strtod(v, &end);
-    if (end == v || *end != '\0' || !std::isfinite(t) || t < 0)
-        throw InvalidArgument(std::string("WORKSIZE_DB_LOCK_TIMEOUT '") + v + "' is not a number of seconds >= 0");
-    return t;
-}
-
-/// An exclusive fcntl lock on `<db>.lock`, held for the object's lifetime. fcntl locks are the
-/// POSIX ones that NFS (lockd / NFSv4) honours as well as local file systems.
-class FileLock {
-public:
-    explicit FileLock(const std::string& db) : path_(db + ".lock") {
-        fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0)
-            throw Error("cannot create the lock file '" + path_ + "' of the worksize database: " + std::strerror(errno));
-        const double timeout = lock_timeout_s();
-        const auto start = std::chrono::steady_clock::now();
-        for (;;) {
-            struct flock fl {};
-            fl.l_type = F_WRLCK;
-            fl.l_whence = SEEK_SET;
-            if (::fcntl(fd_, F_SETLK, &fl) == 0) return;
-            if (errno != EACCES && errno != EAGAIN && errno != EINTR) {
-                const int err = errno;
-                ::close(fd_);
-                throw Error("cannot lock '" + path_ + "' for the worksize database: " + std::strerror(err));
-            }
-            const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            if (waited >= timeout) {
-                ::close(fd_);
-                std::ostringstream m;
-                m << "worksize database '" << db << "' stayed locked by another process (lock file '" << path_
-                  << "') for " << timeout << " s; nothing saved (set WORKSIZE_DB_LOCK_TIMEOUT to wait longer)";
-                throw Error(m.str());
-            }
-            ::usleep(20000);
-        }
-    }
-    ~FileLock() { ::close(fd_); }  // closing releases the lock
-    FileLock(const FileLock&) = delete;
-    FileLock& operator=(const FileLock&) = delete;
-
-private:
-    std::string path_;
-    int fd_ = -1;
-};
 
 StoreKey key_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw InvalidArgument("entry is not a JSON object");
@@ -386,6 +338,12 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
                policy);
         return s;
     }
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] != '{') {
+        s.foreign_ = "it is not a JSON object";
+        s.note(origin + " is not a worksize database (" + s.foreign_ + "); ignoring it", policy);
+        return s;
+    }
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text);
@@ -393,6 +351,11 @@ Store Store::parse(const std::string& text, const std::string& origin, CorruptPo
         s.note("worksize database " + origin + " is corrupt (malformed JSON: " + e.what() +
                    "); ignoring it" + (s.path_.empty() ? "" : ", it will be moved aside on save"),
                policy);
+        return s;
+    }
+    if (doc.is_object() && !doc.contains("entries") && !doc.contains("schema")) {
+        s.foreign_ = "a JSON object with neither 'schema' nor 'entries'";
+        s.note(origin + " is not a worksize database (" + s.foreign_ + "); ignoring it", policy);
         return s;
     }
     if (!doc.is_object() || !doc.contains("entries") || !doc["entries"].is_array() ||
@@ -488,16 +451,23 @@ void Store::save_as(const std::string& path) {
         fs::create_directories(p.parent_path(), ec);
         if (ec) throw Error("cannot create directory '" + p.parent_path().string() + "' for the worksize database: " + ec.message());
     }
-    const FileLock lock(path);
+    const detail::FileLock lock(path);
+    for (const auto& name : remove_stale_temp_files(path))
+        log::info("removed '" + name + "', the temporary file of a save that did not finish (its process is gone)");
     // What is on disk now (other writers may have saved since we read it).
     Store disk = Store::open(path, CorruptPolicy::report_and_ignore);
+    if (!disk.foreign_.empty())
+        throw InvalidArgument("'" + printable(path) + "' is not a worksize database (" + disk.foreign_ +
+                              "): not overwriting it; choose another --db");
     const bool own = path == path_;
     if (disk.backup_on_save_ && fs::exists(p, ec)) {
         std::string aside = path + ".corrupt-" + utc_stamp();
         for (int n = 1; fs::exists(aside, ec); ++n) aside = path + ".corrupt-" + utc_stamp() + "-" + std::to_string(n);
         fs::copy_file(p, aside, ec);
         if (ec) throw Error("cannot move the corrupt worksize database '" + path + "' aside to '" + aside + "': " + ec.message());
-        warnings_.push_back("moved the corrupt worksize database '" + path + "' aside to '" + aside + "'");
+        warnings_.push_back("copied the corrupt worksize database '" + path + "' aside to '" + aside +
+                            "' before rewriting it");
+        log::warn(warnings_.back());
     }
     if (disk.schema1_on_disk_ && !fs::exists(path + ".schema1", ec)) {
         fs::copy_file(p, path + ".schema1", ec);
@@ -529,27 +499,25 @@ void Store::save_as(const std::string& path) {
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
     const std::string text = disk.dump();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) throw Error("cannot write worksize database '" + tmp + "'");
+    if (fd < 0) throw Error("cannot write worksize database '" + tmp + "': " + std::strerror(errno));
     std::size_t done = 0;
-    bool ok = true;
-    while (done < text.size()) {
+    int err = 0;  // the first failure's errno (ENOSPC for a write that wrote nothing)
+    while (done < text.size() && err == 0) {
         const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-        if (w <= 0) {
-            ok = false;
-            break;
-        }
-        done += std::size_t(w);
+        if (w <= 0) err = w < 0 ? errno : ENOSPC;
+        else done += std::size_t(w);
     }
-    ok = ok && ::fsync(fd) == 0;
-    ok = (::close(fd) == 0) && ok;
-    if (!ok) {
+    if (err == 0 && ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) {
         fs::remove(tmp, ec);
-        throw Error("cannot write worksize database '" + tmp + "'");
+        throw Error("cannot write worksize database '" + tmp + "': " + std::strerror(err));
     }
     fs::rename(tmp, p, ec);
     if (ec) {
+        const std::string why = ec.message();  // before remove() sets ec again ("Success")
         fs::remove(tmp, ec);
-        throw Error("cannot replace worksize database '" + path + "': " + ec.message());
+        throw Error("cannot replace worksize database '" + path + "': " + why);
     }
     if (own) {
         // The store now holds what was written.

@@ -339,8 +339,7 @@ TEST(JobFile, RandomInitNeedsLoNotAboveHi) {
 TEST(JobFile, InitOfAnUnknownKind) {
     auto j = filter_json();
     j["buffers"][1]["init"] = {{"gaussian", {0, 1}}};
-    EXPECT_REFUSED(j, "job file 'f.json': buffers[1].init: ");
-    EXPECT_REFUSED(j, "is none of random, constant, file");
+    EXPECT_REFUSED(j, "job file 'f.json': buffers[1].init.gaussian: unknown key; valid: random, seed, constant, file");
     j["buffers"][1]["init"] = {{"constant", "x"}};
     EXPECT_REFUSED(j, "buffers[1].init.constant: is a number");
     j["buffers"][1]["init"] = {{"file", "no_such_weights.bin"}};
@@ -424,6 +423,8 @@ TEST(JobFile, SpecForRefusesASizeTheDeclarationCannotTake) {
 TEST(JobFile, OtherFieldsNamed) {
     auto j = filter_json();
     j["verify"] = {{"tol", 1e-3}};
+    EXPECT_REFUSED(j, "verify.tol: unknown key (did you mean \"tolerance\"?)");
+    j["verify"] = nlohmann::json::object();
     EXPECT_REFUSED(j, "verify: missing 'tolerance'");
     j = filter_json();
     j["buffers"][1]["layout"] = "replicated";
@@ -517,4 +518,52 @@ TEST(JobFile, DeeplyNestedFileIsRefused) {
 }
 
 }  // namespace
+// Issue 28: unknown keys with the nearest valid name, types and ranges with the field's path, a
+// job that returns nothing, inputs that are no regular file.
+TEST(JobFile, UnknownKeysNameTheNearestValidOne) {
+    auto j = filter_json();
+    j["verfy"] = {{"tolerance", 1e-5}};
+    EXPECT_REFUSED(j, "job file 'f.json': verfy: unknown key (did you mean \"verify\"?); valid: name, description,");
+    j = filter_json();
+    j["buffers"][2].erase("output");
+    j["buffers"][2]["ouptut"] = true;
+    EXPECT_REFUSED(j, "buffers[2].ouptut: unknown key (did you mean \"output\"?)");
+    j = filter_json();
+    j["kernels"][0]["nmae"] = "x";
+    EXPECT_REFUSED(j, "kernels[0].nmae: unknown key (did you mean \"name\"?)");
+}
+
+TEST(JobFile, TypesAndRangesNameTheField) {
+    auto j = filter_json();
+    j["name"] = 5;
+    EXPECT_REFUSED(j, "job file 'f.json': name: must be a string, not 5");
+    j = filter_json();
+    j["buffers"][0]["type"] = 3;
+    EXPECT_REFUSED(j, "buffers[0].type: must be a string, not 3");
+    j = filter_json();
+    j["buffers"][2]["output"] = "yes";
+    EXPECT_REFUSED(j, "buffers[2].output: must be true or false, not \"yes\"");
+    j = filter_json();
+    j["verify"] = {{"tolerance", -1}};
+    EXPECT_REFUSED(j, "verify.tolerance: must be a number >= 0");
+    j = filter_json();
+    j["ops_per_unit"] = -5;
+    EXPECT_REFUSED(j, "ops_per_unit: must be a number > 0");
+    j = filter_json();
+    j["buffers"][1]["name"] = "in";
+    EXPECT_REFUSED(j, "buffers[1].name: 'in' names an earlier buffer too");
+}
+
+TEST(JobFile, AJobThatReturnsNothingIsRefused) {
+    auto j = filter_json();
+    j["buffers"][2]["output"] = false;  // written by the kernel, never returned
+    EXPECT_REFUSED(j, "buffers: no buffer has \"output\": true and no kernel reduces");
+}
+
+TEST(JobFile, FileInputsAreRegularFiles) {
+    auto j = filter_json();
+    j["buffers"][0]["init"] = {{"file", "/dev/zero"}};
+    EXPECT_REFUSED(j, "buffers[0].init.file: '/dev/zero' is not a regular file");
+}
+
 }  // namespace worksize

@@ -129,6 +129,21 @@ enum class CorruptPolicy {
 /// @throws Error if none of the three variables is set.
 std::string default_db_path();
 
+/// $WORKSIZE_DB_LOCK_TIMEOUT in seconds (default 60): how long a save waits for the lock.
+/// @throws InvalidArgument for a value that is not a finite number >= 0.
+double database_lock_timeout_s();
+
+/// What saving to `path` would refuse, checked before the work that ends in a save (tune,
+/// calibrate): a path that is not valid UTF-8 (reports write it as JSON), a bad
+/// $WORKSIZE_DB_LOCK_TIMEOUT, a `<path>.lock` that is not a regular file, and an existing file
+/// that is not a worksize database (Store::foreign). @throws InvalidArgument naming the problem.
+void check_database_path(const std::string& path);
+
+/// Remove the `<path>.tmp-PID` files of saves whose process is gone (killed mid-save; a save
+/// writes its temporary file under the lock, so none of a live save is touched). Returns the
+/// names removed. save_as() calls it under the lock.
+std::vector<std::string> remove_stale_temp_files(const std::string& path);
+
 /// FNV-1a 64-bit hash of a string (the entries' checksum), as 16 hex digits.
 std::string fnv1a64_hex(const std::string& text);
 
@@ -159,13 +174,19 @@ public:
     /// was opened or last saved (an entry another process wrote meanwhile is combined with ours,
     /// see combine_entries; one we had loaded is replaced), write a temporary file, rename it
     /// over the file and unlock; the store then holds what was written. If the file on disk is
-    /// malformed or damaged, it is first copied to `<path>.corrupt-<UTC timestamp>`; a schema 1
-    /// file to `<path>.schema1` (once). @throws Error naming the file on I/O failure or when
-    /// the lock is not had in time.
+    /// malformed or damaged, it is first copied to `<path>.corrupt-<UTC timestamp>` (a warning
+    /// names the copy); a schema 1 file to `<path>.schema1` (once). Temporary files of killed
+    /// saves are removed (remove_stale_temp_files). @throws InvalidArgument when the file is not
+    /// a worksize database (foreign()); Error naming the file and the OS's reason on I/O failure,
+    /// or when the lock is not had in time.
     void save();
     void save_as(const std::string& path);
 
     const std::string& path() const { return path_; }
+    /// Why the file read is not a worksize database at all ("" when it is one, or damaged
+    /// JSON of one): text that is not a JSON object, or an object with neither 'schema' nor
+    /// 'entries'. save_as() refuses to overwrite such a file (InvalidArgument).
+    const std::string& foreign() const { return foreign_; }
     /// Problems found when opening (damaged entries, stale schema, malformed file).
     const std::vector<std::string>& warnings() const { return warnings_; }
     const std::vector<StoreEntry>& entries() const { return entries_; }
@@ -245,6 +266,7 @@ private:
     std::vector<std::pair<std::string, std::string>> corrupt_;
     std::vector<std::string> warnings_;
     bool backup_on_save_ = false;
+    std::string foreign_;
 };
 
 }  // namespace worksize

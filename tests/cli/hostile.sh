@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Hostile inputs (issue 28): each case of the issue's probe that needs no long kernel run, with
+# its expected exit code (2 bad input, 1 failure) and one stderr line naming the problem, each
+# under a time limit (lib.sh's run: a hang fails the case).
+ws=$1; src=$2
+source "$src/tests/lib.sh"
+tmp=$(mktemp -d); trap 'chattr -i "$tmp/imm.json" 2>/dev/null; rm -rf "$tmp" "$out" "$err"' EXIT
+export WORKSIZE_DB="$tmp/db.json"  # never the user's database
+fast=(--iterations 1 --repeats 1 --warmup 0)
+cal=(calibrate --kernel sort --sizes 1024 --min-repeats 1 --max-repeats 1)
+
+# 1. Numbers range-checked where they are parsed (bm=0 died of SIGFPE, bk=0 never ended, a size
+#    of 2^64 - 1 spun in the share rounding).
+run 30 "$ws" plan --kernel matmul --param bm=0;   expect_fail_line 2 "matmul: parameter 'bm' must be a positive integer, got 0" "matmul --param bm=0"
+run 30 "$ws" run matmul --param bk=0;             expect_fail_line 2 "matmul: parameter 'bk' must be a positive integer, got 0" "run matmul --param bk=0"
+run 30 "$ws" plan --kernel quad --size 18446744073709551615 --local null
+expect_fail_line 2 "^worksize: error: invalid size '18446744073709551615': more than 2\^53 \(9007199254740992\) work-items" "plan quad --size 2^64-1"
+run 30 "$ws" run quad --size 18446744073709551615 --local null; expect_fail_line 2 "more than 2\^53" "run quad --size 2^64-1"
+run 30 "$ws" tune --kernel quad --size 18446744073709551615;    expect_fail_line 2 "invalid size .*more than 2\^53" "tune quad --size 2^64-1"
+run 30 "$ws" plan --kernel matmul --size 94906266;             expect_fail_line 2 "more than 2\^53" "matmul --size N with N^2 > 2^53"
+
+# 8. Conflicting or ignored options.
+run 30 "$ws" run --paper-experiment matmul;  expect_fail_line 2 "--paper-experiment .*takes no kernel \('matmul'\)" "run --paper-experiment matmul"
+run 30 "$ws" run --paper-experiment --size 64; expect_fail_line 2 "--paper-experiment .*takes no --size" "run --paper-experiment --size"
+run 30 "$ws" run matmul --repeat-scale 2;    expect_fail_line 2 "--repeat-scale .*needs --paper-experiment" "--repeat-scale without the experiment"
+run 30 "$ws" bench --kernel sort --append;   expect_fail_line 2 "--append .*needs --csv or --phases-csv" "bench --append without --csv"
+run 30 "$ws" plan --kernel matmul --size 64 --size 128;          expect_fail_line 2 "'--size' cannot be specified more than once" "repeated --size"
+run 30 "$ws" plan --kernel matmul --param k=4 --param k=8;       expect_fail_line 2 "--param 'k' is given twice" "repeated --param key"
+run 30 "$ws" tune --kernel sort --size 256 --param algo=radix --param algo=bitonic; expect_fail_line 2 "--param 'algo' is given twice" "tune: repeated --param key"
+run 30 "$ws" plan --kernel matmul --priority "";                 expect_fail_line 2 "--priority must be x or y, got ''" "--priority \"\""
+run 30 "$ws" calibrate --kernel sort --priority "";              expect_fail_line 2 "--priority must be x or y, got ''" "calibrate --priority \"\""
+
+# 6. What cannot be written out is refused before the work; a failed write to stdout fails.
+rc=0; timeout --kill-after=10 30 "$ws" plan --kernel matmul --json >/dev/full 2>"$err" || rc=$?
+: >"$out"; expect_fail_line 1 "cannot write the results to standard output" "plan --json > /dev/full"
+run 30 env WORKSIZE_HOSTNAME=$'node\xff' "$ws" tune --kernel sort --size 256 "${fast[@]}" --report --json
+expect_fail_line 2 "WORKSIZE_HOSTNAME 'node.*' is not valid UTF-8" "non-UTF-8 WORKSIZE_HOSTNAME (before the tuning)"
+run 30 "$ws" "${cal[@]}" --json --db "$tmp/d"$'\xff'".json"
+expect_fail_line 2 "the database path .* is not valid UTF-8" "non-UTF-8 --db (before the calibration)"
+run 30 env WORKSIZE_DB_LOCK_TIMEOUT=abc "$ws" tune --kernel sort --size 256 "${fast[@]}"
+expect_fail_line 2 "WORKSIZE_DB_LOCK_TIMEOUT 'abc' is not a number of seconds >= 0" "WORKSIZE_DB_LOCK_TIMEOUT=abc (before the tuning)"
+mkdir "$tmp/locked.json.lock"
+run 30 "$ws" tune --kernel sort --size 256 "${fast[@]}" --db "$tmp/locked.json"
+expect_fail_line 2 "lock file '.*locked.json.lock' is a directory" "a directory at <db>.lock (before the tuning)"
+if [ ! -e "$tmp/db.json" ] && [ ! -e "$tmp/locked.json" ]; then ok "nothing saved by the refused commands"; else bad "a refused command saved a database"; fi
+
+# 7. The database: a text file is refused, not converted; a damaged one is copied aside and the
+#    copy named; temporary files of dead saves go; the OS's reason in errors.
+echo "my notes" >"$tmp/notes.txt"
+run 30 "$ws" "${cal[@]}" --db "$tmp/notes.txt"
+expect_fail_line 2 "'.*notes.txt' is not a worksize database \(it is not a JSON object\): not overwriting it" "calibrate --db notes.txt"
+if [ "$(cat "$tmp/notes.txt")" = "my notes" ]; then ok "notes.txt untouched"; else bad "notes.txt was changed"; fi
+printf '{"schema": 2, "entries": [ {"kind": ' >"$tmp/damaged.json"
+sh -c 'exit 0' & dead=$!; wait $dead
+echo partial >"$tmp/damaged.json.tmp-$dead"
+run 60 "$ws" "${cal[@]}" -q --db "$tmp/damaged.json"
+copy=$(ls "$tmp" | grep '^damaged.json.corrupt-' | head -1)
+if [ "$rc" -eq 0 ] && [ -n "$copy" ] && grep -q "copied the corrupt worksize database '.*damaged.json' aside to '.*$copy'" "$err"; then
+  ok "a damaged database is copied aside and the copy named"
+else bad "damaged database: exit $rc, copy '$copy'"; fi
+if [ ! -e "$tmp/damaged.json.tmp-$dead" ]; then ok "the temporary file of a dead save is removed"; else bad "stale tmp-$dead left"; fi
+cp "$tmp/damaged.json" "$tmp/imm.json"
+if chattr +i "$tmp/imm.json" 2>/dev/null; then  # root on a file system with attributes only
+  run 30 "$ws" db rm sort --db "$tmp/imm.json"
+  expect_fail_line 1 "cannot replace worksize database '.*imm.json': Operation not permitted" "db rm on an immutable file gives the OS's reason"
+  chattr -i "$tmp/imm.json"
+else
+  echo "skip: chattr +i not available (db rm on an immutable file)"
+fi
+# 5. Job files: unknown keys with the nearest valid name, types with the field's path, inputs
+#    that are no regular file.
+cp "$src/examples/jobs/saxpy.json" "$src/examples/jobs/saxpy.cl" "$tmp/"
+jq '.verfy = .verify | del(.verify)' "$src/examples/jobs/saxpy.json" >"$tmp/typo.json"
+run 30 "$ws" plan --job "$tmp/typo.json"; expect_fail_line 2 "verfy: unknown key \(did you mean \"verify\"\?\)" "job file key \"verfy\""
+jq '.name = 5' "$src/examples/jobs/saxpy.json" >"$tmp/name.json"
+run 30 "$ws" plan --job "$tmp/name.json"; expect_fail_line 2 "name: must be a string, not 5" "job file \"name\": 5"
+jq '.buffers[0].init = {"file": "/dev/zero"}' "$src/examples/jobs/saxpy.json" >"$tmp/zero.json"
+run 30 "$ws" plan --job "$tmp/zero.json"; expect_fail_line 2 "init.file: '/dev/zero' is not a regular file" "job file input /dev/zero"
+finish
