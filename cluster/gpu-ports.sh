@@ -43,14 +43,16 @@ ws() {
     res=$(echo "$text" | grep '^worksize,' | tail -1)
     echo "$ex,$(echo "$*" | tr ' ' x),$cfg,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
 }
-# plain EXAMPLE REP ARGS...: the plain host on the first GPU.
+# plain EXAMPLE REP ARGS...: the plain host on the first GPU; PROFILE=1: with a profiling queue as
+# worksize's (config plain+prof: the hypothesis that profiling costs the short launches).
 plain() {
     local ex=$1 rep=$2; shift 2
-    local text res
-    text=$(PLAIN_DEVICE=gpu EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 300 "$B/bin/plain_$ex" "$@" 2>&1)
-    printf '=== %s plain rep %s: %s\n%s\n' "$ex" "$rep" "$*" "$text" >>"$LOG"
+    local text res cfg=plain
+    [ "${PROFILE:-0}" = 1 ] && cfg=plain+prof
+    text=$(PLAIN_PROFILE=${PROFILE:-0} PLAIN_DEVICE=gpu EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 300 "$B/bin/plain_$ex" "$@" 2>&1)
+    printf '=== %s %s rep %s: %s\n%s\n' "$ex" "$cfg" "$rep" "$*" "$text" >>"$LOG"
     res=$(echo "$text" | grep '^plain,' | tail -1)
-    echo "$ex,$(echo "$*" | tr ' ' x),plain,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
+    echo "$ex,$(echo "$*" | tr ' ' x),$cfg,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
 }
 
 # Verified first, at sizes the CPU reference checks quickly.
@@ -67,6 +69,7 @@ for rep in $(seq 1 "$REPS"); do
     plain fdtd2d "$rep" $FDTD
     ws fdtd2d 1gpu "$rep" $FDTD
     plain pathfinder "$rep" $PATH_ARGS
+    PROFILE=1 plain pathfinder "$rep" $PATH_ARGS
     ws pathfinder 1gpu "$rep" $PATH_ARGS
 done
 for rep in $(seq 1 3); do
@@ -86,7 +89,7 @@ for r in rows:
 for ex in sorted({k[0] for k in med}):
     base = med.get((ex, "plain"))
     p = statistics.median(base) if base else float("nan")
-    for cfg in ("plain", "1gpu", "2ranks", "1rank2gpus"):
+    for cfg in ("plain", "plain+prof", "1gpu", "2ranks", "1rank2gpus"):
         v = med.get((ex, cfg))
         if not v: continue
         m = statistics.median(v)

@@ -21,13 +21,15 @@ int main(int argc, char** argv) {
         const auto fict = job.shared("_fict_", a.fict);
         const auto ex = job.split("ex", ny, a.ex), ey = job.split("ey", ny, a.ey), hz = job.split("hz", ny, a.hz);
         const auto n = arg::value<int>(int(nx)), m = arg::value<int>(int(ny));
+        const LocalSize polybench{32, 8};  // the work-group PolyBench's host launches
         // fdtd_kernel1(_fict_, ex, ey, hz, t, nx, ny): ey from hz and the row above
         job.kernel("fdtd_kernel1", {arg::all(fict), arg::in(ex), arg::inout(ey), arg::halo(hz, 1), arg::step(), n, m})
-            .whole_arrays();
+            .whole_arrays()
+            .required_local(polybench);
         // fdtd_kernel2(ex, ey, hz, nx, ny): ex from hz in the same row
-        job.kernel("fdtd_kernel2", {arg::inout(ex), arg::in(ey), arg::in(hz), n, m}).whole_arrays();
+        job.kernel("fdtd_kernel2", {arg::inout(ex), arg::in(ey), arg::in(hz), n, m}).whole_arrays().required_local(polybench);
         // fdtd_kernel3(ex, ey, hz, nx, ny): hz from ex and ey of the row below
-        job.kernel("fdtd_kernel3", {arg::in(ex), arg::halo(ey, 1), arg::inout(hz), n, m}).whole_arrays();
+        job.kernel("fdtd_kernel3", {arg::in(ex), arg::halo(ey, 1), arg::inout(hz), n, m}).whole_arrays().required_local(polybench);
         job.steps(tmax).gather(ex).gather(ey).gather(hz).ops_per_unit(11.0 * double(ny));
 
         run(app.cluster, job, app.options);  // warm-up: programs built, launches compiled

@@ -2,7 +2,7 @@
 // kernels: work-groups of 32x8, the NDRange padded to them, three launches per time step. Times
 // the steps plus the read-back of the three fields (after a warm-up, excluding the upload),
 // verifies against the CPU reference, prints one CSV line.
-//   plain_fdtd2d nx ny tmax      env: PLAIN_DEVICE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
+//   plain_fdtd2d nx ny tmax      env: PLAIN_DEVICE, PLAIN_PROFILE=1, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
 #include <climits>
 #include <cstdio>
 #include <string>
@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
 
         const cl::Device device = plain::pick_device();
         const cl::Context ctx(device);
-        const cl::CommandQueue queue(ctx, device);
+        // PLAIN_PROFILE=1: a profiling queue, as worksize's (to compare like with like).
+        const cl::CommandQueue queue(ctx, device, plain::env_is("PLAIN_PROFILE", "1") ? CL_QUEUE_PROFILING_ENABLE : 0);
         const cl::Program program = plain::build(ctx, device, plain::kernel_source("fdtd2d.cl"));
         cl::Kernel k1(program, "fdtd_kernel1"), k2(program, "fdtd_kernel2"), k3(program, "fdtd_kernel3");
         cl::Buffer fict(ctx, CL_MEM_READ_WRITE, in.fict.size() * sizeof(float));

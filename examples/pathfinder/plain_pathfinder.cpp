@@ -4,7 +4,7 @@
 // Rodinia's main.cpp computes in a comment (it launches rows·cols items, whose surplus groups do
 // nothing). Times the launches plus the read-back (after a warm-up, excluding the upload),
 // verifies against the CPU reference, prints one CSV line.
-//   plain_pathfinder cols rows height      env: PLAIN_DEVICE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
+//   plain_pathfinder cols rows height      env: PLAIN_DEVICE, PLAIN_PROFILE=1, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
 
         const cl::Device device = plain::pick_device();
         const cl::Context ctx(device);
-        const cl::CommandQueue queue(ctx, device);
+        // PLAIN_PROFILE=1: a profiling queue, as worksize's (to compare like with like).
+        const cl::CommandQueue queue(ctx, device, plain::env_is("PLAIN_PROFILE", "1") ? CL_QUEUE_PROFILING_ENABLE : 0);
         const cl::Program program = plain::build(ctx, device, plain::kernel_source("kernels.cl"));
         cl::Kernel kernel(program, "dynproc_kernel");
         const std::size_t row_bytes = std::size_t(cols) * sizeof(int);

@@ -86,8 +86,7 @@ StepCompiler::StepCompiler(const DataJobSpec& spec, const DataLayout& layout, in
 
 bool StepCompiler::splittable(std::size_t k) const {
     const KernelDecl& kd = spec_.kernels[k];
-    return options_.overlap && spec_.exchange_every <= 1 && kd.units_per_item == 1 && kd.required_local.is_null() &&
-           kd.group_units == 0 &&
+    return options_.overlap && spec_.exchange_every <= 1 && kd.units_per_item == 1 && kd.group_units == 0 &&
            std::none_of(kd.args.begin(), kd.args.end(), [](const ArgDecl& a) { return a.kind == ArgKind::reduce; });
 }
 
@@ -216,9 +215,14 @@ std::vector<Instruction> StepCompiler::compile_step(std::uint64_t step) {
         for (const auto& [b, feeds] : eager) h = std::max(h, halo_[std::size_t(b)]);
         std::vector<std::pair<int, std::uint64_t>> interior;  // (slice, first) of the interior launches
         std::vector<std::uint64_t> interior_rows;
+        // A kernel that requires a work-group launches its boundary rows in whole groups along
+        // the split (the slices start on them): h rounded up to the group's extent there.
+        const LocalSize req = spec_.kernels[k].required_local;
+        const std::uint64_t ext = req.is_null() ? 1 : std::max<std::uint64_t>(spec_.dims == 2 ? req.y : req.x, 1);
+        const std::uint64_t edge = (h + ext - 1) / ext * ext;
         for (int i : mine_) {
             const auto& s = layout_.slices[std::size_t(i)];
-            const std::uint64_t top = s.left >= 0 ? h : 0, bottom = s.right >= 0 ? h : 0;
+            const std::uint64_t top = s.left >= 0 ? edge : 0, bottom = s.right >= 0 ? edge : 0;
             if (eager.empty() || !splittable(k) || s.units <= top + bottom) {
                 e.launch(i, int(k), s.offset, s.units, LaunchPart::whole);
                 continue;

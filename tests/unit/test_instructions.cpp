@@ -123,6 +123,27 @@ TEST(Instructions, OverlapSplitsTheHeatLaunchIntoBoundaryAndInterior) {
     EXPECT_FALSE(plain_schedule.splits(0));
 }
 
+// A kernel that requires a work-group of 8 rows launches its boundary rows in whole groups: 8
+// rows at each edge with a neighbour, not the halo's 1, the interior between; a slice of no more
+// than two groups' rows launches whole.
+TEST(Instructions, ARequiredWorkGroupLaunchesWholeGroupsAtTheEdges) {
+    auto s = heat(72, 3);
+    s.kernels[0].required_local = {8, 8};
+    auto launches_of = [&](const DataLayout& layout, int rank) {
+        StepCompiler c(s, layout, rank);
+        std::vector<std::tuple<LaunchPart, std::uint64_t, std::uint64_t>> v;
+        for (const auto& in : c.compile_step(0))
+            if (in.kind == InstrKind::launch) v.emplace_back(in.part, in.first, in.rows);
+        return v;
+    };
+    using L = std::vector<std::tuple<LaunchPart, std::uint64_t, std::uint64_t>>;
+    const auto even = data_layout(s, {slice(0, 0, 0, 24), slice(1, 1, 24, 24), slice(2, 2, 48, 24)});
+    EXPECT_EQ(launches_of(even, 1), (L{{LaunchPart::top, 24, 8}, {LaunchPart::bottom, 40, 8}, {LaunchPart::interior, 32, 8}}));
+    EXPECT_EQ(launches_of(even, 2), (L{{LaunchPart::top, 48, 8}, {LaunchPart::interior, 56, 16}}));
+    const auto narrow = data_layout(s, {slice(0, 0, 0, 32), slice(1, 1, 32, 16), slice(2, 2, 48, 24)});
+    EXPECT_EQ(launches_of(narrow, 1), (L{{LaunchPart::whole, 32, 16}}));
+}
+
 TEST(Instructions, NothingMovesAfterTheLastStep) {
     const auto s = heat(30, 1);
     for (int r = 0; r < 3; ++r) {

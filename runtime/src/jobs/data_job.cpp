@@ -481,16 +481,34 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
     Bytes staging = bytes_with(pinned);
+    // Work between MPI calls that may take seconds (pinning gigabytes of staging memory, uploading
+    // them) runs beside heartbeats, or rank 0 counts this rank lost in the middle of a large
+    // scatter (Rodinia's pathfinder: a 7 GB wall on a second H200 was lost after 5 s).
+    auto beside_heartbeats = [&comm](auto&& work) {
+        auto done = std::async(std::launch::async, std::forward<decltype(work)>(work));
+        wait_beating(comm, done);
+    };
+    std::uint64_t largest = 0;
+    for (const auto& s : x.mine())
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+            if (spec.buffers[b].input)
+                largest = std::max(largest, spec.buffers[b].layout == BufferLayout::shared
+                                                ? spec.buffers[b].count * elem_size(spec.buffers[b].type)
+                                                : input_rows(spec, int(b), s.desc.offset, s.desc.units).second *
+                                                      x.row_bytes(int(b)));
+    beside_heartbeats([&staging, largest] { staging.reserve(largest); });
     for (auto& s : x.mine_mutable())
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
             comm.recv_bytes_into(staging, 0, kData);
-            x.upload(s, int(b), input_rows(spec, int(b), s.desc.offset, s.desc.units).first, staging);
+            beside_heartbeats([&] { x.upload(s, int(b), input_rows(spec, int(b), s.desc.offset, s.desc.units).first, staging); });
         }
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::shared) continue;
         comm.recv_bytes_into(staging, 0, kData);
-        for (auto& s : x.mine_mutable()) x.upload(s, int(b), 0, staging);
+        beside_heartbeats([&] {
+            for (auto& s : x.mine_mutable()) x.upload(s, int(b), 0, staging);
+        });
     }
     // Set up; every rank starts its steps on rank 0's word.
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
