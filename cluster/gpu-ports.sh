@@ -17,6 +17,11 @@ B=${BUNDLE:-$PWD/.devbundle}
 export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
 OUT=${OUT:-/tmp/ports}
 REPS=${REPS:-5}
+# PART=all: everything above; PART=flush: the per-step flush experiment on pathfinder (the worksize
+# host with WORKSIZE_STEP_FLUSH=0, config 1gpu-noflush, beside the default and the plain host) and
+# the two-GPU layouts (REPS2 times).
+PART=${PART:-all}
+REPS2=${REPS2:-3}
 mkdir -p "$OUT"
 CSV=$OUT/ports.csv
 echo "example,size,config,rep,seconds,status" >"$CSV"
@@ -55,24 +60,32 @@ plain() {
     echo "$ex,$(echo "$*" | tr ' ' x),$cfg,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
 }
 
+export EXAMPLE_NOVERIFY=0
+FDTD="8192 8192 500" PATH_ARGS="1000000 1800 20"
+if [ "$PART" = flush ]; then
+    export EXAMPLE_NOVERIFY=1
+    for rep in $(seq 1 "$REPS"); do
+        plain pathfinder "$rep" $PATH_ARGS
+        ws pathfinder 1gpu "$rep" $PATH_ARGS
+        WORKSIZE_STEP_FLUSH=0 ws pathfinder 1gpu-noflush "$rep" $PATH_ARGS
+    done
+fi
 # Verified first, at sizes the CPU reference checks quickly.
-for cfg in 1gpu 2ranks 1rank2gpus; do
+[ "$PART" = all ] && for cfg in 1gpu 2ranks 1rank2gpus; do
     ws fdtd2d $cfg v 1000 1000 50
     ws pathfinder $cfg v 1000000 200 20
 done
-plain fdtd2d v 1000 1000 50
-plain pathfinder v 1000000 200 20
+[ "$PART" = all ] && plain fdtd2d v 1000 1000 50 && plain pathfinder v 1000000 200 20
 
 export EXAMPLE_NOVERIFY=1
-FDTD="8192 8192 500" PATH_ARGS="1000000 1800 20"
-for rep in $(seq 1 "$REPS"); do
+[ "$PART" = all ] && for rep in $(seq 1 "$REPS"); do
     plain fdtd2d "$rep" $FDTD
     ws fdtd2d 1gpu "$rep" $FDTD
     plain pathfinder "$rep" $PATH_ARGS
     PROFILE=1 plain pathfinder "$rep" $PATH_ARGS
     ws pathfinder 1gpu "$rep" $PATH_ARGS
 done
-for rep in $(seq 1 3); do
+for rep in $(seq 1 "$REPS2"); do
     for cfg in 2ranks 1rank2gpus; do
         ws fdtd2d $cfg "$rep" $FDTD
         ws pathfinder $cfg "$rep" $PATH_ARGS
@@ -89,7 +102,7 @@ for r in rows:
 for ex in sorted({k[0] for k in med}):
     base = med.get((ex, "plain"))
     p = statistics.median(base) if base else float("nan")
-    for cfg in ("plain", "plain+prof", "1gpu", "2ranks", "1rank2gpus"):
+    for cfg in ("plain", "plain+prof", "1gpu", "1gpu-noflush", "2ranks", "1rank2gpus"):
         v = med.get((ex, cfg))
         if not v: continue
         m = statistics.median(v)

@@ -45,6 +45,10 @@ Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_
     const char* q = std::getenv("WORKSIZE_HALO_QUEUE");
     writes_on_compute_ = q && std::string(q) == "compute";
     host_waits_writes_ = q && std::string(q) == "host-wait";
+    // WORKSIZE_STEP_FLUSH=0 (an experiment): no flush at the end of each run() (a step); the
+    // queues are still flushed before every wait.
+    const char* f = std::getenv("WORKSIZE_STEP_FLUSH");
+    flush_steps_ = !(f && std::string(f) == "0");
 }
 
 Executor::~Executor() {
@@ -266,7 +270,7 @@ void Executor::run(const std::vector<Instruction>& list) {
                 break;
         }
     }
-    flush();
+    if (flush_steps_) flush();
 }
 
 void Executor::drain() {

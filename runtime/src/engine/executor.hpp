@@ -89,6 +89,7 @@ private:
     std::vector<std::unique_ptr<Slot>> slots_;
     std::vector<cl::Event> interior_;  ///< the current list's interior launches so far
     bool writes_on_compute_ = false, host_waits_writes_ = false;
+    bool flush_steps_ = true;  ///< WORKSIZE_STEP_FLUSH (an experiment)
 };
 
 }  // namespace worksize::engine
