@@ -346,6 +346,18 @@ public:
     /// thread each: a blocking read into pageable memory holds its thread).
     void download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of) {
         if (failed_) return;
+        if (mine_.size() == 1) {  // one device: read here (a thread costs more than a small read)
+            SliceState& s = mine_.front();
+            const auto span = dest_of(s);
+            guarded(
+                [&] {
+                    s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
+                                                     device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
+                                                     span.data());
+                },
+                [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+            return;
+        }
         std::vector<std::future<void>> reads;
         for (auto& s : mine_)
             reads.push_back(std::async(std::launch::async, [&, span = dest_of(s)] {

@@ -394,7 +394,8 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     // (this thread alone calls MPI).
     std::future<void> own_outputs;
     if (x.participates())
-        own_outputs = std::async(std::launch::async, [&] {
+        // In this thread when no worker sends anything (a thread costs more than a small read).
+        own_outputs = std::async(workers.empty() ? std::launch::deferred : std::launch::async, [&] {
             read_own_outputs(job, x);
             for (int b : shared_outputs(spec))
                 if (!x.failed()) x.download(x.mine_mutable().front(), b, job.host(b));
