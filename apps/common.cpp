@@ -155,6 +155,13 @@ po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>*
 
 po::typed_value<std::string>* priority_value(std::string* target) { return po::value(target)->notifier(&check_priority); }
 
+po::typed_value<std::string>* pad_value(bool* target) {
+    return po::value<std::string>()->default_value(*target ? "on" : "off")->notifier([target](const std::string& text) {
+        if (text != "on" && text != "off") throw InvalidArgument("--pad must be on or off, got '" + text + "'");
+        *target = text == "on";
+    });
+}
+
 std::string default_text(double v) {
     char buf[64];
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest that reads back

@@ -49,6 +49,8 @@ std::string default_text(double v);
 po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>* target);
 /// --priority: x or y, checked in po::notify (an empty text is refused, not the kernel's default).
 po::typed_value<std::string>* priority_value(std::string* target);
+/// --pad: on or off (default on), checked in po::notify.
+po::typed_value<std::string>* pad_value(bool* target);
 
 /// Output files: refuse an output path before any work starts (InvalidArgument naming the option):
 /// its directory must exist and take a new file, and an existing file must open for writing (it

@@ -34,6 +34,10 @@ po::options_description kernel_options(KernelArgs& k) {
         ("strategy", po::value(&k.strategy)->default_value("paper"), strategy_help.c_str())
         ("local", po::value(&k.local)->default_value("paper"), local_help.c_str())
         ("priority", priority_value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
+        ("pad", pad_value(&k.pad),
+         "on: slices of kernels that guard their index are padded to the device's quantum before the "
+         "local-size rule and launched as whole work-groups; off: the paper's rule on each slice "
+         "itself (local sizes that divide it; a kernel's required work-group is still launched whole)")
         ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
         ("param", param_value(&k.params), param_help().c_str())
         ("backend", po::value(&k.backend),
@@ -190,6 +194,7 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t 
     r.strategy = parse_strategy(k.strategy);
     r.local_policy = parse_local_policy(k.local);
     if (!k.priority.empty()) r.priority = parse_priority(k.priority);
+    if (!k.pad) r.pad_ndrange = false;  // --pad off: the paper's rule on the slice itself
     return r;
 }
 

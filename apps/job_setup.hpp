@@ -23,6 +23,9 @@ struct KernelArgs {
     std::string strategy = "paper";
     std::string local = "paper";
     std::string priority;
+    /// --pad: pad slices' NDRanges where the kernel guards its index (PlanRequest::pad_ndrange);
+    /// false (--pad off): the paper's local-size rule on each slice itself.
+    bool pad = true;
     std::uint64_t seed = 1;
     std::vector<std::string> params;
     std::string backend;  ///< --backend: NAME or DEVICE=NAME[,..] (parse_backends); "": the kernel
@@ -41,7 +44,7 @@ inline constexpr const char* kDefaultSize = "512";
 /// --fit-rms-limit and --fit-max-limit (calibrate, and kernel_options for plan, run, bench).
 po::options_description fit_limit_options(FitLimits& limits);
 
-/// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param, --db,
+/// --size, --iterations, --ops, --strategy, --local, --priority, --pad, --seed, --param, --db,
 /// --join-margin and the fit limits (not --kernel).
 po::options_description kernel_options(KernelArgs& k);
 
