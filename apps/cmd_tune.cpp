@@ -120,7 +120,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         ("head-to-head", count_value("head-to-head", &head_to_head),
          "report: when the tuned choice and the exhaustive best differ, measure both afresh this many "
          "times each, interleaved, and compare those medians (0: compare the searches' own times)")
-        ("iterations", count_value("iterations", &base.iterations, 1), "kernel iterations per timed run")
+        ("iterations", count_value("iterations", &base.iterations, 1, kMaxIterations), "kernel iterations per timed run")
         ("repeats", count_value("repeats", &mo.repeats, 1), "timed runs per configuration (the median counts)")
         ("warmup", count_value("warmup", &mo.warmup), "untimed runs per configuration first")
         ("min-run-ms", real_value("min-run-ms", &min_run_ms, 0, 60e3),

@@ -28,7 +28,7 @@ po::options_description kernel_options(KernelArgs& k) {
     d.add_options()
         ("size", po::value(&k.size)->default_value(kDefaultSize),
          "problem size: N (NxN for 2-D kernels, N items for 1-D) or WxH")
-        ("iterations", count_value("iterations", &k.iterations, 1), "kernel repetitions on each device")
+        ("iterations", count_value("iterations", &k.iterations, 1, kMaxIterations), "kernel repetitions on each device")
         ("ops", real_value("ops", &k.ops, 0, std::numeric_limits<double>::infinity(), Open::low),
          "compute amount (operations) overriding the kernel's estimate")
         ("strategy", po::value(&k.strategy)->default_value("paper"), strategy_help.c_str())
@@ -100,14 +100,9 @@ nlohmann::json kernel_params(const KernelArgs& k) {
                 continue;
             }
         }
-        try {
-            std::size_t pos = 0;
-            const double v = std::stod(value, &pos);
-            if (pos == value.size() && std::isfinite(v)) {
-                params[key] = v;
-                continue;
-            }
-        } catch (const std::logic_error&) {
+        if (const auto v = parse_number(value)) {  // subnormals too (std::stod threw on 1e-308)
+            params[key] = *v;
+            continue;
         }
         params[key] = value;
     }

@@ -12,6 +12,7 @@
 
 #include "json_depth.hpp"
 #include "worksize/scheduler/npy.hpp"
+#include "worksize/scheduler/parse.hpp"
 
 namespace worksize {
 
@@ -97,13 +98,9 @@ double size_value(const nlohmann::json& v, GlobalSize size, int dims, const std:
     std::string s = v.get<std::string>();
     double factor = 1.0;
     if (const auto star = s.find('*'); star != std::string::npos) {
-        try {
-            std::size_t used = 0;
-            factor = std::stod(s.substr(0, star), &used);
-            if (used != star) throw std::invalid_argument(s);
-        } catch (const std::exception&) {
-            fail(field, "'" + s + "' is not N*width, N*height or N*units");
-        }
+        const auto n = parse_number(std::string_view(s).substr(0, star));
+        if (!n) fail(field, "'" + s + "' is not N*width, N*height or N*units");
+        factor = *n;
         s = s.substr(star + 1);
     }
     const double width = dims == 2 ? double(size.x) : 1.0, units = dims == 2 ? double(size.y) : double(size.x);

@@ -18,6 +18,12 @@ expect_fail_line 2 "^worksize: error: invalid size '18446744073709551615': more 
 run 30 "$ws" run quad --size 18446744073709551615 --local null; expect_fail_line 2 "more than 2\^53" "run quad --size 2^64-1"
 run 30 "$ws" tune --kernel quad --size 18446744073709551615;    expect_fail_line 2 "invalid size .*more than 2\^53" "tune quad --size 2^64-1"
 run 30 "$ws" plan --kernel matmul --size 94906266;             expect_fail_line 2 "more than 2\^53" "matmul --size N with N^2 > 2^53"
+run 30 "$ws" plan --kernel quad --iterations 18446744073709551615
+expect_fail_line 2 "^worksize: error: --iterations must be an integer in \[1, 1000000000\], got '18446744073709551615'$" "plan --iterations 2^64-1"
+run 30 "$ws" run quad --iterations 1000000001;  expect_fail_line 2 "--iterations must be an integer in \[1, 1000000000\]" "run --iterations 10^9+1"
+run 30 "$ws" tune --kernel quad --iterations 18446744073709551615; expect_fail_line 2 "--iterations must be an integer in \[1, 1000000000\]" "tune --iterations 2^64-1"
+run 30 "$ws" plan --kernel quad --param a=1e-308 --json  # a subnormal (std::stod threw on it)
+if [ "$rc" -eq 0 ] && jq -e '.kernel == "quad"' "$out" >/dev/null; then ok "--param a=1e-308 is a number"; else bad "--param a=1e-308: exit $rc"; fi
 
 # 8. Conflicting or ignored options.
 run 30 "$ws" run --paper-experiment matmul;  expect_fail_line 2 "--paper-experiment .*takes no kernel \('matmul'\)" "run --paper-experiment matmul"
