@@ -83,8 +83,10 @@ std::string param_arg(const std::string& key, const nlohmann::json& value);
 ///    and size). An entry without parameters keeps the job's own.
 ///  - else, where every device is a GPU and the local policy is not null: the factory's
 ///    gpu_params (matmul: the register-tiled variant).
-/// Unchanged when the kernel has no tunables, --param gives a tunable or a gpu_params key, or
-/// k.device_params is false.
+/// Unchanged when the kernel has no tunables, --param gives a gpu_params key (the variant is
+/// the user's: interp stage=0 ry=1, matmul variant=tiled), or k.device_params is false. Where
+/// --param gives only other tunables (interp's vw), no entry decides and the GPU defaults add
+/// the rest, where the job they make is valid on every device.
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* db = nullptr);
 
 /// What build_plan found besides the plan.

@@ -35,6 +35,17 @@ run 60 "$ws" plan --kernel matmul --size 1531 --devices "$h200" --param variant=
 expect_jq '.variant == "kernel tiled"' "--param variant=tiled wins"
 run 60 "$ws" plan --kernel matmul --size 1531 --devices "$h200" --param bm=64 --json
 expect_jq '.variant == "kernel reg bm=64 bn=128 bk=8 tm=8 tn=8 vw=4" and .assignments[0].local == [16,8]' "--param bm=64: the other tiles take the defaults"
+
+# interp on GPUs: only vw given, the GPU defaults still stage the input in (64,2) groups (it got
+# the paper rule's (1,512) groups on stage 0, 0.128 of the copy); stage or ry given: the
+# paper-era kernel as given.
+run 60 "$ws" plan --kernel interp --size 2048 --devices "$h200" --param vw=1 --json
+expect_jq '.assignments[0].local == [64,2] and .assignments[0].local_rule == "required by the kernel"' "interp vw=1 on GPUs: stage 1's (64,2) groups"
+run 60 "$ws" plan --kernel interp --size 2048 --devices "$h200" --param vw=1 --param stage=0 --json
+expect_jq '.assignments[0].local == [1,512]' "interp vw=1 stage=0: the paper rule's (1,512)"
+run 60 "$ws" plan --kernel interp --size 2048 --devices "$src/docs/profiles/h200-cpu16.json" --param vw=1 --json
+expect_jq '[.assignments[] | select(.units > 0) | .local_rule | startswith("paper")] | all' "interp vw=1 beside a CPU: no GPU defaults"
+
 # --pad off: the paper's local-size rule exactly, on the slice itself (issue 28 item 9). Padded, a
 # 1-D size of 1000 on a 192-PE-per-CU device is rounded up to 1024 and gets 256; the paper's rule
 # on 1000 gives its smallest divisor >= 192: 200.
