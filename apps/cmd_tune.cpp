@@ -446,16 +446,14 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         rec.measured = chosen.measured + ps.measured;
                         rec.candidates = chosen.candidates + ps.candidates;
                         rec.strategy = "params " + ps.strategy;
-                        // The whole kernel configuration: the searched set, and the tunables,
-                        // variant and device-default keys (gpu_params: interp's stage_x) given
-                        // with --param; `--local tuned` runs what was measured.
+                        // The whole kernel configuration: the searched set, and the tunables, variant
+                        // and GPU-default keys (interp's stage_x) given with --param.
                         rec.params = ps.best_params;
                         const auto& f = kernel_job(t->kernel());
                         const nlohmann::json given = kernel_params(jobs[ti]);
                         for (const auto& [key, value] : given.items())
                             if (key == "variant" || f.gpu_params.contains(key) ||
-                                std::any_of(f.tunables.begin(), f.tunables.end(),
-                                            [&](const TunableParam& p) { return p.key == key; }))
+                                std::any_of(f.tunables.begin(), f.tunables.end(), [&](const auto& p) { return p.key == key; }))
                                 rec.params[key] = value;
                         if (std::isfinite(default_s)) rec.default_s = default_s;
                         rec.iterations = t->iterations();
