@@ -75,7 +75,7 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("max-size", po::value(&max_size),
          "adaptive ladder: never run a larger size than this (N or WxH; e.g. 1/16 of a job's work-items "
          "to check the model's extrapolation)")
-        ("iterations", count_value("iterations", &k.iterations, 1), "kernel repetitions per run")
+        ("iterations", count_value("iterations", &k.iterations, 1, kMaxIterations), "kernel repetitions per run")
         ("local", po::value(&k.local)->default_value("paper"), "local size policy the model is for: null, paper, tuned")
         ("priority", priority_value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
         ("seed", count_value("seed", &k.seed), "seed of the generated inputs")

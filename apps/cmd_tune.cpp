@@ -120,7 +120,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
         ("head-to-head", count_value("head-to-head", &head_to_head),
          "report: when the tuned choice and the exhaustive best differ, measure both afresh this many "
          "times each, interleaved, and compare those medians (0: compare the searches' own times)")
-        ("iterations", count_value("iterations", &base.iterations, 1), "kernel iterations per timed run")
+        ("iterations", count_value("iterations", &base.iterations, 1, kMaxIterations), "kernel iterations per timed run")
         ("repeats", count_value("repeats", &mo.repeats, 1), "timed runs per configuration (the median counts)")
         ("warmup", count_value("warmup", &mo.warmup), "untimed runs per configuration first")
         ("min-run-ms", real_value("min-run-ms", &min_run_ms, 0, 60e3),
@@ -446,14 +446,14 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                         rec.measured = chosen.measured + ps.measured;
                         rec.candidates = chosen.candidates + ps.candidates;
                         rec.strategy = "params " + ps.strategy;
-                        // The whole kernel configuration: the searched set, and the tunables and
-                        // variant given with --param.
+                        // The whole kernel configuration: the searched set, and the tunables, variant
+                        // and GPU-default keys (interp's stage_x) given with --param.
                         rec.params = ps.best_params;
                         const auto& f = kernel_job(t->kernel());
                         const nlohmann::json given = kernel_params(jobs[ti]);
                         for (const auto& [key, value] : given.items())
-                            if (key == "variant" || std::any_of(f.tunables.begin(), f.tunables.end(),
-                                                                [&](const TunableParam& p) { return p.key == key; }))
+                            if (key == "variant" || f.gpu_params.contains(key) ||
+                                std::any_of(f.tunables.begin(), f.tunables.end(), [&](const auto& p) { return p.key == key; }))
                                 rec.params[key] = value;
                         if (std::isfinite(default_s)) rec.default_s = default_s;
                         rec.iterations = t->iterations();

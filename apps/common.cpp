@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "worksize/scheduler/log.hpp"
+#include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/store.hpp"
 
 namespace worksize::cli {
@@ -95,15 +96,9 @@ std::string real_range_text(double lo, double hi, Open open) {
 }
 
 double parse_real(const std::string& option, const std::string& text, double lo, double hi, Open open) {
-    double v = 0;
-    std::size_t used = 0;
-    bool ok = false;
-    try {
-        v = std::stod(text, &used);
-        ok = used == text.size() && !text.empty() && !std::isspace(static_cast<unsigned char>(text.front()));
-    } catch (const std::exception&) {
-    }
-    ok = ok && std::isfinite(v) && (open_low(open) ? v > lo : v >= lo) && (open_high(open) ? v < hi : v <= hi);
+    const auto parsed = parse_number(text);
+    const double v = parsed.value_or(0.0);
+    const bool ok = parsed && (open_low(open) ? v > lo : v >= lo) && (open_high(open) ? v < hi : v <= hi);
     if (!ok) throw InvalidArgument("--" + option + " must be " + real_range_text(lo, hi, open) + ", got '" + text + "'");
     return v;
 }
@@ -154,6 +149,13 @@ po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>*
 }
 
 po::typed_value<std::string>* priority_value(std::string* target) { return po::value(target)->notifier(&check_priority); }
+
+po::typed_value<std::string>* pad_value(bool* target) {
+    return po::value<std::string>()->default_value(*target ? "on" : "off")->notifier([target](const std::string& text) {
+        if (text != "on" && text != "off") throw InvalidArgument("--pad must be on or off, got '" + text + "'");
+        *target = text == "on";
+    });
+}
 
 std::string default_text(double v) {
     char buf[64];

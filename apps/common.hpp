@@ -20,6 +20,10 @@ namespace po = boost::program_options;
 /// Exit codes: 0 success, 1 failure (device, MPI, I/O), 2 bad usage, 3 verification failed.
 enum Exit { kOk = 0, kFailure = 1, kUsage = 2, kWrong = 3 };
 
+/// The most --iterations a command takes: a launch costs at least microseconds, so 10^9 of them
+/// run for hours on every device; more is a mistake (2^64 - 1 was accepted and never ended).
+inline constexpr std::uint64_t kMaxIterations = 1'000'000'000;
+
 /// Parse `args` against `desc`; with `kernel_positional` a bare first argument is --kernel.
 /// Unknown options are errors. Adds logging_options() and sets the log level from them.
 /// Throws InvalidArgument with a one-line message.
@@ -49,6 +53,8 @@ std::string default_text(double v);
 po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>* target);
 /// --priority: x or y, checked in po::notify (an empty text is refused, not the kernel's default).
 po::typed_value<std::string>* priority_value(std::string* target);
+/// --pad: on or off (default on), checked in po::notify.
+po::typed_value<std::string>* pad_value(bool* target);
 
 /// Output files: refuse an output path before any work starts (InvalidArgument naming the option):
 /// its directory must exist and take a new file, and an existing file must open for writing (it

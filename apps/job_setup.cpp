@@ -28,12 +28,16 @@ po::options_description kernel_options(KernelArgs& k) {
     d.add_options()
         ("size", po::value(&k.size)->default_value(kDefaultSize),
          "problem size: N (NxN for 2-D kernels, N items for 1-D) or WxH")
-        ("iterations", count_value("iterations", &k.iterations, 1), "kernel repetitions on each device")
+        ("iterations", count_value("iterations", &k.iterations, 1, kMaxIterations), "kernel repetitions on each device")
         ("ops", real_value("ops", &k.ops, 0, std::numeric_limits<double>::infinity(), Open::low),
          "compute amount (operations) overriding the kernel's estimate")
         ("strategy", po::value(&k.strategy)->default_value("paper"), strategy_help.c_str())
         ("local", po::value(&k.local)->default_value("paper"), local_help.c_str())
         ("priority", priority_value(&k.priority), "work-group shape priority: x or y (default: the kernel's)")
+        ("pad", pad_value(&k.pad),
+         "on: slices of kernels that guard their index are padded to the device's quantum before the "
+         "local-size rule and launched as whole work-groups; off: the paper's rule on each slice "
+         "itself (local sizes that divide it; a kernel's required work-group is still launched whole)")
         ("seed", count_value("seed", &k.seed), "seed of the generated inputs")
         ("param", param_value(&k.params), param_help().c_str())
         ("backend", po::value(&k.backend),
@@ -96,14 +100,9 @@ nlohmann::json kernel_params(const KernelArgs& k) {
                 continue;
             }
         }
-        try {
-            std::size_t pos = 0;
-            const double v = std::stod(value, &pos);
-            if (pos == value.size() && std::isfinite(v)) {
-                params[key] = v;
-                continue;
-            }
-        } catch (const std::logic_error&) {
+        if (const auto v = parse_number(value)) {  // subnormals too (std::stod threw on 1e-308)
+            params[key] = *v;
+            continue;
         }
         params[key] = value;
     }
@@ -190,6 +189,7 @@ PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t 
     r.strategy = parse_strategy(k.strategy);
     r.local_policy = parse_local_policy(k.local);
     if (!k.priority.empty()) r.priority = parse_priority(k.priority);
+    if (!k.pad) r.pad_ndrange = false;  // --pad off: the paper's rule on the slice itself
     return r;
 }
 
@@ -197,26 +197,48 @@ std::string param_arg(const std::string& key, const nlohmann::json& value) {
     return key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
 }
 
+namespace {
+
+/// k with the kernel's GPU defaults (KernelJobFactory::gpu_params, none of which k gives) where
+/// every device is a GPU and the local policy is not null. With `check` (tunables given with
+/// --param): only where the job they make is valid on every device (interp's vw 16 with its
+/// staged tile may not fit a device's local memory), else k as given.
+KernelArgs with_gpu_defaults(const KernelArgs& k, const KernelJobFactory& f, const std::vector<DeviceInfo>& devices,
+                             LocalPolicy policy, bool check) {
+    const bool gpus = !devices.empty() && std::all_of(devices.begin(), devices.end(), [](const DeviceInfo& d) {
+        return d.type == DeviceType::gpu;
+    });
+    if (!gpus || policy == LocalPolicy::null) return k;
+    KernelArgs out = k;
+    for (const auto& [key, value] : f.gpu_params.items()) out.params.push_back(param_arg(key, value));
+    if (!check || k.size.empty()) return out;
+    try {
+        const auto job = make_job(out);
+        for (const auto& d : devices)
+            if (!job->param_candidate(d).invalid.empty()) return k;
+    } catch (const InvalidArgument&) {
+        return k;
+    }
+    return out;
+}
+
+}  // namespace
+
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* database) {
     const auto& f = kernel_job(k.kernel);
     if (f.tunables.empty() || !k.device_params) return k;
     const nlohmann::json given = kernel_params(k);
+    // A key of the GPU defaults given (interp's stage or ry, matmul's variant): the variant is
+    // the user's (the paper-era ones: matmul variant=tiled, interp stage=0 ry=1).
     for (const auto& [key, value] : f.gpu_params.items())
         if (given.contains(key)) return k;
-    for (const auto& t : f.tunables)
-        if (given.contains(t.key)) return k;
     const LocalPolicy policy = parse_local_policy(k.local);
-    // The GPU default where no tuned entry decides.
-    auto gpu_default = [&] {
-        const bool gpus = !devices.empty() && std::all_of(devices.begin(), devices.end(), [](const DeviceInfo& d) {
-            return d.type == DeviceType::gpu;
-        });
-        if (!gpus || policy == LocalPolicy::null) return k;
-        KernelArgs out = k;
-        for (const auto& [key, value] : f.gpu_params.items()) out.params.push_back(param_arg(key, value));
-        return out;
-    };
-    if (policy != LocalPolicy::tuned) return gpu_default();
+    // Other tunables given (interp's vw alone): the GPU defaults for the rest, as without them
+    // (the paper rule's (1,512) groups on stage 0 ran at 0.128 of the copy), no tuned entry.
+    const bool tunable_given = std::any_of(f.tunables.begin(), f.tunables.end(),
+                                           [&](const TunableParam& t) { return given.contains(t.key); });
+    auto gpu_default = [&] { return with_gpu_defaults(k, f, devices, policy, tunable_given); };
+    if (policy != LocalPolicy::tuned || tunable_given) return gpu_default();
     // Entries are per size class: without one size (calibrate's ladder) no entry decides.
     if (k.size.empty()) return gpu_default();
     Database own(k.db);

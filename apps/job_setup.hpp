@@ -23,6 +23,9 @@ struct KernelArgs {
     std::string strategy = "paper";
     std::string local = "paper";
     std::string priority;
+    /// --pad: pad slices' NDRanges where the kernel guards its index (PlanRequest::pad_ndrange);
+    /// false (--pad off): the paper's local-size rule on each slice itself.
+    bool pad = true;
     std::uint64_t seed = 1;
     std::vector<std::string> params;
     std::string backend;  ///< --backend: NAME or DEVICE=NAME[,..] (parse_backends); "": the kernel
@@ -41,7 +44,7 @@ inline constexpr const char* kDefaultSize = "512";
 /// --fit-rms-limit and --fit-max-limit (calibrate, and kernel_options for plan, run, bench).
 po::options_description fit_limit_options(FitLimits& limits);
 
-/// --size, --iterations, --ops, --strategy, --local, --priority, --seed, --param, --db,
+/// --size, --iterations, --ops, --strategy, --local, --priority, --pad, --seed, --param, --db,
 /// --join-margin and the fit limits (not --kernel).
 po::options_description kernel_options(KernelArgs& k);
 
@@ -80,8 +83,10 @@ std::string param_arg(const std::string& key, const nlohmann::json& value);
 ///    and size). An entry without parameters keeps the job's own.
 ///  - else, where every device is a GPU and the local policy is not null: the factory's
 ///    gpu_params (matmul: the register-tiled variant).
-/// Unchanged when the kernel has no tunables, --param gives a tunable or a gpu_params key, or
-/// k.device_params is false.
+/// Unchanged when the kernel has no tunables, --param gives a gpu_params key (the variant is
+/// the user's: interp stage=0 ry=1, matmul variant=tiled), or k.device_params is false. Where
+/// --param gives only other tunables (interp's vw), no entry decides and the GPU defaults add
+/// the rest, where the job they make is valid on every device.
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* db = nullptr);
 
 /// What build_plan found besides the plan.

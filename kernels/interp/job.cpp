@@ -31,6 +31,7 @@
 #include "worksize/embedded_kernels.hpp"
 #include "worksize/runtime/declared_job.hpp"
 #include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/parse.hpp"
 
 namespace worksize::detail {
 namespace {
@@ -68,15 +69,8 @@ double param_number(const nlohmann::json& p, const char* key, double fallback) {
     if (!p.is_object() || !p.contains(key)) return fallback;
     const auto& v = p.at(key);
     if (v.is_number()) return v.get<double>();
-    if (v.is_string()) {
-        try {
-            std::size_t used = 0;
-            const auto s = v.get<std::string>();
-            const double d = std::stod(s, &used);
-            if (used == s.size()) return d;
-        } catch (const std::exception&) {
-        }
-    }
+    if (v.is_string())
+        if (const auto d = parse_number(v.get<std::string>())) return *d;
     throw InvalidArgument(std::string("interp: parameter '") + key + "' must be a number, got " +
                           v.dump());
 }

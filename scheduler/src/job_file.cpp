@@ -3,6 +3,7 @@
 #include "worksize/scheduler/job_file.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -10,6 +11,8 @@
 #include <sstream>
 
 #include "json_depth.hpp"
+#include "worksize/scheduler/npy.hpp"
+#include "worksize/scheduler/parse.hpp"
 
 namespace worksize {
 
@@ -95,13 +98,9 @@ double size_value(const nlohmann::json& v, GlobalSize size, int dims, const std:
     std::string s = v.get<std::string>();
     double factor = 1.0;
     if (const auto star = s.find('*'); star != std::string::npos) {
-        try {
-            std::size_t used = 0;
-            factor = std::stod(s.substr(0, star), &used);
-            if (used != star) throw std::invalid_argument(s);
-        } catch (const std::exception&) {
-            fail(field, "'" + s + "' is not N*width, N*height or N*units");
-        }
+        const auto n = parse_number(std::string_view(s).substr(0, star));
+        if (!n) fail(field, "'" + s + "' is not N*width, N*height or N*units");
+        factor = *n;
         s = s.substr(star + 1);
     }
     const double width = dims == 2 ? double(size.x) : 1.0, units = dims == 2 ? double(size.y) : double(size.x);
@@ -138,6 +137,20 @@ bool fits(ElemType t, double v) {
         case ElemType::i64: return v >= -0x1p63 && v < 0x1p63;
     }
     return false;
+}
+
+/// Why `v` is no value of type `t` ("" when it is one): integer types take whole numbers in
+/// their range, float and double finite ones within theirs.
+std::string misfit(ElemType t, double v) {
+    const bool integer = t != ElemType::f32 && t != ElemType::f64;
+    if (fits(t, v) && (!integer || v == std::floor(v))) return "";
+    const std::string range = t == ElemType::i32   ? "whole numbers in [-2147483648, 2147483647]"
+                              : t == ElemType::u32 ? "whole numbers in [0, 4294967295]"
+                              : t == ElemType::i64 ? "whole numbers in [-2^63, 2^63)"
+                              : t == ElemType::f32 ? "finite numbers of magnitude at most 3.40282347e+38"
+                                                   : "finite numbers";
+    return std::string(integer && std::isfinite(v) && v != std::floor(v) ? "is not a whole number" : "is out of range") +
+           (t == ElemType::i32 ? ": an " : ": a ") + to_string(t) + " takes " + range;
 }
 
 std::string read_text(const fs::path& p, const std::string& field) {
@@ -270,6 +283,13 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
                     a.kind = ArgKind::scalar;
                     a.scalar_type = type;
                     a.value = size_value(ja[key], size, s.dims, fa + "." + key);
+                    if (const std::string why = misfit(type, a.value); !why.empty()) {
+                        char v[32];  // the shortest text that reads back as the value
+                        const auto end = std::to_chars(v, v + sizeof v, a.value).ptr;
+                        fail(fa + "." + key,
+                             (ja[key].is_string() ? ja[key].dump() + " = " + std::string(v, end) : ja[key].dump()) + " " +
+                                 why);
+                    }
                     known = true;
                 }
             if (ja.contains("local")) {
@@ -369,16 +389,21 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
                     if (!ji["constant"].is_number()) fail(fi + ".constant", "is a number");
                     in.kind = BufferInit::Kind::constant;
                     in.value = ji["constant"].get<double>();
-                    if (!fits(f.spec.buffers[i].type, in.value))
-                        fail(fi + ".constant", ji["constant"].dump() + " does not fit a " + to_string(f.spec.buffers[i].type));
+                    if (const std::string why = misfit(f.spec.buffers[i].type, in.value); !why.empty())
+                        fail(fi + ".constant", ji["constant"].dump() + " " + why);
                 } else if (ji.contains("file")) {
                     const fs::path p = fs::path(text_of(ji["file"], fi + ".file"));
                     in.kind = BufferInit::Kind::file;
                     in.path = (p.is_absolute() ? p : fs::path(dir) / p).string();
                     std::error_code ec;
                     if (!fs::exists(in.path, ec)) fail(fi + ".file", "no file '" + in.path + "'");
-                    // Not /dev/zero (read until memory ran out) nor a FIFO (blocked forever).
-                    if (!fs::is_regular_file(in.path, ec)) fail(fi + ".file", "'" + in.path + "' is not a regular file");
+                    // A regular file (not /dev/zero, nor a FIFO), a .npy's header and dtype; its
+                    // shape and size where a problem size is known (the run's inputs).
+                    try {
+                        (void)check_input_file(in.path, f.spec.buffers[i], std::nullopt);
+                    } catch (const InvalidArgument& e) {
+                        fail(fi + ".file", e.what());
+                    }
                 } else {
                     fail(fi, ji.dump() + " is none of random, constant, file");
                 }

@@ -2,6 +2,7 @@
 #include "worksize/scheduler/parse.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <limits>
 
 #include "worksize/scheduler/planner.hpp"
@@ -68,6 +69,16 @@ Priority parse_priority(const std::string& s) {
     if (s == "x") return Priority::x;
     if (s == "y") return Priority::y;
     throw InvalidArgument("unknown priority '" + s + "' (valid: x, y)");
+}
+
+std::optional<double> parse_number(std::string_view text) {
+    // from_chars takes no '+', but people write it ("+4", "1e+3" it takes).
+    if (text.size() > 1 && text[0] == '+' && text[1] != '-' && text[1] != '+') text.remove_prefix(1);
+    double v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(v)) return std::nullopt;
+    return v;
 }
 
 }  // namespace worksize

@@ -18,6 +18,12 @@ expect_fail_line 2 "^worksize: error: invalid size '18446744073709551615': more 
 run 30 "$ws" run quad --size 18446744073709551615 --local null; expect_fail_line 2 "more than 2\^53" "run quad --size 2^64-1"
 run 30 "$ws" tune --kernel quad --size 18446744073709551615;    expect_fail_line 2 "invalid size .*more than 2\^53" "tune quad --size 2^64-1"
 run 30 "$ws" plan --kernel matmul --size 94906266;             expect_fail_line 2 "more than 2\^53" "matmul --size N with N^2 > 2^53"
+run 30 "$ws" plan --kernel quad --iterations 18446744073709551615
+expect_fail_line 2 "^worksize: error: --iterations must be an integer in \[1, 1000000000\], got '18446744073709551615'$" "plan --iterations 2^64-1"
+run 30 "$ws" run quad --iterations 1000000001;  expect_fail_line 2 "--iterations must be an integer in \[1, 1000000000\]" "run --iterations 10^9+1"
+run 30 "$ws" tune --kernel quad --iterations 18446744073709551615; expect_fail_line 2 "--iterations must be an integer in \[1, 1000000000\]" "tune --iterations 2^64-1"
+run 30 "$ws" plan --kernel quad --param a=1e-308 --json  # a subnormal (std::stod threw on it)
+if [ "$rc" -eq 0 ] && jq -e '.kernel == "quad"' "$out" >/dev/null; then ok "--param a=1e-308 is a number"; else bad "--param a=1e-308: exit $rc"; fi
 
 # 8. Conflicting or ignored options.
 run 30 "$ws" run --paper-experiment matmul;  expect_fail_line 2 "--paper-experiment .*takes no kernel \('matmul'\)" "run --paper-experiment matmul"
@@ -76,4 +82,37 @@ jq '.name = 5' "$src/examples/jobs/saxpy.json" >"$tmp/name.json"
 run 30 "$ws" plan --job "$tmp/name.json"; expect_fail_line 2 "name: must be a string, not 5" "job file \"name\": 5"
 jq '.buffers[0].init = {"file": "/dev/zero"}' "$src/examples/jobs/saxpy.json" >"$tmp/zero.json"
 run 30 "$ws" plan --job "$tmp/zero.json"; expect_fail_line 2 "init.file: '/dev/zero' is not a regular file" "job file input /dev/zero"
+# .npy inputs: header, dtype and shape checked against the buffer before the data is read; a
+# file's size checked before reading (the limit in the message); an int argument takes integers.
+python3 - "$tmp" <<'PY'
+import struct, sys, os
+d = sys.argv[1]
+def npy(descr, shape, data, version=1):
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    prefix = 10 if version == 1 else 12
+    h += " " * (63 - (prefix + len(h)) % 64) + "\n"
+    return b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<H" if version == 1 else "<I", len(h)) + h.encode() + data
+floats = struct.pack("<1000f", *([1.0] * 1000))
+for name, b in {"shape": npy("<f4", "(10, 100)", floats),
+                "int": npy("<i4", "(1000,)", floats), "v2": b"\x93NUMPY\x02\x00\x10\x00",
+                "long": npy("<f4", "(1000,)", b"")[:8] + b"\x01\xff" + npy("<f4", "(1000,)", b"")[10:]}.items():
+    open(os.path.join(d, name + ".npy"), "wb").write(b)
+PY
+truncate -s 2000000 "$tmp/big.bin"
+for f in shape.npy int.npy v2.npy long.npy big.bin; do
+  jq --arg f "$tmp/$f" '.size = 1000 | .buffers[0].init = {"file": $f}' "$tmp/saxpy.json" >"$tmp/in-$f.json"
+done
+run 30 "$ws" plan --job "$tmp/in-long.npy.json"
+expect_fail_line 2 "buffers\[0\]\.init\.file: '.*long.npy': its .npy header says it is 65281 bytes long; the file has only 118 after the 10-byte prefix" ".npy header longer than its file"
+run 30 "$ws" plan --job "$tmp/in-v2.npy.json"
+expect_fail_line 2 "'.*v2.npy': a .npy of version 2 needs 12 bytes before its header; the file has 10" "a v2 .npy of 10 bytes"
+run 30 "$ws" plan --job "$tmp/in-int.npy.json"
+expect_fail_line 2 "int.npy' is a .npy of int \(<i4\); buffer 'x' is float \(<f4\)" ".npy of the wrong dtype"
+run 60 "$ws" run --job "$tmp/in-shape.npy.json"
+expect_fail_line 2 "buffers\[0\]\.init\.file: '.*shape.npy' is a .npy of shape \(10, 100\); buffer 'x' takes \(1000,\) or \(1000, 1\)" ".npy of the wrong shape (same bytes)"
+run 60 "$ws" run --job "$tmp/in-big.bin.json"
+expect_fail_line 2 "big.bin' is 2000000 bytes: more than buffer 'x' takes \(4000 bytes of data and at most 1048576 bytes of .npy header\)" "an input file over the size limit"
+jq '.kernels[0].args[0] = {"int": 2.5}' "$tmp/saxpy.json" >"$tmp/intarg.json"
+run 30 "$ws" plan --job "$tmp/intarg.json"
+expect_fail_line 2 "kernels\[0\]\.args\[0\]\.int: 2.5 is not a whole number: an int takes whole numbers in \[-2147483648, 2147483647\]" "a float given to an int argument"
 finish

@@ -3,7 +3,10 @@
 # against a single-device run, `plan --job` plans one offline over the hetero golden devices with
 # the file's size or --size, and every mistake in a job file (tests/jobs/*.json) or in the use of
 # --job ends with exit 2 and one stderr line naming the field or problem.
-ws=$1; src=$2
+# Absolute paths: some checks run from another working directory (a worksize given by its
+# name alone is looked up in PATH).
+ws=$1; src=$(realpath "$2")
+case $ws in */*) ws=$(realpath "$ws") ;; esac
 source "$src/tests/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
 export WORKSIZE_DB="$tmp/db.json"  # never the user's database

@@ -35,4 +35,35 @@ run 60 "$ws" plan --kernel matmul --size 1531 --devices "$h200" --param variant=
 expect_jq '.variant == "kernel tiled"' "--param variant=tiled wins"
 run 60 "$ws" plan --kernel matmul --size 1531 --devices "$h200" --param bm=64 --json
 expect_jq '.variant == "kernel reg bm=64 bn=128 bk=8 tm=8 tn=8 vw=4" and .assignments[0].local == [16,8]' "--param bm=64: the other tiles take the defaults"
+
+# interp on GPUs: only vw given, the GPU defaults still stage the input in (64,2) groups (it got
+# the paper rule's (1,512) groups on stage 0, 0.128 of the copy); stage or ry given: the
+# paper-era kernel as given.
+run 60 "$ws" plan --kernel interp --size 2048 --devices "$h200" --param vw=1 --json
+expect_jq '.assignments[0].local == [64,2] and .assignments[0].local_rule == "required by the kernel"' "interp vw=1 on GPUs: stage 1's (64,2) groups"
+run 60 "$ws" plan --kernel interp --size 2048 --devices "$h200" --param vw=1 --param stage=0 --json
+expect_jq '.assignments[0].local == [1,512]' "interp vw=1 stage=0: the paper rule's (1,512)"
+run 60 "$ws" plan --kernel interp --size 2048 --devices "$src/docs/profiles/h200-cpu16.json" --param vw=1 --json
+expect_jq '[.assignments[] | select(.units > 0) | .local_rule | startswith("paper")] | all' "interp vw=1 beside a CPU: no GPU defaults"
+
+# --pad off: the paper's local-size rule exactly, on the slice itself (issue 28 item 9). Padded, a
+# 1-D size of 1000 on a 192-PE-per-CU device is rounded up to 1024 and gets 256; the paper's rule
+# on 1000 gives its smallest divisor >= 192: 200.
+tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
+gpu() { # gpu CUS PES: a one-device profile with a work-group limit of 1024
+  echo "{\"devices\": [{\"name\": \"gpu-$1x$2\", \"vendor\": \"NVIDIA Corporation\", \"type\": \"gpu\",
+    \"compute_units\": $1, \"pes_per_cu\": $2, \"max_clock_mhz\": 1000, \"max_work_group_size\": 1024,
+    \"max_work_item_sizes\": [1024, 1024, 64], \"local_mem_bytes\": 49152, \"global_mem_bytes\": 4294967296}]}"
+}
+gpu 13 192 >"$tmp/k20.json"; gpu 8 64 >"$tmp/g8.json"
+run 60 "$ws" plan --devices "$tmp/k20.json" --kernel quad --size 1000 --local paper --json
+expect_jq '.assignments[0].local == [256,1] and .assignments[0].padded_global == [1024,1]' "quad 1000, padded: 1024 items, local 256"
+run 60 "$ws" plan --devices "$tmp/k20.json" --kernel quad --size 1000 --local paper --pad off --json
+expect_jq '.assignments[0].local == [200,1] and .assignments[0].padded_global == [1000,1]' "quad 1000 --pad off: the paper's local 200"
+run 60 "$ws" plan --devices "$tmp/g8.json" --kernel matmul --param variant=tiled --size 1024 --local paper --pad off --json
+expect_jq '.variant == "kernel tiled" and .assignments[0].local == [512,1]' "matmul tiled 1024 --pad off: (512,1)"
+run 60 "$ws" plan --devices "$tmp/g8.json" --kernel interp --param stage=0 --param ry=1 --param vw=1 --priority y --size 1024 --local paper --pad off --json
+expect_jq '.assignments[0].local == [1,512]' "interp stage=0 ry=1 vw=1 1024 --pad off: (1,512)"
+run 60 "$ws" plan --devices "$tmp/g8.json" --kernel quad --pad of
+expect_fail_line 2 "^worksize: error: --pad must be on or off, got 'of'$" "--pad of"
 finish

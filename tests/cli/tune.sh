@@ -209,6 +209,17 @@ if grep -q "parameters ry searched.*; stored$" "$out"; then
 else
   ok "interp's defaults kept (nothing stored to check)"
 fi
+# A stage_x given with --param is part of the stored configuration (it was left out: `run --local
+# tuned` then ran stage 1 with the default (32,4) groups, not the (64,2) ones measured). The
+# defaults fix their work-group (stage 1), so the searched set is stored whatever its time.
+sdb="$tmp/stage-db.json"
+run 400 "$ws" tune --kernel interp --size 16 --param vw=4 --param stage=1 --param stage_x=64 --param-search exhaustive --db "$sdb" "${fast[@]}"
+expect_out "^interp on device 0 .*size 16: parameters ry searched \(exhaustive\): 4 sets, .*; stored$" "tune interp with stage=1 stage_x=64 stores its set"
+if jq -e '[.entries[] | select(.kind == "tuning" and .payload.params.ry != null)][0].payload | .params.stage == 1 and .params.stage_x == 64 and .local == [64, 2]' "$sdb" >/dev/null; then
+  ok "the entry holds the stage_x given with --param"; else bad "stage_x entry: $(jq -c '.entries' "$sdb")"; fi
+run 120 "$ws" run interp --size 16 --local tuned --db "$sdb" --json
+expect_rc 0 "run interp --local tuned with the stage_x entry verifies"
+expect_jq '.devices[0].local == [64, 2]' "run --local tuned runs the (64,2) groups of stage_x 64"
 run 60 "$ws" run matmul --size 48 --param tm=3
 expect_fail_line 2 "tm and tn must be 1, 2, 4 or 8" "an invalid tile parameter: one line with the valid values, exit 2"
 run 60 "$ws" tune --kernel matmul --size 48 --param-search sometimes --db "$pdb"

@@ -8,7 +8,7 @@ export WORKSIZE_DB="$tmp/db.json"  # never the user's database
 fast=(--iterations 1 --repeats 1 --warmup 0)
 
 # 1. Unsigned options: a negative value is refused, not wrapped to 2^64 - n.
-run 60 "$ws" plan --kernel matmul --iterations -5;      expect_fail_line 2 "^worksize: error: --iterations must be an integer >= 1, got '-5'$" "plan --iterations -5"
+run 60 "$ws" plan --kernel matmul --iterations -5;      expect_fail_line 2 "^worksize: error: --iterations must be an integer in \[1, 1000000000\], got '-5'$" "plan --iterations -5"
 run 60 "$ws" plan --kernel matmul --seed -1;            expect_fail_line 2 "--seed must be a non-negative integer, got '-1'" "plan --seed -1"
 run 60 "$ws" plan --kernel matmul --iterations 99999999999999999999; expect_fail_line 2 "--iterations .*got '99999999999999999999'" "plan --iterations beyond 64 bits"
 run 60 "$ws" plan --kernel matmul --iterations 1.5;     expect_fail_line 2 "--iterations must be an integer" "plan --iterations 1.5"
@@ -16,12 +16,12 @@ run 60 "$ws" plan --kernel matmul --iterations abc;     expect_fail_line 2 "--it
 run 60 "$ws" plan --kernel matmul --iterations +3;      expect_fail_line 2 "--iterations must be an integer" "plan --iterations +3"
 run 60 "$ws" run matmul --warmup -1;                    expect_fail_line 2 "--warmup must be a non-negative integer" "run --warmup -1"
 run 60 "$ws" bench --kernel sort --repeats -1;          expect_fail_line 2 "--repeats must be an integer >= 1" "bench --repeats -1"
-run 60 "$ws" calibrate --kernel sort --iterations -1;   expect_fail_line 2 "--iterations must be an integer >= 1" "calibrate --iterations -1"
+run 60 "$ws" calibrate --kernel sort --iterations -1;   expect_fail_line 2 "--iterations must be an integer in \[1, 1000000000\]" "calibrate --iterations -1"
 run 60 "$ws" calibrate --kernel sort --seed -2;         expect_fail_line 2 "--seed must be a non-negative integer" "calibrate --seed -2"
 run 60 "$ws" calibrate --kernel sort --min-repeats -1;  expect_fail_line 2 "--min-repeats must be an integer >= 1" "calibrate --min-repeats -1"
 run 60 "$ws" calibrate --kernel sort --max-repeats -1;  expect_fail_line 2 "--max-repeats must be an integer >= 1" "calibrate --max-repeats -1"
 for opt in iterations repeats; do
-  run 60 "$ws" tune --kernel sort --size 256 --$opt -3; expect_fail_line 2 "--$opt must be an integer >= 1, got '-3'" "tune --$opt -3"
+  run 60 "$ws" tune --kernel sort --size 256 --$opt -3; expect_fail_line 2 "--$opt must be an integer (>= 1|in \[1, 1000000000\]), got '-3'" "tune --$opt -3"
 done
 for opt in warmup confirm-top confirm-runs head-to-head seed; do
   run 60 "$ws" tune --kernel sort --size 256 --$opt -1; expect_fail_line 2 "--$opt must be a non-negative integer, got '-1'" "tune --$opt -1"

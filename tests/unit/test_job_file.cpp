@@ -480,7 +480,11 @@ TEST(JobFile, NumbersOutOfTheirTypesRangeAreRefused) {
     EXPECT_REFUSED(j, "buffers[0].pitch: must be a whole number >= 1");
     j = filter_json();
     j["buffers"][1]["init"] = {{"constant", 1e300}};
-    EXPECT_REFUSED(j, "buffers[1].init.constant: 1e+300 does not fit a float");
+    EXPECT_REFUSED(j, "buffers[1].init.constant: 1e+300 is out of range: a float takes finite numbers of magnitude at most");
+    j = filter_json();
+    j["buffers"][0]["type"] = "int";
+    j["buffers"][0]["init"] = {{"constant", 2.5}};  // was stored as 2
+    EXPECT_REFUSED(j, "buffers[0].init.constant: 2.5 is not a whole number: an int takes whole numbers in [-2147483648, 2147483647]");
     j = filter_json();
     j["buffers"][0]["type"] = "int";
     j["buffers"][0]["init"] = {{"random", {-1e10, 1}}};
@@ -491,7 +495,18 @@ TEST(JobFile, NumbersOutOfTheirTypesRangeAreRefused) {
     EXPECT_REFUSED(j, "buffers[0].init.random: [lo, hi] must be within the range of uint");
     j = filter_json();
     j["kernels"][0]["args"][5] = {{"float", 1e300}};
-    EXPECT_REFUSED(j, "1e+300 is not a float");
+    EXPECT_REFUSED(j, "kernels[0].args[5].float: 1e+300 is out of range");
+    // A float given to an int argument: refused with the field's path (validate() said
+    // "kernel 'filter', argument 5: 2.500000 is not a int" without it).
+    j = filter_json();
+    j["kernels"][0]["args"][5] = {{"int", 2.5}};
+    EXPECT_REFUSED(j, "kernels[0].args[5].int: 2.5 is not a whole number: an int takes whole numbers in [-2147483648, 2147483647]");
+    j = filter_json();
+    j["kernels"][0]["args"][5] = {{"uint", -1}};
+    EXPECT_REFUSED(j, "kernels[0].args[5].uint: -1 is out of range: a uint takes whole numbers in [0, 4294967295]");
+    j = filter_json();
+    j["kernels"][0]["args"][5] = {{"int", "0.0001*width"}};
+    EXPECT_REFUSED(j, "kernels[0].args[5].int: \"0.0001*width\" = 0.2048 is not a whole number");
     j = filter_json();
     j["kernels"][0]["args"][5] = {{"float", 3e38}};  // within a float's range
     EXPECT_EQ(refusal(j), "");

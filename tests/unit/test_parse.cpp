@@ -81,3 +81,17 @@ TEST(Parsers, LocalPolicyAndPriority) {
               "unknown local policy 'auto' (valid: null, paper, tuned)");
     EXPECT_EQ(error_of([] { parse_priority("z"); }), "unknown priority 'z' (valid: x, y)");
 }
+
+// Numbers of --param and the real options: the whole text, by std::from_chars. std::stod threw
+// out_of_range on subnormals, so `--param a=1e-308` was "must be a number, got \"1e-308\"".
+TEST(Parsers, NumbersWholeTextSubnormalsIncluded) {
+    EXPECT_EQ(parse_number("2.5"), 2.5);
+    EXPECT_EQ(parse_number("-4"), -4.0);
+    EXPECT_EQ(parse_number("+4"), 4.0);
+    EXPECT_EQ(parse_number(".5"), 0.5);
+    EXPECT_EQ(parse_number("1e3"), 1000.0);
+    EXPECT_EQ(parse_number("1e-308"), 1e-308);
+    EXPECT_EQ(parse_number("4.9406564584124654e-324"), 4.9406564584124654e-324);
+    for (const char* bad : {"", " 5", "5 ", "5x", "0x10", "inf", "nan", "1e400", "1e-400", "+-1", "++1", "+"})
+        EXPECT_FALSE(parse_number(bad).has_value()) << "'" << bad << "'";
+}

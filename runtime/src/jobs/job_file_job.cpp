@@ -2,6 +2,7 @@
 #include "worksize/runtime/job_file_job.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,36 +19,22 @@
 #include "worksize/runtime/devices.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/job_file.hpp"
+#include "worksize/scheduler/npy.hpp"
 
 namespace worksize {
 
 namespace {
 
-/// The declaration at a problem size, resolved once per size (workers see many slices).
-/// A raw file of the buffer's elements, or a .npy of its type (version 1 or 2, C order).
-void load_file(const std::string& path, const BufferDecl& d, std::vector<std::byte>& h) {
+/// A raw file of the buffer's elements, or a .npy of its type and shape (check_input_file:
+/// checked before its data is read), into `h` (the buffer's bytes at `rows` rows).
+void load_file(const std::string& path, const BufferDecl& d, std::uint64_t rows, std::vector<std::byte>& h) {
+    const InputFile in = check_input_file(path, d, rows);
     std::ifstream f(path, std::ios::binary);
-    std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::size_t start = 0;
-    if (data.size() >= 10 && data.compare(0, 6, "\x93NUMPY") == 0) {
-        const bool v1 = data[6] == 1;
-        const std::size_t hlen = v1 ? std::size_t(std::uint8_t(data[8])) | std::size_t(std::uint8_t(data[9])) << 8
-                                    : std::size_t(std::uint8_t(data[8])) | std::size_t(std::uint8_t(data[9])) << 8 |
-                                          std::size_t(std::uint8_t(data[10])) << 16 | std::size_t(std::uint8_t(data[11])) << 24;
-        start = (v1 ? 10 : 12) + hlen;
-        const std::string header = data.substr(v1 ? 10 : 12, hlen);
-        const char* want = d.type == ElemType::f32 ? "<f4" : d.type == ElemType::f64 ? "<f8" : d.type == ElemType::i32 ? "<i4" : "<u4";
-        if (header.find(want) == std::string::npos || header.find("'fortran_order': True") != std::string::npos)
-            throw InvalidArgument("'" + path + "' is not a C-order .npy of " + std::string(to_string(d.type)) + " (" +
-                                  want + ")");
-    }
-    if (data.size() - start != h.size())
-        throw InvalidArgument("'" + path + "' holds " + std::to_string(data.size() - start) + " bytes of data; buffer '" +
-                              d.name + "' needs " + std::to_string(h.size()));
-    std::memcpy(h.data(), data.data() + start, h.size());
+    if (!f.seekg(std::streamoff(in.offset)) || !f.read(reinterpret_cast<char*>(h.data()), std::streamsize(h.size())))
+        throw Error("cannot read '" + path + "' (buffer '" + d.name + "'): " + std::strerror(errno));
 }
 
-
+/// The declaration at a problem size, resolved once per size (workers see many slices).
 class Specs {
 public:
     explicit Specs(std::shared_ptr<const JobFile> file) : file_(std::move(file)) {}
@@ -106,7 +93,12 @@ Specs::Inputs Specs::make_inputs(const DataJobSpec& spec, std::uint64_t seed) co
         } else if (init.kind == BufferInit::Kind::constant) {
             for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, init.value);
         } else if (init.kind == BufferInit::Kind::file) {
-            load_file(init.path, d, *h);
+            try {
+                load_file(init.path, d, spec.units, *h);
+            } catch (const InvalidArgument& e) {  // named as the file's reader names it
+                throw InvalidArgument("job file '" + file_->path + "': buffers[" + std::to_string(b) + "].init.file: " +
+                                      e.what());
+            }
         }
         out.push_back(std::move(h));
     }

@@ -2,7 +2,9 @@
 // parsed by their registries, strategy.hpp and local_policy.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "worksize/scheduler/types.hpp"
 
@@ -14,5 +16,11 @@ namespace worksize {
 GlobalSize parse_size(const std::string& text, int dims);
 
 Priority parse_priority(const std::string& s);
+
+/// A decimal number that is the whole text ("2.5", "1e3", "-4", "+4", ".5"; subnormals such as
+/// 1e-308 too, which std::stod refuses), read with std::from_chars; nullopt for anything else:
+/// empty, spaces, trailing characters, hex, inf and nan, and values beyond a double's range
+/// (1e400, 1e-400).
+std::optional<double> parse_number(std::string_view text);
 
 }  // namespace worksize
