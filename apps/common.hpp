@@ -12,6 +12,7 @@
 
 #include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/mpi.hpp"
+#include "worksize/runtime/options.hpp"
 
 namespace worksize::cli {
 
@@ -30,24 +31,13 @@ inline constexpr std::uint64_t kMaxIterations = 1'000'000'000;
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
                         bool kernel_positional = false);
 
-/// Checked numeric options. Boost would read "-5" into an unsigned as 18446744073709551611 and
-/// "nan" into a double; these take the option's text instead and, in po::notify (so in parse()),
-/// store it in `target` only if it is a number of the target's type in the given range, else
-/// throw InvalidArgument with one line naming the option, the range and the text. Integers take
-/// digits only (no sign, no fraction); reals must be finite. The default is *target, shown as
-/// the shortest text that reads back as it (never "0.20000000000000001").
-po::typed_value<std::string>* count_value(const std::string& option, std::uint64_t* target, std::uint64_t min = 0,
-                                          std::uint64_t max = UINT64_MAX);
-po::typed_value<std::string>* count_value(const std::string& option, int* target, int min = 0, int max = INT32_MAX);
-/// Which ends of a real option's range are open: (lo, hi], [lo, hi), ...
-enum class Open { none, low, high, both };
-po::typed_value<std::string>* real_value(const std::string& option, double* target, double lo, double hi,
-                                         Open open = Open::none);
-/// An optional real (no default): set only when given.
-po::typed_value<std::string>* real_value(const std::string& option, std::optional<double>* target, double lo,
-                                         double hi, Open open = Open::none);
-/// The text a default double is shown with: the shortest that reads back as `v`.
-std::string default_text(double v);
+// Checked numeric options and the device selection: worksize/runtime/options.hpp (shared with
+// cluster_main()).
+using options::count_value;
+using options::default_text;
+using options::Open;
+using options::real_value;
+using options::selection_options;
 /// --param KEY=VALUE, repeatable: a KEY given twice is refused in po::notify (InvalidArgument
 /// naming both), not left to the last one.
 po::typed_value<std::vector<std::string>>* param_value(std::vector<std::string>* target);
@@ -73,10 +63,6 @@ void write_file_checked(const std::string& path, const std::string& option, cons
 
 /// When `help` was asked for, print `desc` on rank 0 and return true.
 bool show_help(const mpi::Environment& env, const po::options_description& desc, bool help);
-
-/// Options selecting devices (--select, --filter, --master-works, --devices-per-rank,
-/// --allow-shared-device).
-po::options_description selection_options(DeviceSelection& sel, const char* default_select = "auto");
 
 /// Build the cluster (collective); rank 0 runs `master` and then ends every rank with its exit
 /// code; other ranks serve rank 0 and return the code it sent.

@@ -17,6 +17,7 @@
 //   whole-ghost a kernel of whole arrays with ghost zones              (validate, rank 0)
 //   expr-name   an expression argument naming an undeclared constant   (validate, rank 0)
 //   expr-range  an expression (an int) beyond an int in step 2          (each rank's launch)
+//   host-split  a host step that writes a split buffer                 (validate, rank 0)
 #include <iostream>
 #include <string>
 #include <vector>
@@ -46,7 +47,7 @@ __kernel void copy(__global const float* a, const int ao, __global float* b, con
 }
 )CL";
 
-const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost, expr-name, expr-range";
+const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost, expr-name, expr-range, host-split";
 
 int run_case(App& app) {
     if (app.args.size() != 1) throw InvalidArgument("usage: worksize_test_data_errors CASE (" + kCases + ")");
@@ -79,6 +80,9 @@ int run_case(App& app) {
     } else if (c == "expr-range") {
         job.kernel("copy", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb),
                             arg::expr("end + step * big", {{"big", 1500000000}}), N});
+    } else if (c == "host-split") {
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N});
+        job.host_step(1, {ba}, [](std::uint64_t) {});
     } else if (c == "whole-ghost") {
         job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N})
             .whole_arrays();

@@ -4,7 +4,7 @@
 // twice: groups()), the kernel indexes whole arrays by column (whole_arrays()), and its step-
 // dependent arguments are expressions (arg::expr). worksize splits the columns across devices
 // and ranks and swaps `height` border columns with each neighbour per launch.
-//   mpiexec -n 3 worksize_example_pathfinder [cols] [rows] [height]
+//   mpiexec -n 3 worksize_example_pathfinder [cols] [rows] [height] [--block N]   (--help: every option)
 #include <iostream>
 
 #include "reference.hpp"
@@ -13,10 +13,12 @@
 using namespace worksize;
 
 int main(int argc, char** argv) {
-    return cluster_main(argc, argv, "pathfinder", [](App& app) {
+    const AppSpec spec{"[cols] [rows] [height]",
+                       {{"block", "work-items per group (Rodinia: the kernel's largest; 256 here)", "256"}}};
+    return cluster_main(argc, argv, "pathfinder", spec, [](App& app) {
         const auto cols = app.count(0, 10000), rows = app.count(1, 100, 2), height = app.count(2, 20);
-        const int block = 256;  // work-items per group
-        if (2 * height >= block) throw InvalidArgument("height must be below " + std::to_string(block / 2));
+        const int block = int(app.count_option("block", 2, 1024));
+        if (2 * height >= std::uint64_t(block)) throw InvalidArgument("height must be below " + std::to_string(block / 2));
         // The kernel marks outputBuffer[sum] (Rodinia's debug buffer of 16384 ints): sums stay below 9·rows.
         if (9 * rows >= 16384) throw InvalidArgument("rows must be below 1821 (the kernel's debug buffer)");
         const std::vector<int> wall = example::pathfinder_wall(int(rows), int(cols), 9);

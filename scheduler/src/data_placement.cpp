@@ -1,8 +1,27 @@
 // Where a device holds each buffer of a data job (data_spec.hpp): slice rows with their halos, or
-// the whole extent for the kernels that index whole arrays (KernelDecl::whole_arrays).
+// the whole extent for the kernels that index whole arrays (KernelDecl::whole_arrays); and the
+// steps each kernel runs in (KernelDecl::runs).
 #include "worksize/scheduler/data_spec.hpp"
 
 namespace worksize {
+
+const char* to_string(KernelRuns r) {
+    switch (r) {
+    case KernelRuns::every: return "every";
+    case KernelRuns::first_step: return "first";
+    case KernelRuns::last_step: return "last";
+    }
+    return "?";
+}
+
+bool runs_in(const KernelDecl& k, std::uint64_t step, std::uint64_t steps) {
+    switch (k.runs) {
+    case KernelRuns::first_step: return step == 0;
+    case KernelRuns::last_step: return step + 1 == steps;
+    case KernelRuns::every: return k.every <= 1 || (step + 1) % k.every == 0;
+    }
+    return true;
+}
 
 bool held_whole(const DataJobSpec& spec, int b) {
     if (spec.buffers.at(std::size_t(b)).layout != BufferLayout::split) return false;

@@ -44,11 +44,6 @@ ReduceOp parse_reduce_op(const std::string& s) {
 }
 
 namespace {
-constexpr ArgKind kKinds[] = {ArgKind::read,   ArgKind::write, ArgKind::read_write, ArgKind::halo,
-                              ArgKind::all,    ArgKind::reduce, ArgKind::scalar,    ArgKind::begin,
-                              ArgKind::end,    ArgKind::origin, ArgKind::local,     ArgKind::step,
-                              ArgKind::expr,   ArgKind::scratch};
-
 bool is_buffer_access(ArgKind k) {
     return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
            k == ArgKind::all || k == ArgKind::reduce || k == ArgKind::scratch;
@@ -62,12 +57,6 @@ bool whole_rows_per_unit(const DataJobSpec& s, const BufferDecl& b) {
 
 bool writes(ArgKind k) { return k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::reduce; }
 
-ArgKind parse_kind(const std::string& s) {
-    for (auto k : kKinds)
-        if (s == to_string(k)) return k;
-    throw InvalidArgument("unknown access '" + s +
-                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin, local, step, expr, scratch)");
-}
 }  // namespace
 
 const char* to_string(ArgKind k) {
@@ -88,156 +77,6 @@ const char* to_string(ArgKind k) {
     case ArgKind::scratch: return "scratch";
     }
     return "?";
-}
-
-nlohmann::json to_json(const DataJobSpec& s) {
-    nlohmann::json j = {{"name", s.name},       {"source", s.source}, {"build_options", s.build_options},
-                        {"dims", s.dims},       {"width", s.width},   {"units", s.units},
-                        {"steps", s.steps},     {"gather_every", s.gather_every},
-                        {"exchange_every", s.exchange_every},
-                        {"ops_per_unit", s.ops_per_unit}};
-    j["buffers"] = nlohmann::json::array();
-    for (const auto& b : s.buffers) {
-        j["buffers"].push_back({{"name", b.name},
-                                {"type", to_string(b.type)},
-                                {"layout", b.layout == BufferLayout::split ? "split" : "shared"},
-                                {"pitch", b.pitch},
-                                {"count", b.count},
-                                {"input", b.input},
-                                {"output", b.output}});
-        if (b.units) j["buffers"].back()["units"] = b.units;
-        if (b.map_num || b.map_den) j["buffers"].back()["map"] = {b.map_num, b.map_den};
-        if (b.no_init) j["buffers"].back()["init"] = "none";
-    }
-    j["kernels"] = nlohmann::json::array();
-    for (const auto& k : s.kernels) {
-        nlohmann::json args = nlohmann::json::array();
-        for (const auto& a : k.args) {
-            nlohmann::json ja = {{"access", to_string(a.kind)}};
-            if (a.buffer >= 0) ja["buffer"] = a.buffer;
-            if (a.kind == ArgKind::halo) ja["depth"] = a.depth;
-            if (a.kind == ArgKind::reduce) ja["op"] = to_string(a.op);
-            if (a.per_group) ja["per"] = "group";
-            if (is_index(a.kind) && a.index_type != ElemType::i32) ja["type"] = to_string(a.index_type);
-            if (a.kind == ArgKind::step) {
-                ja["times"] = a.step_times;
-                ja["plus"] = a.step_plus;
-            }
-            if (a.kind == ArgKind::expr) {
-                ja["expr"] = a.expr;
-                ja["constants"] = nlohmann::json::object();
-                for (const auto& [n, v] : a.constants) ja["constants"][n] = v;
-            }
-            if (a.kind == ArgKind::scalar || a.kind == ArgKind::local) {
-                ja["type"] = to_string(a.scalar_type);
-                ja["value"] = a.value;
-            }
-            args.push_back(ja);
-        }
-        j["kernels"].push_back({{"name", k.name},
-                                {"args", args},
-                                {"units_per_item", k.units_per_item},
-                                {"required_local", {k.required_local.x, k.required_local.y}}});
-        if (k.whole_arrays) j["kernels"].back()["arrays"] = "whole";
-        if (k.group_units) j["kernels"].back()["groups"] = {{"items", k.group_items}, {"units", k.group_units}};
-    }
-    j["swaps"] = nlohmann::json::array();
-    for (const auto& [a, b] : s.swaps) j["swaps"].push_back({a, b});
-    return j;
-}
-
-DataJobSpec data_job_from_json(const nlohmann::json& j) {
-    std::string where = "job";
-    try {
-        DataJobSpec s;
-        s.name = j.at("name").get<std::string>();
-        s.source = j.at("source").get<std::string>();
-        s.build_options = j.value("build_options", "");
-        s.dims = j.at("dims").get<int>();
-        s.width = j.value("width", std::uint64_t{1});
-        s.units = j.at("units").get<std::uint64_t>();
-        s.steps = j.value("steps", std::uint64_t{1});
-        s.gather_every = j.value("gather_every", std::uint64_t{0});
-        s.exchange_every = j.value("exchange_every", std::uint64_t{1});
-        s.ops_per_unit = j.value("ops_per_unit", 0.0);
-        for (const auto& jb : j.at("buffers")) {
-            where = "buffer " + std::to_string(s.buffers.size());
-            BufferDecl b;
-            b.name = jb.at("name").get<std::string>();
-            b.type = parse_elem_type(jb.value("type", "float"));
-            const auto layout = jb.value("layout", "split");
-            if (layout != "split" && layout != "shared")
-                throw InvalidArgument("layout '" + layout + "' (split or shared)");
-            b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
-            b.pitch = jb.value("pitch", std::uint64_t{1});
-            b.count = jb.value("count", std::uint64_t{0});
-            b.input = jb.value("input", false);
-            b.output = jb.value("output", false);
-            b.units = jb.value("units", std::uint64_t{0});
-            if (jb.contains("map")) {
-                const auto& m = jb.at("map");
-                if (!m.is_array() || m.size() != 2) throw InvalidArgument("map must be [num, den]");
-                b.map_num = m.at(0).get<std::uint64_t>();
-                b.map_den = m.at(1).get<std::uint64_t>();
-            }
-            if (jb.contains("init")) {
-                const auto init = jb.at("init").get<std::string>();
-                if (init != "zeros" && init != "none") throw InvalidArgument("init '" + init + "' (zeros or none)");
-                b.no_init = init == "none";
-            }
-            s.buffers.push_back(b);
-        }
-        for (const auto& jk : j.at("kernels")) {
-            where = "kernel " + std::to_string(s.kernels.size());
-            KernelDecl k;
-            k.name = jk.at("name").get<std::string>();
-            k.units_per_item = jk.value("units_per_item", std::uint64_t{1});
-            if (jk.contains("arrays")) {
-                const auto arrays = jk.at("arrays").get<std::string>();
-                if (arrays != "whole" && arrays != "slice") throw InvalidArgument("arrays '" + arrays + "' (whole or slice)");
-                k.whole_arrays = arrays == "whole";
-            }
-            if (jk.contains("groups")) {
-                k.group_items = jk.at("groups").at("items").get<std::uint64_t>();
-                k.group_units = jk.at("groups").at("units").get<std::uint64_t>();
-            }
-            if (jk.contains("required_local"))
-                k.required_local = {jk["required_local"].at(0).get<std::uint64_t>(),
-                                    jk["required_local"].at(1).get<std::uint64_t>()};
-            for (const auto& ja : jk.at("args")) {
-                where = "kernel '" + k.name + "', argument " + std::to_string(k.args.size());
-                ArgDecl a;
-                a.kind = parse_kind(ja.at("access").get<std::string>());
-                a.buffer = ja.value("buffer", -1);
-                a.depth = ja.value("depth", std::uint64_t{0});
-                if (ja.contains("op")) a.op = parse_reduce_op(ja["op"].get<std::string>());
-                if (ja.contains("type"))
-                    (is_index(a.kind) ? a.index_type : a.scalar_type) = parse_elem_type(ja["type"].get<std::string>());
-                a.value = ja.value("value", 0.0);
-                a.step_times = ja.value("times", std::int64_t{1});
-                a.step_plus = ja.value("plus", std::int64_t{0});
-                a.expr = ja.value("expr", "");
-                if (ja.contains("constants"))
-                    for (const auto& [n, v] : ja.at("constants").items()) a.constants.emplace_back(n, v.get<std::int64_t>());
-                if (ja.contains("per")) {
-                    const auto per = ja["per"].get<std::string>();
-                    if (per != "item" && per != "group")
-                        throw InvalidArgument("per '" + per + "' (item or group)");
-                    a.per_group = per == "group";
-                }
-                k.args.push_back(a);
-            }
-            s.kernels.push_back(std::move(k));
-        }
-        where = "swaps";
-        for (const auto& js : j.value("swaps", nlohmann::json::array()))
-            s.swaps.emplace_back(js.at(0).get<int>(), js.at(1).get<int>());
-        return s;
-    } catch (const InvalidArgument& e) {
-        throw InvalidArgument("data job, " + where + ": " + e.what());
-    } catch (const nlohmann::json::exception& e) {
-        throw InvalidArgument("data job, " + where + ": " + e.what());
-    }
 }
 
 namespace {
@@ -340,6 +179,8 @@ void validate(const DataJobSpec& s) {
         if (b.no_init && b.input)
             throw InvalidArgument(bn + ": \"init\": \"none\" on an input (its initial contents come from rank 0; "
                                        "\"none\" is for a buffer the kernels write whole)");
+        if (b.host_written && (b.layout != BufferLayout::shared || !b.input || s.host_every == 0))
+            throw InvalidArgument(bn + ": a host step writes shared inputs only, in a job with host steps");
         if (!b.units) continue;
         // A buffer of its own units, in a one-step job: an input of another resolution, or (a
         // whole number of its rows per job unit) an output whose last unit may be partial.
@@ -361,6 +202,13 @@ void validate(const DataJobSpec& s) {
             throw InvalidArgument(job + ", kernel '" + k.name + "': a launch geometry of its own (" +
                                   std::to_string(k.group_items) + " items per " + std::to_string(k.group_units) +
                                   " units) is for 1-D jobs, without units_per_item, a required work-group or ghost zones");
+        if (k.every == 0) throw InvalidArgument(job + ", kernel '" + k.name + "': runs every 0th step (every >= 1)");
+        if (k.runs != KernelRuns::every && k.every != 1)
+            throw InvalidArgument(job + ", kernel '" + k.name + "': runs in the " + to_string(k.runs) +
+                                  " step only, so not every " + std::to_string(k.every) + " steps as well");
+        if (!runs_every_step(k) && s.exchange_every > 1)
+            throw InvalidArgument(job + ", kernel '" + k.name + "': a kernel that skips steps runs without ghost zones "
+                                  "(exchange_every " + std::to_string(s.exchange_every) + ")");
         if (k.whole_arrays && s.exchange_every > 1)
             throw InvalidArgument(job + ", kernel '" + k.name + "': a kernel of whole arrays runs without ghost zones "
                                   "(exchange_every " + std::to_string(s.exchange_every) + "): its launches cover its rows exactly");
@@ -444,6 +292,8 @@ void validate(const DataJobSpec& s) {
                 throw InvalidArgument(an + ": '" + b.name + "' has its own " + std::to_string(b.units) +
                                       " units, mapped onto the job's by a fraction: neighbouring slices share "
                                       "rows of it, so it can only be read (written, it needs a map [R, 1])");
+            if (b.host_written && a.kind == ArgKind::reduce)
+                throw InvalidArgument(an + ": the host step writes '" + b.name + "'; a reduction into it would race it");
             if (writes(a.kind) && !written.insert(a.buffer).second)
                 throw InvalidArgument(an + ": overlapping writes: the kernel writes '" + b.name + "' twice");
             if (a.kind == ArgKind::halo) halo_read.insert(a.buffer);
@@ -755,6 +605,7 @@ DataLayout data_layout(const DataJobSpec& s, const std::vector<Assignment>& assi
     for (std::uint64_t step = 0; step < 2 * s.exchange_every; ++step) {
         const bool exchanges = step % s.exchange_every == 0;
         for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+            if (!runs_every_step(s.kernels[k])) continue;  // the steady state: the kernels of every step
             if (!exchanges) {
                 mark_written(s, k, dirty);
                 continue;

@@ -110,6 +110,7 @@ std::vector<std::pair<int, std::uint64_t>> StepCompiler::eager_exchanges(std::si
         std::size_t j = k + 1;
         for (std::uint64_t s = step; s < spec_.steps && s <= step + 1 && !done; ++s, j = 0) {
             for (; j < spec_.kernels.size(); ++j) {
+                if (!runs_in(spec_.kernels[j], s, spec_.steps)) continue;
                 if (reads_halo(spec_.kernels[j], cur)) {
                     found = done = true;
                     feeds = s;
@@ -205,6 +206,7 @@ std::vector<Instruction> StepCompiler::compile_step(std::uint64_t step) {
     const bool exchanges = step % std::max<std::uint64_t>(spec_.exchange_every, 1) == 0;
     const std::function<void()> nothing = [] {};
     for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+        if (!runs_in(spec_.kernels[k], step, spec_.steps)) continue;  // not one of this step's
         // Halos still due before this launch: without overlap, or with ghost zones (every k-th
         // step). The inputs came with their halo rows: nothing is due before it is written.
         if (exchanges)

@@ -147,6 +147,7 @@ error_case no-kernel "rank 0: .*the source has no kernel 'stencil'" --select all
 error_case step-int "kernel 'copy', argument 4: step \* 2000000000 \+ 0 leaves an int within 3 steps; declare it long"
 error_case expr-name "kernel 'copy', argument 4: expression 'end \+ n', at 7: unknown name 'n'"
 error_case expr-range "kernel 'copy', argument 4: expression 'end \+ step \* big' is [0-9]+ in step 2, beyond an int; declare it long" --select all
+error_case host-split "buffer 'a': a host step writes shared inputs only, in a job with host steps"
 error_case whole-ghost "kernel 'smooth': a kernel of whole arrays runs without ghost zones \(exchange_every 2\)"
 
 fi  # part jobs

@@ -23,19 +23,27 @@ __kernel void accumulate(__global int* a, __global const int* b, const int n) {
     const int i = get_global_id(0);
     if (i < n) a[i] = (a[i] * 3 + b[i]) % 1000003;
 }
+__kernel void seed(__global int* a, const int n) {
+    const int i = get_global_id(0);
+    if (i < n) a[i] = a[i] * 7 + 5;
+}
 )CL";
 
 struct Fields {
     std::vector<std::int32_t> a, b;
 };
 
-Fields reference(std::vector<std::int32_t> a, int steps) {
+/// `seeded`: seed runs in the first step, before spread; accumulate then runs every `every` steps.
+Fields reference(std::vector<std::int32_t> a, int steps, bool seeded = false, int every = 1) {
     const int n = int(a.size());
     std::vector<std::int32_t> b(a.size());
     for (int t = 0; t < steps; ++t) {
+        if (seeded && t == 0)
+            for (auto& v : a) v = v * 7 + 5;
         for (int i = 0; i < n; ++i)
             b[std::size_t(i)] = ((i > 0 ? a[std::size_t(i - 1)] : 0) + (i + 1 < n ? a[std::size_t(i + 1)] : 0) + t) % 1000;
-        for (int i = 0; i < n; ++i) a[std::size_t(i)] = (a[std::size_t(i)] * 3 + b[std::size_t(i)]) % 1000003;
+        if ((t + 1) % every == 0)
+            for (int i = 0; i < n; ++i) a[std::size_t(i)] = (a[std::size_t(i)] * 3 + b[std::size_t(i)]) % 1000003;
     }
     return {a, b};
 }
@@ -77,6 +85,32 @@ void check_whole_arrays(int n, int steps, bool overlap) {
 
 TEST(WholeArrays, InPlaceKernelsOverThreeRanksMatchTheCpu) { check_whole_arrays(3001, 7, true); }
 TEST(WholeArrays, InPlaceKernelsWithoutOverlapMatchTheCpu) { check_whole_arrays(1500, 5, false); }
+
+// A kernel of the first step only (seed, declared first) and one of every 3rd step
+// (accumulate): the halos move only after the steps that wrote them.
+TEST(WholeArrays, KernelsOfTheFirstStepAndOfEveryThirdStep) {
+    const int n = 2000, steps = 7;
+    std::vector<std::int32_t> start(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 31) % 997;
+    const Fields want = reference(start, steps, true, 3);
+    DeviceSelection sel;
+    sel.spec = "all";
+    const auto out = test::run_local(3, sel, [&](Cluster& c) {
+        std::vector<std::int32_t> a = start;
+        DataJob job("phases", kSource, std::uint64_t(n));
+        const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+        job.kernel("seed", {arg::inout(ba), arg::value<int>(n)}).whole_arrays().first_step_only();
+        job.kernel("spread", {arg::halo(ba, 1), arg::out(bb), arg::value<int>(n), arg::step()}).whole_arrays();
+        job.kernel("accumulate", {arg::inout(ba), arg::in(bb), arg::value<int>(n)}).whole_arrays().every(3);
+        job.steps(std::uint64_t(steps)).gather(ba);
+        DataRunOptions o;
+        o.strategy = "even";
+        run(c, job, o);
+        EXPECT_EQ(a, want.a);
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+}
 
 TEST(WholeArrays, ALaunchBeforeTheEndIsNotPadded) {
     EXPECT_EQ(data::exact_local({256, 1}, 1, 768, false).x, 256u) << "divides: unchanged";

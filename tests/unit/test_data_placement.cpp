@@ -223,5 +223,59 @@ TEST(DataPlacement, RefusesBadGeometriesExpressionsAndScratch) {
         << refusal(split_scratch);
 }
 
+TEST(DataPlacement, KernelsRunInTheirSteps) {
+    KernelDecl k;
+    EXPECT_TRUE(runs_in(k, 0, 5) && runs_in(k, 4, 5));
+    k.every = 3;
+    EXPECT_FALSE(runs_in(k, 0, 10));
+    EXPECT_TRUE(runs_in(k, 2, 10));
+    EXPECT_TRUE(runs_in(k, 5, 10));
+    EXPECT_FALSE(runs_in(k, 6, 10));
+    k.every = 1;
+    k.runs = KernelRuns::first_step;
+    EXPECT_TRUE(runs_in(k, 0, 10));
+    EXPECT_FALSE(runs_in(k, 1, 10));
+    k.runs = KernelRuns::last_step;
+    EXPECT_TRUE(runs_in(k, 9, 10));
+    EXPECT_FALSE(runs_in(k, 0, 10));
+    EXPECT_FALSE(runs_every_step(k));
+
+    DataJobSpec s = fdtd_spec(64, true);
+    s.kernels[2].runs = KernelRuns::last_step;
+    s.kernels[1].every = 4;
+    ASSERT_EQ(refusal(s), "");
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_EQ(back.kernels[2].runs, KernelRuns::last_step);
+    EXPECT_EQ(back.kernels[1].every, 4u);
+    EXPECT_EQ(to_json(back), to_json(s));
+    s.kernels[2].every = 2;
+    EXPECT_NE(refusal(s).find("kernel 'k4': runs in the last step only, so not every 2 steps as well"), std::string::npos)
+        << refusal(s);
+    s.kernels[2].every = 0;
+    EXPECT_NE(refusal(s).find("kernel 'k4': runs every 0th step"), std::string::npos) << refusal(s);
+}
+
+TEST(DataPlacement, HostWrittenBuffersAreSharedInputsOfAJobWithHostSteps) {
+    DataJobSpec s = pyramid_spec();
+    s.buffers.push_back(shared("centres", 8));
+    s.kernels[0].args.push_back(access(ArgKind::all, 4));
+    s.buffers[4].host_written = true;
+    EXPECT_NE(refusal(s).find("buffer 'centres': a host step writes shared inputs only, in a job with host steps"),
+              std::string::npos)
+        << refusal(s);
+    s.host_every = 1;
+    ASSERT_EQ(refusal(s), "");
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_TRUE(back.buffers[4].host_written);
+    EXPECT_EQ(back.host_every, 1u);
+    s.buffers[1].host_written = true;  // split
+    EXPECT_NE(refusal(s).find("buffer 'src': a host step writes shared inputs only"), std::string::npos) << refusal(s);
+    s.buffers[1].host_written = false;
+    ArgDecl r = access(ArgKind::reduce, 4);
+    s.kernels[0].args.back() = r;
+    EXPECT_NE(refusal(s).find("the host step writes 'centres'; a reduction into it would race it"), std::string::npos)
+        << refusal(s);
+}
+
 }  // namespace
 }  // namespace worksize

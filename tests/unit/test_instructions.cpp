@@ -144,6 +144,24 @@ TEST(Instructions, ARequiredWorkGroupLaunchesWholeGroupsAtTheEdges) {
     EXPECT_EQ(launches_of(narrow, 1), (L{{LaunchPart::whole, 32, 16}}));
 }
 
+// A kernel of the first step only launches in step 0 alone; one of every 2nd step in steps 1, 3.
+TEST(Instructions, KernelsLaunchOnlyInTheirSteps) {
+    auto s = two_kernels(60, 4);
+    s.kernels[1].args.erase(s.kernels[1].args.begin() + 2);  // no reduction
+    s.buffers.pop_back();
+    s.kernels[0].runs = KernelRuns::first_step;
+    s.kernels[1].every = 2;
+    StepCompiler c(s, three_ranks(s), 1);
+    std::vector<std::vector<int>> per_step;
+    for (std::uint64_t step = 0; step < 4; ++step) {
+        per_step.emplace_back();
+        for (const auto& in : c.compile_step(step))
+            if (in.kind == InstrKind::launch && (per_step.back().empty() || per_step.back().back() != in.kernel))
+                per_step.back().push_back(in.kernel);
+    }
+    EXPECT_EQ(per_step, (std::vector<std::vector<int>>{{0}, {1}, {}, {1}}));
+}
+
 TEST(Instructions, NothingMovesAfterTheLastStep) {
     const auto s = heat(30, 1);
     for (int r = 0; r < 3; ++r) {

@@ -78,6 +78,24 @@ DataJob& DataJob::groups(std::uint64_t items, std::uint64_t units) {
     return *this;
 }
 
+DataJob& DataJob::first_step_only() {
+    if (spec_.kernels.empty()) throw InvalidArgument("first_step_only(): declare a kernel first");
+    spec_.kernels.back().runs = KernelRuns::first_step;
+    return *this;
+}
+
+DataJob& DataJob::last_step_only() {
+    if (spec_.kernels.empty()) throw InvalidArgument("last_step_only(): declare a kernel first");
+    spec_.kernels.back().runs = KernelRuns::last_step;
+    return *this;
+}
+
+DataJob& DataJob::every(std::uint64_t n) {
+    if (spec_.kernels.empty()) throw InvalidArgument("every(): declare a kernel first");
+    spec_.kernels.back().every = n;
+    return *this;
+}
+
 DataJob& DataJob::swap(BufferRef a, BufferRef b) {
     spec_.swaps.emplace_back(a.index, b.index);
     return *this;
@@ -131,6 +149,17 @@ DataJob& DataJob::gather_every(std::uint64_t n, std::function<void(std::uint64_t
     return *this;
 }
 
+DataJob& DataJob::host_step(std::uint64_t n, std::vector<BufferRef> writes, std::function<void(std::uint64_t)> step) {
+    spec_.host_every = n;
+    for (const BufferRef b : writes) {
+        if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
+            throw InvalidArgument("host_step(): not a buffer of data job '" + spec_.name + "'");
+        spec_.buffers[std::size_t(b.index)].host_written = true;
+    }
+    on_host_step_ = std::move(step);
+    return *this;
+}
+
 DataJob& DataJob::build_options(std::string options) {
     spec_.build_options = std::move(options);
     return *this;
@@ -148,6 +177,9 @@ DataJob DataJob::probe(std::uint64_t steps) const {
     p.spec_.exchange_every = 1;
     for (auto& b : p.spec_.buffers) b.output = false;
     p.on_gather_ = nullptr;
+    p.spec_.host_every = 0;  // the probe times the kernels: no host steps
+    for (auto& b : p.spec_.buffers) b.host_written = false;
+    p.on_host_step_ = nullptr;
     return p;
 }
 

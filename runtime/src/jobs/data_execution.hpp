@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -69,6 +70,7 @@ struct SliceState {
     std::vector<cl::Buffer> bufs;  ///< per declared buffer
     std::vector<cl::Kernel> kernels;
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
+    std::set<std::pair<std::size_t, std::size_t>> records_filled;       ///< per-group records filled once
     std::vector<Geometry> geometry;                                     ///< per kernel
     cl::Event first, last;                                              ///< the run's first and last launch
     /// With time_launches: every launch after the first step, with its step.
@@ -241,7 +243,9 @@ public:
 
 
     /// The steps, with a gather on rank 0's request every gather_every steps.
-    void run_steps(const std::function<void(std::uint64_t)>& gather_point) {
+    /// `host_point(done)`: after every host_every-th step (DataJobSpec::host_every), the last too.
+    void run_steps(const std::function<void(std::uint64_t)>& gather_point,
+                   const std::function<void(std::uint64_t)>& host_point = {}) {
         StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
         engine::Executor executor(*this, comm_, kHalo);
         report_.sent_per_step.assign(spec_.steps, 0);
@@ -276,6 +280,10 @@ public:
             if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
                 executor.drain();
                 gather_point(step + 1);
+            }
+            if (spec_.host_every && (step + 1) % spec_.host_every == 0 && host_point) {
+                executor.drain();
+                host_point(step + 1);
             }
         }
         executor.drain();
@@ -410,10 +418,12 @@ private:
                                  in.part == LaunchPart::whole ? s.desc.units : in.rows,
                                  data::launch_local(kd, s.desc.local, kernel, s.ctx->device()), ghost);
             auto& q = s.ctx->queue();
-            // Per-item records are refilled before every launch; per-group ones in the first
-            // step only (every group writes its record each launch), as execute_declared does.
+            // Per-item records are refilled before every launch; per-group ones before the
+            // kernel's first launch only (every group writes its record each launch), as
+            // execute_declared does.
             for (std::size_t i = 0; i < kd.args.size(); ++i)
-                if (kd.args[i].kind == ArgKind::reduce && (step_ == 0 || !kd.args[i].per_group))
+                if (kd.args[i].kind == ArgKind::reduce &&
+                    (!kd.args[i].per_group || s.records_filled.insert({k, i}).second))
                     data::fill_identity(q, s.records.at({k, i}), spec_.buffers[std::size_t(kd.args[i].buffer)],
                                         kd.args[i].op, data::record_count(kd.args[i], g));
             data::bind_args(

@@ -36,6 +36,7 @@
 #include <thread>
 
 #include "cluster/cluster_impl.hpp"
+#include "jobs/data_host_step.hpp"
 #include "jobs/data_kernels.hpp"
 #include "jobs/data_execution.hpp"
 #include "jobs/data_watch.hpp"
@@ -373,12 +374,15 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
         } pulse{comm};
         comm.set_pulse([&watch] { watch.pulse(); });  // hears the workers while it steps
         try {
-            x.run_steps([&](std::uint64_t step) {
-                if (!x.failed()) read_own_outputs(job, x);
-                bool ok = !x.failed();
-                for (int r : workers) ok = recv_outputs(job, slices, r, comm, watch) && ok;
-                if (ok && job.on_gather()) job.on_gather()(step);
-            });
+            const int sender = x.participates() ? -1 : shared_sender(slices);
+            x.run_steps(
+                [&](std::uint64_t step) {
+                    if (!x.failed()) read_own_outputs(job, x);
+                    bool ok = !x.failed();
+                    for (int r : workers) ok = recv_outputs(job, slices, r, comm, watch) && ok;
+                    if (ok && job.on_gather()) job.on_gather()(step);
+                },
+                [&](std::uint64_t done) { host_step_master(job, x, comm, watch, workers, sender, done); });
         } catch (const LostWorker&) {
             throw;
         } catch (const Error& e) {
@@ -521,10 +525,17 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         // gathers to rank 0 (which takes the ranks in turn) wait as long as it takes.
         const PatienceScope patience(comm, impl_->rank_timeout_s);
         try {
-            x.run_steps([&](std::uint64_t) {
-                const PatienceScope gather(comm, 0.0);
-                send_outputs(x, spec, comm, staging);
-            });
+            const bool sends_shared = comm.rank() == shared_sender(slices) &&
+                                      std::none_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; });
+            x.run_steps(
+                [&](std::uint64_t) {
+                    const PatienceScope gather(comm, 0.0);
+                    send_outputs(x, spec, comm, staging);
+                },
+                [&](std::uint64_t done) {
+                    const PatienceScope wait(comm, 0.0);  // rank 0's host step takes what it takes
+                    host_step_worker(x, spec, comm, sends_shared, staging, done);
+                });
         } catch (const Error& e) {
             if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;
             comm.send_json({{"lost", x.lost_peer()}, {"error", e.what()}}, 0, wire::kLost);

@@ -163,7 +163,8 @@ public:
         return add(name, elem_type_of<T>(), BufferLayout::shared, 1, count, {});
     }
 
-    /// A kernel run every step, in the order of the calls.
+    /// A kernel run every step (unless first_step_only(), last_step_only() or every() say
+    /// otherwise), in the order of the calls.
     DataJob& kernel(const std::string& name, std::vector<ArgDecl> args);
     /// The last kernel covers `n` units per launched work-item (e.g. a chunk it reduces).
     DataJob& units_per_item(std::uint64_t n);
@@ -177,6 +178,13 @@ public:
     /// The last kernel launches work-groups of `items` work-items that each cover `units` units
     /// (1-D jobs; a pyramid stencil's 256 items per 216 columns): KernelDecl::group_items.
     DataJob& groups(std::uint64_t items, std::uint64_t units);
+    /// The last kernel runs in the first step only (before the kernels declared after it): a
+    /// setup kernel, e.g. a transpose of the inputs (KernelDecl::runs).
+    DataJob& first_step_only();
+    /// The last kernel runs in the last step only (after the kernels declared before it).
+    DataJob& last_step_only();
+    /// The last kernel runs in every n-th step (steps n-1, 2n-1, ...).
+    DataJob& every(std::uint64_t n);
     DataJob& swap(BufferRef a, BufferRef b);
     DataJob& steps(std::uint64_t n);
     /// Rank 0 gets split buffer `b` back at the end (and every gather_every steps): into the
@@ -192,6 +200,11 @@ public:
     DataJob& exchange_every(std::uint64_t k);
     /// Also gather the outputs after every n-th step and call `on_gather(step)` on rank 0.
     DataJob& gather_every(std::uint64_t n, std::function<void(std::uint64_t)> on_gather);
+    /// A host step: after every n-th step (the last one too) rank 0 calls `step(s)` (s: the steps
+    /// done), with the shared outputs (reduction results) of that step in their host memory;
+    /// `step` may rewrite the shared inputs in `writes`, which then go to every device before the
+    /// next step (k-means' centres from the summed points). Split outputs need gather_every().
+    DataJob& host_step(std::uint64_t n, std::vector<BufferRef> writes, std::function<void(std::uint64_t)> step);
     DataJob& build_options(std::string options);
     DataJob& ops_per_unit(double ops);
 
@@ -212,6 +225,7 @@ public:
         return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
     }
     const std::function<void(std::uint64_t)>& on_gather() const { return on_gather_; }
+    const std::function<void(std::uint64_t)>& on_host_step() const { return on_host_step_; }
 
 private:
     BufferRef add(const std::string& name, ElemType type, BufferLayout layout, std::uint64_t pitch,
@@ -221,7 +235,7 @@ private:
     std::vector<std::span<std::byte>> host_;
     /// Memory the job allocated for output-only buffers (gather()); shared by copies (probe()).
     std::vector<std::shared_ptr<std::vector<std::byte>>> owned_;
-    std::function<void(std::uint64_t)> on_gather_;
+    std::function<void(std::uint64_t)> on_gather_, on_host_step_;
 };
 
 /// One rank's part of a data run, as it measured it.

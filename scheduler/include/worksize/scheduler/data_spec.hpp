@@ -61,6 +61,9 @@ struct BufferDecl {
     /// back, so the runtime does not zero-fill it on the devices. Not for an input. Without it a
     /// buffer that is not an input starts as zeros.
     bool no_init = false;
+    /// A shared input that rank 0's host step writes (DataJobSpec::host_every): after each host
+    /// step but the last, its new contents go to every device.
+    bool host_written = false;
 };
 
 /// A split buffer with its own unit count (BufferDecl::units).
@@ -126,6 +129,14 @@ struct ArgDecl {
 /// the device first, with the same tree as a work-group's (fan-in a power of two up to 256).
 inline constexpr std::uint64_t kMaxGroupRecords = 1024;
 
+/// The steps a kernel runs in (KernelDecl::runs).
+enum class KernelRuns {
+    every,       ///< every `every`-th step: steps every-1, 2·every-1, ... (every 1: each step)
+    first_step,  ///< the first step only: a setup kernel (a transpose) declared before the others
+    last_step,   ///< the last step only: a kernel that finishes the results, declared after them
+};
+const char* to_string(KernelRuns r);
+
 struct KernelDecl {
     std::string name;
     std::vector<ArgDecl> args;
@@ -149,7 +160,15 @@ struct KernelDecl {
     /// group_units, and such launches are never split for overlap. 0: one item per unit (or
     /// units_per_item), work-groups of the plan's local size.
     std::uint64_t group_items = 0, group_units = 0;
+    /// The steps it runs in; within a step the kernels that run keep their declared order.
+    KernelRuns runs = KernelRuns::every;
+    std::uint64_t every = 1;
 };
+
+/// Whether kernel `k` runs in `step` of a job of `steps` steps.
+bool runs_in(const KernelDecl& k, std::uint64_t step, std::uint64_t steps);
+/// Whether kernel `k` runs in every step (the steady state the cost models count).
+inline bool runs_every_step(const KernelDecl& k) { return k.runs == KernelRuns::every && k.every == 1; }
 
 /// The split granule a job with a whole_arrays kernel adds (data_granule()): rows of a 2-D job,
 /// items of a 1-D one, so that a slice's exact launch keeps full work-groups.
@@ -169,6 +188,10 @@ struct DataJobSpec {
     std::uint64_t steps = 1;
     /// 0: rank 0 gathers the outputs at the end only; N: also after every N-th step.
     std::uint64_t gather_every = 0;
+    /// Host steps: rank 0 runs the application's callback after every N-th step (0: none), the
+    /// step's shared outputs (reduction results) in its memory; the buffers it writes
+    /// (BufferDecl::host_written) then go to every device before the next step.
+    std::uint64_t host_every = 0;
     /// Ghost zones: exchange halos only every k steps, k times as deep, and compute the rows
     /// in between redundantly (each step's launch covers the slice plus the rows the remaining
     /// steps until the next exchange will read). 1: every step. k > 1 needs a job of one kernel
