@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <sstream>
 
 #include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/strategy.hpp"
@@ -310,6 +311,24 @@ GlobalSize launch_global(const DeviceInfo& dev, GlobalSize slice, LocalSize loca
     return {round_up(slice.x, local.x), dims == 2 ? round_up(slice.y, local.y) : slice.y};
 }
 
+namespace {
+/// Why device `i` got no units: a weight of 0 (the strategy, or given weights, leave it out) or
+/// a share under one granule.
+std::string idle_note(const std::vector<double>& weights, std::size_t i, std::uint64_t total_units,
+                      std::uint64_t granule, const std::string& strategy) {
+    double sum = 0;
+    for (double w : weights) sum += w;
+    if (i >= weights.size() || weights[i] <= 0 || sum <= 0)
+        return "no work: the " + (strategy.empty() ? std::string("given") : "'" + strategy + "'") +
+               " split gives it none";
+    const double share = weights[i] / sum * double(total_units);
+    std::ostringstream o;
+    o.precision(3);
+    o << "no work: its share, " << share << " units, is under the split's granule of " << granule << " units";
+    return o.str();
+}
+}  // namespace
+
 std::uint64_t split_granule(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
     std::uint64_t granule = request.granule;
     if (!request.align_1d_to_groups || request.kernel.dims != 1 || request.local_policy == LocalPolicy::null)
@@ -450,7 +469,7 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
         if (units[i] == 0) {
             a.local = {};
             a.local_rule = "none";
-            a.note = "no work";
+            a.note = idle_note(weights, i, total_units, granule, request.weights ? std::string() : request.strategy);
         } else if (a.backend != "kernel") {
             a.local = {};  // the library's own work-groups, on the slice as it is
             a.local_rule = library_local_rule(a.backend);

@@ -431,7 +431,7 @@ TEST(MakePlan, ZeroUnitDeviceAndLocalPolicies) {
     EXPECT_EQ(idle.units, 0u);
     EXPECT_EQ(idle.global, (GlobalSize{1024, 0}));
     EXPECT_TRUE(idle.local.is_null());
-    EXPECT_EQ(idle.note, "no work");
+    EXPECT_EQ(idle.note, "no work: the given split gives it none");
     EXPECT_EQ(idle.offset, 1024u);
 
     req.weights.reset();

@@ -233,10 +233,11 @@ int shared_sender(const std::vector<SliceDesc>& slices) {
 // ---------------------------------------------------------------------------------------------
 // Rank 0.
 
-DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
-    if (!is_master()) throw Error("Cluster::run is for rank 0");
+namespace {
+
+/// Rank 0's host data against the declaration: every input and output holds exactly its bytes.
+void check_host_data(const DataJob& job) {
     const DataJobSpec& spec = job.spec();
-    validate(spec);
     for (const auto& d : spec.buffers)
         if (scaled(d))
             throw InvalidArgument("data job '" + spec.name + "', buffer '" + d.name +
@@ -253,16 +254,22 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
                                   " bytes; the declaration reads " + std::to_string(want) +
                                   (have < want ? " (past its end)" : ""));
     }
+}
+
+/// The plan (after --strategy model's probe), its layout and each slice's memory; with
+/// options.instructions, the dry run's lists printed and DryRunDone thrown.
+DataRunResult plan_run(Cluster& cluster, DataJob& job, const DataRunOptions& options) {
+    const DataJobSpec& spec = job.spec();
     DataRunResult result;
     if (!options.plan && options.rates.empty() && parse_strategy(options.strategy) == "model") {
         DataRunOptions measured = options;
         const double p0 = now_s();
-        const DataProbe probe = probe_data_job(*this, job, options);
+        const DataProbe probe = probe_data_job(cluster, job, options);
         result.probe_s = now_s() - p0;
         measured.rates = probe.rates;
-        result.plan = plan_data_job(devices(), job, measured);
+        result.plan = plan_data_job(cluster.devices(), job, measured);
     } else {
-        result.plan = options.plan ? *options.plan : plan_data_job(devices(), job, options);
+        result.plan = options.plan ? *options.plan : plan_data_job(cluster.devices(), job, options);
     }
     check_slices(spec, result.plan.assignments);
     result.layout = data_layout(spec, result.plan.assignments);
@@ -276,11 +283,13 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
         std::cout.flush();
         throw DryRunDone();
     }
+    return result;
+}
 
-    Comm& comm = *impl_->comm;
-    const auto& devs = impl_->devices;
+/// The plan's non-empty slices as the command describes them.
+std::vector<SliceDesc> slices_of(const Plan& plan, const std::vector<DeviceInfo>& devs) {
     std::vector<SliceDesc> slices;
-    for (const auto& a : result.plan.assignments) {
+    for (const auto& a : plan.assignments) {
         if (a.units == 0) continue;
         if (a.device < 0 || std::size_t(a.device) >= devs.size())
             throw InvalidArgument("the plan names device " + std::to_string(a.device) + " of " +
@@ -288,12 +297,172 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
         const auto& d = devs[std::size_t(a.device)];
         slices.push_back({a.device, d.rank, d.index, a.offset, a.units, a.local});
     }
+    return slices;
+}
+
+/// The ranks other than 0 that run slices, in order.
+std::vector<int> worker_ranks(const std::vector<SliceDesc>& slices) {
     std::vector<int> workers;
     for (const auto& s : slices)
         if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end())
             workers.push_back(s.rank);
     std::sort(workers.begin(), workers.end());
+    return workers;
+}
 
+/// What rank 0's phases of one run share.
+struct MasterRun {
+    DataJob& job;
+    const DataJobSpec& spec;
+    Comm& comm;
+    Watch& watch;
+    Execution& x;
+    const std::vector<SliceDesc>& slices;
+    const std::vector<int>& workers;
+};
+
+/// Rank 0's own slices get their inputs; the workers' rows and shared inputs are posted at once
+/// and taken; then every rank starts its steps on rank 0's word.
+void scatter(MasterRun& m) {
+    const DataJobSpec& spec = m.spec;
+    for (auto& s : m.x.mine_mutable()) {
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+            const auto& d = spec.buffers[b];
+            if (!d.input) continue;
+            if (d.layout == BufferLayout::shared) {
+                m.x.upload(s, int(b), 0, m.job.host(int(b)));
+                continue;
+            }
+            const auto [first, n] = input_rows(spec, int(b), s.desc.offset, s.desc.units);
+            m.x.upload(s, int(b), first,
+                       m.job.host(int(b)).subspan(first * m.x.row_bytes(int(b)), n * m.x.row_bytes(int(b))));
+        }
+    }
+    // The scatter, posted at once: each worker slice's input rows, then the shared inputs once
+    // per rank. A worker sends heartbeats while it sets up, before it takes them.
+    std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
+    for (int r : m.workers) {
+        for (const auto& s : m.slices) {
+            if (s.rank != r) continue;
+            for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+                if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
+                const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
+                const auto rows = std::span<const std::byte>(
+                    m.job.host(int(b)).subspan(first * m.x.row_bytes(int(b)), n * m.x.row_bytes(int(b))));
+                sends.emplace_back(r, m.comm.isend_parts({&rows, 1}, r, kData));
+            }
+        }
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared) {
+                const auto all = std::span<const std::byte>(m.job.host(int(b)));
+                sends.emplace_back(r, m.comm.isend_parts({&all, 1}, r, kData));
+            }
+    }
+    m.watch.await_sends(sends);
+    // Every rank starts its steps together: each worker says it is set up (its inputs are on
+    // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
+    // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
+    for (int r : m.workers) {
+        m.watch.await(r, kData);
+        (void)m.comm.recv_json(r, kData);
+    }
+    for (int r : m.workers) m.comm.send_json({{"go", true}}, r, kData);
+}
+
+/// The steps: rank 0 takes part with its own slices (waiting on its neighbours at most
+/// --rank-timeout at a time, as they wait on it), and takes the gathers it asked for and runs the
+/// host steps, from workers that send heartbeats while their steps run.
+void master_steps(MasterRun& m) {
+    struct PulseScope {
+        Comm& comm;
+        ~PulseScope() { comm.set_pulse({}); }
+    } pulse{m.comm};
+    m.comm.set_pulse([&m] { m.watch.pulse(); });  // hears the workers while it steps
+    try {
+        const int sender = m.x.participates() ? -1 : shared_sender(m.slices);
+        m.x.run_steps(
+            [&](std::uint64_t step) {
+                if (!m.x.failed()) read_own_outputs(m.job, m.x);
+                bool ok = !m.x.failed();
+                for (int r : m.workers) ok = recv_outputs(m.job, m.slices, r, m.comm, m.watch) && ok;
+                if (ok && m.job.on_gather()) m.job.on_gather()(step);
+            },
+            [&](std::uint64_t done) { host_step_master(m.job, m.x, m.comm, m.watch, m.workers, sender, done); });
+    } catch (const LostWorker&) {
+        throw;
+    } catch (const Error& e) {
+        if (e.reason() != ErrorReason::lost_rank || m.x.lost_peer() < 0) throw;
+        m.watch.settle(m.x.lost_peer(), e.what());
+    }
+}
+
+/// The end: every worker's report, then its outputs; rank 0's own outputs (in another thread
+/// while it takes the workers': this thread alone calls MPI). Raises the failure that started it
+/// all (a rank's own before the ones it caused); else the ranks' reports, by rank.
+std::vector<RankReport> collect_reports(MasterRun& m) {
+    std::vector<std::pair<RankReport, wire::Failure>> reports;
+    std::vector<bool> origins;
+    std::future<void> own_outputs;
+    if (m.x.participates())
+        // In this thread when no worker sends anything (a thread costs more than a small read).
+        own_outputs = std::async(m.workers.empty() ? std::launch::deferred : std::launch::async, [&m] {
+            read_own_outputs(m.job, m.x);
+            for (int b : shared_outputs(m.spec))
+                if (!m.x.failed()) m.x.download(m.x.mine_mutable().front(), b, m.job.host(b));
+        });
+    struct Join {
+        std::future<void>& f;
+        ~Join() {
+            if (f.valid()) f.wait();
+        }
+    } join{own_outputs};
+    const int sender = m.x.participates() ? -1 : shared_sender(m.slices);
+    for (int r : m.workers) {
+        m.watch.await(r, kResult);
+        const auto j = m.comm.recv_json(r, kResult);
+        RankReport rep = report_from_json(j);
+        wire::Failure f;
+        if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
+        const bool ok = recv_outputs(m.job, m.slices, r, m.comm, m.watch);
+        if (ok && r == sender)
+            for (int b : shared_outputs(m.spec)) {
+                m.watch.await(r, kData);
+                m.comm.recv_bytes_exact(m.job.host(b), r, kData);
+            }
+        reports.push_back({rep, f});
+        origins.push_back(j.value("origin", false));
+    }
+    if (own_outputs.valid()) {
+        own_outputs.get();
+        RankReport own = m.x.report();
+        own.error = m.x.failure().message;
+        reports.insert(reports.begin(), {own, m.x.failure()});  // rank 0 first, as it steps first
+        origins.insert(origins.begin(), m.x.failed_here());
+    }
+    m.watch.poll();  // the last heartbeats
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+            const auto& [rep, f] = reports[i];
+            if (f.empty() || (pass == 0 && !origins[i])) continue;
+            f.raise("data job '" + m.spec.name + "', rank " + std::to_string(rep.rank) + ": ");
+        }
+    std::vector<RankReport> ranks;
+    for (auto& [rep, f] : reports) ranks.push_back(rep);
+    std::sort(ranks.begin(), ranks.end(), [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
+    return ranks;
+}
+
+}  // namespace
+
+DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
+    if (!is_master()) throw Error("Cluster::run is for rank 0");
+    const DataJobSpec& spec = job.spec();
+    validate(spec);
+    check_host_data(job);
+    DataRunResult result = plan_run(*this, job, options);
+    Comm& comm = *impl_->comm;
+    const std::vector<SliceDesc> slices = slices_of(result.plan, impl_->devices);
+    const std::vector<int> workers = worker_ranks(slices);
     // Every wait on a worker has a deadline (Watch): --rank-timeout of silence while rank 0
     // listens. A lost worker ends the job at once; the cluster is not used again.
     Watch watch(
@@ -319,134 +488,16 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     x.time_launches(options.time_launches);
     x.overlap(options.overlap);
     x.setup();
-    for (auto& s : x.mine_mutable()) {
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-            const auto& d = spec.buffers[b];
-            if (!d.input) continue;
-            if (d.layout == BufferLayout::shared) {
-                x.upload(s, int(b), 0, job.host(int(b)));
-                continue;
-            }
-            const auto [first, n] = input_rows(spec, int(b), s.desc.offset, s.desc.units);
-            x.upload(s, int(b), first,
-                     job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
-        }
-    }
-    // The scatter, posted at once: each worker slice's input rows, then the shared inputs once
-    // per rank. A worker sends heartbeats while it sets up, before it takes them.
-    for (int r : workers) {
-        for (const auto& s : slices) {
-            if (s.rank != r) continue;
-            for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-                if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
-                const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
-                const auto rows = std::span<const std::byte>(
-                    job.host(int(b)).subspan(first * x.row_bytes(int(b)), n * x.row_bytes(int(b))));
-                sends.emplace_back(r, comm.isend_parts({&rows, 1}, r, kData));
-            }
-        }
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared) {
-                const auto all = std::span<const std::byte>(job.host(int(b)));
-                sends.emplace_back(r, comm.isend_parts({&all, 1}, r, kData));
-            }
-    }
-    watch.await_sends(sends);
-    // Every rank starts its steps together: each worker says it is set up (its inputs are on
-    // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
-    // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
-    for (int r : workers) {
-        watch.await(r, kData);
-        (void)comm.recv_json(r, kData);
-    }
-    for (int r : workers) comm.send_json({{"go", true}}, r, kData);
+    MasterRun m{job, spec, comm, watch, x, slices, workers};
+    scatter(m);
     x.report().setup_s = now_s() - t0;
     result.setup_s = x.report().setup_s;
-
-    // The steps: rank 0 takes part with its own slices (waiting on its neighbours at most
-    // --rank-timeout at a time, as they wait on it), and takes the gathers it asked for, from
-    // workers that send heartbeats while their steps run.
     const double s0 = now_s();
-    {
-        struct PulseScope {
-            Comm& comm;
-            ~PulseScope() { comm.set_pulse({}); }
-        } pulse{comm};
-        comm.set_pulse([&watch] { watch.pulse(); });  // hears the workers while it steps
-        try {
-            const int sender = x.participates() ? -1 : shared_sender(slices);
-            x.run_steps(
-                [&](std::uint64_t step) {
-                    if (!x.failed()) read_own_outputs(job, x);
-                    bool ok = !x.failed();
-                    for (int r : workers) ok = recv_outputs(job, slices, r, comm, watch) && ok;
-                    if (ok && job.on_gather()) job.on_gather()(step);
-                },
-                [&](std::uint64_t done) { host_step_master(job, x, comm, watch, workers, sender, done); });
-        } catch (const LostWorker&) {
-            throw;
-        } catch (const Error& e) {
-            if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;
-            watch.settle(x.lost_peer(), e.what());
-        }
-    }
-
-    // The end: every worker's report, then its outputs; rank 0's own outputs.
-    std::vector<std::pair<RankReport, wire::Failure>> reports;
-    std::vector<bool> origins;
-    // Rank 0's own outputs come off its devices in another thread while it takes the workers'
-    // (this thread alone calls MPI).
-    std::future<void> own_outputs;
-    if (x.participates())
-        // In this thread when no worker sends anything (a thread costs more than a small read).
-        own_outputs = std::async(workers.empty() ? std::launch::deferred : std::launch::async, [&] {
-            read_own_outputs(job, x);
-            for (int b : shared_outputs(spec))
-                if (!x.failed()) x.download(x.mine_mutable().front(), b, job.host(b));
-        });
-    struct Join {
-        std::future<void>& f;
-        ~Join() {
-            if (f.valid()) f.wait();
-        }
-    } join{own_outputs};
-    const int sender = x.participates() ? -1 : shared_sender(slices);
-    for (int r : workers) {
-        watch.await(r, kResult);
-        const auto j = comm.recv_json(r, kResult);
-        RankReport rep = report_from_json(j);
-        wire::Failure f;
-        if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
-        const bool ok = recv_outputs(job, slices, r, comm, watch);
-        if (ok && r == sender)
-            for (int b : shared_outputs(spec)) {
-                watch.await(r, kData);
-                comm.recv_bytes_exact(job.host(b), r, kData);
-            }
-        reports.push_back({rep, f});
-        origins.push_back(j.value("origin", false));
-    }
-    if (own_outputs.valid()) {
-        own_outputs.get();
-        RankReport own = x.report();
-        own.error = x.failure().message;
-        reports.insert(reports.begin(), {own, x.failure()});  // rank 0 first, as it steps first
-        origins.insert(origins.begin(), x.failed_here());
-    }
-    watch.poll();  // the last heartbeats
+    master_steps(m);
+    result.ranks = collect_reports(m);
     const double end = now_s();
     result.total_s = end - t0;
     result.run_s = end - s0;
-    // The failure that started it all: a rank's own, before the ones it caused.
-    for (int pass = 0; pass < 2; ++pass)
-        for (std::size_t i = 0; i < reports.size(); ++i) {
-            const auto& [rep, f] = reports[i];
-            if (f.empty() || (pass == 0 && !origins[i])) continue;
-            f.raise("data job '" + spec.name + "', rank " + std::to_string(rep.rank) + ": ");
-        }
-    for (auto& [rep, f] : reports) result.ranks.push_back(rep);
-    std::sort(result.ranks.begin(), result.ranks.end(),
-              [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
     result.steps_s = 0;
     for (const auto& r : result.ranks) result.steps_s = std::max(result.steps_s, r.steps_s);
     result.gather_s = std::max(0.0, result.run_s - result.steps_s);
