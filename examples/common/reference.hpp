@@ -189,6 +189,16 @@ inline std::vector<float> kmeans_points(int n, int d, int k, unsigned seed) {
     return points;
 }
 
+/// Centres from sums (the host step): coordinate sums over the count, the count kept (0: empty).
+inline void kmeans_centres(const std::vector<float>& sums, std::vector<float>& centres, int d, int k) {
+    for (int j = 0; j < k; ++j) {
+        const float* s = &sums[std::size_t(j) * (d + 1)];
+        float* c = &centres[std::size_t(j) * (d + 1)];
+        for (int dd = 0; dd < d; ++dd) c[dd] = s[d] == 0.0f ? 0.0f : s[dd] / s[d];
+        c[d] = s[d];
+    }
+}
+
 /// The first k points as the initial centres, each with count 1.
 inline std::vector<float> kmeans_initial_sums(const std::vector<float>& points, int d, int k) {
     std::vector<float> sums(std::size_t(k) * (d + 1));
@@ -321,6 +331,31 @@ inline Check compare_fields(std::initializer_list<Field> fields, double rel_tol)
         if (!c.ok) break;
     }
     return c;
+}
+
+/// The checks of a run of the group-reduction k-means (whose float sums depend on the split, so
+/// they are checked against what the run itself did): every label is the nearest of the centres
+/// its last iteration read (`last_centres`, exact: the same float arithmetic), and the sums are
+/// the points' sums by those labels (in double, within rel_tol).
+struct KmeansCheck {
+    Check labels, sums;
+};
+inline KmeansCheck kmeans_check(const std::vector<float>& points, const std::vector<float>& last_centres,
+                                const std::vector<int>& labels, const std::vector<float>& sums, int n, int d, int k,
+                                double rel_tol) {
+    std::vector<int> want(static_cast<std::size_t>(n));
+    std::vector<float> as_sums(last_centres);  // kmeans_nearest reads sums / count: centres with count 1
+    for (int j = 0; j < k; ++j) as_sums[std::size_t(j) * (d + 1) + d] = last_centres[std::size_t(j) * (d + 1) + d] == 0.0f ? 0.0f : 1.0f;
+    for (int i = 0; i < n; ++i) want[std::size_t(i)] = kmeans_nearest(&points[std::size_t(i) * d], as_sums, d, k);
+    std::vector<double> total(std::size_t(k) * (d + 1), 0.0);
+    for (int i = 0; i < n; ++i) {
+        const int j = std::clamp(labels[std::size_t(i)], 0, k - 1);
+        for (int dd = 0; dd < d; ++dd) total[std::size_t(j) * (d + 1) + dd] += points[std::size_t(i) * d + dd];
+        total[std::size_t(j) * (d + 1) + d] += 1.0;
+    }
+    std::vector<float> want_sums(total.size());
+    for (std::size_t e = 0; e < total.size(); ++e) want_sums[e] = static_cast<float>(total[e]);
+    return {compare_labels(labels, want, 0.0), compare(sums, want_sums, rel_tol)};
 }
 
 }  // namespace example

@@ -595,8 +595,9 @@ private:
                     // device keeps its own pinned buffer (read at DMA speed); one buffer shared
                     // by a rank's devices was re-pinned at each switch, twice per iteration with
                     // two GPUs: k-means on one rank driving two H200s ran 0.67x one GPU.
-                    // Per-group records beyond kMaxGroupRecords are first tree-combined on the
-                    // device (data::combine_on_device, as execute_declared does).
+                    // Per-group records are first tree-combined on the device down to one per
+                    // slice (data::combine_on_device): a step reads back one record of the
+                    // shared buffer's size per device (k-means: k·(d+1) sums).
                     std::vector<cl::Event> reads(mine_.size());
                     std::vector<std::uint64_t> count(mine_.size());
                     std::vector<double> combine_s(mine_.size(), 0.0);
@@ -604,7 +605,7 @@ private:
                         auto& s = mine_[j];
                         cl::Buffer records = s.records.at({k, i});
                         count[j] = data::record_count(a, s.geometry[k]);
-                        if (a.per_group) data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j]);
+                        if (a.per_group) data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1);
                         if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
                             s.host_records = bytes_with(s.ctx->host_memory());
                         s.host_records.resize(count[j] * R * elem_size(d.type));

@@ -144,12 +144,13 @@ __kernel void ws_combine_records(__global T* out, __global const T* in, const ul
 }  // namespace
 
 void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
-                       ReduceOp op, double& seconds) {
-    if (records <= kMaxGroupRecords) return;
+                       ReduceOp op, double& seconds, std::uint64_t most) {
+    most = std::max<std::uint64_t>(most, 1);
+    if (records <= most) return;
     cl::Kernel kernel(ctx.program_from_source(combine_source(d.type, op), ""), "ws_combine_records");
     const std::uint64_t R = tree_width(kernel, ctx.device());
     const std::size_t esize = elem_size(d.type);
-    while (records > kMaxGroupRecords && R >= 2) {
+    while (records > most && R >= 2) {
         const std::uint64_t next = ceil_div(records, R);
         cl::Buffer combined(ctx.context(), CL_MEM_READ_WRITE, next * d.count * esize);
         kernel.setArg(0, combined);

@@ -49,10 +49,10 @@ LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kern
 /// Records a reduce argument `a` of a launch `g` writes: one per launched item, or per group.
 std::uint64_t record_count(const ArgDecl& a, const Geometry& g);
 /// Tree-combines `records` records of `d` (per-group records) on the device, fan-in a power of two
-/// up to 256, until at most kMaxGroupRecords remain; the same tree shape as a work-group's reduce
+/// up to 256, until at most `most` remain; the same tree shape as a work-group's reduce
 /// of its items. Updates `buf` and `records`; adds the launches' seconds to `seconds`.
 void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
-                       ReduceOp op, double& seconds);
+                       ReduceOp op, double& seconds, std::uint64_t most = kMaxGroupRecords);
 
 /// The kernel `k` of `program`. @throws InvalidArgument naming it when the source lacks it (with
 /// the kernels it has) or when its parameter count differs from the declaration's.

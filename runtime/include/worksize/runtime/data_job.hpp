@@ -253,8 +253,8 @@ struct RankReport {
     /// Bytes its slices sent to their neighbours per step (MPI or copies within the rank).
     std::vector<std::uint64_t> halo_per_step;
     /// Bytes of reduction records its slices read back from their devices in each step: one
-    /// record per launched item, or per work-group, these combined on the device first down to
-    /// at most kMaxGroupRecords per slice and reduction.
+    /// record per launched item, or, for per-group records, one per slice and reduction (the
+    /// groups' records combined on the device first).
     std::vector<std::uint64_t> records_per_step;
     /// Per device of `devices`: its launches' time in a step (profiling events), the median over
     /// the steps after the first; only when DataRunOptions::time_launches, else empty.
