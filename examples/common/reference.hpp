@@ -251,16 +251,19 @@ inline FdtdArrays fdtd_reference(FdtdArrays a, int tmax, int nx, int ny) {
 
 // ---- pathfinder (Rodinia's OpenCL pathfinder: a wall of `rows` rows of `cols` weights 0..9;
 // row 0 starts the sums, each next row adds its weight to the least of the three sums above)
+/// The weight of cell `i` (row-major) of the wall: a hash of its index (splitmix64's finaliser),
+/// not a sequential generator, so that any part of a wall of billions of cells is made on its own
+/// (each rank its part: the pathfinder example's generator) in a second or two.
+inline int pathfinder_weight(std::uint64_t i, unsigned seed) {
+    std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull + seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return int((z ^ (z >> 31)) % 10);
+}
+
 inline std::vector<int> pathfinder_wall(int rows, int cols, unsigned seed) {
-    // A hash of the cell's index (splitmix64's finaliser), not a sequential generator: a wall of
-    // billions of cells is made in a second or two.
     std::vector<int> wall(std::size_t(rows) * std::size_t(cols));
-    for (std::size_t i = 0; i < wall.size(); ++i) {
-        std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull + seed;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        wall[i] = int((z ^ (z >> 31)) % 10);
-    }
+    for (std::size_t i = 0; i < wall.size(); ++i) wall[i] = pathfinder_weight(i, seed);
     return wall;
 }
 

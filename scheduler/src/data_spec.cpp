@@ -179,6 +179,9 @@ void validate(const DataJobSpec& s) {
         if (b.no_init && b.input)
             throw InvalidArgument(bn + ": \"init\": \"none\" on an input (its initial contents come from rank 0; "
                                        "\"none\" is for a buffer the kernels write whole)");
+        if (!b.generator.empty() && (b.input || b.units || b.host_written))
+            throw InvalidArgument(bn + ": generated on every rank (generator '" + b.generator +
+                                  "'), so neither rank 0's input, nor of its own units, nor written by a host step");
         if (b.host_written && (b.layout != BufferLayout::shared || !b.input || s.host_every == 0))
             throw InvalidArgument(bn + ": a host step writes shared inputs only, in a job with host steps");
         if (!b.units) continue;

@@ -37,6 +37,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
         if (b.map_num || b.map_den) j["buffers"].back()["map"] = {b.map_num, b.map_den};
         if (b.no_init) j["buffers"].back()["init"] = "none";
         if (b.host_written) j["buffers"].back()["host_written"] = true;
+        if (!b.generator.empty()) j["buffers"].back()["generator"] = {{"name", b.generator}, {"args", b.generator_args}};
     }
     j["kernels"] = nlohmann::json::array();
     for (const auto& k : s.kernels) {
@@ -106,6 +107,10 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
             b.output = jb.value("output", false);
             b.units = jb.value("units", std::uint64_t{0});
             b.host_written = jb.value("host_written", false);
+            if (jb.contains("generator")) {
+                b.generator = jb.at("generator").at("name").get<std::string>();
+                b.generator_args = jb.at("generator").value("args", std::vector<std::int64_t>{});
+            }
             if (jb.contains("map")) {
                 const auto& m = jb.at("map");
                 if (!m.is_array() || m.size() != 2) throw InvalidArgument("map must be [num, den]");

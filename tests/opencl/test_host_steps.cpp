@@ -83,6 +83,91 @@ void check_host_steps(const char* select, bool throws = false) {
 }
 
 TEST(HostSteps, RankZeroWithASliceUpdatesTheDevicesEveryStep) { check_host_steps("all"); }
+
+// Inputs made on every rank (register_generator): a split buffer's rows (halos included) and a
+// shared buffer, nothing sent from rank 0; a generator a rank lacks ends the job with one line.
+const char* kGenSource = R"CL(
+__kernel void blend(__global const int* a, const int ao, __global const int* w, __global int* b, const int bo,
+                  const int end, const int n) {
+    const int i = get_global_id(0);
+    if (i >= end) return;
+    const int l = i > 0 ? a[i - 1 - ao] : 0, r = i + 1 < n ? a[i + 1 - ao] : 0;
+    b[i - bo] = l + r + w[i % 16];
+}
+)CL";
+
+std::int32_t gen_value(std::int64_t seed, std::uint64_t i) { return std::int32_t((i * 2654435761u + std::uint64_t(seed)) % 1000); }
+
+void register_test_generators() {
+    static const bool once = [] {
+        register_generator("test_rows", [](const std::vector<std::int64_t>& a, std::uint64_t first, std::uint64_t count,
+                                           std::span<std::byte> out) {
+            auto* v = reinterpret_cast<std::int32_t*>(out.data());
+            for (std::uint64_t i = 0; i < count; ++i) v[i] = gen_value(a.at(0), first + i);
+        });
+        register_generator("test_weights", [](const std::vector<std::int64_t>&, std::uint64_t first, std::uint64_t count,
+                                              std::span<std::byte> out) {
+            auto* v = reinterpret_cast<std::int32_t*>(out.data());
+            for (std::uint64_t i = 0; i < count; ++i) v[i] = std::int32_t(first + i) * 3;
+        });
+        return true;
+    }();
+    (void)once;
+}
+
+TEST(Generated, InputsMadeOnEveryRankGiveTheSameResult) {
+    register_test_generators();
+    const int n = 3001;
+    std::vector<std::int32_t> want(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+        want[std::size_t(i)] = (i > 0 ? gen_value(7, std::uint64_t(i - 1)) : 0) +
+                               (i + 1 < n ? gen_value(7, std::uint64_t(i + 1)) : 0) + (i % 16) * 3;
+    DeviceSelection sel;
+    sel.spec = "all";
+    const auto out = test::run_local(3, sel, [&](Cluster& c) {
+        DataJob job("generated", kGenSource, std::uint64_t(n));
+        const auto a = job.split_generated<std::int32_t>("a", 1, "test_rows", {7});
+        const auto w = job.shared_generated<std::int32_t>("w", 16, "test_weights");
+        const auto b = job.split<std::int32_t>("b", 1);
+        job.kernel("blend", {arg::halo(a, 1), arg::origin(a), arg::all(w), arg::out(b), arg::origin(b), arg::end(),
+                           arg::value<int>(n)});
+        job.gather(b);
+        DataRunOptions o;
+        o.strategy = "even";
+        const DataRunResult r = run(c, job, o);
+        const auto got = job.result<std::int32_t>(b);
+        EXPECT_EQ(std::vector<std::int32_t>(got.begin(), got.end()), want);
+        EXPECT_EQ(r.ranks.size(), 3u);
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+}
+
+TEST(Generated, AGeneratorNoRankHasEndsTheJobWithOneLine) {
+    DeviceSelection sel;
+    sel.spec = "all";
+    std::vector<std::int32_t> weights(16, 1);
+    const auto out = test::run_local(2, sel, [&](Cluster& c) {
+        DataJob job("generated", kGenSource, 100);
+        const auto a = job.split_generated<std::int32_t>("a", 1, "no_such_generator");
+        const auto w = job.shared("w", weights);
+        const auto b = job.split<std::int32_t>("b", 1);
+        job.kernel("blend", {arg::halo(a, 1), arg::origin(a), arg::all(w), arg::out(b), arg::origin(b), arg::end(),
+                           arg::value<int>(100)});
+        DataRunOptions o;
+        o.strategy = "even";
+        try {
+            run(c, job, o);
+            ADD_FAILURE() << "an unknown generator ran";
+        } catch (const InvalidArgument& e) {
+            EXPECT_NE(std::string(e.what()).find("buffer 'a': no generator 'no_such_generator' on rank 0"),
+                      std::string::npos)
+                << e.what();
+        }
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+}
 TEST(HostSteps, RankZeroWithoutSlicesGetsTheResultFromTheFirstWorker) { check_host_steps("auto"); }
 TEST(HostSteps, ACallbackThatThrowsEndsTheJobWithItsMessage) { check_host_steps("all", true); }
 

@@ -277,5 +277,21 @@ TEST(DataPlacement, HostWrittenBuffersAreSharedInputsOfAJobWithHostSteps) {
         << refusal(s);
 }
 
+TEST(DataPlacement, GeneratedBuffersAreNotInputs) {
+    DataJobSpec s = pyramid_spec();
+    s.buffers[0].input = false;
+    s.buffers[0].generator = "wall";
+    s.buffers[0].generator_args = {1000, 9};
+    ASSERT_EQ(refusal(s), "");
+    const DataJobSpec back = data_job_from_json(to_json(s));
+    EXPECT_EQ(back.buffers[0].generator, "wall");
+    EXPECT_EQ(back.buffers[0].generator_args, (std::vector<std::int64_t>{1000, 9}));
+    EXPECT_EQ(data_plan_request(s).kernel.bytes_in_fixed, 0.0) << "nothing of it is sent";
+    s.buffers[0].input = true;
+    EXPECT_NE(refusal(s).find("buffer 'wall': generated on every rank (generator 'wall'), so neither rank 0's input"),
+              std::string::npos)
+        << refusal(s);
+}
+
 }  // namespace
 }  // namespace worksize

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "worksize/runtime/cluster.hpp"
@@ -39,6 +40,36 @@ BufferRef DataJob::add(const std::string& name, ElemType type, BufferLayout layo
     spec_.buffers.push_back(b);
     host_.push_back(host);
     return {int(spec_.buffers.size()) - 1};
+}
+
+namespace {
+std::mutex& generators_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::map<std::string, Generator>& generators() {
+    static std::map<std::string, Generator> g;
+    return g;
+}
+}  // namespace
+
+void register_generator(const std::string& name, Generator g) {
+    std::lock_guard lock(generators_mutex());
+    if (!generators().emplace(name, std::move(g)).second)
+        throw InvalidArgument("register_generator(): '" + name + "' is registered already");
+}
+
+const Generator* find_generator(const std::string& name) {
+    std::lock_guard lock(generators_mutex());
+    const auto it = generators().find(name);
+    return it == generators().end() ? nullptr : &it->second;
+}
+
+BufferRef DataJob::generated(BufferRef b, const std::string& generator, std::vector<std::int64_t> args) {
+    BufferDecl& d = spec_.buffers[std::size_t(b.index)];
+    d.generator = generator;
+    d.generator_args = std::move(args);
+    return b;
 }
 
 DataJob& DataJob::kernel(const std::string& name, std::vector<ArgDecl> args) {

@@ -189,7 +189,10 @@ public:
                                         "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
                     s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
-                    if (!d.input) data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
+                    if (!d.generator.empty())
+                        generate(s, int(b));
+                    else if (!d.input)
+                        data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
                 }
                 cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
                 for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
@@ -222,6 +225,30 @@ public:
                 fail(e);
             }
         }
+    }
+
+    /// Buffer `b`'s contents made here by its generator (BufferDecl::generator) into slice `s`:
+    /// its rows, halos included, of a split buffer; all of a shared one (made once per rank).
+    void generate(SliceState& s, int b) {
+        const BufferDecl& d = spec_.buffers[std::size_t(b)];
+        const Generator* g = find_generator(d.generator);
+        if (!g)
+            throw InvalidArgument("data job '" + spec_.name + "', buffer '" + d.name + "': no generator '" + d.generator +
+                                  "' on rank " + std::to_string(me_) +
+                                  " (register_generator() it on every rank before cluster_main())");
+        if (d.layout == BufferLayout::shared) {
+            Bytes& all = generated_[b];
+            if (all.empty()) {
+                all.resize(d.count * elem_size(d.type));
+                (*g)(d.generator_args, 0, d.count, all);
+            }
+            upload(s, b, 0, all);
+            return;
+        }
+        const auto [first, n] = input_rows(spec_, b, s.desc.offset, s.desc.units);
+        Bytes rows(n * row_bytes(b));
+        (*g)(d.generator_args, first, n, rows);
+        upload(s, b, first, rows);
     }
 
     /// Rows [first, first + n) of split buffer `b` (or all of shared `b`) into slice `s`.
@@ -676,6 +703,7 @@ private:
     double last_beat_ = 0;
     fault::DataFault fault_;
     Bytes inbox_, result_;
+    std::map<int, Bytes> generated_;  ///< shared buffers' generated contents, made once per rank
 };
 
 

@@ -131,6 +131,19 @@ ArgDecl expr(std::string text, ExprConstants constants = {}) {
 inline ArgDecl scratch(BufferRef b) { return {ArgKind::scratch, b.index}; }
 }  // namespace arg
 
+/// A generator of a buffer's contents on every rank (rank-local inputs: nothing is sent):
+/// fills `out` with elements [first, first + count) of the buffer, counted in units (rows of
+/// pitch elements) for a split buffer and in elements for a shared one, from the declaration's
+/// `args`.
+using Generator = std::function<void(const std::vector<std::int64_t>& args, std::uint64_t first, std::uint64_t count,
+                                     std::span<std::byte> out)>;
+/// Registers `g` as `name` in this process. Every rank must register the generators its jobs name
+/// before cluster_main() (workers never run the application's body). @throws InvalidArgument for
+/// a name registered twice.
+void register_generator(const std::string& name, Generator g);
+/// The generator registered as `name`, or null.
+const Generator* find_generator(const std::string& name);
+
 class DataJob {
 public:
     /// `size`: {items} for a 1-D job, {width, rows} for a 2-D one (split by rows).
@@ -154,6 +167,20 @@ public:
     template <class T>
     BufferRef shared(const std::string& name, std::vector<T>& host) {
         return add(name, elem_type_of<T>(), BufferLayout::shared, 1, host.size(), std::as_writable_bytes(std::span(host)));
+    }
+
+    /// A split buffer of `pitch` elements per unit made on every rank by the registered generator
+    /// `generator` (each device its rows, halos included) instead of sent from rank 0.
+    template <class T>
+    BufferRef split_generated(const std::string& name, std::uint64_t pitch, const std::string& generator,
+                              std::vector<std::int64_t> args = {}) {
+        return generated(add(name, elem_type_of<T>(), BufferLayout::split, pitch, 0, {}), generator, std::move(args));
+    }
+    /// A shared buffer of `count` elements made on every rank by the registered generator.
+    template <class T>
+    BufferRef shared_generated(const std::string& name, std::uint64_t count, const std::string& generator,
+                               std::vector<std::int64_t> args = {}) {
+        return generated(add(name, elem_type_of<T>(), BufferLayout::shared, 1, count, {}), generator, std::move(args));
     }
 
     /// A buffer of `count` elements of T that each device holds for its kernels alone (zeros at the
@@ -231,6 +258,7 @@ private:
     BufferRef add(const std::string& name, ElemType type, BufferLayout layout, std::uint64_t pitch,
                   std::uint64_t count, std::span<std::byte> host);
     void check_result(BufferRef b, ElemType t) const;
+    BufferRef generated(BufferRef b, const std::string& generator, std::vector<std::int64_t> args);
     DataJobSpec spec_;
     std::vector<std::span<std::byte>> host_;
     /// Memory the job allocated for output-only buffers (gather()); shared by copies (probe()).

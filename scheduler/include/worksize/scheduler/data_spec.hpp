@@ -64,6 +64,11 @@ struct BufferDecl {
     /// A shared input that rank 0's host step writes (DataJobSpec::host_every): after each host
     /// step but the last, its new contents go to every device.
     bool host_written = false;
+    /// Made on every rank, not sent: the runtime's generator of this name (register_generator()
+    /// in worksize/runtime/data_job.hpp) fills each device's rows of it (a split buffer: its
+    /// slice's and halo rows; a shared one: all of it) from `generator_args`. Not an input.
+    std::string generator{};
+    std::vector<std::int64_t> generator_args{};
 };
 
 /// A split buffer with its own unit count (BufferDecl::units).
