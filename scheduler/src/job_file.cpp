@@ -236,10 +236,16 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
     for (std::size_t k = 0; k < kernels.size(); ++k) {
         const auto& jk = kernels[k];
         const std::string f = "kernels[" + std::to_string(k) + "]";
-        check_keys(jk, {"name", "args", "units_per_item", "required_local"}, f);
+        check_keys(jk, {"name", "args", "units_per_item", "required_local", "arrays"}, f);
         KernelDecl kd;
         kd.name = text_of(need(jk, "name", f), f + ".name");
         if (jk.contains("units_per_item")) kd.units_per_item = count_of(jk["units_per_item"], f + ".units_per_item");
+        if (jk.contains("arrays")) {
+            const auto arrays = jk["arrays"].is_string() ? jk["arrays"].get<std::string>() : jk["arrays"].dump();
+            if (arrays != "whole" && arrays != "slice")
+                fail(f + ".arrays", "'" + arrays + "' is not whole (an application's kernel, indexing whole arrays) or slice");
+            kd.whole_arrays = arrays == "whole";
+        }
         if (jk.contains("required_local")) {
             const auto& r = jk["required_local"];
             if (!r.is_array() || r.empty() || r.size() > 2) fail(f + ".required_local", "is [x] or [x, y]");

@@ -3,7 +3,8 @@
 # its device (--select all): every rank reads the job file and registers the job. `tune --job`
 # stores the filter5x5 job's entries in rank 0's database, `run --job --local tuned` uses them and
 # verifies, `bench --job` verifies every strategy (model included, calibrated on the fly), and
-# the 1-D saxpy job verifies. Plumbing only: no timing is asserted.
+# the 1-D saxpy job verifies, and PolyBench's convolution kernel runs unmodified ("arrays":
+# "whole"). Plumbing only: no timing is asserted.
 ws=$1; mpx=$2
 source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
@@ -84,4 +85,16 @@ mpmd_cmd "$mpx" "$ws" "$cus" run --job "$jobs/saxpy.json" --size 100003 --json
 run 120 "${MPMD[@]}"
 expect_rc 0 "run --job saxpy.json, rank 0 the master"
 expect_jq '.verified == true and ([.devices[].rank] | sort == [1, 2])' "saxpy verified on the two workers"
+
+# 5. PolyBench-ACC's 2-D convolution kernel as published ("arrays": "whole"): the file unchanged,
+#    and its rows split over the 3 ranks, verified against the whole problem on one device.
+poly="$jobs/polybench"
+want=$(grep -Eo '`2DConvolution.cl` sha256 [0-9a-f]{64}' "$poly/ORIGIN.md" | awk '{print $3}')
+if [ -n "$want" ] && [ "$(sha256sum "$poly/2DConvolution.cl" | cut -d' ' -f1)" = "$want" ]; then
+  ok "2DConvolution.cl is the published file"; else bad "2DConvolution.cl differs from the published one"; fi
+mpmd_cmd "$mpx" "$ws" "$cus" run --job "$poly/conv2d.json" --size 300x203 --select all --json
+run 120 "${MPMD[@]}"
+expect_rc 0 "run --job polybench/conv2d.json --size 300x203 over 3 ranks"
+expect_jq '.verified == true and ([.devices[] | select(.units > 0) | .rank] | sort == [0, 1, 2])' \
+  "the published convolution kernel verified with a slice on each of the 3 ranks"
 finish
