@@ -98,6 +98,41 @@ TEST(Instructions, ReductionJobOnThreeRanksMatchesTheGoldenList) {
     EXPECT_EQ(text, golden("instructions_two_kernels.txt", text)) << "WORKSIZE_UPDATE_GOLDEN=1 rewrites the file";
 }
 
+/// PolyBench's fdtd-2d as it is ported (examples/fdtd2d): three kernels of whole arrays in 8-row
+/// work-groups, the first reading hz of the row above, the third ey of the row below, 72 rows of 8.
+DataJobSpec fdtd(std::uint64_t rows, std::uint64_t steps) {
+    DataJobSpec s;
+    s.name = "fdtd2d";
+    s.source = "__kernel void fdtd_kernel1() {}";
+    s.dims = 2;
+    s.width = 8;
+    s.units = rows;
+    s.steps = steps;
+    s.buffers = {shared("_fict_", steps), split("ex", 8, true, true), split("ey", 8, true, true), split("hz", 8, true, true)};
+    KernelDecl k1, k2, k3;
+    k1.name = "fdtd_kernel1";
+    k1.args = {access(ArgKind::all, 0), access(ArgKind::read, 1), access(ArgKind::read_write, 2), access(ArgKind::halo, 3, 1),
+               plain(ArgKind::step)};
+    k2.name = "fdtd_kernel2";
+    k2.args = {access(ArgKind::read_write, 1), access(ArgKind::read, 2), access(ArgKind::read, 3)};
+    k3.name = "fdtd_kernel3";
+    k3.args = {access(ArgKind::read, 1), access(ArgKind::halo, 2, 1), access(ArgKind::read_write, 3)};
+    for (KernelDecl* k : {&k1, &k2, &k3}) {
+        k->whole_arrays = true;
+        k->required_local = {8, 8};
+    }
+    s.kernels = {k1, k2, k3};
+    return s;
+}
+
+TEST(Instructions, FdtdOnThreeRanksMatchesTheGoldenList) {
+    const auto s = fdtd(72, 3);
+    ASSERT_NO_THROW(validate(s));
+    const auto layout = data_layout(s, {slice(0, 0, 0, 24), slice(1, 1, 24, 24), slice(2, 2, 48, 24)});
+    const std::string text = format_instructions(s, layout, 2);
+    EXPECT_EQ(text, golden("instructions_fdtd2d.txt", text)) << "WORKSIZE_UPDATE_GOLDEN=1 rewrites the file";
+}
+
 TEST(Instructions, OverlapSplitsTheHeatLaunchIntoBoundaryAndInterior) {
     const auto s = heat(30, 3);
     const auto layout = three_ranks(s);
