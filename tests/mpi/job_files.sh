@@ -97,4 +97,13 @@ run 120 "${MPMD[@]}"
 expect_rc 0 "run --job polybench/conv2d.json --size 300x203 over 3 ranks"
 expect_jq '.verified == true and ([.devices[] | select(.units > 0) | .rank] | sort == [0, 1, 2])' \
   "the published convolution kernel verified with a slice on each of the 3 ranks"
+# The same kernel declared for slices (no "arrays": "whole") writes past its buffers: with
+# WORKSIZE_CHECK_BOUNDS=1 on every rank the guard zones catch it (without them it corrupts the heap).
+sed -e 's/"arrays": "whole",//' -e "s#\"source\": \"2DConvolution.cl\"#\"source\": \"$poly/2DConvolution.cl\"#" \
+  "$poly/conv2d.json" >"$tmp/conv2d_slices.json"
+RANK_ENV_0="WORKSIZE_CHECK_BOUNDS=1" RANK_ENV_1="WORKSIZE_CHECK_BOUNDS=1" RANK_ENV_2="WORKSIZE_CHECK_BOUNDS=1" \
+  mpmd_cmd "$mpx" "$ws" "$cus" run --job "$tmp/conv2d_slices.json" --size 300x203 --select all
+run 120 "${MPMD[@]}"
+expect_fail_line 1 "kernel 'Convolution2D_kernel' wrote outside buffer 'B', at [0-9]+ bytes past its end.*needs \"arrays\": \"whole\"" \
+  "--check-bounds: the convolution kernel declared for slices is named, exit 1, one line"
 finish

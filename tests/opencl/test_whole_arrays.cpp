@@ -112,6 +112,49 @@ TEST(WholeArrays, KernelsOfTheFirstStepAndOfEveryThirdStep) {
     for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
 }
 
+// --check-bounds: the same kernels declared for slices (without whole_arrays) write past their
+// slice buffers; the guard zones catch it and the run ends naming the kernel and the buffer. With
+// whole_arrays() the checked run verifies.
+TEST(WholeArrays, CheckBoundsFindsAKernelOfWholeArraysDeclaredForSlices) {
+    const int n = 1500, steps = 2;
+    std::vector<std::int32_t> start(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 7919) % 1001;
+    const Fields want = reference(start, steps);
+    for (const bool whole : {false, true}) {
+        DeviceSelection sel;
+        sel.spec = "all";
+        const auto out = test::run_local(3, sel, [&](Cluster& c) {
+            std::vector<std::int32_t> a = start;
+            DataJob job("relax", kSource, std::uint64_t(n));
+            const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+            job.kernel("spread", {arg::halo(ba, 1), arg::out(bb), arg::value<int>(n), arg::step()});
+            if (whole) job.whole_arrays();
+            job.kernel("accumulate", {arg::inout(ba), arg::in(bb), arg::value<int>(n)});
+            if (whole) job.whole_arrays();
+            job.steps(std::uint64_t(steps)).gather(ba);
+            DataRunOptions o;
+            o.strategy = "even";
+            o.check_bounds = true;
+            if (whole) {
+                run(c, job, o);
+                EXPECT_EQ(a, want.a);
+                return 0;
+            }
+            try {
+                run(c, job, o);
+                ADD_FAILURE() << "a kernel of whole arrays declared for slices passed --check-bounds";
+            } catch (const Error& e) {
+                const std::string m = e.what();
+                EXPECT_NE(m.find("kernel 'spread' on device"), std::string::npos) << m;
+                EXPECT_NE(m.find("wrote outside buffer 'b', at"), std::string::npos) << m;
+                EXPECT_NE(m.find("needs whole_arrays()"), std::string::npos) << m;
+            }
+            return 0;
+        });
+        for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+    }
+}
+
 TEST(WholeArrays, ALaunchBeforeTheEndIsNotPadded) {
     EXPECT_EQ(data::exact_local({256, 1}, 1, 768, false).x, 256u) << "divides: unchanged";
     EXPECT_EQ(data::exact_local({256, 1}, 1, 100, false).x, 4u) << "the largest power of two dividing 100";

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cluster/cluster_impl.hpp"
+#include "jobs/bounds.hpp"
 #include "jobs/data_kernels.hpp"
 #include "engine/executor.hpp"
 #include "cluster/fault.hpp"
@@ -68,6 +69,7 @@ struct SliceState {
     SliceDesc desc;
     DeviceContext* ctx = nullptr;
     std::vector<cl::Buffer> bufs;  ///< per declared buffer
+    std::vector<bounds::Guarded> guards;  ///< per declared buffer, with --check-bounds (bufs are their views)
     std::vector<cl::Kernel> kernels;
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;  ///< (kernel, argument)
     std::set<std::pair<std::size_t, std::size_t>> records_filled;       ///< per-group records filled once
@@ -118,6 +120,8 @@ public:
     void time_launches(bool on) { time_launches_ = on; }
     /// Split launches and exchange halos while the interior computes (ProgramOptions::overlap).
     void overlap(bool on) { overlap_ = on; }
+    /// Guard zones around every buffer, checked after each launch (bounds.hpp).
+    void check_bounds(bool on) { check_bounds_ = on; }
     const std::vector<SliceState>& mine() const { return mine_; }
     std::vector<SliceState>& mine_mutable() { return mine_; }
     RankReport& report() { return report_; }
@@ -188,7 +192,16 @@ public:
                                         std::to_string(elems * elem_size(d.type)) + " bytes on device '" + ctx.info().name +
                                         "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
                     s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
-                    s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
+                    if (check_bounds_) {
+                        // After the view, as much as the rest of the whole array (a kernel indexing
+                        // whole arrays writes there), and a page.
+                        const std::uint64_t whole = d.layout == BufferLayout::split ? spec_.units * row_bytes(int(b)) : 0;
+                        const std::uint64_t bytes = elems * elem_size(d.type);
+                        s.guards.push_back(bounds::make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096));
+                        s.bufs.push_back(s.guards.back().view);
+                    } else {
+                        s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
+                    }
                     if (!d.generator.empty())
                         generate(s, int(b));
                     else if (!d.input)
@@ -304,6 +317,9 @@ public:
             for (auto& s : mine_)
                 for (const auto& [a, b] : spec_.swaps)
                     std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
+            for (auto& s : mine_)
+                if (!s.guards.empty())
+                    for (const auto& [a, b] : spec_.swaps) std::swap(s.guards[std::size_t(a)], s.guards[std::size_t(b)]);
             if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
                 executor.drain();
                 gather_point(step + 1);
@@ -469,6 +485,7 @@ private:
             if (last) s.last = ev;
             if (timed) s.timed.emplace_back(step_, ev);
             if (done) *done = ev;
+            if (!s.guards.empty()) check_guards(s, kd);
         } catch (const cl::Error& e) {
             fail(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
         } catch (const std::exception& e) {
@@ -539,6 +556,24 @@ public:
     }
 
 private:
+    /// --check-bounds: after kernel `kd`'s launch on `s`, the guard zones of what it writes.
+    void check_guards(SliceState& s, const KernelDecl& kd) {
+        s.ctx->queue().finish();
+        for (const auto& a : kd.args) {
+            if (a.buffer < 0 || !(a.kind == ArgKind::write || a.kind == ArgKind::read_write || a.kind == ArgKind::scratch))
+                continue;
+            const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
+            const std::string where = bounds::check(s.ctx->queue(), s.guards[std::size_t(a.buffer)],
+                                                    d.layout == BufferLayout::split ? row_bytes(a.buffer) : 0);
+            if (where.empty()) continue;
+            std::string m = "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "' wrote outside buffer '" +
+                            d.name + "', " + where + " (--check-bounds)";
+            if (d.layout == BufferLayout::split && !held_whole(spec_, a.buffer))
+                m += "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job files: \"arrays\": \"whole\")";
+            throw Error(m);
+        }
+    }
+
     void finish_queues() {
         for (auto& s : mine_) {
             if (failed_) {
@@ -696,7 +731,7 @@ private:
     std::vector<std::uint64_t> halo_;
     RankReport report_;
     wire::Failure failure_;
-    bool failed_ = false, origin_ = false, time_launches_ = false, overlap_ = true;
+    bool failed_ = false, origin_ = false, time_launches_ = false, overlap_ = true, check_bounds_ = false;
     std::uint64_t step_ = 0;
     int lost_peer_ = -1;
     bool beats_ = false, beating_ = false, slow_ = true;

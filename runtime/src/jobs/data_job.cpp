@@ -477,7 +477,8 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
                                            {"spec", to_json(spec)},
                                            {"slices", slices_to_json(slices)},
                                            {"time_launches", options.time_launches},
-                                           {"overlap", options.overlap}}
+                                           {"overlap", options.overlap},
+                                           {"check_bounds", options.check_bounds || bounds::enabled()}}
                                 .dump();
     std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
     const auto cmd_bytes = std::as_bytes(std::span(cmd.data(), cmd.size()));
@@ -487,6 +488,7 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(options.time_launches);
     x.overlap(options.overlap);
+    x.check_bounds(options.check_bounds || bounds::enabled());
     x.setup();
     MasterRun m{job, spec, comm, watch, x, slices, workers};
     scatter(m);
@@ -520,6 +522,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(cmd.value("time_launches", false));
     x.overlap(cmd.value("overlap", true));
+    x.check_bounds(cmd.value("check_bounds", false));
     // This rank tells rank 0 that it is alive (wire::kHeartbeat, every Comm::heartbeat() seconds) while it
     // sets up, steps, and waits on its neighbours or its devices: rank 0 counts a worker lost
     // after --rank-timeout without a sign of life (docs/cluster.md, "The fault model").

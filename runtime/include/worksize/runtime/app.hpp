@@ -12,6 +12,7 @@
 //                         no entry; data jobs are not tuned yet)
 //   --overlap on|off      halo exchanges beside the interior launches (default on)
 //   --instructions [text|json]  print each rank's instruction lists and stop
+//   --check-bounds        guard zones around device buffers, checked after each launch
 //   --help                all of these, and the application's own, then exit 0
 // The log's level (worksize/scheduler/log.hpp) comes from WORKSIZE_LOG_LEVEL; a bad value is a
 // bad input.

@@ -327,6 +327,11 @@ struct DataRunOptions {
     /// Split launches so that halos move while the interior rows compute (ProgramOptions::overlap;
     /// `--overlap off` for comparison).
     bool overlap = true;
+    /// Guard zones around every device buffer, checked after each launch: a kernel that writes
+    /// outside its buffer (or, declared for slices, indexes whole arrays) ends the run with a line
+    /// naming the kernel, the buffer and the device (`--check-bounds`; WORKSIZE_CHECK_BOUNDS=1).
+    /// Every launch then waits for the device: for finding bugs, not for timing.
+    bool check_bounds = false;
     /// "text" or "json": run() prints each rank's instruction lists for the first two steps to
     /// standard output and throws DryRunDone instead of running (`--instructions`).
     std::string instructions;

@@ -1,0 +1,65 @@
+// Guard zones around device buffers: bounds.hpp.
+#include "jobs/bounds.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <vector>
+
+namespace worksize::bounds {
+
+namespace {
+constexpr cl_uchar kPattern = 0xA5;
+std::atomic<int>& flag() {
+    static std::atomic<int> f{[] {
+        const char* v = std::getenv("WORKSIZE_CHECK_BOUNDS");
+        return v && std::string(v) == "1" ? 1 : 0;
+    }()};
+    return f;
+}
+}  // namespace
+
+bool enabled() { return flag().load() != 0; }
+void set_enabled(bool on) { flag().store(on ? 1 : 0); }
+
+Guarded make(DeviceContext& ctx, std::uint64_t bytes, std::uint64_t after) {
+    Guarded g;
+    const std::uint64_t align = std::max<std::uint64_t>(ctx.device().getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8, 1);
+    g.before = (4096 + align - 1) / align * align;
+    g.bytes = std::max<std::uint64_t>(bytes, 1);
+    g.after = std::max<std::uint64_t>(after, 4096);
+    g.parent = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, g.before + g.bytes + g.after);
+    ctx.queue().enqueueFillBuffer(g.parent, kPattern, 0, g.before + g.bytes + g.after);
+    cl_buffer_region region{g.before, g.bytes};
+    g.view = g.parent.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region);
+    return g;
+}
+
+namespace {
+/// The first byte of `zone` that is not the pattern, or -1.
+std::int64_t first_changed(const std::vector<cl_uchar>& zone) {
+    const auto it = std::find_if(zone.begin(), zone.end(), [](cl_uchar c) { return c != kPattern; });
+    return it == zone.end() ? -1 : std::int64_t(it - zone.begin());
+}
+}  // namespace
+
+std::string check(cl::CommandQueue& q, const Guarded& g, std::uint64_t row_bytes) {
+    std::vector<cl_uchar> before(g.before), after(g.after);
+    q.enqueueReadBuffer(g.parent, CL_FALSE, 0, before.size(), before.data());
+    q.enqueueReadBuffer(g.parent, CL_TRUE, g.before + g.bytes, after.size(), after.data());
+    if (const auto b = first_changed(before); b >= 0) {
+        std::int64_t last = std::int64_t(before.size()) - 1;
+        while (last > b && before[std::size_t(last)] == kPattern) --last;
+        return "at " + std::to_string(std::int64_t(g.before) - last) + " bytes before its start";
+    }
+    if (const auto a = first_changed(after); a >= 0) {
+        std::string where = "at " + std::to_string(a) + " bytes past its end";
+        if (row_bytes > 0)
+            where += ", in row " + std::to_string(g.bytes / row_bytes + std::uint64_t(a) / row_bytes + 1) +
+                     " of a buffer of " + std::to_string(g.bytes / row_bytes) + " rows";
+        return where;
+    }
+    return "";
+}
+
+}  // namespace worksize::bounds
