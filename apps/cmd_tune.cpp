@@ -13,53 +13,13 @@
 #include "job_setup.hpp"
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
+#include "tune_text.hpp"
 #include "worksize/runtime/autotune.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize::cli {
 
 namespace {
-
-std::string local_str(const LocalSize& l) {
-    return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
-}
-
-/// The summary's "stored" column: "no", "yes" (the search's choice), or the baseline stored instead.
-std::string stored_text(bool stored, const BaselineCheck& check) {
-    if (!stored) return "no";
-    if (check.source == "null") return "yes: NULL";
-    if (check.source == "paper") return std::string("yes: paper ").append(local_str(check.local));
-    return "yes";
-}
-
-std::string ms_or_dash(double s) { return std::isfinite(s) ? fmt(s * 1e3, 4) : "failed"; }
-
-std::string ratio_str(double a, double b) {
-    return std::isfinite(a) && std::isfinite(b) && b > 0 ? fmt(a / b, 2) + "x" : "-";
-}
-
-/// Rows y, columns x: the exhaustive sweep's times in ms ("-": not a candidate, "fail": failed).
-std::string heatmap_table(const TuneReportRow& r) {
-    std::set<std::uint64_t> xs, ys;
-    std::map<std::pair<std::uint64_t, std::uint64_t>, double> t;
-    for (const auto& [l, s] : r.heatmap) {
-        xs.insert(l.x);
-        ys.insert(l.y);
-        t[{l.x, l.y}] = s;
-    }
-    std::vector<std::string> header{"y\\x"};
-    for (auto x : xs) header.push_back(std::to_string(x));
-    Table table(header);
-    for (auto y : ys) {
-        std::vector<std::string> row{std::to_string(y)};
-        for (auto x : xs) {
-            auto it = t.find({x, y});
-            row.push_back(it == t.end() ? "-" : std::isfinite(it->second) ? fmt(it->second * 1e3, 3) : "fail");
-        }
-        table.add(row);
-    }
-    return table.str();
-}
 
 /// The database text of this rank for collect("tuning-db"): "" when it has no file.
 std::string local_db_text(const std::string& db) {
@@ -208,6 +168,8 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     });
     if (!cluster.is_master()) return cluster.serve();
 
+    std::string tuning;  // the (kernel, device) being tuned, for the line of a lost rank
+    std::size_t stored_units = 0;  // (kernel, device)s stored so far
     auto body = [&](Cluster& c) -> int {
         const std::string db_path = resolve_db_path(db);
         // Output files (rank 0 writes them), before the work.
@@ -294,6 +256,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
             auto& t = tuners[ti];
             for (std::size_t d = 0; d < devs.size(); ++d) {
                 const DeviceInfo& dev = devs[d];
+                tuning = t->kernel() + " on device " + std::to_string(d) + " (" + dev.name + ")";
                 const std::size_t steps_before = progress.count();
                 unit_plan = planned[ti][d];
                 const std::string& size_txt = jobs[ti].size;  // the problem size, as --size gave it
@@ -524,6 +487,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
                              std::to_string(chosen.measured), std::to_string(chosen.confirm_runs),
                              std::to_string(chosen.candidates), std::to_string(chosen.failed),
                              params_stored ? "yes: params" : stored_text(stored, check)});
+                if (stored || params_stored) ++stored_units;
                 if (report) {
                     auto& r = rows.back();
                     r.baseline_check = check;
@@ -547,6 +511,7 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
             }
         }
         progress.done();
+        tuning.clear();
 
         // Entries that other ranks keep in their own databases (e.g. from single-node runs on
         // their nodes) join rank 0's: rank 0 is the merge point.
@@ -630,6 +595,13 @@ int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args) {
     int code = kFailure;
     try {
         code = body(cluster);
+    } catch (const Error& e) {
+        cluster.finish(e.reason() == ErrorReason::bad_input ? kUsage : kFailure);
+        // A lost rank or a kernel past --kernel-timeout ends the tuning where it was: what was
+        // stored before stays (each (kernel, device) is saved when it is done).
+        if (!ends_command(e.reason()) || tuning.empty()) throw;
+        throw Error(e.reason(), std::string(e.what()) + "; tune stopped at " + tuning + ", " +
+                                    std::to_string(stored_units) + " result(s) stored before");
     } catch (const std::exception& e) {
         // As with_cluster: the workers exit with rank 0's code (mpiexec ORs the ranks' codes).
         cluster.finish(reason_of(e) == ErrorReason::bad_input ? kUsage : kFailure);

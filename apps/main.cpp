@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
     const std::string cmd = args[0];
     args.erase(args.begin());
     // After a lost rank, MPI_Finalize could wait forever for it: rank 0 ends the job instead
-    // (docs/cluster.md, "The fault model").
+    // (docs/cluster.md, "The fault model"); a rank whose device a kernel holds past
+    // --kernel-timeout ends after MPI_Finalize, without destructors.
     // Results go to standard output only: a write that failed there (a full disk, /dev/full) is
     // a failed command, not a silent exit 0.
     auto end = [&](int code) {
@@ -117,6 +118,8 @@ int main(int argc, char** argv) {
             if (code == cli::kOk) code = cli::kFailure;
         }
         if (master && mpi::lost_peer()) env->end_after_loss(code);
+        // A device held by a kernel past --kernel-timeout: destructors would wait on it.
+        if (mpi::held_device()) mpi::end_held(code);
         return code;
     };
     try {

@@ -243,12 +243,17 @@ std::size_t guided_budget(std::size_t n, const TuneOptions& o) {
 namespace {
 
 /// One call of a measuring function: true and `seconds` on a positive finite time, else false
-/// and `error` (an exception, NaN, inf or <= 0 all mean the configuration failed).
+/// and `error` (an exception, NaN, inf or <= 0 all mean the configuration failed). A lost rank
+/// or a kernel past --kernel-timeout (ends_command()) is no failure of the configuration: it is
+/// rethrown, and the search ends (each further candidate would wait out the timeout again).
 bool time_once(const MeasureFn& measure, const LocalSize& local, double& seconds, std::string& error) {
     try {
         seconds = measure(local);
         if (std::isfinite(seconds) && seconds > 0) return true;
         error = "no valid time (" + std::to_string(seconds) + ")";
+    } catch (const Error& e) {
+        if (ends_command(e.reason())) throw;
+        error = e.what();
     } catch (const std::exception& e) {
         error = e.what();
     } catch (...) {

@@ -62,13 +62,15 @@ const char* to_string(ErrorReason r) {
         case ErrorReason::launch_failure: return "launch-failure";
         case ErrorReason::wrong_result: return "wrong-result";
         case ErrorReason::lost_rank: return "lost-rank";
+        case ErrorReason::timed_out: return "timed-out";
     }
     return "generic";
 }
 
 ErrorReason error_reason_from_string(const std::string& s) {
     for (auto r : {ErrorReason::bad_input, ErrorReason::build_failure, ErrorReason::device_limit,
-                   ErrorReason::launch_failure, ErrorReason::wrong_result, ErrorReason::lost_rank})
+                   ErrorReason::launch_failure, ErrorReason::wrong_result, ErrorReason::lost_rank,
+                   ErrorReason::timed_out})
         if (s == to_string(r)) return r;
     return ErrorReason::generic;
 }

@@ -249,7 +249,8 @@ TEST(Profile, DevicesJsonStaysStrict) {
 
 TEST(ErrorReasons, NamesRoundTripAndInvalidArgumentIsBadInput) {
     for (auto r : {ErrorReason::generic, ErrorReason::bad_input, ErrorReason::build_failure, ErrorReason::device_limit,
-                   ErrorReason::launch_failure, ErrorReason::wrong_result, ErrorReason::lost_rank})
+                   ErrorReason::launch_failure, ErrorReason::wrong_result, ErrorReason::lost_rank,
+                   ErrorReason::timed_out})
         EXPECT_EQ(error_reason_from_string(to_string(r)), r);
     EXPECT_EQ(error_reason_from_string("no-such-reason"), ErrorReason::generic);
     EXPECT_EQ(InvalidArgument("x").reason(), ErrorReason::bad_input);

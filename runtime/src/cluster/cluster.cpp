@@ -28,6 +28,7 @@ void Cluster::start(const DeviceSelection& sel) {
     Comm& comm = *impl_->comm;
     const int rank = comm.rank(), size = comm.size();
     impl_->rank_timeout_s = sel.rank_timeout_s;
+    impl_->kernel_timeout_s = sel.kernel_timeout_s;
     comm.set_heartbeat(std::min(1.0, sel.rank_timeout_s / 3.0));
 
     // Every rank: discover and select; a failure becomes this rank's message, never a hang.
@@ -130,7 +131,12 @@ void Cluster::start(const DeviceSelection& sel) {
     }
 }
 
-Cluster::~Cluster() = default;
+Cluster::~Cluster() {
+    // A device held by a kernel past --kernel-timeout: its context, queue and buffers, and the
+    // thread waiting on it, are left to the process's end (mpi::end_held), as releasing them
+    // would wait on the kernel.
+    if (!impl_->held.empty()) (void)impl_.release();
+}
 
 bool Cluster::is_master() const { return impl_->comm->rank() == 0; }
 int Cluster::ranks() const { return impl_->comm->size(); }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <limits>
 #include <functional>
 #include <future>
 #include <map>
@@ -15,7 +17,9 @@
 
 #include "cluster/fault.hpp"
 #include "worksize/runtime/cluster.hpp"
+#include "worksize/runtime/mpi.hpp"
 #include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/format.hpp"
 
 namespace worksize {
 
@@ -39,6 +43,13 @@ T wait_beating(Comm& comm, std::future<T>& f) {
     return f.get();
 }
 
+/// A slice's deadline under --kernel-timeout, set by the thread that executes it and read by the
+/// thread that waits on it: infinity while none runs.
+struct SliceDeadline {
+    std::atomic<double> at{std::numeric_limits<double>::infinity()};
+    bool passed() const { return now_s() > at.load(); }
+};
+
 struct Cluster::Impl {
     std::unique_ptr<Comm> owned_comm;  // the MPI world communicator, when built from the environment
     Comm* comm = nullptr;
@@ -47,6 +58,27 @@ struct Cluster::Impl {
     std::map<int, std::unique_ptr<DeviceContext>> contexts;  // by local device index
     bool finished = false;
     double rank_timeout_s = 5.0;
+    double kernel_timeout_s = 60.0;  // per iteration of a slice (--kernel-timeout)
+    /// Local devices held by a kernel past --kernel-timeout (never run on again); once any is,
+    /// the Cluster's state is left to the process's end (~Cluster, mpi::end_held).
+    std::vector<int> held;
+    bool is_held(int device) const { return std::find(held.begin(), held.end(), device) != held.end(); }
+    /// A slice's time limit: --kernel-timeout per iteration.
+    double slice_limit(const SliceSpec& spec) const {
+        return kernel_timeout_s * double(std::max<std::uint64_t>(1, spec.iterations));
+    }
+    /// The failure of a slice past its limit, for rank 0 to report with the rank and device.
+    wire::Failure timed_out(const SliceSpec& spec) const {
+        return {"kernel '" + spec.kernel + "' did not finish within " + format_seconds(slice_limit(spec), 3) +
+                    " (--kernel-timeout " + format_seconds(kernel_timeout_s, 3) + " per iteration, " +
+                    std::to_string(std::max<std::uint64_t>(1, spec.iterations)) +
+                    " iteration(s))",
+                ErrorReason::timed_out};
+    }
+    void hold(int device) {
+        if (!is_held(device)) held.push_back(device);
+        mpi::note_held_device();
+    }
     std::vector<int> lost;  // rank 0: lost ranks, in the order found
     std::map<int, std::size_t> owed;  // rank 0: answers of a failed job still to drop, by rank
     bool is_lost(int r) const { return std::find(lost.begin(), lost.end(), r) != lost.end(); }

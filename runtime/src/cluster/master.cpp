@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <deque>
 #include <future>
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -61,6 +62,9 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         t.a = a;
         t.spec = job.slice_spec(a);
         t.rank = devs[static_cast<std::size_t>(a.device)].rank;
+        // A rank lost by an earlier job of this command (tune's next candidate): at once, not
+        // after another --rank-timeout.
+        if (impl_->is_lost(t.rank)) throw Error(ErrorReason::lost_rank, describe_rank(t.rank) + " was lost earlier");
         t.local_index = devs[static_cast<std::size_t>(a.device)].index;
         t.run.assignment = a;
         tasks.push_back(std::move(t));
@@ -77,10 +81,17 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         t.packed = impl_->take(impl_->in_pool, t.local_index, t.slot);
     }
     std::vector<std::future<void>> local;
+    std::vector<std::size_t> local_task;  // the task of each of them
+    auto deadlines = std::make_unique<SliceDeadline[]>(tasks.size());  // --kernel-timeout
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].rank != 0) continue;
-        local.push_back(std::async(std::launch::async, [this, &job, &tasks, i, t0] {
+        if (impl_->is_held(tasks[i].local_index))
+            tasks[i].error = {"its device is held by a kernel that ran past --kernel-timeout", ErrorReason::timed_out};
+        if (!tasks[i].error.empty()) continue;
+        local_task.push_back(i);
+        local.push_back(std::async(std::launch::async, [this, &job, &tasks, i, t0, dl = &deadlines[i]] {
             auto& t = tasks[i];
+            dl->at = now_s() + impl_->slice_limit(t.spec);
             try {
                 const double p = now_s();
                 const auto parts = job.input_parts(t.a);
@@ -115,6 +126,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             } catch (const std::exception& e) {
                 t.error = wire::failure_of(e);
             }
+            dl->at = std::numeric_limits<double>::infinity();
             t.run.done_s = now_s() - t0;
         }));
     }
@@ -342,12 +354,32 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
     if (!lost_why.empty())
         for (const auto& [r, n] : outstanding)
             if (n > 0 && !impl_->is_lost(r)) impl_->owed[r] += n;
-    for (auto& f : local) f.get();
+    // Rank 0's own slices, each within --kernel-timeout: one past it holds its device, and its
+    // thread, the tasks and their buffers are left to the process's end (mpi::end_held).
+    std::size_t held_task = npos;
+    for (std::size_t k = 0; k < local.size() && held_task == npos; ++k)
+        while (local[k].wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
+            if (deadlines[local_task[k]].passed()) {
+                held_task = local_task[k];
+                break;
+            }
+    wire::Failure held_failure;
+    if (held_task != npos) {
+        const auto& t = tasks[held_task];
+        impl_->hold(t.local_index);
+        held_failure = impl_->timed_out(t.spec);
+        held_failure.message = "rank 0, device '" + devs[static_cast<std::size_t>(t.a.device)].name + "': " +
+                               held_failure.message;
+        (void)new std::vector<std::future<void>>(std::move(local));
+        (void)new std::vector<Task>(std::move(tasks));
+        (void)deadlines.release();
+    }
 
     if (!lost_why.empty()) {
         const auto& [r, why] = *lost_why.begin();
         throw Error(ErrorReason::lost_rank, describe_rank(r) + " is lost: " + why);
     }
+    if (!held_failure.empty()) held_failure.raise();
     if (!pack_failure.empty()) pack_failure.raise();
     for (const auto& t : tasks) {
         if (!t.error.empty()) {
@@ -419,8 +451,12 @@ std::vector<std::string> Cluster::collect(const std::string& what) {
 void Cluster::finish(int exit_code) {
     if (!is_master() || impl_->finished) return;
     impl_->finished = true;
+    // After a loss the workers must not wait in MPI_Finalize for the lost rank: "lost" tells them
+    // to end without it (serve()).
+    const bool lost = !impl_->lost.empty() || mpi::lost_peer();
     for (int r = 1; r < impl_->comm->size(); ++r)
-        if (!impl_->is_lost(r)) impl_->comm->send_json({{"cmd", "exit"}, {"code", exit_code}}, r, kCmd);
+        if (!impl_->is_lost(r))
+            impl_->comm->send_json({{"cmd", "exit"}, {"code", exit_code}, {"lost", lost}}, r, kCmd);
 }
 
 void Cluster::drain_owed() {

@@ -108,7 +108,10 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
          "let ranks of one host drive one GPU or accelerator (refused otherwise): a warning, and the "
          "device counts once, for the lowest of those ranks")
         ("rank-timeout", real_value("rank-timeout", &sel.rank_timeout_s, 0, 3600, Open::low),
-         "seconds without a sign of life after which rank 0 declares a worker lost (default 5)");
+         "seconds without a sign of life after which rank 0 declares a worker lost (default 5)")
+        ("kernel-timeout", real_value("kernel-timeout", &sel.kernel_timeout_s, 0, 1e6, Open::low),
+         "seconds per iteration after which a slice whose kernels have not finished ends the command, "
+         "naming the kernel and the device (default 60)");
     return d;
 }
 

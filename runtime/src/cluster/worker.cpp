@@ -6,6 +6,8 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <thread>
+#include <utility>
 
 #include "cluster/cluster_impl.hpp"
 
@@ -18,11 +20,16 @@ using wire::kResult;
 int Cluster::serve() {
     if (is_master()) throw Error("Cluster::serve is for ranks other than 0");
     Comm& comm = *impl_->comm;
+    nlohmann::json pending;  // a command that came while a run executed
     for (;;) {
-        const auto cmd = comm.recv_json(0, kCmd);
+        const auto cmd = pending.is_null() ? comm.recv_json(0, kCmd) : std::exchange(pending, nullptr);
         const auto what = cmd.at("cmd").get<std::string>();
         if (what == "exit") {
             impl_->finished = true;
+            // A rank of the job is lost: MPI_Finalize would wait for it forever (MPICH 4.0 does,
+            // and `mpiexec -disable-auto-cleanup` then waits for this rank): this rank ends here,
+            // without it (docs/cluster.md, "The fault model").
+            if (cmd.value("lost", false) && impl_->owned_comm) mpi::end_unfinalized(cmd.value("code", 1));
             return cmd.value("code", 0);
         }
         if (what == "collect") {
@@ -61,6 +68,8 @@ int Cluster::serve() {
             } catch (const std::exception& e) {
                 w.error = wire::failure_of(e);
             }
+            if (impl_->is_held(w.device))
+                w.error = {"its device is held by a kernel that ran past --kernel-timeout", ErrorReason::timed_out};
             work.push_back(std::move(w));
         }
         std::map<int, std::size_t> next_slot;
@@ -75,14 +84,27 @@ int Cluster::serve() {
             }
             comm.recv_bytes_into(w.in, 0, kPayload);
         }
-        // One thread per device; tasks of one device run in order.
+        // One thread per device (a lane); tasks of one device run in order.
+        struct Lane {
+            std::vector<Work*> ws;
+            std::future<void> done;
+            SliceDeadline deadline;
+            std::atomic<std::size_t> current{0};  // the index in ws of the task it runs
+            bool held = false;  // past --kernel-timeout: its tasks from `current` on are failed
+        };
         std::map<int, std::vector<Work*>> per_device;
         for (auto& w : work) per_device[w.device].push_back(&w);
-        std::vector<std::future<void>> futs;
+        std::vector<std::unique_ptr<Lane>> lanes;
         for (auto& [dev, ws] : per_device) {
-            futs.push_back(std::async(std::launch::async, [this, ws = ws] {
-                for (auto* w : ws) {
+            lanes.push_back(std::make_unique<Lane>());
+            Lane& lane = *lanes.back();
+            lane.ws = ws;
+            lane.done = std::async(std::launch::async, [this, &lane] {
+                for (std::size_t k = 0; k < lane.ws.size(); ++k) {
+                    Work* w = lane.ws[k];
+                    lane.current = k;
                     if (!w->error.empty()) continue;
+                    lane.deadline.at = now_s() + impl_->slice_limit(w->spec);
                     try {
                         const double e = now_s();
                         w->times = impl_->execute(w->device, w->spec, w->in, w->out);
@@ -90,16 +112,59 @@ int Cluster::serve() {
                     } catch (const std::exception& e) {
                         w->error = wire::failure_of(e);
                     }
+                    lane.deadline.at = std::numeric_limits<double>::infinity();
                 }
-            }));
+            });
         }
-        // The main thread (MPI is funneled) tells rank 0 every comm.heartbeat() seconds that this rank is alive,
-        // so that a long kernel is not taken for a lost rank.
-        for (auto& f : futs) wait_beating(comm, f);
+        // The main thread (MPI is funneled) tells rank 0 every comm.heartbeat() seconds that
+        // this rank is alive, so that a long kernel is not taken for a lost rank, and leaves a
+        // lane whose slice is past --kernel-timeout to itself (a kernel cannot be stopped).
+        for (double beat = now_s();;) {
+            Lane* waiting = nullptr;
+            for (auto& lane : lanes) {
+                if (lane->held || lane->done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) continue;
+                if (lane->deadline.passed()) {
+                    lane->held = true;
+                    impl_->hold(lane->ws.front()->device);
+                    continue;
+                }
+                waiting = lane.get();
+            }
+            if (!waiting) break;
+            // Rank 0 sends a command while this rank executes only when it has given up on the
+            // job without waiting for this rank's answers: after a lost rank, "exit" (lost).
+            // This rank then ends without waiting for its kernels (MPI_Abort does not end it
+            // under hydra's -disable-auto-cleanup once a rank has exited).
+            if (comm.iprobe(0, kCmd)) {
+                const auto next = comm.recv_json(0, kCmd);
+                if (next.value("cmd", "") == "exit" && next.value("lost", false) && impl_->owned_comm)
+                    mpi::end_unfinalized(next.value("code", 1));
+                pending = next;  // answered after the run's answers (not sent by rank 0 today)
+            }
+            // Back at once when it is done; at least every 50 ms to look at the deadlines.
+            const double wait = std::clamp(beat + comm.heartbeat() - now_s(), 0.0, 0.05);
+            waiting->done.wait_for(std::chrono::duration<double>(wait));
+            if (now_s() - beat >= comm.heartbeat()) {
+                send_heartbeat(comm);
+                beat = now_s();
+            }
+        }
+        // The failures of a held lane's tasks, from this thread's own record (its thread may
+        // still write into them).
+        std::map<const Work*, wire::Failure> held_failure;
+        for (auto& lane : lanes) {
+            if (!lane->held) continue;
+            const std::size_t from = lane->current;
+            held_failure[lane->ws[from]] = impl_->timed_out(lane->ws[from]->spec);
+            for (std::size_t k = from + 1; k < lane->ws.size(); ++k)
+                held_failure[lane->ws[k]] = {"not run: its device is held by a kernel that ran past --kernel-timeout",
+                                             ErrorReason::timed_out};
+        }
         for (auto& w : work) {
-            if (!w.error.empty()) {
+            const auto held = held_failure.find(&w);
+            if (held != held_failure.end() || !w.error.empty()) {
                 nlohmann::json reply = {{"task", w.task}, {"ok", false}};
-                wire::put_failure(reply, w.error);
+                wire::put_failure(reply, held != held_failure.end() ? held->second : w.error);
                 comm.send_json(reply, 0, kResult);
                 continue;
             }
@@ -109,6 +174,14 @@ int Cluster::serve() {
                              {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}}}},
                            0, kResult);
             comm.send_bytes(w.out, 0, kResult);
+        }
+        if (!held_failure.empty()) {
+            // A held lane's thread, tasks and buffers are left to the process's end (main's
+            // mpi::end_held): destroying them would wait on the kernel.
+            for (auto& lane : lanes)
+                if (lane->held) (void)lane.release();
+            (void)new std::vector<Work>(std::move(work));
+            continue;
         }
         for (auto& w : work) {
             impl_->put(impl_->in_pool, w.device, w.slot, std::move(w.in));

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <chrono>
 #include <limits>
@@ -76,6 +77,37 @@ bool g_lost_peer = false;
 
 void note_lost_peer() { g_lost_peer = true; }
 bool lost_peer() { return g_lost_peer; }
+
+namespace {
+std::atomic<bool> g_held_device{false};
+}
+
+void note_held_device() { g_held_device = true; }
+bool held_device() { return g_held_device; }
+
+void end_held(int code) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::cout.flush();
+    std::cerr.flush();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+    std::_Exit(code);
+}
+
+void end_unfinalized(int code) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::cout.flush();
+    std::cerr.flush();
+    // Rank 0 is about to print its line and end the job with MPI_Abort (end_after_loss), which
+    // normally ends this rank too; a launcher that leaves it running (hydra's
+    // -disable-auto-cleanup, with a rank already gone) would wait for it: it ends by itself, late
+    // enough not to cut rank 0's line short (a launcher that ends the job when a rank exits).
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::_Exit(code);
+}
 
 void Environment::end_after_loss(int code) const {
     std::fflush(stdout);

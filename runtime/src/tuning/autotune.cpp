@@ -19,6 +19,12 @@ std::string local_text(const LocalSize& l) {
     return l.is_null() ? "NULL" : "(" + std::to_string(l.x) + "," + std::to_string(l.y) + ")";
 }
 
+/// A rank is gone or a device held by a kernel that never ended (JobAborted on a worker,
+/// ends_command() on rank 0): no configuration's failure, and the tuning cannot go on.
+bool is_lost(const Error& e) {
+    return ends_command(e.reason()) || dynamic_cast<const JobAborted*>(&e) != nullptr;
+}
+
 /// The whole problem on device `device`, nothing on the others.
 Plan single_device_plan(const std::vector<DeviceInfo>& devices, int device, const KernelJob& job) {
     PlanRequest r = job_request(job, devices.size());
@@ -139,9 +145,9 @@ std::uint64_t LocalTuner::timed_iterations(int device) {
                         std::uint64_t(std::ceil(double(iterations_) * mopts_.min_run_s / t)), iterations_,
                         mopts_.max_iterations);
                 break;
-            } catch (const JobAborted&) {
-                throw;  // a rank is gone: the cluster cannot go on
-            } catch (const Error&) {
+            } catch (const Error& e) {
+                // A rank is gone (JobAborted on a worker, lost_rank on rank 0): the cluster cannot go on.
+                if (is_lost(e)) throw;
                 // this configuration fails here: try the next, or keep the job's own iterations
             }
         }
@@ -164,9 +170,8 @@ ConfigTime LocalTuner::time_config(int device, LocalSize local, const JobMaker* 
         t.seconds = median_time(times);
         t.ok = std::isfinite(t.seconds) && t.seconds > 0;
         if (!t.ok) t.error = "kernel time " + std::to_string(t.seconds) + " s is not a valid time";
-    } catch (const JobAborted&) {
-        throw;  // a rank is gone: the cluster cannot go on
     } catch (const Error& e) {
+        if (is_lost(e)) throw;  // a rank is gone: the cluster cannot go on
         t.ok = false;
         t.error = e.what();
         t.reason = e.reason();

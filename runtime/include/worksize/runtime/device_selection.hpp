@@ -39,6 +39,10 @@ struct DeviceSelection {
     /// Rank 0 declares a worker lost when it has heard nothing from it for this long while
     /// waiting on it (workers send a heartbeat every second while they execute).
     double rank_timeout_s = 5.0;
+    /// --kernel-timeout: a slice whose kernels have not finished this many seconds per
+    /// iteration after its execution began (its build and copies included) ends the command
+    /// with ErrorReason::timed_out, naming the kernel and the device.
+    double kernel_timeout_s = 60.0;
 };
 
 /// Parse "R=SEL[+SEL..],R=..." into rank -> selectors. A selector is a device index (as

@@ -55,6 +55,20 @@ private:
 void note_lost_peer();
 bool lost_peer();
 
+/// A device of this rank is held by a kernel that ran past --kernel-timeout (Cluster): a thread
+/// waits on it that cannot be stopped, so the rank must end by end_held().
+void note_held_device();
+bool held_device();
+/// Ends this rank with `code` after MPI_Finalize (the other ranks finalize too), without
+/// destructors or exit handlers: they would wait on the held device (the OpenCL runtime's
+/// teardown, the waiting thread). Flushes the output first.
+[[noreturn]] void end_held(int code);
+/// A worker told by rank 0 that a rank of the job is lost: MPI_Finalize would wait for that
+/// rank forever, so this rank ends with `code` without it (and without destructors, which may
+/// hold MPI objects), 2 s later unless rank 0's MPI_Abort has ended it first. Flushes the
+/// output first.
+[[noreturn]] void end_unfinalized(int code);
+
 /// The communicator over an MPI communicator handle (world: MPI_COMM_WORLD; others may be made
 /// in mpi.cpp from any MPI_Comm). Messages of any length are split into chunks below 2^31 bytes;
 /// an MPI failure is an MpiError.

@@ -21,6 +21,7 @@ enum class ErrorReason {
     launch_failure,  ///< another OpenCL failure while running a slice
     wrong_result,    ///< the job ran but its verification failed
     lost_rank,       ///< another rank is gone or stopped answering
+    timed_out,       ///< a kernel ran past --kernel-timeout: its device is held, the command ends
 };
 
 const char* to_string(ErrorReason r);
@@ -54,6 +55,9 @@ public:
 
 /// The reason of any exception: Error::reason(), else generic.
 ErrorReason reason_of(const std::exception& e);
+/// Whether a failure of this reason ends the whole command, not one configuration of it (a
+/// tuner's candidate): a lost rank, or a device held by a kernel that never ended.
+inline bool ends_command(ErrorReason r) { return r == ErrorReason::lost_rank || r == ErrorReason::timed_out; }
 
 enum class DeviceType { gpu, cpu, accelerator, other };
 
