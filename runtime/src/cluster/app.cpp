@@ -59,6 +59,7 @@ struct CommandLine {
     std::map<std::string, bool> switches;
     bool help = false;
     std::string help_text;
+    bool kernel_timeout_given = false;
 };
 
 /// `--instructions json` as `--instructions=json` (its value is optional: Boost would take
@@ -138,6 +139,7 @@ CommandLine parse_command_line(int argc, char** argv, const std::string& name, c
             throw InvalidArgument("--instructions takes text or json, not '" + instructions + "'");
         c.options.instructions = instructions;
     }
+    c.kernel_timeout_given = !vm["kernel-timeout"].defaulted();
     return c;
 }
 
@@ -166,6 +168,9 @@ int cluster_main(int argc, char** argv, const std::string& name, const AppSpec& 
         if (env.rank() == 0) std::cout << line.help_text;
         return 0;
     }
+    if (line.kernel_timeout_given && env.rank() == 0)
+        log::warn() << name << ": --kernel-timeout limits kernel jobs and job files; a data job's kernels are not "
+                               "timed yet";
     try {
         Cluster cluster(env, line.selection);
         if (!cluster.is_master()) return cluster.serve();

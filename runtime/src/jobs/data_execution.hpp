@@ -177,92 +177,11 @@ public:
     }
 
     /// Buffers, programs and kernels of this rank's slices.
-    void setup() {
-        for (auto& s : mine_) {
-            if (failed_) return;
-            const std::string where = "device '" + (s.ctx ? s.ctx->info().name : std::string("?")) + "'";
-            try {
-                auto& ctx = *s.ctx;
-                for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
-                    const auto& d = spec_.buffers[b];
-                    const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
-                    if (const auto most = ctx.info().max_alloc_bytes; most && elems * elem_size(d.type) > most)
-                        throw Error(ErrorReason::device_limit,
-                                    "data job '" + spec_.name + "', buffer '" + d.name + "': " +
-                                        std::to_string(elems * elem_size(d.type)) + " bytes on device '" + ctx.info().name +
-                                        "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
-                    s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
-                    if (check_bounds_) {
-                        // After the view, as much as the rest of the whole array (a kernel indexing
-                        // whole arrays writes there), and a page.
-                        const std::uint64_t whole = d.layout == BufferLayout::split ? spec_.units * row_bytes(int(b)) : 0;
-                        const std::uint64_t bytes = elems * elem_size(d.type);
-                        s.guards.push_back(bounds::make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096));
-                        s.bufs.push_back(s.guards.back().view);
-                    } else {
-                        s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
-                    }
-                    if (!d.generator.empty())
-                        generate(s, int(b));
-                    else if (!d.input)
-                        data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
-                }
-                cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
-                for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
-                    const auto& kd = spec_.kernels[k];
-                    s.kernels.push_back(data::make_kernel(program, kd));
-                    s.bound.emplace_back();
-                    s.geometry.push_back(
-                        data::geometry(spec_, kd, s.desc.offset, s.desc.units,
-                                       data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
-                    // One record per launched item, or per work-group (no ghost zones with reductions:
-                    // every step launches this geometry).
-                    for (std::size_t i = 0; i < kd.args.size(); ++i)
-                        if (kd.args[i].kind == ArgKind::reduce) {
-                            const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
-                            s.records.emplace(std::pair{k, i},
-                                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
-                                                         std::max<std::uint64_t>(
-                                                             data::record_count(kd.args[i], s.geometry.back()) *
-                                                                 d.count * elem_size(d.type),
-                                                             1)));
-                        }
-                }
-            } catch (const cl::Error& e) {
-                try {
-                    rethrow_cl(e, where);
-                } catch (const std::exception& x) {
-                    fail(x);
-                }
-            } catch (const std::exception& e) {
-                fail(e);
-            }
-        }
-    }
+    void setup();
 
     /// Buffer `b`'s contents made here by its generator (BufferDecl::generator) into slice `s`:
     /// its rows, halos included, of a split buffer; all of a shared one (made once per rank).
-    void generate(SliceState& s, int b) {
-        const BufferDecl& d = spec_.buffers[std::size_t(b)];
-        const Generator* g = find_generator(d.generator);
-        if (!g)
-            throw InvalidArgument("data job '" + spec_.name + "', buffer '" + d.name + "': no generator '" + d.generator +
-                                  "' on rank " + std::to_string(me_) +
-                                  " (register_generator() it on every rank before cluster_main())");
-        if (d.layout == BufferLayout::shared) {
-            Bytes& all = generated_[b];
-            if (all.empty()) {
-                all.resize(d.count * elem_size(d.type));
-                (*g)(d.generator_args, 0, d.count, all);
-            }
-            upload(s, b, 0, all);
-            return;
-        }
-        const auto [first, n] = input_rows(spec_, b, s.desc.offset, s.desc.units);
-        Bytes rows(n * row_bytes(b));
-        (*g)(d.generator_args, first, n, rows);
-        upload(s, b, first, rows);
-    }
+    void generate(SliceState& s, int b);
 
     /// Rows [first, first + n) of split buffer `b` (or all of shared `b`) into slice `s`.
     void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data) {
@@ -285,89 +204,7 @@ public:
     /// The steps, with a gather on rank 0's request every gather_every steps.
     /// `host_point(done)`: after every host_every-th step (DataJobSpec::host_every), the last too.
     void run_steps(const std::function<void(std::uint64_t)>& gather_point,
-                   const std::function<void(std::uint64_t)>& host_point = {}) {
-        StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
-        engine::Executor executor(*this, comm_, kHalo);
-        report_.sent_per_step.assign(spec_.steps, 0);
-        report_.halo_per_step.assign(spec_.steps, 0);
-        report_.records_per_step.assign(spec_.steps, 0);
-        const double t0 = now_s();
-        double t1 = t0;
-        double step_start = t0;
-        for (std::uint64_t step = 0; step < spec_.steps; ++step) {
-            step_ = step;
-            // A worker's device waits run beside heartbeats once a step is slow (the first
-            // always): a kernel longer than --rank-timeout is not taken for a lost rank.
-            const double now = now_s();
-            slow_ = step == 0 || now - step_start > 0.1;
-            step_start = now;
-            comm_.pulse();  // a worker's heartbeat when one is due; rank 0 hears the workers
-            if (beats_ && step == (spec_.steps > 1 ? 1u : 0u)) fault::hang_data(fault_, "steps");
-            if (step == 1 && time_launches_) {
-                finish_queues();  // the first step's launches end before the timed steps start
-                t1 = now_s();
-            }
-            // The step's instructions (StepCompiler: launches, halo rows read back, sent,
-            // received and written, reductions), run by the executor. With ghost zones, halos
-            // move only every exchange_every steps (k times as deep), and the launches in
-            // between cover the rows the next steps will read.
-            executor.run(compiler.compile_step(step));
-            if (beats_ && fault_.slow_s > 0 && !mine_.empty())
-                wait_devices([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
-            for (auto& s : mine_)
-                for (const auto& [a, b] : spec_.swaps)
-                    std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
-            for (auto& s : mine_)
-                if (!s.guards.empty())
-                    for (const auto& [a, b] : spec_.swaps) std::swap(s.guards[std::size_t(a)], s.guards[std::size_t(b)]);
-            if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
-                executor.drain();
-                gather_point(step + 1);
-            }
-            if (spec_.host_every && (step + 1) % spec_.host_every == 0 && host_point) {
-                executor.drain();
-                host_point(step + 1);
-            }
-        }
-        executor.drain();
-        finish_queues();
-        report_.steps_s = now_s() - t0;
-        if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
-        for (const auto& s : mine_) {
-            if (failed_ || !s.first() || !s.last()) continue;
-            try {
-                report_.kernel_s += double(s.last.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                           s.first.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
-                                    1e-9;
-            } catch (const cl::Error&) {
-            }
-        }
-        if (!time_launches_) return;
-        // Per device: its launches' time in each timed step; the median step (robust to a
-        // step that another process's burst slowed down).
-        for (const auto& s : mine_) {
-            std::vector<double> steps;
-            if (!failed_) try {
-                    for (std::size_t i = 0; i < s.timed.size(); ++i) {
-                        if (i == 0 || s.timed[i].first != s.timed[i - 1].first) steps.push_back(0.0);
-                        const cl::Event& ev = s.timed[i].second;
-                        steps.back() += double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                               ev.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
-                                        1e-9;
-                    }
-                } catch (const cl::Error&) {
-                    steps.clear();
-                }
-            double median = 0;
-            if (!steps.empty()) {
-                std::sort(steps.begin(), steps.end());
-                median = steps.size() % 2 ? steps[steps.size() / 2]
-                                          : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
-            }
-            report_.launch_s.push_back(median);
-            report_.reduce_s.push_back(spec_.steps > 1 ? s.reduce_s / double(spec_.steps - 1) : 0.0);
-        }
-    }
+                   const std::function<void(std::uint64_t)>& host_point = {});
 
     /// Slice `s`'s own rows of split buffer `b` into `dest`.
     /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
@@ -557,22 +394,7 @@ public:
 
 private:
     /// --check-bounds: after kernel `kd`'s launch on `s`, the guard zones of what it writes.
-    void check_guards(SliceState& s, const KernelDecl& kd) {
-        s.ctx->queue().finish();
-        for (const auto& a : kd.args) {
-            if (a.buffer < 0 || !(a.kind == ArgKind::write || a.kind == ArgKind::read_write || a.kind == ArgKind::scratch))
-                continue;
-            const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
-            const std::string where = bounds::check(s.ctx->queue(), s.guards[std::size_t(a.buffer)],
-                                                    d.layout == BufferLayout::split ? row_bytes(a.buffer) : 0);
-            if (where.empty()) continue;
-            std::string m = "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "' wrote outside buffer '" +
-                            d.name + "', " + where + " (--check-bounds)";
-            if (d.layout == BufferLayout::split && !held_whole(spec_, a.buffer))
-                m += "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job files: \"arrays\": \"whole\")";
-            throw Error(m);
-        }
-    }
+    void check_guards(SliceState& s, const KernelDecl& kd);
 
     void finish_queues() {
         for (auto& s : mine_) {
@@ -644,83 +466,7 @@ private:
         return false;
     }
 
-    void reduce(std::size_t k, std::size_t i) {
-        const ArgDecl& a = spec_.kernels[k].args[i];
-        const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
-        const std::size_t R = d.count;
-        std::vector<double> total(R, data::identity(a.op));
-        // This rank's slices, records in item order.
-        if (!failed_) {
-            guarded(
-                [&] {
-                    // Every device's read first, then the sums: the devices' reads overlap. Each
-                    // device keeps its own pinned buffer (read at DMA speed); one buffer shared
-                    // by a rank's devices was re-pinned at each switch, twice per iteration with
-                    // two GPUs: k-means on one rank driving two H200s ran 0.67x one GPU.
-                    // Per-group records are first tree-combined on the device down to one per
-                    // slice (data::combine_on_device): a step reads back one record of the
-                    // shared buffer's size per device (k-means: k·(d+1) sums).
-                    std::vector<cl::Event> reads(mine_.size());
-                    std::vector<std::uint64_t> count(mine_.size());
-                    std::vector<double> combine_s(mine_.size(), 0.0);
-                    for (std::size_t j = 0; j < mine_.size(); ++j) {
-                        auto& s = mine_[j];
-                        cl::Buffer records = s.records.at({k, i});
-                        count[j] = data::record_count(a, s.geometry[k]);
-                        if (a.per_group) data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1);
-                        if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
-                            s.host_records = bytes_with(s.ctx->host_memory());
-                        s.host_records.resize(count[j] * R * elem_size(d.type));
-                        if (!s.host_records.empty())
-                            s.ctx->queue().enqueueReadBuffer(records, CL_FALSE, 0, s.host_records.size(),
-                                                             s.host_records.data(), nullptr, &reads[j]);
-                        report_.records_per_step[step_] += s.host_records.size();
-                    }
-                    const bool timed = time_launches_ && step_ >= 1;
-                    wait_devices([&] {
-                        for (auto& s : mine_) s.ctx->queue().finish();
-                    });
-                    for (std::size_t j = 0; j < mine_.size(); ++j) {
-                        auto& s = mine_[j];
-                        const double c0 = now_s();
-                        data::combine_records(a.op, d.type, s.host_records.data(), count[j], total);
-                        // The records' combination and read: work that grows with the slice.
-                        if (timed)
-                            s.reduce_s += now_s() - c0 + combine_s[j] + (reads[j]() ? event_seconds(reads[j]) : 0.0);
-                    }
-                },
-                [&] { return "reduction into '" + d.name + "'"; });
-        }
-        // Along the ranks in slice order: running totals go right, the grand total comes back.
-        const int left = rank_left(), right = rank_right();
-        const std::size_t bytes = R * sizeof(double);
-        auto send = [&](int dest) {
-            const std::uint64_t status = failed_ ? kStatusFailed : kStatusOk;
-            std::span<const std::byte> parts[2] = {
-                std::as_bytes(std::span(&status, 1)),
-                failed_ ? std::span<const std::byte>() : std::as_bytes(std::span(total))};
-            with_peers(dest, Comm::none, [&] { comm_.send_parts(parts, dest, kReduce); });
-            if (!failed_) report_.sent_per_step[step_] += bytes;
-        };
-        if (left != Comm::none) {
-            with_peers(Comm::none, left, [&] { comm_.recv_bytes_into(inbox_, left, kReduce); });
-            if (accept(inbox_, left, bytes)) {
-                std::vector<double> before(R);
-                std::memcpy(before.data(), inbox_.data() + 8, bytes);
-                for (std::size_t j = 0; j < R; ++j) total[j] = data::combine(a.op, before[j], total[j]);
-            }
-        }
-        if (right != Comm::none) {
-            send(right);
-            with_peers(Comm::none, right, [&] { comm_.recv_bytes_into(inbox_, right, kReduce); });
-            if (accept(inbox_, right, bytes)) std::memcpy(total.data(), inbox_.data() + 8, bytes);
-        }
-        if (left != Comm::none) send(left);
-        if (failed_) return;
-        result_.resize(R * elem_size(d.type));
-        for (std::size_t j = 0; j < R; ++j) data::store(result_.data(), d.type, j, total[j]);
-        for (auto& s : mine_) upload(s, a.buffer, 0, result_);
-    }
+    void reduce(std::size_t k, std::size_t i);
 
     const DataJobSpec& spec_;
     Comm& comm_;

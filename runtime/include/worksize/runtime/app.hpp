@@ -7,6 +7,7 @@
 // options (AppSpec), and the runtime's, which the `worksize` CLI takes too (options.hpp):
 //   --select SPEC, --filter WORD, --master-works, --devices-per-rank N, --allow-shared-device,
 //   --rank-timeout S      which devices each rank drives, and when rank 0 counts a worker lost
+//   --kernel-timeout S    (kernel jobs and job files; a data job's kernels are not timed yet: a warning)
 //   --strategy NAME       the split strategy: paper (default), even, pe-ratio or model
 //   --local null|paper|tuned  the local-size policy (tuned: the paper rule where the database has
 //                         no entry; data jobs are not tuned yet)
