@@ -62,4 +62,27 @@ std::string check(cl::CommandQueue& q, const Guarded& g, std::uint64_t row_bytes
     return "";
 }
 
+Guarded make_for(DeviceContext& ctx, const DataJobSpec& spec, int b, std::uint64_t bytes) {
+    const BufferDecl& d = spec.buffers[std::size_t(b)];
+    const std::uint64_t whole = d.layout == BufferLayout::split && !scaled(d) ? spec.units * row_bytes(d) : 0;
+    return make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096);
+}
+
+void check_writes(cl::CommandQueue& q, const DataJobSpec& spec, const KernelDecl& kd,
+                  const std::vector<Guarded>& guards, const std::string& on, const std::string& hint) {
+    q.finish();
+    for (const auto& a : kd.args) {
+        if (a.buffer < 0 || !(a.kind == ArgKind::write || a.kind == ArgKind::read_write || a.kind == ArgKind::scratch))
+            continue;
+        const BufferDecl& d = spec.buffers[std::size_t(a.buffer)];
+        const std::string where =
+            check(q, guards[std::size_t(a.buffer)], d.layout == BufferLayout::split ? row_bytes(d) : 0);
+        if (where.empty()) continue;
+        std::string m = "kernel '" + kd.name + "'" + on + " wrote outside buffer '" + d.name + "', " + where +
+                        " (--check-bounds)";
+        if (d.layout == BufferLayout::split && !held_whole(spec, a.buffer)) m += hint;
+        throw Error(m);
+    }
+}
+
 }  // namespace worksize::bounds

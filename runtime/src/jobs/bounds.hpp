@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
 #include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/data_spec.hpp"
 
 namespace worksize::bounds {
 
@@ -33,5 +36,15 @@ Guarded make(DeviceContext& ctx, std::uint64_t bytes, std::uint64_t after);
 /// "" if `g`'s zones hold the pattern; else where they changed, e.g. "at 4096 bytes past its end
 /// (row 17 of 64-byte rows)". Blocks on `q`. `row_bytes`: 0 for a buffer without rows.
 std::string check(cl::CommandQueue& q, const Guarded& g, std::uint64_t row_bytes);
+
+/// make() for buffer `b` of `spec` taking `bytes` on the device: after the view, as much as the
+/// rest of the whole array (a kernel indexing whole arrays writes there) and a page.
+Guarded make_for(DeviceContext& ctx, const DataJobSpec& spec, int b, std::uint64_t bytes);
+
+/// After kernel `kd`'s launch on `q`: the guard zones of the buffers it writes (`guards` per
+/// buffer). @throws Error "kernel 'k'<on> wrote outside buffer 'b', <where> (--check-bounds)",
+/// plus `hint` for a split buffer not held whole.
+void check_writes(cl::CommandQueue& q, const DataJobSpec& spec, const KernelDecl& kd,
+                  const std::vector<Guarded>& guards, const std::string& on, const std::string& hint);
 
 }  // namespace worksize::bounds

@@ -20,11 +20,7 @@ void Execution::setup() {
                                     "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
                 s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
                 if (check_bounds_) {
-                    // After the view, as much as the rest of the whole array (a kernel indexing
-                    // whole arrays writes there), and a page.
-                    const std::uint64_t whole = d.layout == BufferLayout::split ? spec_.units * row_bytes(int(b)) : 0;
-                    const std::uint64_t bytes = elems * elem_size(d.type);
-                    s.guards.push_back(bounds::make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096));
+                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), elems * elem_size(d.type)));
                     s.bufs.push_back(s.guards.back().view);
                 } else {
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
@@ -175,20 +171,8 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
 }
 
 void Execution::check_guards(SliceState& s, const KernelDecl& kd) {
-    s.ctx->queue().finish();
-    for (const auto& a : kd.args) {
-        if (a.buffer < 0 || !(a.kind == ArgKind::write || a.kind == ArgKind::read_write || a.kind == ArgKind::scratch))
-            continue;
-        const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
-        const std::string where = bounds::check(s.ctx->queue(), s.guards[std::size_t(a.buffer)],
-                                                d.layout == BufferLayout::split ? row_bytes(a.buffer) : 0);
-        if (where.empty()) continue;
-        std::string m = "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "' wrote outside buffer '" +
-                        d.name + "', " + where + " (--check-bounds)";
-        if (d.layout == BufferLayout::split && !held_whole(spec_, a.buffer))
-            m += "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job files: \"arrays\": \"whole\")";
-        throw Error(m);
-    }
+    bounds::check_writes(s.ctx->queue(), spec_, kd, s.guards, " on device '" + s.ctx->info().name + "'",
+                         "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job files: \"arrays\": \"whole\")");
 }
 
 void Execution::reduce(std::size_t k, std::size_t i) {

@@ -7,13 +7,6 @@ namespace worksize::data_exec {
 
 namespace {
 
-std::vector<int> shared_output_buffers(const DataJobSpec& spec) {
-    std::vector<int> v;
-    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::shared) v.push_back(int(b));
-    return v;
-}
-
 std::vector<int> host_written_buffers(const DataJobSpec& spec) {
     std::vector<int> v;
     for (std::size_t b = 0; b < spec.buffers.size(); ++b)
@@ -26,7 +19,7 @@ std::vector<int> host_written_buffers(const DataJobSpec& spec) {
 void host_step_master(DataJob& job, Execution& x, Comm& comm, Watch& watch, const std::vector<int>& workers,
                       int sender, std::uint64_t done) {
     const DataJobSpec& spec = job.spec();
-    for (int b : shared_output_buffers(spec)) {
+    for (int b : shared_outputs(spec)) {
         if (x.participates()) {
             x.download(x.mine_mutable().front(), b, job.host(b));
         } else if (sender >= 0) {
@@ -56,7 +49,7 @@ void host_step_master(DataJob& job, Execution& x, Comm& comm, Watch& watch, cons
 void host_step_worker(Execution& x, const DataJobSpec& spec, Comm& comm, bool sends_shared, Bytes& staging,
                       std::uint64_t done) {
     if (sends_shared)
-        for (int b : shared_output_buffers(spec)) {
+        for (int b : shared_outputs(spec)) {
             staging.resize(spec.buffers[std::size_t(b)].count * elem_size(spec.buffers[std::size_t(b)].type));
             x.download(x.mine_mutable().front(), b, staging);
             comm.send_bytes(staging, 0, wire::kData);

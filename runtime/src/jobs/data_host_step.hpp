@@ -15,6 +15,14 @@
 
 namespace worksize::data_exec {
 
+/// The shared buffers rank 0 gets back (reduction results), in declaration order.
+inline std::vector<int> shared_outputs(const DataJobSpec& spec) {
+    std::vector<int> v;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::shared) v.push_back(int(b));
+    return v;
+}
+
 /// Rank 0's side after `done` steps. `workers`: the other ranks with slices; `sender`: the rank
 /// that sends the shared outputs when rank 0 has no slice (else -1).
 void host_step_master(DataJob& job, Execution& x, Comm& comm, Watch& watch, const std::vector<int>& workers,

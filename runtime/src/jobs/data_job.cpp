@@ -90,12 +90,6 @@ std::vector<int> split_outputs(const DataJobSpec& spec) {
         if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::split) v.push_back(int(b));
     return v;
 }
-std::vector<int> shared_outputs(const DataJobSpec& spec) {
-    std::vector<int> v;
-    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::shared) v.push_back(int(b));
-    return v;
-}
 
 /// A gather moves each slice's rows of an output in messages of at most this many bytes (whole
 /// rows, at least one): the next piece comes off the device while MPI moves this one.

@@ -22,23 +22,6 @@ std::vector<std::pair<std::size_t, std::size_t>> reductions(const DataJobSpec& s
 
 namespace {
 
-/// --check-bounds: after kernel `kd`'s launch, the guard zones of the buffers it writes.
-void check_guards(cl::CommandQueue& q, const DataJobSpec& spec, const KernelDecl& kd,
-                  const std::vector<bounds::Guarded>& guards) {
-    q.finish();
-    for (const auto& a : kd.args) {
-        if (a.buffer < 0 || !(a.kind == ArgKind::write || a.kind == ArgKind::read_write || a.kind == ArgKind::scratch))
-            continue;
-        const BufferDecl& d = spec.buffers[std::size_t(a.buffer)];
-        const std::string where =
-            bounds::check(q, guards[std::size_t(a.buffer)], d.layout == BufferLayout::split ? row_bytes(d) : 0);
-        if (where.empty()) continue;
-        std::string m = "kernel '" + kd.name + "' wrote outside buffer '" + d.name + "', " + where + " (--check-bounds)";
-        if (d.layout == BufferLayout::split && !held_whole(spec, a.buffer))
-            m += "; a kernel that indexes whole arrays by global ids needs \"arrays\": \"whole\" (C++: whole_arrays())";
-        throw Error(m);
-    }
-}
 
 std::vector<std::uint64_t> halos(const DataJobSpec& s) {
     std::vector<std::uint64_t> h;
@@ -216,10 +199,8 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                         : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
                                                     : held_elements(spec, int(b), s.units) * elem_size(d.type);
             check_alloc("buffer '" + d.name + "'", bytes);
-            if (bounds::enabled()) {  // guard zones (bounds.hpp): after the view, the rest of the whole array
-                const std::uint64_t whole =
-                    d.layout == BufferLayout::split && !scaled(d) ? spec.units * row_bytes(d) : 0;
-                guards.push_back(bounds::make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096));
+            if (bounds::enabled()) {  // guard zones (bounds.hpp)
+                guards.push_back(bounds::make_for(ctx, spec, int(b), bytes));
                 bufs.push_back(guards.back().view);
             } else {
                 bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
@@ -281,7 +262,10 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                 ExprScope{0, 1, 0, 0, std::int64_t(spec.units), nullptr});
                 runs.emplace_back();
                 q.enqueueNDRangeKernel(kernels[k], geo[k].offset, geo[k].global, geo[k].local, nullptr, &runs.back());
-                if (!guards.empty()) check_guards(q, spec, kd, guards);
+                if (!guards.empty())
+                    bounds::check_writes(q, spec, kd, guards, "",
+                                         "; a kernel that indexes whole arrays by global ids needs \"arrays\": \"whole\" "
+                                         "(C++: whole_arrays())");
             }
         where = "job '" + spec.name + "' on " + info.name + ", reading the results";
         std::uint64_t n = 0;
