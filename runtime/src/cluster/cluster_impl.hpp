@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cluster/fault.hpp"
+#include "support/clock.hpp"
 #include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/mpi.hpp"
 #include "worksize/runtime/opencl.hpp"
@@ -23,10 +24,6 @@
 
 namespace worksize {
 
-inline double now_s() {
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 /// A worker's sign of life for rank 0 (wire::kHeartbeat, an empty object): rank 0 counts a worker
 /// lost when it heard nothing from it for --rank-timeout while it waited on it (docs/cluster.md,

@@ -6,16 +6,10 @@
 #include <cstring>
 #include <thread>
 
+#include "support/clock.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize::engine {
-
-namespace {
-double now_s() {
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 /// A staging slot: rows read back to send or to write into another device, or rows received.
 /// A message is one piece: the status word, then (unless the sender failed) the rows.

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/clock.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize::mpi {
@@ -165,10 +166,6 @@ namespace {
 
 int source_of(int source) { return source == Comm::any_source ? MPI_ANY_SOURCE : source; }
 
-double now_s() {
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 /// Between two polls of a message in flight: yield the core, do not sleep. MPI moves a large
 /// message only inside MPI calls (UCX's rendezvous pipeline advances a fragment per call), so a

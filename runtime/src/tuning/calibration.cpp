@@ -5,15 +5,12 @@
 #include <chrono>
 #include <cmath>
 
+#include "support/clock.hpp"
 #include "worksize/runtime/autotune.hpp"
 
 namespace worksize {
 
 namespace {
-
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double median_of(std::vector<double> v) {
     if (v.empty()) return 0.0;
