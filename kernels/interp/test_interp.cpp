@@ -261,11 +261,11 @@ JobOptions staged(const Case& c, std::uint64_t vw, std::uint64_t ry) {
 
 class InterpStage : public ::testing::TestWithParam<std::tuple<std::uint64_t, std::uint64_t>> {};
 
-TEST_P(InterpStage, RoundTripIsBitExactAtAwkwardSizes) {
-    const auto [vw, ry] = GetParam();
+/// Every staged case on `slices` slices, bit-exact against the CPU.
+void staged_round_trips(std::uint64_t vw, std::uint64_t ry, std::initializer_list<int> slice_counts) {
     const auto& f = kernel_job("interp");
     for (const Case& c : kStaged)
-        for (const int slices : {1, 2, 3}) {
+        for (const int slices : slice_counts) {
             SCOPED_TRACE(std::string(c.name) + ", " + std::to_string(slices) + " slices");
             auto job = f.make(staged(c, vw, ry));
             EXPECT_EQ(job->required_local(), (LocalSize{32, 4}));
@@ -273,6 +273,12 @@ TEST_P(InterpStage, RoundTripIsBitExactAtAwkwardSizes) {
             const Verdict v = round_trip(*job, f, slices, LocalKind::null);
             EXPECT_TRUE(v.ok) << v.detail;
         }
+}
+
+// The default tier: one slice and three unequal ones (two slices: FullInterpStageSlices).
+TEST_P(InterpStage, RoundTripIsBitExactAtAwkwardSizes) {
+    const auto [vw, ry] = GetParam();
+    staged_round_trips(vw, ry, {1, 3});
 }
 
 // Every row group its own slice, so each slice's input starts at its own first tap row.
@@ -315,20 +321,36 @@ INSTANTIATE_TEST_SUITE_P(FullVwRy, InterpStage,
                          ::testing::Values(std::make_tuple(std::uint64_t{16}, std::uint64_t{2})), block_name);
 
 // The other work-group shapes (stage_x 64: 64x2, 128: 128x1) at a few of the sizes above.
-TEST(InterpStageShape, RoundTripIsBitExact) {
+/// A staged case with a stage_x of `sx`, on `slices` slices: the group's shape follows stage_x.
+void stage_shape_round_trip(std::uint64_t sx, const Case& c, int slices) {
+    SCOPED_TRACE(std::string(c.name) + ", stage_x " + std::to_string(sx) + ", " + std::to_string(slices) + " slices");
     const auto& f = kernel_job("interp");
+    JobOptions o = staged(c, 4, 4);
+    o.params["stage_x"] = sx;
+    auto job = f.make(o);
+    EXPECT_EQ(job->required_local(), (LocalSize{sx, 128 / sx}));
+    const Verdict v = round_trip(*job, f, slices, LocalKind::null);
+    EXPECT_TRUE(v.ok) << v.detail;
+}
+
+// The default tier: each stage_x with two of the cases, one on 1 slice and one on 3 (the whole
+// grid: FullInterpStageShape).
+TEST(InterpStageShape, RoundTripIsBitExact) {
+    stage_shape_round_trip(64, kStaged[0], 3);
+    stage_shape_round_trip(64, kStaged[5], 1);
+    stage_shape_round_trip(128, kStaged[2], 1);
+    stage_shape_round_trip(128, kStaged[6], 3);
+}
+
+TEST(FullInterpStageShape, RoundTripIsBitExact) {
     for (const std::uint64_t sx : {64u, 128u})
         for (const Case& c : {kStaged[0], kStaged[2], kStaged[5], kStaged[6]})
-            for (const int slices : {1, 3}) {
-                SCOPED_TRACE(std::string(c.name) + ", stage_x " + std::to_string(sx) + ", " +
-                             std::to_string(slices) + " slices");
-                JobOptions o = staged(c, 4, 4);
-                o.params["stage_x"] = sx;
-                auto job = f.make(o);
-                EXPECT_EQ(job->required_local(), (LocalSize{sx, 128 / sx}));
-                const Verdict v = round_trip(*job, f, slices, LocalKind::null);
-                EXPECT_TRUE(v.ok) << v.detail;
-            }
+            for (const int slices : {1, 3}) stage_shape_round_trip(sx, c, slices);
+}
+
+TEST(FullInterpStageSlices, TwoSlicesAreBitExact) {
+    staged_round_trips(1, 1, {2});
+    staged_round_trips(4, 4, {2});
 }
 
 // With a local-memory budget too small for the job's scale factor (here 3300 bytes), the tile
