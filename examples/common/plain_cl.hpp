@@ -29,6 +29,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace plain {
@@ -130,6 +131,30 @@ inline int arg_int(int argc, char** argv, int i, const char* what, int fallback 
 }
 
 /// The CSV result line on stdout.
+/// PLAIN_TIMELINE's CSV, as worksize's WORKSIZE_TIMELINE: each launch's host enqueue time (µs
+/// from t0) and its device times (µs from the first launch queued), appended to `path`.
+inline void write_timeline(const char* path, const std::vector<std::pair<double, cl::Event>>& launches, double t0) {
+    std::FILE* f = std::fopen(path, "a");
+    if (!f || launches.empty()) {
+        if (f) std::fclose(f);
+        return;
+    }
+    std::fprintf(f, "rank,slice,device,step,kernel,host_us,queued_us,submit_us,start_us,end_us\n");
+    const double base = double(launches.front().second.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>());
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+        const cl::Event& ev = launches[i].second;
+        const auto at = [&](cl_profiling_info what) {
+            cl_ulong v = 0;
+            ev.getProfilingInfo(what, &v);
+            return (double(v) - base) * 1e-3;
+        };
+        std::fprintf(f, "0,0,plain,%zu,plain,%.3f,%.3f,%.3f,%.3f,%.3f\n", i, (launches[i].first - t0) * 1e6,
+                     at(CL_PROFILING_COMMAND_QUEUED), at(CL_PROFILING_COMMAND_SUBMIT), at(CL_PROFILING_COMMAND_START),
+                     at(CL_PROFILING_COMMAND_END));
+    }
+    std::fclose(f);
+}
+
 inline void report(const std::string& name, const std::string& size, const std::string& device, double seconds,
                    const std::string& status) {
     std::printf("plain,%s,%s,%s,%.6f,%s\n", name.c_str(), size.c_str(), device.c_str(), seconds, status.c_str());

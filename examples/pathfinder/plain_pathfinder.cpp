@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,12 @@ int main(int argc, char** argv) {
         const cl::Device device = plain::pick_device();
         const cl::Context ctx(device);
         // PLAIN_PROFILE=1: a profiling queue, as worksize's (to compare like with like).
-        const cl::CommandQueue queue(ctx, device, plain::env_is("PLAIN_PROFILE", "1") ? CL_QUEUE_PROFILING_ENABLE : 0);
+        // PLAIN_TIMELINE=FILE: every timed launch's times, as worksize's WORKSIZE_TIMELINE.
+        const char* timeline = std::getenv("PLAIN_TIMELINE");
+        const bool traced = timeline && *timeline;
+        const cl::CommandQueue queue(ctx, device,
+                                     plain::env_is("PLAIN_PROFILE", "1") || traced ? CL_QUEUE_PROFILING_ENABLE : 0);
+        std::vector<std::pair<double, cl::Event>> launches;
         const cl::Program program = plain::build(ctx, device, plain::kernel_source("kernels.cl"));
         cl::Kernel kernel(program, "dynproc_kernel");
         const std::size_t row_bytes = std::size_t(cols) * sizeof(int);
@@ -48,7 +54,11 @@ int main(int argc, char** argv) {
                 std::swap(src, dst);
                 kernel.setArg(0, std::min(height, rows - t - 1)), kernel.setArg(2, result[src]);
                 kernel.setArg(3, result[dst]), kernel.setArg(6, t);
-                queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(std::size_t(groups) * block), cl::NDRange(block));
+                cl::Event ev;
+                const double at = plain::now();
+                queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(std::size_t(groups) * block),
+                                           cl::NDRange(block), nullptr, traced ? &ev : nullptr);
+                if (traced) launches.emplace_back(at, ev);
             }
         };
         upload();
@@ -59,10 +69,12 @@ int main(int argc, char** argv) {
         const double upload_s = plain::now() - t_upload;
 
         std::vector<int> sums(std::size_t(cols), 0);
+        launches.clear();  // the timed run's only
         const double t0 = plain::now();
         run();
         queue.enqueueReadBuffer(result[dst], CL_TRUE, 0, row_bytes, sums.data());
         const double seconds = plain::now() - t0;
+        if (traced) plain::write_timeline(timeline, launches, t0);
 
         std::string status = "unverified", detail = "not verified (EXAMPLE_NOVERIFY=1)";
         if (!plain::env_is("EXAMPLE_NOVERIFY", "1")) {

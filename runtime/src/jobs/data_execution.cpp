@@ -2,6 +2,9 @@
 // generated inputs, the bounds checks and the reductions.
 #include "jobs/data_execution.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace worksize::data_exec {
 
 void Execution::setup() {
@@ -15,9 +18,10 @@ void Execution::setup() {
                 const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
                 if (const auto most = ctx.info().max_alloc_bytes; most && elems * elem_size(d.type) > most)
                     throw Error(ErrorReason::device_limit,
-                                "data job '" + spec_.name + "', buffer '" + d.name + "': " +
-                                    std::to_string(elems * elem_size(d.type)) + " bytes on device '" + ctx.info().name +
-                                    "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
+                                "data job '" + spec_.name + "', buffer '" + d.name +
+                                    "': " + std::to_string(elems * elem_size(d.type)) + " bytes on device '" +
+                                    ctx.info().name + "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                                    std::to_string(most) + ")");
                 s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
                 if (check_bounds_) {
                     s.guards.push_back(bounds::make_for(ctx, spec_, int(b), elems * elem_size(d.type)));
@@ -67,8 +71,8 @@ void Execution::generate(SliceState& s, int b) {
     const BufferDecl& d = spec_.buffers[std::size_t(b)];
     const Generator* g = find_generator(d.generator);
     if (!g)
-        throw InvalidArgument("data job '" + spec_.name + "', buffer '" + d.name + "': no generator '" + d.generator +
-                              "' on rank " + std::to_string(me_) +
+        throw InvalidArgument("data job '" + spec_.name + "', buffer '" + d.name + "': no generator '" +
+                              d.generator + "' on rank " + std::to_string(me_) +
                               " (register_generator() it on every rank before cluster_main())");
     if (d.layout == BufferLayout::shared) {
         Bytes& all = generated_[b];
@@ -88,6 +92,8 @@ void Execution::generate(SliceState& s, int b) {
 void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point,
                           const std::function<void(std::uint64_t)>& host_point) {
     StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
+    if (const char* t = std::getenv("WORKSIZE_TIMELINE"); t && *t)
+        timeline_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
     engine::Executor executor(*this, comm_, kHalo);
     report_.sent_per_step.assign(spec_.steps, 0);
     report_.halo_per_step.assign(spec_.steps, 0);
@@ -116,11 +122,11 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
         if (beats_ && fault_.slow_s > 0 && !mine_.empty())
             wait_devices([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
         for (auto& s : mine_)
-            for (const auto& [a, b] : spec_.swaps)
-                std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
+            for (const auto& [a, b] : spec_.swaps) std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
         for (auto& s : mine_)
             if (!s.guards.empty())
-                for (const auto& [a, b] : spec_.swaps) std::swap(s.guards[std::size_t(a)], s.guards[std::size_t(b)]);
+                for (const auto& [a, b] : spec_.swaps)
+                    std::swap(s.guards[std::size_t(a)], s.guards[std::size_t(b)]);
         if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
             executor.drain();
             gather_point(step + 1);
@@ -133,6 +139,7 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     executor.drain();
     finish_queues();
     report_.steps_s = now_s() - t0;
+    write_timeline(t0);
     if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
     for (const auto& s : mine_) {
         if (failed_ || !s.first() || !s.last()) continue;
@@ -170,9 +177,48 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     }
 }
 
+/// WORKSIZE_TIMELINE=FILE (a diagnosis of gaps between launches): one CSV row per launch of the
+/// run, appended to FILE (rank 0) or FILE.rankN: its slice, step and kernel, the host's time of
+/// its enqueue (µs from the first step) and the device's queued, submit, start and end times (µs
+/// from the slice's first launch queued). A write that fails is reported on stderr, not fatal.
+void Execution::write_timeline(double t0) const {
+    if (timeline_path_.empty() || failed_) return;
+    std::FILE* f = std::fopen(timeline_path_.c_str(), "a");
+    if (!f) {
+        std::fprintf(stderr, "worksize: warning: cannot write the timeline to '%s'\n",
+                     timeline_path_.c_str());
+        return;
+    }
+    try {
+        std::fprintf(f, "rank,slice,device,step,kernel,host_us,queued_us,submit_us,start_us,end_us\n");
+        for (const auto& s : mine_) {
+            if (s.timeline.empty()) continue;
+            const double base = double(s.timeline.front().ev.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>());
+            for (const auto& l : s.timeline) {
+                const auto at = [&](cl_profiling_info what) {
+                    cl_ulong v = 0;
+                    l.ev.getProfilingInfo(what, &v);
+                    return (double(v) - base) * 1e-3;
+                };
+                std::fprintf(f, "%d,%zu,\"%s\",%llu,%s,%.3f,%.3f,%.3f,%.3f,%.3f\n", me_, std::size_t(s.index),
+                             s.ctx->info().name.c_str(), static_cast<unsigned long long>(l.step),
+                             spec_.kernels[l.kernel].name.c_str(), (l.host_s - t0) * 1e6,
+                             at(CL_PROFILING_COMMAND_QUEUED), at(CL_PROFILING_COMMAND_SUBMIT),
+                             at(CL_PROFILING_COMMAND_START), at(CL_PROFILING_COMMAND_END));
+            }
+        }
+    } catch (const cl::Error& e) {
+        std::fprintf(stderr, "worksize: warning: the timeline's profiling times: %s\n", e.what());
+    }
+    if (std::fclose(f) != 0)
+        std::fprintf(stderr, "worksize: warning: cannot write the timeline to '%s'\n",
+                     timeline_path_.c_str());
+}
+
 void Execution::check_guards(SliceState& s, const KernelDecl& kd) {
     bounds::check_writes(s.ctx->queue(), spec_, kd, s.guards, " on device '" + s.ctx->info().name + "'",
-                         "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job files: \"arrays\": \"whole\")");
+                         "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job "
+                         "files: \"arrays\": \"whole\")");
 }
 
 void Execution::reduce(std::size_t k, std::size_t i) {
@@ -198,7 +244,8 @@ void Execution::reduce(std::size_t k, std::size_t i) {
                     auto& s = mine_[j];
                     cl::Buffer records = s.records.at({k, i});
                     count[j] = data::record_count(a, s.geometry[k]);
-                    if (a.per_group) data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1);
+                    if (a.per_group)
+                        data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1);
                     if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
                         s.host_records = bytes_with(s.ctx->host_memory());
                     s.host_records.resize(count[j] * R * elem_size(d.type));
@@ -217,7 +264,8 @@ void Execution::reduce(std::size_t k, std::size_t i) {
                     data::combine_records(a.op, d.type, s.host_records.data(), count[j], total);
                     // The records' combination and read: work that grows with the slice.
                     if (timed)
-                        s.reduce_s += now_s() - c0 + combine_s[j] + (reads[j]() ? event_seconds(reads[j]) : 0.0);
+                        s.reduce_s +=
+                            now_s() - c0 + combine_s[j] + (reads[j]() ? event_seconds(reads[j]) : 0.0);
                 }
             },
             [&] { return "reduction into '" + d.name + "'"; });

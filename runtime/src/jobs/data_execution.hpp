@@ -77,6 +77,14 @@ struct SliceState {
     cl::Event first, last;                                              ///< the run's first and last launch
     /// With time_launches: every launch after the first step, with its step.
     std::vector<std::pair<std::uint64_t, cl::Event>> timed;
+    /// With WORKSIZE_TIMELINE: every launch (step, kernel, host time of its enqueue, event).
+    struct Launch {
+        std::uint64_t step;
+        std::size_t kernel;
+        double host_s;
+        cl::Event ev;
+    };
+    std::vector<Launch> timeline;
     std::vector<std::vector<std::int64_t>> bound;  ///< per kernel: what its arguments hold (bind_args)
     std::vector<std::int64_t> origins;  ///< per buffer: the global unit in its row 0 (first_held_unit)
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
@@ -315,9 +323,12 @@ private:
             const bool first = step_ == 0 && !s.first();
             const bool last = step_ + 1 == spec_.steps;
             const bool timed = time_launches_ && step_ > 0;
+            const bool traced = !timeline_path_.empty();
+            const double enqueued = traced ? now_s() : 0.0;
             cl::Event ev;
             q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, wait.empty() ? nullptr : &wait,
-                                   first || last || timed || done ? &ev : nullptr);
+                                   first || last || timed || done || traced ? &ev : nullptr);
+            if (traced) s.timeline.push_back({step_, k, enqueued, ev});
             if (first) s.first = ev;
             if (last) s.last = ev;
             if (timed) s.timed.emplace_back(step_, ev);
@@ -481,6 +492,9 @@ private:
     std::uint64_t step_ = 0;
     int lost_peer_ = -1;
     bool beats_ = false, beating_ = false, slow_ = true;
+    /// WORKSIZE_TIMELINE: where write_timeline() puts every launch's times (empty: nowhere).
+    std::string timeline_path_;
+    void write_timeline(double t0) const;
     double last_beat_ = 0;
     fault::DataFault fault_;
     Bytes inbox_, result_;
