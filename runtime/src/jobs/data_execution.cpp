@@ -90,7 +90,8 @@ void Execution::generate(SliceState& s, int b) {
 }
 
 void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point,
-                          const std::function<void(std::uint64_t)>& host_point) {
+                          const std::function<void(std::uint64_t)>& host_point,
+                          const std::function<void()>& before_finish) {
     StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
     if (const char* t = std::getenv("WORKSIZE_TIMELINE"); t && *t)
         timeline_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
@@ -137,6 +138,7 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
         }
     }
     executor.drain();
+    if (before_finish && !failed_) before_finish();
     finish_queues();
     report_.steps_s = now_s() - t0;
     write_timeline(t0);

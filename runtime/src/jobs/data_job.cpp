@@ -313,6 +313,7 @@ struct MasterRun {
     Execution& x;
     const std::vector<SliceDesc>& slices;
     const std::vector<int>& workers;
+    bool own_outputs_read = false;  ///< rank 0's own slices' outputs read behind its last launches
 };
 
 /// Rank 0's own slices get their inputs; the workers' rows and shared inputs are posted at once
@@ -381,7 +382,16 @@ void master_steps(MasterRun& m) {
                 for (int r : m.workers) ok = recv_outputs(m.job, m.slices, r, m.comm, m.watch) && ok;
                 if (ok && m.job.on_gather()) m.job.on_gather()(step);
             },
-            [&](std::uint64_t done) { host_step_master(m.job, m.x, m.comm, m.watch, m.workers, sender, done); });
+            [&](std::uint64_t done) { host_step_master(m.job, m.x, m.comm, m.watch, m.workers, sender, done); },
+            [&m] {  // the final gather of its own slices, queued behind their last launches
+                for (int b : split_outputs(m.job.spec())) {
+                    const std::uint64_t row = m.x.row_bytes(b);
+                    m.x.enqueue_downloads(b, [&](const SliceState& s) {
+                        return m.job.host(b).subspan(s.desc.offset * row, s.desc.units * row);
+                    });
+                }
+                m.own_outputs_read = true;
+            });
     } catch (const LostWorker&) {
         throw;
     } catch (const Error& e) {
@@ -400,7 +410,7 @@ std::vector<RankReport> collect_reports(MasterRun& m) {
     if (m.x.participates())
         // In this thread when no worker sends anything (a thread costs more than a small read).
         own_outputs = std::async(m.workers.empty() ? std::launch::deferred : std::launch::async, [&m] {
-            read_own_outputs(m.job, m.x);
+            if (!m.own_outputs_read) read_own_outputs(m.job, m.x);
             for (int b : shared_outputs(m.spec))
                 if (!m.x.failed()) m.x.download(m.x.mine_mutable().front(), b, m.job.host(b));
         });

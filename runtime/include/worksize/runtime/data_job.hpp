@@ -271,7 +271,7 @@ struct RankReport {
     int rank = 0;
     std::vector<int> devices;               ///< the devices (Cluster::devices() indexes) it ran slices on
     double setup_s = 0.0;                   ///< buffers, program builds, inputs received and uploaded
-    double steps_s = 0.0;                   ///< from its first step to its last one completed
+    double steps_s = 0.0;                   ///< from its first step to its last one completed (rank 0: with its own slices' final reads, queued behind their last launches)
     /// Device span of its steps: from its first kernel's start to its last one's end (profiling
     /// events), summed over its devices; includes what the devices did between (halo copies).
     double kernel_s = 0.0;
