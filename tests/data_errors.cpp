@@ -18,6 +18,8 @@
 //   expr-name   an expression argument naming an undeclared constant   (validate, rank 0)
 //   expr-range  an expression (an int) beyond an int in step 2          (each rank's launch)
 //   host-split  a host step that writes a split buffer                 (validate, rank 0)
+//   relative    a slice-relative kernel without its work-group size    (validate, rank 0)
+//   value-split value_of() of a split buffer                           (validate, rank 0)
 #include <iostream>
 #include <string>
 #include <vector>
@@ -47,7 +49,7 @@ __kernel void copy(__global const float* a, const int ao, __global float* b, con
 }
 )CL";
 
-const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost, expr-name, expr-range, host-split";
+const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost, expr-name, expr-range, host-split, relative, value-split";
 
 int run_case(App& app) {
     if (app.args.size() != 1) throw InvalidArgument("usage: worksize_test_data_errors CASE (" + kCases + ")");
@@ -83,6 +85,11 @@ int run_case(App& app) {
     } else if (c == "host-split") {
         job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N});
         job.host_step(1, {ba}, [](std::uint64_t) {});
+    } else if (c == "relative") {
+        job.kernel("copy", {arg::in(ba), arg::value<int>(0), arg::out(bb), arg::value<int>(0), arg::value<int>(1000), N})
+            .slice_relative();
+    } else if (c == "value-split") {
+        job.kernel("copy", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value_of(ba), N});
     } else if (c == "whole-ghost") {
         job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N})
             .whole_arrays();

@@ -82,14 +82,19 @@ inline std::string device_name(const cl::Device& d) {
     return n;
 }
 
-/// The text of kernel file `file`, from $EXAMPLE_KERNEL_DIR or else the compiled-in EXAMPLE_KERNEL_DIR.
-inline std::string kernel_source(const std::string& file) {
+/// The folder of the kernel files: $EXAMPLE_KERNEL_DIR or else the compiled-in EXAMPLE_KERNEL_DIR.
+inline std::string kernel_dir() {
     const char* dir = std::getenv("EXAMPLE_KERNEL_DIR");
 #ifdef EXAMPLE_KERNEL_DIR
-    const std::string path = std::string(dir && *dir ? dir : EXAMPLE_KERNEL_DIR) + "/" + file;
+    return dir && *dir ? dir : EXAMPLE_KERNEL_DIR;
 #else
-    const std::string path = std::string(dir && *dir ? dir : ".") + "/" + file;
+    return dir && *dir ? dir : ".";
 #endif
+}
+
+/// The text of kernel file `file` in kernel_dir().
+inline std::string kernel_source(const std::string& file) {
+    const std::string path = kernel_dir() + "/" + file;
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read kernel file " + path);
     std::ostringstream s;
@@ -99,11 +104,13 @@ inline std::string kernel_source(const std::string& file) {
 
 /// Build `source` for `device`; a failure throws with the build log (first line folded in).
 /// Division is correctly rounded where the device supports it, so results match the CPU reference.
-inline cl::Program build(const cl::Context& ctx, const cl::Device& device, const std::string& source) {
+/// `extra`: more build options (e.g. an include path).
+inline cl::Program build(const cl::Context& ctx, const cl::Device& device, const std::string& source,
+                         const std::string& extra = "") {
     cl::Program program(ctx, source);
-    std::string options;
+    std::string options = extra;
     if (device.getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-        options = "-cl-fp32-correctly-rounded-divide-sqrt";
+        options += " -cl-fp32-correctly-rounded-divide-sqrt";
     try {
         program.build(std::vector<cl::Device>{device}, options.c_str());
     } catch (const cl::Error&) {

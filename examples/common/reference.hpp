@@ -282,6 +282,65 @@ inline std::vector<int> pathfinder_reference(const std::vector<int>& wall, int r
     return src;
 }
 
+// ---- srad (Rodinia's OpenCL srad: speckle-reducing anisotropic diffusion of an Nr x Nc image,
+// column-major, element i = row + Nr * col; the whole image is the region of interest)
+/// The image's element `i` (column-major): grey levels 0..255 from a hash of its index, so that
+/// any columns of it are made on their own (Rodinia reads a 502 x 458 PGM and resizes it).
+inline float srad_pixel(std::uint64_t i, unsigned seed) { return float(pathfinder_weight(i, seed) * 25 + 3); }
+
+inline std::vector<float> srad_image(int nr, int nc, unsigned seed) {
+    std::vector<float> image(std::size_t(nr) * std::size_t(nc));
+    for (std::size_t i = 0; i < image.size(); ++i) image[i] = srad_pixel(i, seed);
+    return image;
+}
+
+/// q0sqr of an iteration (Rodinia's host): the image's mean and variance, the sums in double.
+inline float srad_q0sqr(double total, double total2, double ne) {
+    const float mean = float(total / ne), mean2 = mean * mean;
+    const float var = float(total2 / ne) - mean2;
+    return var / mean2;
+}
+
+/// Rodinia's srad as its kernels compute it, serially: extract, `niter` iterations of the
+/// reduction, srad and srad2, then compress.
+inline std::vector<float> srad_reference(std::vector<float> img, int nr, int nc, int niter, float lambda) {
+    const std::size_t ne = img.size();
+    for (auto& v : img) v = std::exp(v / 255);
+    std::vector<float> dn(ne), ds(ne), dw(ne), de(ne), c(ne);
+    auto at = [&](int r, int col) { return std::size_t(r) + std::size_t(nr) * std::size_t(col); };
+    for (int it = 0; it < niter; ++it) {
+        double total = 0, total2 = 0;
+        for (float v : img) total += v, total2 += double(v) * v;
+        const float q0sqr = srad_q0sqr(total, total2, double(ne));
+        for (int col = 0; col < nc; ++col)
+            for (int r = 0; r < nr; ++r) {
+                const std::size_t e = at(r, col);
+                const float jc = img[e];
+                dn[e] = img[at(std::max(r - 1, 0), col)] - jc;
+                ds[e] = img[at(std::min(r + 1, nr - 1), col)] - jc;
+                dw[e] = img[at(r, std::max(col - 1, 0))] - jc;
+                de[e] = img[at(r, std::min(col + 1, nc - 1))] - jc;
+                const float g2 = (dn[e] * dn[e] + ds[e] * ds[e] + dw[e] * dw[e] + de[e] * de[e]) / (jc * jc);
+                const float l = (dn[e] + ds[e] + dw[e] + de[e]) / jc;
+                // (the kernel's literals are doubles: those products are computed in double)
+                const float num = float((0.5 * g2) - ((1.0 / 16.0) * (l * l)));
+                float den = float(1 + (0.25 * l));
+                const float qsqr = num / (den * den);
+                den = (qsqr - q0sqr) / (q0sqr * (1 + q0sqr));
+                c[e] = std::clamp(float(1.0 / (1.0 + den)), 0.0f, 1.0f);
+            }
+        for (int col = 0; col < nc; ++col)
+            for (int r = 0; r < nr; ++r) {
+                const std::size_t e = at(r, col);
+                const float d = c[e] * dn[e] + c[at(std::min(r + 1, nr - 1), col)] * ds[e] + c[e] * dw[e] +
+                                c[at(r, std::min(col + 1, nc - 1))] * de[e];
+                img[e] = float(img[e] + 0.25 * lambda * d);
+            }
+    }
+    for (auto& v : img) v = std::log(v) * 255;
+    return img;
+}
+
 // ---- comparison
 struct Check {
     bool ok;

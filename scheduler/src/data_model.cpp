@@ -18,7 +18,7 @@ HaloTraffic halo_traffic(const DataJobSpec& s) {
     std::vector<bool> dirty(s.buffers.size(), false);
     for (std::uint64_t step = 0; step < 2 * t.every; ++step) {
         for (std::size_t k = 0; k < s.kernels.size(); ++k) {
-            if (!runs_every_step(s.kernels[k])) continue;  // the steady state: the kernels of every step
+            if (!runs_steadily(s.kernels[k])) continue;  // the steady state: the kernels of every step
             if (step % t.every == 0)
                 for (int b : halo_exchanges_before(s, k, dirty)) {
                     if (step == 0) continue;

@@ -3,6 +3,8 @@
 // steps each kernel runs in (KernelDecl::runs).
 #include "worksize/scheduler/data_spec.hpp"
 
+#include <algorithm>
+
 namespace worksize {
 
 const char* to_string(KernelRuns r) {
@@ -10,6 +12,7 @@ const char* to_string(KernelRuns r) {
     case KernelRuns::every: return "every";
     case KernelRuns::first_step: return "first";
     case KernelRuns::last_step: return "last";
+    case KernelRuns::after_first: return "after_first";
     }
     return "?";
 }
@@ -18,6 +21,7 @@ bool runs_in(const KernelDecl& k, std::uint64_t step, std::uint64_t steps) {
     switch (k.runs) {
     case KernelRuns::first_step: return step == 0;
     case KernelRuns::last_step: return step + 1 == steps;
+    case KernelRuns::after_first: return step > 0;
     case KernelRuns::every: return k.every <= 1 || (step + 1) % k.every == 0;
     }
     return true;
@@ -35,7 +39,11 @@ bool held_whole(const DataJobSpec& spec, int b) {
 
 std::int64_t first_held_unit(const DataJobSpec& spec, int b, std::uint64_t offset) {
     if (held_whole(spec, b)) return 0;
-    return std::int64_t(offset) - std::int64_t(halo_rows(spec, b));
+    const std::uint64_t h = halo_rows(spec, b);
+    // A slice_relative kernel's buffers start at their first row within the problem: the kernel's
+    // index 0 is then a real row, and a generator's first row is the buffer's row 0.
+    if (relative_halo(spec, b) > 0) return std::int64_t(offset > h ? offset - h : 0);
+    return std::int64_t(offset) - std::int64_t(h);
 }
 
 std::uint64_t held_elements(const DataJobSpec& spec, int b, std::uint64_t units) {
@@ -50,6 +58,82 @@ std::uint64_t held_bytes(const DataJobSpec& spec, std::uint64_t units) {
     for (std::size_t b = 0; b < spec.buffers.size(); ++b)
         total += held_elements(spec, int(b), units) * elem_size(spec.buffers[b].type);
     return total;
+}
+
+namespace {
+bool touches(const KernelDecl& k, int b) {
+    return std::any_of(k.args.begin(), k.args.end(), [b](const ArgDecl& a) { return a.buffer == b; });
+}
+/// A buffer's halo from the halo() reads of it (and of its swap partners): halo_rows() without
+/// the slice_relative rule.
+std::uint64_t read_halo(const DataJobSpec& s, int b) {
+    std::uint64_t h = 0;
+    for (const auto& k : s.kernels)
+        for (const auto& a : k.args)
+            if (a.kind == ArgKind::halo && (a.buffer == b || std::any_of(s.swaps.begin(), s.swaps.end(), [&](const auto& p) {
+                    return (p.first == b && p.second == a.buffer) || (p.second == b && p.first == a.buffer);
+                })))
+                h = std::max(h, a.depth);
+    return h;
+}
+}  // namespace
+
+std::uint64_t relative_halo(const DataJobSpec& spec, int b) {
+    if (spec.buffers.at(std::size_t(b)).layout != BufferLayout::split || spec.exchange_every > 1) return 0;
+    // Every split buffer of any slice_relative kernel that touches b (one group: the kernels share
+    // buffers in a port, e.g. srad's image), held with the deepest halo among them.
+    bool relative = false;
+    std::uint64_t h = 0;
+    for (const auto& k : spec.kernels)
+        if (k.slice_relative && touches(k, b)) relative = true;
+    if (!relative) return 0;
+    for (const auto& k : spec.kernels) {
+        if (!k.slice_relative) continue;
+        for (const auto& a : k.args)
+            if (a.buffer >= 0 && spec.buffers[std::size_t(a.buffer)].layout == BufferLayout::split)
+                h = std::max(h, read_halo(spec, a.buffer));
+    }
+    return h;
+}
+
+std::uint64_t widest_pitch(const DataJobSpec& spec, const KernelDecl& k) {
+    std::uint64_t p = 0;
+    for (const auto& a : k.args)
+        if (a.buffer >= 0 && spec.buffers.at(std::size_t(a.buffer)).layout == BufferLayout::split)
+            p = std::max(p, spec.buffers[std::size_t(a.buffer)].pitch);
+    return p;
+}
+
+void validate_relative(const DataJobSpec& s) {
+    const std::string job = "data job '" + s.name + "'";
+    for (const auto& k : s.kernels) {
+        const std::string kn = job + ", kernel '" + k.name + "'";
+        for (std::size_t i = 0; i < k.args.size(); ++i) {
+            const ArgDecl& a = k.args[i];
+            const std::string an = kn + ", argument " + std::to_string(i);
+            if (a.kind == ArgKind::value_of) {
+                const BufferDecl& b = s.buffers.at(std::size_t(a.buffer));
+                if (b.layout != BufferLayout::shared || b.count == 0)
+                    throw InvalidArgument(an + " (value_of): takes a shared buffer of at least one element; '" + b.name +
+                                          "' is " + (b.layout == BufferLayout::split ? "split" : "empty"));
+            }
+            if (k.slice_relative && a.kind == ArgKind::reduce && a.per_group)
+                throw InvalidArgument(an + " (reduce): a slice-relative kernel writes one record per element "
+                                      "(its work-groups' records would mix its own rows with its halo's)");
+            if (k.slice_relative && (a.kind == ArgKind::begin || a.kind == ArgKind::end || a.kind == ArgKind::origin))
+                throw InvalidArgument(an + " (" + to_string(a.kind) + "): a slice-relative kernel indexes from its buffers' "
+                                      "start; pass the held elements with expr(\"(end - begin) * pitch\")");
+        }
+        if (!k.slice_relative) continue;
+        if (s.dims != 1 || k.whole_arrays || k.group_units || k.units_per_item != 1 || s.exchange_every > 1)
+            throw InvalidArgument(kn + ": a slice-relative kernel is for 1-D jobs, without whole_arrays, groups, "
+                                  "units_per_item or ghost zones");
+        if (k.required_local.is_null())
+            throw InvalidArgument(kn + ": a slice-relative kernel needs its work-group size (required_local): it "
+                                  "computes its index from group ids");
+        if (widest_pitch(s, k) == 0)
+            throw InvalidArgument(kn + ": a slice-relative kernel needs a split buffer (its launch covers its rows)");
+    }
 }
 
 }  // namespace worksize

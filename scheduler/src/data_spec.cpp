@@ -46,7 +46,7 @@ ReduceOp parse_reduce_op(const std::string& s) {
 namespace {
 bool is_buffer_access(ArgKind k) {
     return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
-           k == ArgKind::all || k == ArgKind::reduce || k == ArgKind::scratch;
+           k == ArgKind::all || k == ArgKind::reduce || k == ArgKind::scratch || k == ArgKind::value_of;
 }
 /// A buffer of its own units with a whole number of rows per job unit (e.g. map [R, 1]): slices
 /// hold disjoint rows of it.
@@ -75,6 +75,7 @@ const char* to_string(ArgKind k) {
     case ArgKind::step: return "step";
     case ArgKind::expr: return "expr";
     case ArgKind::scratch: return "scratch";
+    case ArgKind::value_of: return "value_of";
     }
     return "?";
 }
@@ -90,7 +91,8 @@ std::string arg_name(const DataJobSpec& s, const KernelDecl& k, std::size_t i) {
 
 /// The required work-group's extent along the split dimension (0: none).
 std::uint64_t required_split_extent(const DataJobSpec& s, const KernelDecl& k) {
-    if (k.required_local.is_null()) return 0;
+    // (a slice_relative kernel's groups tile its held elements, not its units)
+    if (k.required_local.is_null() || k.slice_relative) return 0;
     return s.dims == 2 ? k.required_local.y : k.required_local.x;
 }
 
@@ -329,6 +331,7 @@ void validate(const DataJobSpec& s) {
             for (const auto& a : k.args) used = used || (a.buffer >= 0 && s.buffers[std::size_t(a.buffer)].name == b.name);
         if (!used) throw InvalidArgument(job + ", buffer '" + b.name + "': no kernel uses it");
     }
+    validate_relative(s);
 }
 
 std::uint64_t deepest_halo(const DataJobSpec& s) {
@@ -366,7 +369,7 @@ std::uint64_t halo_rows(const DataJobSpec& s, int b) {
         }
     }
     for (int x : group) h = std::max(h, own(x));
-    return h;
+    return std::max(h, relative_halo(s, b));
 }
 
 std::pair<std::uint64_t, std::uint64_t> input_rows(const DataJobSpec& s, int b, std::uint64_t offset,
@@ -401,6 +404,7 @@ std::uint64_t data_granule(const DataJobSpec& s) {
 LocalSize common_required_local(const DataJobSpec& s) {
     LocalSize common;
     for (const auto& k : s.kernels) {
+        if (k.slice_relative) continue;  // its groups tile its held elements, not the plan's units
         if (k.required_local.is_null()) return {};
         const LocalSize r = s.dims == 2 ? k.required_local : LocalSize{k.required_local.x, 1};
         if (!common.is_null() && !(common == r)) return {};
@@ -608,7 +612,7 @@ DataLayout data_layout(const DataJobSpec& s, const std::vector<Assignment>& assi
     for (std::uint64_t step = 0; step < 2 * s.exchange_every; ++step) {
         const bool exchanges = step % s.exchange_every == 0;
         for (std::size_t k = 0; k < s.kernels.size(); ++k) {
-            if (!runs_every_step(s.kernels[k])) continue;  // the steady state: the kernels of every step
+            if (!runs_steadily(s.kernels[k])) continue;  // the steady state: the kernels of every step
             if (!exchanges) {
                 mark_written(s, k, dirty);
                 continue;

@@ -7,13 +7,14 @@ namespace {
 constexpr ArgKind kKinds[] = {ArgKind::read,   ArgKind::write, ArgKind::read_write, ArgKind::halo,
                               ArgKind::all,    ArgKind::reduce, ArgKind::scalar,    ArgKind::begin,
                               ArgKind::end,    ArgKind::origin, ArgKind::local,     ArgKind::step,
-                              ArgKind::expr,   ArgKind::scratch};
+                              ArgKind::expr,   ArgKind::scratch, ArgKind::value_of};
 
 ArgKind parse_kind(const std::string& s) {
     for (auto k : kKinds)
         if (s == to_string(k)) return k;
     throw InvalidArgument("unknown access '" + s +
-                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin, local, step, expr, scratch)");
+                          "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin, local, step, expr, scratch, "
+                          "value_of)");
 }
 }  // namespace
 
@@ -69,6 +70,7 @@ nlohmann::json to_json(const DataJobSpec& s) {
                                 {"units_per_item", k.units_per_item},
                                 {"required_local", {k.required_local.x, k.required_local.y}}});
         if (k.whole_arrays) j["kernels"].back()["arrays"] = "whole";
+        if (k.slice_relative) j["kernels"].back()["arrays"] = "relative";
         if (k.group_units) j["kernels"].back()["groups"] = {{"items", k.group_items}, {"units", k.group_units}};
         if (!runs_every_step(k)) j["kernels"].back()["runs"] = {{"when", to_string(k.runs)}, {"every", k.every}};
     }
@@ -131,15 +133,18 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
             k.units_per_item = jk.value("units_per_item", std::uint64_t{1});
             if (jk.contains("arrays")) {
                 const auto arrays = jk.at("arrays").get<std::string>();
-                if (arrays != "whole" && arrays != "slice") throw InvalidArgument("arrays '" + arrays + "' (whole or slice)");
+                if (arrays != "whole" && arrays != "slice" && arrays != "relative")
+                    throw InvalidArgument("arrays '" + arrays + "' (whole, slice or relative)");
                 k.whole_arrays = arrays == "whole";
+                k.slice_relative = arrays == "relative";
             }
             if (jk.contains("runs")) {
                 const auto when = jk.at("runs").at("when").get<std::string>();
                 if (when == "every") k.runs = KernelRuns::every;
                 else if (when == "first") k.runs = KernelRuns::first_step;
                 else if (when == "last") k.runs = KernelRuns::last_step;
-                else throw InvalidArgument("runs '" + when + "' (every, first or last)");
+                else if (when == "after_first") k.runs = KernelRuns::after_first;
+                else throw InvalidArgument("runs '" + when + "' (every, first, last or after_first)");
                 k.every = jk.at("runs").value("every", std::uint64_t{1});
             }
             if (jk.contains("groups")) {

@@ -86,7 +86,7 @@ StepCompiler::StepCompiler(const DataJobSpec& spec, const DataLayout& layout, in
 
 bool StepCompiler::splittable(std::size_t k) const {
     const KernelDecl& kd = spec_.kernels[k];
-    return options_.overlap && spec_.exchange_every <= 1 && kd.units_per_item == 1 && kd.group_units == 0 &&
+    return options_.overlap && spec_.exchange_every <= 1 && kd.units_per_item == 1 && kd.group_units == 0 && !kd.slice_relative &&
            std::none_of(kd.args.begin(), kd.args.end(), [](const ArgDecl& a) { return a.kind == ArgKind::reduce; });
 }
 

@@ -242,9 +242,11 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
         if (jk.contains("units_per_item")) kd.units_per_item = count_of(jk["units_per_item"], f + ".units_per_item");
         if (jk.contains("arrays")) {
             const auto arrays = jk["arrays"].is_string() ? jk["arrays"].get<std::string>() : jk["arrays"].dump();
-            if (arrays != "whole" && arrays != "slice")
-                fail(f + ".arrays", "'" + arrays + "' is not whole (an application's kernel, indexing whole arrays) or slice");
+            if (arrays != "whole" && arrays != "slice" && arrays != "relative")
+                fail(f + ".arrays", "'" + arrays + "' is not whole (an application's kernel, indexing whole arrays by "
+                                    "global ids), relative (indexing from the buffers' start by group ids) or slice");
             kd.whole_arrays = arrays == "whole";
+            kd.slice_relative = arrays == "relative";
         }
         if (jk.contains("required_local")) {
             const auto& r = jk["required_local"];

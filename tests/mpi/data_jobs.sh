@@ -149,6 +149,8 @@ error_case expr-name "kernel 'copy', argument 4: expression 'end \+ n', at 7: un
 error_case expr-range "kernel 'copy', argument 4: expression 'end \+ step \* big' is [0-9]+ in step 2, beyond an int; declare it long" --select all
 error_case host-split "buffer 'a': a host step writes shared inputs only, in a job with host steps"
 error_case whole-ghost "kernel 'smooth': a kernel of whole arrays runs without ghost zones \(exchange_every 2\)"
+error_case relative "kernel 'copy': a slice-relative kernel needs its work-group size \(required_local\)"
+error_case value-split "kernel 'copy', argument 4 \(value_of\): takes a shared buffer of at least one element; 'a' is split"
 
 fi  # part jobs
 

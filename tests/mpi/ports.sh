@@ -16,11 +16,17 @@ for spec in "$@"; do
   while read -r file sum; do
     if [ "$(sha256sum "$dir/$file" | cut -d' ' -f1)" = "$sum" ]; then ok "$app: $file is the published file"
     else checks=$((checks+1)); fails=$((fails+1)); echo "FAIL: $app: $file differs from the published one (sha256 $sum)"; fi
-  done < <(grep -Eo '`[^`]+\.cl` sha256 [0-9a-f]{64}' "$dir/ORIGIN.md" | tr -d '`' | sed 's/ sha256 / /')
+  done < <(grep -Eo '`[^`]+\.(cl|h)` sha256 [0-9a-f]{64}' "$dir/ORIGIN.md" | tr -d '`' | sed 's/ sha256 / /')
   # shellcheck disable=SC2086
   run 120 "$plain" $args
-  expect_rc 0 "plain $app"
-  expect_out "^plain,$app,.*,verified$" "plain $app: verified"
+  # (srad's plain host runs Rodinia's reduce_kernel, which sums wrongly on PoCL's CPU device: it
+  # says so, "wrong-reduce" and exit 3, after checking that kernel's sum alone; examples/srad/ORIGIN.md)
+  if [ "$app" = srad ] && grep -q ',wrong-reduce$' "$out"; then
+    expect_rc 3 "plain $app: Rodinia's reduce_kernel sums wrongly on this device"
+  else
+    expect_rc 0 "plain $app"
+    expect_out "^plain,$app,.*,verified$" "plain $app: verified"
+  fi
   # shellcheck disable=SC2086
   run 120 "$mpx" -n 1 "$ws" $args
   expect_rc 0 "$app on 1 rank"

@@ -121,7 +121,7 @@ TEST(DataPlacement, JsonRoundTripOfWholeArraysAndStepArguments) {
         data_job_from_json(j);
         ADD_FAILURE() << "arrays 'global' accepted";
     } catch (const InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("kernel 0: arrays 'global' (whole or slice)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("kernel 0: arrays 'global' (whole, slice or relative)"), std::string::npos) << e.what();
     }
 }
 

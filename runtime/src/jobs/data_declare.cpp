@@ -96,6 +96,12 @@ DataJob& DataJob::required_local(LocalSize local) {
     return *this;
 }
 
+DataJob& DataJob::slice_relative() {
+    if (spec_.kernels.empty()) throw InvalidArgument("slice_relative(): declare a kernel first");
+    spec_.kernels.back().slice_relative = true;
+    return *this;
+}
+
 DataJob& DataJob::whole_arrays() {
     if (spec_.kernels.empty()) throw InvalidArgument("whole_arrays(): declare a kernel first");
     spec_.kernels.back().whole_arrays = true;
@@ -118,6 +124,12 @@ DataJob& DataJob::first_step_only() {
 DataJob& DataJob::last_step_only() {
     if (spec_.kernels.empty()) throw InvalidArgument("last_step_only(): declare a kernel first");
     spec_.kernels.back().runs = KernelRuns::last_step;
+    return *this;
+}
+
+DataJob& DataJob::after_first_step() {
+    if (spec_.kernels.empty()) throw InvalidArgument("after_first_step(): declare a kernel first");
+    spec_.kernels.back().runs = KernelRuns::after_first;
     return *this;
 }
 

@@ -245,9 +245,11 @@ void Execution::reduce(std::size_t k, std::size_t i) {
                 for (std::size_t j = 0; j < mine_.size(); ++j) {
                     auto& s = mine_[j];
                     cl::Buffer records = s.records.at({k, i});
-                    count[j] = data::record_count(a, s.geometry[k]);
-                    if (a.per_group)
-                        data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1);
+                    const data::Geometry& g = s.geometry[k];
+                    count[j] = g.relative ? g.own_items : data::record_count(a, g);
+                    if (a.per_group || g.relative)  // (a slice_relative launch: its own rows' records)
+                        data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1,
+                                                g.relative ? g.own_first : 0);
                     if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
                         s.host_records = bytes_with(s.ctx->host_memory());
                     s.host_records.resize(count[j] * R * elem_size(d.type));

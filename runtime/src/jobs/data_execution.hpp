@@ -119,6 +119,8 @@ public:
                 throw Error("data job '" + spec.name + "': the plan's slices must follow the ranks' order");
         halo_.resize(spec.buffers.size());
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) halo_[b] = halo_rows(spec, int(b));
+        values_.resize(spec.buffers.size());
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b) values_[b].type = spec.buffers[b].type;
         report_.rank = me_;
         for (const auto& s : mine_) report_.devices.push_back(s.desc.device);
     }
@@ -201,6 +203,9 @@ public:
                 if (d.layout == BufferLayout::split) at = device_row(s, b, first) * row_bytes(b);
                 s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, data.size(),
                                                   data.data());
+                // A shared buffer's first element: the value of value_of arguments (rank-local).
+                if (d.layout == BufferLayout::shared && first == 0 && data.size() >= elem_size(d.type))
+                    values_[std::size_t(b)].bytes.assign(data.begin(), data.begin() + std::ptrdiff_t(elem_size(d.type)));
             },
             [&] {
                 return "device '" + s.ctx->info().name + "', uploading '" +
@@ -327,18 +332,20 @@ private:
                                  in.part == LaunchPart::whole ? s.desc.units : in.rows,
                                  data::launch_local(kd, s.desc.local, kernel, s.ctx->device()), ghost);
             auto& q = s.ctx->queue();
-            // Per-item records are refilled before every launch; per-group ones before the
+            // Per-item records are refilled before every launch; per-group ones, and a
+            // slice-relative kernel's (it writes all of its own rows' records), before the
             // kernel's first launch only (every group writes its record each launch), as
             // execute_declared does.
             for (std::size_t i = 0; i < kd.args.size(); ++i)
                 if (kd.args[i].kind == ArgKind::reduce &&
-                    (!kd.args[i].per_group || s.records_filled.insert({k, i}).second))
+                    ((!kd.args[i].per_group && !kd.slice_relative) || s.records_filled.insert({k, i}).second))
                     data::fill_identity(q, s.records.at({k, i}), spec_.buffers[std::size_t(kd.args[i].buffer)],
                                         kd.args[i].op, data::record_count(kd.args[i], g));
             data::bind_args(
                 kernel, kd, s.bufs, [&](std::size_t i) -> const cl::Buffer& { return s.records.at({k, i}); }, g,
                 s.desc.offset, halo_, &s.bound[k], &s.origins,
-                ExprScope{std::int64_t(step_), std::int64_t(spec_.steps), 0, 0, std::int64_t(spec_.units), nullptr});
+                ExprScope{std::int64_t(step_), std::int64_t(spec_.steps), 0, 0, std::int64_t(spec_.units), nullptr},
+                &values_);
             // Events only where needed: the run's first and last launch (the device's span between
             // them is the report's kernel time), the timed steps, and those the engine waits on.
             const bool first = step_ == 0 && !s.first();
@@ -515,6 +522,7 @@ private:
     bool beats_ = false, beating_ = false, slow_ = true;
     /// WORKSIZE_TIMELINE: where write_timeline() puts every launch's times (empty: nowhere).
     std::string timeline_path_;
+    data::Values values_;  ///< per buffer: its first element's bytes on this rank (value_of)
     void write_timeline(double t0) const;
     double last_beat_ = 0;
     fault::DataFault fault_;

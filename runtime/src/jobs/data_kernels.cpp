@@ -35,9 +35,39 @@ LocalSize exact_local(LocalSize local, int dims, std::uint64_t items, bool at_en
     return local;
 }
 
+namespace {
+/// KernelDecl::slice_relative: every held row of the kernel's split buffers (all held with the
+/// same halo), one item per element of the widest, from global offset 0.
+Geometry relative_geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units) {
+    std::uint64_t h = 0;
+    for (const auto& a : k.args)
+        if (a.buffer >= 0 && spec.buffers[std::size_t(a.buffer)].layout == BufferLayout::split)
+            h = std::max(h, halo_rows(spec, a.buffer));
+    // The held rows within the problem (first_held_unit(): such buffers start there).
+    const std::uint64_t pitch = widest_pitch(spec, k), first = offset > h ? offset - h : 0,
+                        rows = std::min(spec.units, offset + units + h) - first;
+    Geometry g;
+    g.relative = true;
+    g.held_begin = std::int64_t(first);
+    g.held_end = std::int64_t(first + rows);
+    g.first_unit = offset;
+    g.end_unit = offset + units;
+    g.own_first = (offset - first) * pitch;
+    g.own_items = units * pitch;
+    g.begin = 0;
+    g.end = rows * pitch;
+    g.padded = round_up(g.end, k.required_local.x);
+    g.offset = cl::NullRange;
+    g.global = cl::NDRange(g.padded);
+    g.local = cl::NDRange(k.required_local.x);
+    return g;
+}
+}  // namespace
+
 Geometry geometry(const DataJobSpec& spec, const KernelDecl& k, std::uint64_t offset, std::uint64_t units,
                   LocalSize plan_local, std::uint64_t extend) {
     Geometry g;
+    if (k.slice_relative) return relative_geometry(spec, k, offset, units);
     const std::uint64_t first = offset > extend ? offset - extend : 0;
     const std::uint64_t last = std::min(spec.units, offset + units + extend);
     g.first_unit = first;
@@ -112,10 +142,11 @@ namespace {
 /// ws_group_sum (any R; worksize uses powers of two).
 std::string combine_source(ElemType t, ReduceOp op) {
     std::string src = R"CL(
-__kernel void ws_combine_records(__global T* out, __global const T* in, const ulong records, __local T* s) {
+__kernel void ws_combine_records(__global T* out, __global const T* in, const ulong records, __local T* s,
+                                 const ulong first) {
     const size_t lid = get_local_id(0), g = get_global_id(0), j = get_global_id(1);
     const size_t count = get_global_size(1);
-    s[lid] = g < records ? in[g * count + j] : (T)(IDENTITY);
+    s[lid] = g < records ? in[(first + g) * count + j] : (T)(IDENTITY);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (size_t n = get_local_size(0); n > 1; ) {
         const size_t up = (n + 1) >> 1;
@@ -144,19 +175,21 @@ __kernel void ws_combine_records(__global T* out, __global const T* in, const ul
 }  // namespace
 
 void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
-                       ReduceOp op, double& seconds, std::uint64_t most) {
+                       ReduceOp op, double& seconds, std::uint64_t most, std::uint64_t first) {
     most = std::max<std::uint64_t>(most, 1);
-    if (records <= most) return;
+    if (records <= most && first == 0) return;
     cl::Kernel kernel(ctx.program_from_source(combine_source(d.type, op), ""), "ws_combine_records");
     const std::uint64_t R = tree_width(kernel, ctx.device());
     const std::size_t esize = elem_size(d.type);
-    while (records > most && R >= 2) {
+    while ((records > most || first > 0) && R >= 2) {
         const std::uint64_t next = ceil_div(records, R);
         cl::Buffer combined(ctx.context(), CL_MEM_READ_WRITE, next * d.count * esize);
         kernel.setArg(0, combined);
         kernel.setArg(1, buf);
         kernel.setArg(2, cl_ulong(records));
         kernel.setArg(3, cl::Local(R * esize));
+        kernel.setArg(4, cl_ulong(first));
+        first = 0;
         cl::Event ev;
         ctx.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(next * R, d.count),
                                          cl::NDRange(R, 1), nullptr, &ev);
@@ -187,6 +220,25 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
 namespace {
 /// An index argument as the kernel declares it: int (validate() checked that the job's indexes
 /// fit) or long.
+/// A value_of argument: its shared buffer's first element on this rank, of the buffer's type.
+void set_value_of(cl::Kernel& kernel, cl_uint i, const KernelDecl& k, const ArgDecl& a, const Values* values) {
+    const HostValue* v = values && std::size_t(a.buffer) < values->size() ? &(*values)[std::size_t(a.buffer)] : nullptr;
+    if (!v || v->bytes.size() < elem_size(v->type))
+        throw InvalidArgument("kernel '" + k.name + "', argument " + std::to_string(i) +
+                              " (value_of): this job kind passes no values of shared buffers");
+    auto as = [&](auto x) {
+        std::memcpy(&x, v->bytes.data(), sizeof x);
+        kernel.setArg(i, x);
+    };
+    switch (v->type) {
+    case ElemType::f32: as(cl_float{}); break;
+    case ElemType::f64: as(cl_double{}); break;
+    case ElemType::i32: as(cl_int{}); break;
+    case ElemType::u32: as(cl_uint{}); break;
+    case ElemType::i64: as(cl_long{}); break;
+    }
+}
+
 void set_index(cl::Kernel& kernel, cl_uint i, const ArgDecl& a, std::int64_t v) {
     if (a.index_type == ElemType::i64)
         kernel.setArg(i, static_cast<cl_long>(v));
@@ -213,7 +265,7 @@ std::int64_t eval_value(const KernelDecl& k, std::size_t i, const ArgDecl& a, co
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo, std::vector<std::int64_t>* bound,
-               const std::vector<std::int64_t>* origins, ExprScope scope) {
+               const std::vector<std::int64_t>* origins, ExprScope scope, const Values* values) {
     if (bound && bound->size() != k.args.size()) bound->assign(k.args.size(), INT64_MIN);
     // Set argument i unless `key` (a buffer's handle or an int's value) is what it holds already.
     auto fresh = [&](cl_uint i, std::int64_t key) {
@@ -263,8 +315,8 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
                 break;
             }
             case ArgKind::expr: {
-                scope.begin = std::int64_t(g.first_unit);
-                scope.end = std::int64_t(g.end_unit);
+                scope.begin = g.relative ? g.held_begin : std::int64_t(g.first_unit);
+                scope.end = g.relative ? g.held_end : std::int64_t(g.end_unit);
                 scope.constants = &a.constants;
                 const std::int64_t v = eval_value(k, i, a, scope);
                 if (fresh(i, v)) set_index(kernel, i, a, v);
@@ -272,6 +324,9 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
             }
             case ArgKind::scratch:
                 if (fresh(i, handle(bufs[std::size_t(a.buffer)]))) kernel.setArg(i, bufs[std::size_t(a.buffer)]);
+                break;
+            case ArgKind::value_of:
+                set_value_of(kernel, i, k, a, values);
                 break;
             case ArgKind::origin: {
                 const std::int64_t origin = origins ? (*origins)[std::size_t(a.buffer)]

@@ -21,6 +21,13 @@ struct Geometry {
     std::uint64_t begin = 0, end = 0;
     std::uint64_t padded = 0;  ///< launched items along the split, padded to whole groups
     std::uint64_t first_unit = 0, end_unit = 0;  ///< the units the launch covers (expr's begin and end)
+    /// A slice_relative launch: the held units it covers, halos included (expr's begin and end;
+    /// begin is negative for the first slice, whose buffers hold a halo before the problem).
+    bool relative = false;
+    std::int64_t held_begin = 0, held_end = 0;
+    /// A slice_relative launch: its own units' items [own_first, own_first + own_items) (the
+    /// records a reduce() combines).
+    std::uint64_t own_first = 0, own_items = 0;
     cl::NDRange offset, global, local;
 };
 /// A kernel of whole arrays (KernelDecl::whole_arrays) guards only the problem's end, so a launch
@@ -50,13 +57,23 @@ LocalSize launch_local(const KernelDecl& k, LocalSize plan_local, const cl::Kern
 std::uint64_t record_count(const ArgDecl& a, const Geometry& g);
 /// Tree-combines `records` records of `d` (per-group records) on the device, fan-in a power of two
 /// up to 256, until at most `most` remain; the same tree shape as a work-group's reduce
-/// of its items. Updates `buf` and `records`; adds the launches' seconds to `seconds`.
+/// of its items. Updates `buf` and `records`; adds the launches' seconds to `seconds`. `first`: the
+/// records start at record `first` of `buf` (a slice_relative launch's own rows: Geometry::own_first).
 void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
-                       ReduceOp op, double& seconds, std::uint64_t most = kMaxGroupRecords);
+                       ReduceOp op, double& seconds, std::uint64_t most = kMaxGroupRecords,
+                       std::uint64_t first = 0);
 
 /// The kernel `k` of `program`. @throws InvalidArgument naming it when the source lacks it (with
 /// the kernels it has) or when its parameter count differs from the declaration's.
 cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k);
+
+/// A shared buffer's first element on this rank (value_of arguments): its type and bytes.
+struct HostValue {
+    ElemType type = ElemType::f32;
+    std::vector<std::byte> bytes;
+};
+/// Per declared buffer (empty for those no value_of argument reads).
+using Values = std::vector<HostValue>;
 
 /// Set every argument of kernel `k` for a slice starting at `offset`: `bufs` per declared buffer,
 /// `records(i)` the record buffer of reduce argument i, `halo` per buffer (halo_rows()).
@@ -65,12 +82,13 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k);
 /// multi-step job then sets only what its swaps changed. `origins` (one per buffer): the unit
 /// held in row 0 of each buffer where it is not offset - halo (buffers of their own units, buffers
 /// held whole: first_held_unit()). `scope`: the step's number, the steps and the job's units, for
-/// step and expression arguments (begin and end come from `g`).
+/// step and expression arguments (begin and end come from `g`). `values`: the value_of arguments'
+/// values on this rank (the last contents of their shared buffers).
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
                const std::function<const cl::Buffer&(std::size_t)>& records, const Geometry& g,
                std::uint64_t offset, const std::vector<std::uint64_t>& halo,
                std::vector<std::int64_t>* bound = nullptr, const std::vector<std::int64_t>* origins = nullptr,
-               ExprScope scope = {});
+               ExprScope scope = {}, const Values* values = nullptr);
 
 /// The start of a fresh device buffer of `d` (not an input), `bytes` long: zeros, or nothing where
 /// the kernels write it whole (BufferDecl::no_init). With WORKSIZE_POISON_NO_INIT=1 in the

@@ -129,6 +129,10 @@ ArgDecl expr(std::string text, ExprConstants constants = {}) {
 }
 /// A scratch buffer (DataJob::scratch): each device's own, the kernel may read and write it.
 inline ArgDecl scratch(BufferRef b) { return {ArgKind::scratch, b.index}; }
+/// The first element of shared buffer `b`, passed by value (its type): a scalar the host step
+/// computes between steps, e.g. srad's q0sqr (host_step(n, {b}, ...) writes it; every rank then
+/// passes the new value).
+inline ArgDecl value_of(BufferRef b) { return {ArgKind::value_of, b.index}; }
 }  // namespace arg
 
 /// A generator of a buffer's contents on every rank (rank-local inputs: nothing is sent):
@@ -202,6 +206,12 @@ public:
     /// split buffer it touches is then held at its whole extent on each device, and each launch
     /// covers exactly its slice's rows (KernelDecl::whole_arrays; docs/porting.md).
     DataJob& whole_arrays();
+    /// The last kernel is an application's kernel that indexes its buffers from their start by
+    /// work-group ids (ported from CUDA: ei = get_group_id(0) * N + get_local_id(0)) and checks
+    /// an element count it takes as an argument (pass expr("(end - begin) * pitch")). Each launch
+    /// covers every row the device holds of its split buffers, halos included, from offset 0, in
+    /// work-groups of its required_local() size (KernelDecl::slice_relative; docs/porting.md).
+    DataJob& slice_relative();
     /// The last kernel launches work-groups of `items` work-items that each cover `units` units
     /// (1-D jobs; a pyramid stencil's 256 items per 216 columns): KernelDecl::group_items.
     DataJob& groups(std::uint64_t items, std::uint64_t units);
@@ -210,6 +220,9 @@ public:
     DataJob& first_step_only();
     /// The last kernel runs in the last step only (after the kernels declared before it).
     DataJob& last_step_only();
+    /// The last kernel runs in every step but the first (a first step that only prepares: srad's
+    /// reduction ahead of its first update).
+    DataJob& after_first_step();
     /// The last kernel runs in every n-th step (steps n-1, 2n-1, ...).
     DataJob& every(std::uint64_t n);
     DataJob& swap(BufferRef a, BufferRef b);

@@ -97,6 +97,8 @@ enum class ArgKind {
     expr,        ///< index: an integer expression of the step and the launch (expr.hpp)
     scratch,     ///< shared buffer the kernels may write: each device's own copy, zeros at the
                  ///< start, never exchanged, combined or gathered (a kernel's debug output)
+    value_of,    ///< shared buffer: its first element, passed by value (a scalar the host step
+                 ///< computes, e.g. srad's q0sqr; the type is the buffer's)
 };
 const char* to_string(ArgKind k);
 /// begin, end, origin and step: arguments that carry an index (int or long, ArgDecl::index_type).
@@ -139,6 +141,8 @@ enum class KernelRuns {
     every,       ///< every `every`-th step: steps every-1, 2·every-1, ... (every 1: each step)
     first_step,  ///< the first step only: a setup kernel (a transpose) declared before the others
     last_step,   ///< the last step only: a kernel that finishes the results, declared after them
+    after_first, ///< every step but the first (a first step that only prepares, e.g. srad's
+                 ///< reduction before its first update)
 };
 const char* to_string(KernelRuns r);
 
@@ -165,6 +169,16 @@ struct KernelDecl {
     /// group_units, and such launches are never split for overlap. 0: one item per unit (or
     /// units_per_item), work-groups of the plan's local size.
     std::uint64_t group_items = 0, group_units = 0;
+    /// The kernel indexes its buffers from their start by work-group ids, not global ids (a port
+    /// from CUDA: Rodinia's ei = get_group_id(0) * NUMBER_THREADS + get_local_id(0)), and stops
+    /// at an element count it takes as an argument. Each launch then covers every row a device
+    /// holds of its split buffers, halos included, from global offset 0: one work-item per element
+    /// of the widest of them (rows × pitch), in work-groups of its required size; the rows of a
+    /// halo are computed too (the neighbours' rows replace them, or they lie outside the
+    /// problem). Its split buffers are all held with the same halo (halo_rows()), so that one
+    /// index addresses the same row in each; a reduce() into a shared buffer combines only the
+    /// records of the slice's own rows. 1-D jobs (srad: a column of the image per unit).
+    bool slice_relative = false;
     /// The steps it runs in; within a step the kernels that run keep their declared order.
     KernelRuns runs = KernelRuns::every;
     std::uint64_t every = 1;
@@ -174,6 +188,9 @@ struct KernelDecl {
 bool runs_in(const KernelDecl& k, std::uint64_t step, std::uint64_t steps);
 /// Whether kernel `k` runs in every step (the steady state the cost models count).
 inline bool runs_every_step(const KernelDecl& k) { return k.runs == KernelRuns::every && k.every == 1; }
+/// Whether kernel `k` runs in the steady state the cost models count: every step, or every step
+/// but the first.
+inline bool runs_steadily(const KernelDecl& k) { return runs_every_step(k) || k.runs == KernelRuns::after_first; }
 
 /// The split granule a job with a whole_arrays kernel adds (data_granule()): rows of a 2-D job,
 /// items of a 1-D one, so that a slice's exact launch keeps full work-groups.
@@ -221,6 +238,13 @@ void validate(const DataJobSpec& spec);
 /// with, the same for both buffers of a swap pair (their contents trade places). With ghost
 /// zones (exchange_every k > 1) every split buffer holds k times the job's deepest halo.
 std::uint64_t halo_rows(const DataJobSpec& spec, int b);
+/// The halo a slice_relative kernel's split buffers are all held with: the deepest of them
+/// (0 for a buffer no such kernel touches).
+std::uint64_t relative_halo(const DataJobSpec& spec, int b);
+/// The widest pitch among the split buffers of kernel `k` (a slice_relative launch's items per row).
+std::uint64_t widest_pitch(const DataJobSpec& spec, const KernelDecl& k);
+/// The checks of slice_relative kernels and value_of arguments (validate() calls it).
+void validate_relative(const DataJobSpec& spec);
 
 /// Whether split buffer `b` is held at its whole extent on every device: a whole_arrays kernel
 /// touches it (KernelDecl::whole_arrays). Shared buffers are whole anyway; false for them.
