@@ -21,8 +21,9 @@ REPS=${REPS:-5}
 # host with WORKSIZE_STEP_FLUSH=0, config 1gpu-noflush, beside the default and the plain host) and
 # the two-GPU layouts (REPS2 times). PART=diag: k-means (examples/kmeans, host-step centres)
 # against plain_kmeans, verified then REPS times at 16.8 M points x 16, k 16, 20 iterations, and on
-# two GPUs (REPS2); pathfinder with every launch's times (WORKSIZE_TIMELINE, PLAIN_TIMELINE:
-# $OUT/tl-*.csv) beside the plain host; fdtd2d again; srad when its binaries are in the bundle.
+# two GPUs (REPS2); Rodinia's srad (examples/srad) 8192 x 8192, 100 iterations, likewise; fdtd2d
+# and pathfinder again: each verified first at a small size, then REPS alternating rounds of the
+# four plain hosts and their worksize hosts on one GPU.
 PART=${PART:-all}
 REPS2=${REPS2:-3}
 mkdir -p "$OUT"
@@ -74,26 +75,33 @@ if [ "$PART" = flush ]; then
     done
 fi
 if [ "$PART" = diag ]; then
-    KM="16777216 16 16 20"
-    for cfg in 1gpu 2ranks 1rank2gpus; do ws kmeans $cfg v 1000000 16 16 5; done
+    KM="16777216 16 16 20" SRAD="8192 8192 100"
+    for cfg in 1gpu 2ranks 1rank2gpus; do
+        ws kmeans $cfg v 1000000 16 16 5
+        ws srad $cfg v 1024 1024 10
+        ws fdtd2d $cfg v 1000 1000 50
+        ws pathfinder $cfg v 1000000 200 20
+    done
     plain kmeans v 1000000 16 16 5
-    [ -x "$B/bin/worksize_example_srad" ] && for cfg in 1gpu 2ranks 1rank2gpus; do ws srad $cfg v 502 458 10; done
-    [ -x "$B/bin/plain_srad" ] && plain srad v 502 458 10
+    plain srad v 1024 1024 10
+    plain fdtd2d v 1000 1000 50
+    plain pathfinder v 1000000 200 20
     export EXAMPLE_NOVERIFY=1
     for rep in $(seq 1 "$REPS"); do
         plain kmeans "$rep" $KM
         ws kmeans 1gpu "$rep" $KM
-        PLAIN_TIMELINE=$OUT/tl-plain-$rep.csv plain pathfinder "$rep" $PATH_ARGS
-        WORKSIZE_TIMELINE=$OUT/tl-ws-$rep.csv ws pathfinder 1gpu "$rep" $PATH_ARGS
-        if [ -x "$B/bin/plain_srad" ]; then
-            plain srad "$rep" 8192 8192 100
-            ws srad 1gpu "$rep" 8192 8192 100
-        fi
-    done
-    for rep in $(seq 1 "$REPS2"); do
+        plain srad "$rep" $SRAD
+        ws srad 1gpu "$rep" $SRAD
         plain fdtd2d "$rep" $FDTD
         ws fdtd2d 1gpu "$rep" $FDTD
-        for cfg in 2ranks 1rank2gpus; do ws kmeans $cfg "$rep" $KM; done
+        plain pathfinder "$rep" $PATH_ARGS
+        ws pathfinder 1gpu "$rep" $PATH_ARGS
+    done
+    for rep in $(seq 1 "$REPS2"); do
+        for cfg in 2ranks 1rank2gpus; do
+            ws kmeans $cfg "$rep" $KM
+            ws srad $cfg "$rep" $SRAD
+        done
     done
 fi
 # Verified first, at sizes the CPU reference checks quickly.
