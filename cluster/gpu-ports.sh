@@ -104,6 +104,23 @@ if [ "$PART" = diag ]; then
         done
     done
 fi
+# PART=srad: srad verified small on each layout, then REPS rounds of srad and pathfinder against
+# their plain hosts, every launch's times of pathfinder in $OUT/tl-*.csv (WORKSIZE_TIMELINE,
+# PLAIN_TIMELINE), and srad on two GPUs (REPS2).
+if [ "$PART" = srad ]; then
+    SRAD="8192 8192 100"
+    for cfg in 1gpu 2ranks 1rank2gpus; do ws srad $cfg v 1024 1024 10; done
+    plain srad v 1024 1024 10
+    export EXAMPLE_NOVERIFY=1
+    for rep in $(seq 1 "$REPS"); do
+        plain srad "$rep" $SRAD
+        ws srad 1gpu "$rep" $SRAD
+        PLAIN_TIMELINE=$OUT/tl-plain-$rep.csv plain pathfinder "$rep" $PATH_ARGS
+        WORKSIZE_TIMELINE=$OUT/tl-ws-$rep.csv ws pathfinder 1gpu "$rep" $PATH_ARGS
+    done
+    for rep in $(seq 1 "$REPS2"); do for cfg in 2ranks 1rank2gpus; do ws srad $cfg "$rep" $SRAD; done; done
+    tar -czf "$OUT/timelines.tgz" -C "$OUT" $(cd "$OUT" && ls tl-*.csv) && rm -f "$OUT"/tl-*.csv
+fi
 # Verified first, at sizes the CPU reference checks quickly.
 [ "$PART" = all ] && for cfg in 1gpu 2ranks 1rank2gpus; do
     ws fdtd2d $cfg v 1000 1000 50
@@ -119,7 +136,7 @@ export EXAMPLE_NOVERIFY=1
     PROFILE=1 plain pathfinder "$rep" $PATH_ARGS
     ws pathfinder 1gpu "$rep" $PATH_ARGS
 done
-[ "$PART" != diag ] && for rep in $(seq 1 "$REPS2"); do
+[ "$PART" = all ] || [ "$PART" = flush ] && for rep in $(seq 1 "$REPS2"); do
     for cfg in 2ranks 1rank2gpus; do
         ws fdtd2d $cfg "$rep" $FDTD
         ws pathfinder $cfg "$rep" $PATH_ARGS

@@ -247,9 +247,12 @@ void Execution::reduce(std::size_t k, std::size_t i) {
                     cl::Buffer records = s.records.at({k, i});
                     const data::Geometry& g = s.geometry[k];
                     count[j] = g.relative ? g.own_items : data::record_count(a, g);
-                    if (a.per_group || g.relative)  // (a slice_relative launch: its own rows' records)
+                    if (a.per_group || g.relative) {  // (a slice_relative launch: its own rows' records)
+                        data::CombineCache& cache = s.combines[{k, i}];
+                        cache.timed = time_launches_ && step_ >= 1;
                         data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1,
-                                                g.relative ? g.own_first : 0);
+                                                g.relative ? g.own_first : 0, &cache);
+                    }
                     if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
                         s.host_records = bytes_with(s.ctx->host_memory());
                     s.host_records.resize(count[j] * R * elem_size(d.type));
@@ -300,9 +303,10 @@ void Execution::reduce(std::size_t k, std::size_t i) {
     }
     if (left != Comm::none) send(left);
     if (failed_) return;
-    result_.resize(R * elem_size(d.type));
-    for (std::size_t j = 0; j < R; ++j) data::store(result_.data(), d.type, j, total[j]);
-    for (auto& s : mine_) upload(s, a.buffer, 0, result_);
+    Bytes& result = results_[a.buffer];
+    result.resize(R * elem_size(d.type));
+    for (std::size_t j = 0; j < R; ++j) data::store(result.data(), d.type, j, total[j]);
+    for (auto& s : mine_) upload(s, a.buffer, 0, result, false);  // queued before the next launches
 }
 
 }  // namespace worksize::data_exec

@@ -77,6 +77,8 @@ struct SliceState {
     cl::Event first, last;                                              ///< the run's first and last launch
     /// With time_launches: every launch after the first step, with its step.
     std::vector<std::pair<std::uint64_t, cl::Event>> timed;
+    /// Per reduce argument (kernel, argument): its device-side combination's kernel and buffers.
+    std::map<std::pair<std::size_t, std::size_t>, data::CombineCache> combines;
     /// With WORKSIZE_TIMELINE: every launch (step, kernel, host time of its enqueue, event).
     struct Launch {
         std::uint64_t step;
@@ -194,15 +196,17 @@ public:
     void generate(SliceState& s, int b);
 
     /// Rows [first, first + n) of split buffer `b` (or all of shared `b`) into slice `s`.
-    void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data) {
+    /// `blocking` false: `data` must stay as it is until the queue has run the write (the
+    /// reduction results, rewritten only after the next step's finish).
+    void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data, bool blocking = true) {
         if (failed_) return;
         guarded(
             [&] {
                 const auto& d = spec_.buffers[std::size_t(b)];
                 std::uint64_t at = 0;
                 if (d.layout == BufferLayout::split) at = device_row(s, b, first) * row_bytes(b);
-                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, data.size(),
-                                                  data.data());
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE, at,
+                                                  data.size(), data.data());
                 // A shared buffer's first element: the value of value_of arguments (rank-local).
                 if (d.layout == BufferLayout::shared && first == 0 && data.size() >= elem_size(d.type))
                     values_[std::size_t(b)].bytes.assign(data.begin(), data.begin() + std::ptrdiff_t(elem_size(d.type)));
@@ -526,7 +530,19 @@ private:
     void write_timeline(double t0) const;
     double last_beat_ = 0;
     fault::DataFault fault_;
-    Bytes inbox_, result_;
+    Bytes inbox_;
+    /// Per shared buffer: the last reduction's result (its elements), which the host steps read
+    /// instead of the devices.
+    std::map<int, Bytes> results_;
+
+public:
+    /// Buffer `b`'s last reduction result on this rank, or null.
+    const Bytes* last_result(int b) const {
+        const auto it = results_.find(b);
+        return it == results_.end() ? nullptr : &it->second;
+    }
+
+private:
     std::map<int, Bytes> generated_;  ///< shared buffers' generated contents, made once per rank
 };
 

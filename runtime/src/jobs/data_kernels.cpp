@@ -175,29 +175,42 @@ __kernel void ws_combine_records(__global T* out, __global const T* in, const ul
 }  // namespace
 
 void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
-                       ReduceOp op, double& seconds, std::uint64_t most, std::uint64_t first) {
+                       ReduceOp op, double& seconds, std::uint64_t most, std::uint64_t first, CombineCache* cache) {
     most = std::max<std::uint64_t>(most, 1);
     if (records <= most && first == 0) return;
-    cl::Kernel kernel(ctx.program_from_source(combine_source(d.type, op), ""), "ws_combine_records");
-    const std::uint64_t R = tree_width(kernel, ctx.device());
+    CombineCache local;
+    CombineCache& c = cache ? *cache : local;
+    if (!c.kernel()) {
+        c.kernel = cl::Kernel(ctx.program_from_source(combine_source(d.type, op), ""), "ws_combine_records");
+        c.width = tree_width(c.kernel, ctx.device());
+    }
+    const std::uint64_t R = c.width;
     const std::size_t esize = elem_size(d.type);
-    while ((records > most || first > 0) && R >= 2) {
-        const std::uint64_t next = ceil_div(records, R);
-        cl::Buffer combined(ctx.context(), CL_MEM_READ_WRITE, next * d.count * esize);
-        kernel.setArg(0, combined);
-        kernel.setArg(1, buf);
-        kernel.setArg(2, cl_ulong(records));
-        kernel.setArg(3, cl::Local(R * esize));
-        kernel.setArg(4, cl_ulong(first));
+    // The passes follow each other on the device's in-order queue: no wait between them (the
+    // caller's read of the last pass waits); each pass's buffer is kept for the next call.
+    std::vector<cl::Event> events;
+    for (std::size_t pass = 0; (records > most || first > 0) && R >= 2; ++pass) {
+        const std::uint64_t next = ceil_div(records, R), bytes = next * d.count * esize;
+        if (c.passes.size() <= pass) c.passes.emplace_back(), c.sizes.push_back(0);
+        if (c.sizes[pass] < bytes) c.passes[pass] = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes), c.sizes[pass] = bytes;
+        cl::Buffer& combined = c.passes[pass];
+        c.kernel.setArg(0, combined);
+        c.kernel.setArg(1, buf);
+        c.kernel.setArg(2, cl_ulong(records));
+        c.kernel.setArg(3, cl::Local(R * esize));
+        c.kernel.setArg(4, cl_ulong(first));
         first = 0;
-        cl::Event ev;
-        ctx.queue().enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(next * R, d.count),
-                                         cl::NDRange(R, 1), nullptr, &ev);
-        ev.wait();
-        seconds += event_seconds(ev);
+        events.emplace_back();
+        ctx.queue().enqueueNDRangeKernel(c.kernel, cl::NullRange, cl::NDRange(next * R, d.count), cl::NDRange(R, 1),
+                                         nullptr, c.timed ? &events.back() : nullptr);
         buf = combined;
         records = next;
     }
+    if (c.timed)
+        for (auto& ev : events) {
+            ev.wait();
+            seconds += event_seconds(ev);
+        }
 }
 
 cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {

@@ -59,9 +59,19 @@ std::uint64_t record_count(const ArgDecl& a, const Geometry& g);
 /// up to 256, until at most `most` remain; the same tree shape as a work-group's reduce
 /// of its items. Updates `buf` and `records`; adds the launches' seconds to `seconds`. `first`: the
 /// records start at record `first` of `buf` (a slice_relative launch's own rows: Geometry::own_first).
+/// What combine_on_device() keeps from call to call of one reduction on one device: its kernel
+/// and each pass's buffer (allocated once, not in every step); `timed`: wait for each pass's
+/// event and add its time to `seconds` (else nothing waits: the caller's read does).
+struct CombineCache {
+    cl::Kernel kernel;
+    std::uint64_t width = 0;
+    std::vector<cl::Buffer> passes;
+    std::vector<std::uint64_t> sizes;
+    bool timed = true;
+};
 void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& records, const BufferDecl& d,
                        ReduceOp op, double& seconds, std::uint64_t most = kMaxGroupRecords,
-                       std::uint64_t first = 0);
+                       std::uint64_t first = 0, CombineCache* cache = nullptr);
 
 /// The kernel `k` of `program`. @throws InvalidArgument naming it when the source lacks it (with
 /// the kernels it has) or when its parameter count differs from the declaration's.
