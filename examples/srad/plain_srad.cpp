@@ -3,11 +3,12 @@
 // NUMBER_THREADS sums per group, until one group is left), a blocking read of both sums, q0sqr on
 // the host, srad and srad2; then compress. Times the iterations plus the read-back of the image
 // (after a warm-up, excluding the upload), verifies against the CPU reference, prints one CSV line.
-//   plain_srad rows cols iterations     env: PLAIN_DEVICE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
+//   plain_srad rows cols iterations     env: PLAIN_DEVICE, PLAIN_TIMELINE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plain_cl.hpp"
@@ -29,7 +30,17 @@ int main(int argc, char** argv) {
 
         const cl::Device device = plain::pick_device();
         const cl::Context ctx(device);
-        const cl::CommandQueue queue(ctx, device);
+        // PLAIN_TIMELINE=FILE: every timed launch's times, as worksize's WORKSIZE_TIMELINE.
+        const char* timeline = std::getenv("PLAIN_TIMELINE");
+        const bool traced = timeline && *timeline;
+        const cl::CommandQueue queue(ctx, device, traced ? CL_QUEUE_PROFILING_ENABLE : 0);
+        std::vector<std::pair<double, cl::Event>> launches;
+        auto launch = [&](const cl::Kernel& k, const cl::NDRange& global) {
+            cl::Event ev;
+            const double at = plain::now();
+            queue.enqueueNDRangeKernel(k, cl::NullRange, global, cl::NDRange(256), nullptr, traced ? &ev : nullptr);
+            if (traced) launches.emplace_back(at, ev);
+        };
         const cl::Program program =
             plain::build(ctx, device, plain::kernel_source("kernel_gpu_opencl.cl"), "-I " + plain::kernel_dir());
         cl::Kernel extract(program, "extract_kernel"), prepare(program, "prepare_kernel");
@@ -61,12 +72,12 @@ int main(int argc, char** argv) {
 
         float total = 0, total2 = 0;
         auto sums = [&] {  // prepare, the reduce kernel's passes, the two sums read back
-            queue.enqueueNDRangeKernel(prepare, cl::NullRange, global, group);
+            launch(prepare, global);
             long no = ne;
             int mul = 1, work = blocks;
             while (work != 0) {
                 reduce.setArg(1, no), reduce.setArg(2, mul), reduce.setArg(5, work);
-                queue.enqueueNDRangeKernel(reduce, cl::NullRange, cl::NDRange(std::size_t(work) * local), group);
+                launch(reduce, cl::NDRange(std::size_t(work) * local));
                 no = work;
                 if (work == 1) {
                     work = 0;
@@ -83,8 +94,8 @@ int main(int argc, char** argv) {
             for (int iter = 0; iter < niter; ++iter) {
                 sums();
                 srad.setArg(12, example::srad_q0sqr(total, total2, double(ne)));
-                queue.enqueueNDRangeKernel(srad, cl::NullRange, global, group);
-                queue.enqueueNDRangeKernel(srad2, cl::NullRange, global, group);
+                launch(srad, global);
+                launch(srad2, global);
             }
             queue.enqueueNDRangeKernel(compress, cl::NullRange, global, group);
         };
@@ -96,10 +107,12 @@ int main(int argc, char** argv) {
         const double upload_s = plain::now() - t_upload;
 
         std::vector<float> out(image.size());
+        launches.clear();  // the timed run's only
         const double t0 = plain::now();
         run();
         queue.enqueueReadBuffer(d_i, CL_TRUE, 0, bytes, out.data());
         const double seconds = plain::now() - t0;
+        if (traced) plain::write_timeline(timeline, launches, t0);
 
         std::string status = "unverified", detail = "not verified (EXAMPLE_NOVERIFY=1)";
         if (!plain::env_is("EXAMPLE_NOVERIFY", "1")) {
