@@ -15,6 +15,7 @@
 namespace worksize::data {
 
 namespace {
+constexpr std::uint64_t kMaxCombineGroups = 1024;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return b <= 1 ? a : ceil_div(a, b) * b; }
 }  // namespace
@@ -145,8 +146,10 @@ std::string combine_source(ElemType t, ReduceOp op) {
 __kernel void ws_combine_records(__global T* out, __global const T* in, const ulong records, __local T* s,
                                  const ulong first) {
     const size_t lid = get_local_id(0), g = get_global_id(0), j = get_global_id(1);
-    const size_t count = get_global_size(1);
-    s[lid] = g < records ? in[(first + g) * count + j] : (T)(IDENTITY);
+    const size_t count = get_global_size(1), stride = get_global_size(0);
+    T acc = g < records ? in[(first + g) * count + j] : (T)(IDENTITY);
+    for (ulong h = g + stride; h < records; h += stride) acc = COMBINE(acc, in[(first + h) * count + j]);
+    s[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (size_t n = get_local_size(0); n > 1; ) {
         const size_t up = (n + 1) >> 1;
@@ -190,7 +193,10 @@ void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& recor
     // caller's read of the last pass waits); each pass's buffer is kept for the next call.
     std::vector<cl::Event> events;
     for (std::size_t pass = 0; (records > most || first > 0) && R >= 2; ++pass) {
-        const std::uint64_t next = ceil_div(records, R), bytes = next * d.count * esize;
+        // At most kMaxCombineGroups groups, each work-item first combining records a grid apart
+        // (srad's 64 M per-element records: 1024 groups, then one); fewer records: one each, in
+        // the tree's order as before.
+        const std::uint64_t next = std::min(ceil_div(records, R), kMaxCombineGroups), bytes = next * d.count * esize;
         if (c.passes.size() <= pass) c.passes.emplace_back(), c.sizes.push_back(0);
         if (c.sizes[pass] < bytes) c.passes[pass] = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes), c.sizes[pass] = bytes;
         cl::Buffer& combined = c.passes[pass];
