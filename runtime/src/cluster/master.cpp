@@ -458,6 +458,7 @@ std::vector<std::string> Cluster::collect(const std::string& what) {
 void Cluster::finish(int exit_code) {
     if (!is_master() || impl_->finished) return;
     impl_->finished = true;
+    impl_->comm->drain_alive();  // none of a data job's signs of life left to MPI_Finalize
     // After a loss the workers must not wait in MPI_Finalize for the lost rank: "lost" tells them
     // to end without it (serve()).
     const bool lost = !impl_->lost.empty() || mpi::lost_peer();

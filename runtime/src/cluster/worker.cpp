@@ -26,6 +26,7 @@ int Cluster::serve() {
         const auto what = cmd.at("cmd").get<std::string>();
         if (what == "exit") {
             impl_->finished = true;
+            comm.drain_alive();  // a data job's last signs of life from its neighbours: none left to MPI_Finalize
             // A rank of the job is lost: MPI_Finalize would wait for it forever (MPICH 4.0 does,
             // and `mpiexec -disable-auto-cleanup` then waits for this rank): this rank ends here,
             // without it (docs/cluster.md, "The fault model").
