@@ -10,6 +10,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "plan_output.hpp"
+#include "worksize/runtime/host_memory.hpp"
 #include "worksize/scheduler/log.hpp"
 #include "worksize/scheduler/parse.hpp"
 #include "worksize/scheduler/stats.hpp"
@@ -150,6 +151,12 @@ int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args) {
         const auto& devs = c.devices();
         Database db(k.db);  // opened once for the command: models, calibration, tuned local sizes
         k = with_tuned_params(k, devs, &db);  // --local tuned: the tuned kernel parameters
+        if (host_memory_limit()) {  // under ulimit -v: one line before the calibration and the inputs
+            KernelArgs even = k;
+            even.strategy = "even";
+            const auto probe = make_job(even);
+            check_job_memory(*probe, build_plan(devs, even, *probe, &c, nullptr, &db).assignments, devs);
+        }
         // Models: from the database, else calibrate now (unless --no-calibrate).
         std::vector<CostModel> models;
         bool models_ok = false;

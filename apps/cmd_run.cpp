@@ -6,6 +6,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "plan_output.hpp"
+#include "worksize/runtime/host_memory.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize::cli {
@@ -24,6 +25,7 @@ Outcome run_one(Cluster& c, const KernelArgs& args, int warmup) {
     auto job = make_job(k);
     Outcome o;
     o.plan = build_plan(c.devices(), k, *job, &c);
+    check_job_memory(*job, o.plan.assignments, c.devices());  // under ulimit -v: one line, not a crash
     for (int w = 0; w < warmup; ++w) {
         KernelArgs wk = k;
         wk.iterations = 1;

@@ -13,6 +13,7 @@
 #include "kernel_help.hpp"
 #include "output_meta.hpp"
 #include "worksize/runtime/job_file_job.hpp"
+#include "worksize/runtime/wire.hpp"
 #include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/log.hpp"
 
@@ -144,7 +145,7 @@ int main(int argc, char** argv) {
         // a usage error (2), anything else a failure (1).
         const int code = reason_of(e) == ErrorReason::bad_input ? cli::kUsage : cli::kFailure;
         if (master) {
-            log::error(e.what());
+            log::error(wire::failure_of(e).message);  // std::bad_alloc: with the memory limit
             return end(code);
         }
         // Bad input (e.g. the arguments every rank parsed alike): rank 0 has said why.

@@ -11,7 +11,11 @@
 #ifdef WORKSIZE_HAVE_CLBLAST
 #include <clblast.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -80,20 +84,85 @@ const char* status_name(clblast::StatusCode s) {
     }
 }
 
+/// A CLBlast call whose failure CLBlast reports itself on stderr ("CLBlast: Run-time error: -54
+/// (8192 is larger than 4096)", from its DispatchException, which no setting silences): stderr
+/// is a file during the call; CLBlast's lines are kept (`said`) for worksize's one-line error,
+/// anything else written meanwhile (another thread's log) is passed on to stderr after it.
+/// One call at a time (the file descriptor is the process's).
+struct Quiet {
+    clblast::StatusCode status = clblast::StatusCode::kSuccess;
+    std::string said;  ///< CLBlast's own text, without its "CLBlast: " prefix
+};
+std::mutex stderr_mutex;
+
+template <class F>
+Quiet quietly(F&& call) {
+    std::lock_guard<std::mutex> lock(stderr_mutex);
+    Quiet q;
+    std::fflush(stderr);
+    const int file = memfd_create("worksize-clblast-stderr", 0);
+    const int saved = file >= 0 ? dup(2) : -1;
+    if (saved < 0 || dup2(file, 2) < 0) {  // no capture: CLBlast writes where it would
+        if (file >= 0) close(file);
+        if (saved >= 0) close(saved);
+        q.status = call();
+        return q;
+    }
+    try {
+        q.status = call();
+    } catch (...) {
+        std::fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        close(file);
+        throw;
+    }
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    std::string text;
+    char buf[4096];
+    for (off_t at = 0;;) {
+        const ssize_t n = pread(file, buf, sizeof buf, at);
+        if (n <= 0) break;
+        text.append(buf, std::size_t(n));
+        at += n;
+    }
+    close(file);
+    std::string others;
+    for (std::size_t from = 0; from < text.size();) {
+        std::size_t end = text.find('\n', from);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(from, end - from);
+        from = end + 1;
+        if (line.rfind("CLBlast", 0) == 0) {
+            const std::size_t colon = line.find(": ");
+            q.said.append(q.said.empty() ? "" : "; ").append(colon == std::string::npos ? line : line.substr(colon + 2));
+        } else {
+            others.append(line).append("\n");
+        }
+    }
+    if (!others.empty()) std::fputs(others.c_str(), stderr);
+    return q;
+}
+
 /// Throw for a status other than kSuccess: codes OpenCL shares as a ClError (its reason:
-/// device_limit, build_failure, ...), CLBlast's own as an Error naming them.
-void check(clblast::StatusCode s, const std::string& call, const std::string& where) {
+/// device_limit, build_failure, ...), CLBlast's own as an Error naming them; what CLBlast said
+/// about it (Quiet::said) joins the line.
+void check(const Quiet& q, const std::string& call, const std::string& where) {
+    const clblast::StatusCode s = q.status;
     if (s == clblast::StatusCode::kSuccess) return;
     const int code = static_cast<int>(s);
+    const std::string said = q.said.empty() ? "" : ": CLBlast says '" + q.said + "'";
     if (const char* name = status_name(s)) {
         std::string what = "CLBlast ";
         what.append(call).append(" failed (").append(name).append(", ").append(std::to_string(code));
-        what.append(") for ").append(where);
+        what.append(") for ").append(where).append(said);
         throw Error(s == clblast::StatusCode::kInvalidLocalMemUsage ? ErrorReason::device_limit
                                                                    : ErrorReason::launch_failure,
                     what);
     }
-    throw ClError("CLBlast " + call, static_cast<cl_int>(code), where);
+    throw ClError("CLBlast " + call, static_cast<cl_int>(code), where + said);
 }
 
 /// CL_PROFILING_COMMAND_END of an event, in seconds.
@@ -142,7 +211,9 @@ void apply_overrides(DeviceContext& ctx, const std::string& where) {
                 if (!v.is_number_unsigned()) bad(word + "." + kernel + "." + name + " is not a non-negative integer");
                 values[name] = v.get<std::size_t>();
             }
-            check(clblast::OverrideParameters(ctx.device()(), kernel, clblast::Precision::kSingle, values),
+            check(quietly([&] {
+                      return clblast::OverrideParameters(ctx.device()(), kernel, clblast::Precision::kSingle, values);
+                  }),
                   "OverrideParameters for " + kernel + " (WORKSIZE_CLBLAST_PARAMS)", where);
         }
     }
@@ -163,8 +234,10 @@ void warm_up(DeviceContext& ctx, const std::string& where) {
     q.enqueueWriteBuffer(one, CL_TRUE, 0, sizeof zeros, zeros);
     cl_command_queue qh = q();
     cl_event ev = nullptr;
-    check(clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, 1, 1,
-                               1, 1.0f, one(), 0, 1, one(), 1, 1, 0.0f, one(), 2, 1, &qh, &ev),
+    check(quietly([&] {
+              return clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
+                                          1, 1, 1, 1.0f, one(), 0, 1, one(), 1, 1, 0.0f, one(), 2, 1, &qh, &ev);
+          }),
           "SGEMM (warm-up)", where);
     if (ev) cl::Event(ev).wait();
     std::lock_guard<std::mutex> lock(warmed_mutex);
@@ -181,8 +254,10 @@ double sgemm(DeviceContext& ctx, const cl::Buffer& a, const cl::Buffer& b, const
     // CLBlast's temporary buffer (padded or transposed copies), allocated here rather than
     // by CLBlast inside every call.
     std::size_t temp_bytes = 0;
-    check(clblast::GemmTempBufferSize<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 0, k, 0,
-                                             n, 0, n, &qh, temp_bytes),
+    check(quietly([&] {
+              return clblast::GemmTempBufferSize<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 0,
+                                                        k, 0, n, 0, n, &qh, temp_bytes);
+          }),
           "GemmTempBufferSize", where);
     cl::Buffer temp;
     if (temp_bytes > 0) temp = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, temp_bytes);
@@ -194,8 +269,11 @@ double sgemm(DeviceContext& ctx, const cl::Buffer& a, const cl::Buffer& b, const
         queue.enqueueMarkerWithWaitList(nullptr, &marker);
         markers.push_back(marker);
         cl_event ev = nullptr;
-        check(clblast::Gemm<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 1.0f, a(), 0, k,
-                                   b(), 0, n, 0.0f, c(), 0, n, &qh, &ev, temp_bytes > 0 ? temp() : nullptr),
+        check(quietly([&] {
+                  return clblast::Gemm<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 1.0f, a(), 0,
+                                              k, b(), 0, n, 0.0f, c(), 0, n, &qh, &ev,
+                                              temp_bytes > 0 ? temp() : nullptr);
+              }),
               "SGEMM", where);
         runs.emplace_back(ev);  // takes CLBlast's reference
     }

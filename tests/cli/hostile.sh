@@ -25,6 +25,22 @@ run 30 "$ws" tune --kernel quad --iterations 18446744073709551615; expect_fail_l
 run 30 "$ws" plan --kernel quad --param a=1e-308 --json  # a subnormal (std::stod threw on it)
 if [ "$rc" -eq 0 ] && jq -e '.kernel == "quad"' "$out" >/dev/null; then ok "--param a=1e-308 is a number"; else bad "--param a=1e-308: exit $rc"; fi
 
+# 3. Host memory limits: what a job needs (its inputs and outputs, the staging, PoCL's device
+#    buffers, which are host memory) is checked against `ulimit -v` before it is allocated (PoCL
+#    asserted in pocl_create_migration_commands or hung building the kernel), and a limit too low
+#    for OpenCL to start is named (it said "no OpenCL platform found").
+ulimited=(bash -c 'ulimit -v "$0" && exec "$@"')  # "${ulimited[@]}" KIB CMD...
+hostmem="needs 13.4 GiB of host memory .*, but the address-space limit \(ulimit -v 3000000\) leaves this process [0-9.]+ GiB"
+run 30 "${ulimited[@]}" 3000000 "$ws" run matmul --size 20000
+expect_fail_line 1 "'matmul' on rank 0 \(its inputs and outputs, .*\) $hostmem" "run matmul 20000 under ulimit -v 3000000"
+run 30 "${ulimited[@]}" 3000000 "$ws" bench --kernel matmul --size 20000 --repeats 1
+expect_fail_line 1 "$hostmem" "bench matmul 20000 under ulimit -v 3000000 (before calibrating)"
+run 30 "${ulimited[@]}" 3000000 "$ws" tune --kernel matmul --size 20000 "${fast[@]}"
+expect_fail_line 1 "$hostmem" "tune matmul 20000 under ulimit -v 3000000"
+run 30 "${ulimited[@]}" 200000 "$ws" run matmul --size 64
+expect_fail_line 1 "the address-space limit \(ulimit -v 200000\) leaves this process [0-9.]+ MiB: OpenCL needs about 320.0 MiB to start" \
+  "run under ulimit -v 200000: too little for OpenCL to start"
+
 # 8. Conflicting or ignored options.
 run 30 "$ws" run --paper-experiment matmul;  expect_fail_line 2 "--paper-experiment .*takes no kernel \('matmul'\)" "run --paper-experiment matmul"
 run 30 "$ws" run --paper-experiment --size 64; expect_fail_line 2 "--paper-experiment .*takes no --size" "run --paper-experiment --size"

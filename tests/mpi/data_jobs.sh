@@ -6,7 +6,8 @@
 # tests/data_errors.cpp ends the job on every rank with one line, exit 2, no hang; a rank that
 # stops answering between steps (SIGSTOP), or hangs in the scatter, its steps or before the final
 # gather (WORKSIZE_FAULT=hang-data:<phase>), is named by rank 0 with its host and device within
-# --rank-timeout (2 s here) of its last sign of life, exit 1, no hang.
+# --rank-timeout (2 s here) of its last sign of life, exit 1, no hang; a rank whose steps are
+# slower than --rank-timeout is waited on by its neighbours (its signs of life) and verifies.
 # Args: worksize_example_heat worksize_example_filter2d worksize_example_kmeans
 #       worksize_test_data_errors MPIEXEC [PART]
 # PART: jobs (the examples and the wrong jobs), faults (the stopped and hung ranks) or all (the
@@ -221,5 +222,24 @@ hang_data() {
 hang_data scatter
 hang_data steps
 hang_data gather
+
+# slow_neighbour SELECTION: rank 1's every step takes 1.5 s longer (WORKSIZE_FAULT=slow-data:1.5,
+# as a slow kernel), more than --rank-timeout 1: its neighbours wait on it beyond the timeout
+# while its signs of life (wire::kAlive) come, and the job verifies; before, a neighbour took it
+# for lost ("rank 2: rank 1 sent nothing for 1 s", issue 28 item 11). SELECTION "all": rank 0
+# holds a slice and waits on rank 1 too.
+slow_neighbour() {
+  local sel=() RANK_ENV_1="WORKSIZE_FAULT=slow-data:1.5"
+  [ "$1" = all ] && sel=(--select all)
+  mpmd_cmd "$mpx" "$heat" "$cus" 96 90 3 --rank-timeout 1 "${sel[@]}"
+  run 120 "${MPMD[@]}"
+  expect_rc 0 "slow rank 1 (--select ${1}): not lost"
+  expect_out "^worksize,heat,96x90x3,[23] ranks,[0-9.e+-]+,verified$" "slow rank 1 (--select ${1}): verified"
+  # The case shows what it claims: rank 2 waited on rank 1 longer than --rank-timeout.
+  if grep -Eq "^  rank 2: steps ([0-9]{5,}|[1-9][0-9]{3})\.[0-9]+ ms" "$out"; then ok "slow rank 1 (--select ${1}): rank 2 waited over 1 s on it"
+  else bad "slow rank 1 (--select ${1}): rank 2's steps took under --rank-timeout: the fault did not act"; fi
+}
+slow_neighbour all
+if full_tier; then slow_neighbour auto; fi
 fi  # part faults
 finish

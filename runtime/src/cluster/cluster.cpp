@@ -30,6 +30,7 @@ void Cluster::start(const DeviceSelection& sel) {
     impl_->rank_timeout_s = sel.rank_timeout_s;
     impl_->kernel_timeout_s = sel.kernel_timeout_s;
     comm.set_heartbeat(std::min(1.0, sel.rank_timeout_s / 3.0));
+    comm.set_alive_tag(wire::kAlive);  // a data job's neighbours are waited on while they send it
 
     // Every rank: discover and select; a failure becomes this rank's message, never a hang.
     nlohmann::json msg;

@@ -18,6 +18,7 @@
 #include "cluster/fault.hpp"
 #include "support/clock.hpp"
 #include "worksize/runtime/cluster.hpp"
+#include "worksize/runtime/host_memory.hpp"
 #include "worksize/runtime/mpi.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/format.hpp"
@@ -112,9 +113,16 @@ struct Cluster::Impl {
         return *it->second;
     }
 
-    /// Run one task on a local device; returns output bytes and times, or throws.
-    SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out) {
+    /// Run one task on a local device; returns output bytes and times, or throws. `host_bytes`:
+    /// what the slice allocates beside its input (slice_host_bytes), checked first against the
+    /// process's memory limit (less the output buffer this rank already holds for it; OpenCL has
+    /// started: no reserve for it, check_job_memory() kept one before the inputs were made).
+    SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out,
+                       std::uint64_t host_bytes = 0) {
         auto& ctx = context(device_index);
+        if (host_bytes > out.capacity())
+            check_host_memory(host_bytes - out.capacity(),
+                              "the slice of '" + spec.kernel + "' (its output and device buffers)", 0);
         fault::before_execute(ctx.info());
         const auto& factory = kernel_job(spec.kernel);
         SliceTimes t = factory.execute(ctx, spec, in, out);

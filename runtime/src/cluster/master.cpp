@@ -51,8 +51,11 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         Bytes packed;  // rank 0's own devices: the slice input when it must be packed
         std::size_t slot = 0;  // rank 0's own devices: the task's buffers in the pools
         std::span<std::byte> target;  // the job's own output rows (received in place), or empty
+        std::uint64_t host_bytes = 0;  // what it allocates on its rank beside its input (host_memory.hpp)
         wire::Failure error;
     };
+    const KernelDescriptor desc = job.descriptor();
+    const GlobalSize problem = job.problem();
     std::vector<Task> tasks;
     for (const auto& a : assignments) {
         if (a.units == 0) continue;
@@ -66,6 +69,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         // after another --rank-timeout.
         if (impl_->is_lost(t.rank)) throw Error(ErrorReason::lost_rank, describe_rank(t.rank) + " was lost earlier");
         t.local_index = devs[static_cast<std::size_t>(a.device)].index;
+        t.host_bytes = slice_host_bytes(desc, problem, a.units, devs[static_cast<std::size_t>(a.device)].type == DeviceType::cpu);
         t.run.assignment = a;
         tasks.push_back(std::move(t));
     }
@@ -115,7 +119,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
                 }
                 const double e = now_s();
                 t.run.pack_s = e - p;
-                t.run.times = impl_->execute(t.local_index, t.spec, in, t.out);
+                t.run.times = impl_->execute(t.local_index, t.spec, in, t.out, t.host_bytes);
                 t.run.exec_s = now_s() - e;
                 // The output goes where the job keeps it here, in this device's thread (beside
                 // the other devices and the workers' transfers), not in the serial combine.
@@ -192,7 +196,10 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
     for (const auto& [r, ids] : by_rank) {
         nlohmann::json cmd = {{"cmd", "run"}, {"job", job_name}, {"tasks", nlohmann::json::array()}};
         for (auto i : ids)
-            cmd["tasks"].push_back({{"task", i}, {"device", tasks[i].local_index}, {"spec", to_json(tasks[i].spec)}});
+            cmd["tasks"].push_back({{"task", i},
+                                    {"device", tasks[i].local_index},
+                                    {"spec", to_json(tasks[i].spec)},
+                                    {"host_bytes", tasks[i].host_bytes}});
         post_json(cmd, r, kCmd);
         for (auto i : ids) {
             ++outstanding[r];
@@ -451,6 +458,7 @@ std::vector<std::string> Cluster::collect(const std::string& what) {
 void Cluster::finish(int exit_code) {
     if (!is_master() || impl_->finished) return;
     impl_->finished = true;
+    impl_->comm->drain_alive();  // none of a data job's signs of life left to MPI_Finalize
     // After a loss the workers must not wait in MPI_Finalize for the lost rank: "lost" tells them
     // to end without it (serve()).
     const bool lost = !impl_->lost.empty() || mpi::lost_peer();

@@ -26,6 +26,7 @@ int Cluster::serve() {
         const auto what = cmd.at("cmd").get<std::string>();
         if (what == "exit") {
             impl_->finished = true;
+            comm.drain_alive();  // a data job's last signs of life from its neighbours: none left to MPI_Finalize
             // A rank of the job is lost: MPI_Finalize would wait for it forever (MPICH 4.0 does,
             // and `mpiexec -disable-auto-cleanup` then waits for this rank): this rank ends here,
             // without it (docs/cluster.md, "The fault model").
@@ -53,6 +54,7 @@ int Cluster::serve() {
             int device;
             std::size_t slot = 0;  // the device's k-th task: its buffers in the pools
             SliceSpec spec;
+            std::uint64_t host_bytes = 0;  // what the slice allocates beside its input (rank 0's estimate)
             Bytes in, out;
             SliceTimes times;
             double exec_s = 0;
@@ -63,6 +65,7 @@ int Cluster::serve() {
             Work w;
             w.task = t.at("task").get<std::size_t>();
             w.device = t.at("device").get<int>();
+            w.host_bytes = t.value("host_bytes", std::uint64_t(0));
             try {
                 w.spec = slice_spec_from_json(t.at("spec"));
             } catch (const std::exception& e) {
@@ -107,7 +110,7 @@ int Cluster::serve() {
                     lane.deadline.at = now_s() + impl_->slice_limit(w->spec);
                     try {
                         const double e = now_s();
-                        w->times = impl_->execute(w->device, w->spec, w->in, w->out);
+                        w->times = impl_->execute(w->device, w->spec, w->in, w->out, w->host_bytes);
                         w->exec_s = now_s() - e;
                     } catch (const std::exception& e) {
                         w->error = wire::failure_of(e);

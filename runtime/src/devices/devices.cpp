@@ -1,6 +1,8 @@
 // OpenCL device discovery and description.
 #include "worksize/runtime/devices.hpp"
 
+#include "worksize/runtime/host_memory.hpp"
+
 #include <CL/cl_ext.h>
 #include <unistd.h>
 
@@ -152,17 +154,28 @@ DeviceInfo describe_device(const cl::Device& d, const std::string& platform_name
     return info;
 }
 
+namespace {
+
+/// "no OpenCL platform found", with the likely reason: a memory limit where one is set (PoCL
+/// then fails to start), else a missing ICD.
+[[noreturn]] void no_platform() {
+    const std::string limit = host_limit_hint();
+    throw Error("no OpenCL platform found" +
+                (limit.empty() ? std::string(" (is an ICD such as pocl-opencl-icd installed?)") : limit));
+}
+
+}  // namespace
+
 std::vector<LocalDevice> all_local_devices() {
+    check_host_memory_for_opencl();  // under a tight `ulimit -v`, PoCL asserts or hangs
     std::vector<cl::Platform> platforms;
     try {
         cl::Platform::get(&platforms);
     } catch (const cl::Error& e) {
-        if (e.err() == -1001 || e.err() == CL_DEVICE_NOT_FOUND)
-            throw Error("no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)");
-        rethrow_cl(e, "listing OpenCL platforms");
+        if (e.err() == -1001 || e.err() == CL_DEVICE_NOT_FOUND) no_platform();
+        rethrow_cl(e, "listing OpenCL platforms" + host_limit_hint());
     }
-    if (platforms.empty())
-        throw Error("no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)");
+    if (platforms.empty()) no_platform();
     std::vector<LocalDevice> out;
     for (const auto& p : platforms) {
         std::vector<cl::Device> devs;
@@ -170,7 +183,7 @@ std::vector<LocalDevice> all_local_devices() {
             p.getDevices(CL_DEVICE_TYPE_ALL, &devs);
         } catch (const cl::Error& e) {
             if (e.err() == CL_DEVICE_NOT_FOUND) continue;
-            rethrow_cl(e, "listing devices of platform " + p.getInfo<CL_PLATFORM_NAME>());
+            rethrow_cl(e, "listing devices of platform " + p.getInfo<CL_PLATFORM_NAME>() + host_limit_hint());
         }
         const auto pname = p.getInfo<CL_PLATFORM_NAME>();
         for (auto& d : devs) {

@@ -149,19 +149,32 @@ public:
         fault_ = f;
         last_beat_ = now_s();
     }
-    /// A heartbeat to rank 0 if one is due (comm_.heartbeat() since the last); nothing on rank 0.
+    /// If one is due (comm_.heartbeat() since the last): a heartbeat to rank 0 (a worker) and a
+    /// sign of life to each neighbouring rank (wire::kAlive, every rank with slices), which waits
+    /// on this rank as long as they come: a slow step is not a lost rank (Comm::silent); takes
+    /// theirs that came meanwhile (a rank busy in its own step keeps no backlog of them).
     void beat() {
-        if (!beats_ || beating_ || now_s() - last_beat_ < comm_.heartbeat()) return;
+        if ((!beats_ && !has_neighbours()) || beating_ || now_s() - last_beat_ < comm_.heartbeat()) return;
         beating_ = true;  // the heartbeat's own send may call the pulse again
         last_beat_ = now_s();
         try {
-            send_heartbeat(comm_);
+            if (beats_) send_heartbeat(comm_);
+            for (const int r : {rank_left(), rank_right()}) {
+                if (r == Comm::none) continue;
+                try {
+                    comm_.send_json(nlohmann::json::object(), r, wire::kAlive);
+                } catch (const std::exception&) {
+                    // A neighbour gone is found by the waits on it, which name it.
+                }
+            }
+            if (has_neighbours()) comm_.drain_alive();
         } catch (...) {
             beating_ = false;
             throw;
         }
         beating_ = false;
     }
+    bool has_neighbours() const { return rank_left() != Comm::none || rank_right() != Comm::none; }
 
     void fail(const std::exception& e) {
         if (failure_.empty()) {
@@ -455,17 +468,20 @@ private:
         }
     }
 
-    /// Runs `f`, a wait on this rank's devices: on a worker whose steps are slow, in another
-    /// thread while this one (MPI is funneled) sends rank 0 a heartbeat every comm_.heartbeat() seconds; else here
-    /// (a thread per wait would cost fast steps more than they take).
+    /// Runs `f`, a wait on this rank's devices: where steps are slow, on a worker or a rank with
+    /// neighbours, in another thread while this one (MPI is funneled) beats (beat(): rank 0 and
+    /// the neighbours hear it every comm_.heartbeat() seconds); else here (a thread per wait
+    /// would cost fast steps more than they take).
     template <class F>
     void wait_devices(F&& f) {
-        if (!beats_ || !slow_) {
+        if ((!beats_ && !has_neighbours()) || !slow_) {
             f();
             return;
         }
         auto done = std::async(std::launch::async, [&f] { f(); });
-        wait_beating(comm_, done);
+        const std::chrono::duration<double> every(comm_.heartbeat());
+        while (done.wait_for(every) != std::future_status::ready) beat();
+        done.get();
     }
 
     /// Runs `f`, a message exchange with `dest` and `source` (either may be none); a lost peer

@@ -372,7 +372,10 @@ void master_steps(MasterRun& m) {
         Comm& comm;
         ~PulseScope() { comm.set_pulse({}); }
     } pulse{m.comm};
-    m.comm.set_pulse([&m] { m.watch.pulse(); });  // hears the workers while it steps
+    m.comm.set_pulse([&m] {  // hears the workers while it steps; its neighbours hear it (kAlive)
+        m.watch.pulse();
+        m.x.beat();
+    });
     try {
         const int sender = m.x.participates() ? -1 : shared_sender(m.slices);
         m.x.run_steps(
@@ -444,6 +447,7 @@ std::vector<RankReport> collect_reports(MasterRun& m) {
         origins.insert(origins.begin(), m.x.failed_here());
     }
     m.watch.poll();  // the last heartbeats
+    m.comm.drain_alive();  // and the neighbours' last signs of life
     for (int pass = 0; pass < 2; ++pass)
         for (std::size_t i = 0; i < reports.size(); ++i) {
             const auto& [rep, f] = reports[i];
@@ -523,6 +527,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     const auto slices = slices_from_json(cmd.at("slices"));
     const double t0 = now_s();
     const auto fault = fault::data_fault();
+    comm.drain_alive();  // an earlier job's signs of life are no news of this one's neighbours
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(cmd.value("time_launches", false));
     x.overlap(cmd.value("overlap", true));

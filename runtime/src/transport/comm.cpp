@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 
+#include "support/clock.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
@@ -22,6 +23,32 @@ void Comm::send_recv(std::span<const std::span<const std::byte>> parts, int dest
                      int source, int recv_tag) {
     if (dest != none) send_parts(parts, dest, send_tag);
     if (source != none) recv_bytes_into(in, source, recv_tag);
+}
+
+bool Comm::silent(int peer, double since, double patience) {
+    const double now = now_s();
+    if (alive_tag_ != 0 && !draining_ && now - last_drain_ >= 0.05) {
+        drain_alive();
+        last_drain_ = now;
+    }
+    if (const auto it = heard_.find(peer); it != heard_.end()) since = std::max(since, it->second);
+    return now - since > patience;
+}
+
+void Comm::drain_alive() {
+    if (alive_tag_ == 0 || draining_) return;
+    draining_ = true;
+    try {
+        int from = 0;
+        while (iprobe(any_source, alive_tag_, &from)) {
+            (void)recv_bytes(from, alive_tag_);
+            heard_[from] = now_s();
+        }
+    } catch (...) {
+        draining_ = false;
+        throw;
+    }
+    draining_ = false;
 }
 
 Bytes Comm::recv_bytes(int source, int tag, int* from) {
@@ -204,7 +231,8 @@ private:
         std::unique_lock lock(hub_->m);
         auto& box = hub_->inbox[static_cast<std::size_t>(rank_)];
         const double wait_s = patience() > 0 ? std::min(patience(), hub_->timeout_s) : hub_->timeout_s;
-        const auto deadline = std::chrono::steady_clock::now() +
+        const double start = now_s();
+        auto deadline = std::chrono::steady_clock::now() +
                               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                   std::chrono::duration<double>(wait_s));
         for (;;) {
@@ -214,11 +242,20 @@ private:
                 box.erase(it);
                 return msg;
             }
-            if (std::chrono::steady_clock::now() >= deadline)
+            if (std::chrono::steady_clock::now() >= deadline) {
+                // A sender that keeps sending signs of life (Comm::set_alive_tag) is waited on.
+                lock.unlock();
+                const bool gone = source == any_source || silent(source, start, wait_s);
+                lock.lock();
+                if (!gone) {
+                    deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+                    continue;
+                }
                 throw Error(ErrorReason::lost_rank,
                             "rank " + std::to_string(rank_) + ": no message (tag " + std::to_string(tag) + ") from " +
                                 (source == any_source ? std::string("any rank") : "rank " + std::to_string(source)) +
                                 " within " + std::to_string(wait_s) + " s");
+            }
             // A wait with patience calls the pulse (outside the lock) at least every 100 ms.
             const auto wake = patience() > 0 ? std::min(deadline, std::chrono::steady_clock::now() +
                                                                        std::chrono::milliseconds(100))

@@ -179,7 +179,7 @@ constexpr double kSpinBeforeSleep_s = 0.002;
 /// completed `patience` seconds after `since` (the last sign of life of `peer`) throws
 /// Error(lost_rank). Its status in *st. `in_message`: the request is part of a message that
 /// has begun (poll without sleeping); else a message that may be long in coming.
-void wait_patiently(const Comm& self, MPI_Request& request, MPI_Status* st, double patience, int peer,
+void wait_patiently(Comm& self, MPI_Request& request, MPI_Status* st, double patience, int peer,
                     bool in_message = false) {
     if (patience <= 0) {
         check(MPI_Wait(&request, st), "MPI_Wait");
@@ -190,7 +190,7 @@ void wait_patiently(const Comm& self, MPI_Request& request, MPI_Status* st, doub
         int done = 0;
         check(MPI_Test(&request, &done, st), "MPI_Test");
         if (done) return;
-        if (now_s() - start > patience) {
+        if (self.silent(peer, start, patience)) {  // its signs of life (Comm::set_alive_tag) count
             MPI_Cancel(&request);
             MPI_Request_free(&request);
             mpi::note_lost_peer();
@@ -217,7 +217,7 @@ void wait_patiently(const Comm& self, MPI_Request& request, MPI_Status* st, doub
 }
 
 /// The announced size of the payload that `source` sends next with `tag`.
-std::uint64_t recv_header(const Comm& self, MPI_Comm comm, int source, int tag, int* from, double patience) {
+std::uint64_t recv_header(Comm& self, MPI_Comm comm, int source, int tag, int* from, double patience) {
     std::uint64_t n = 0;
     MPI_Status st;
     MPI_Request rq;
@@ -228,7 +228,7 @@ std::uint64_t recv_header(const Comm& self, MPI_Comm comm, int source, int tag, 
 }
 
 /// The payload's pieces, whatever their sizes (the sender's parts), into dest[0, n).
-void recv_pieces(const Comm& self, MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, int tag,
+void recv_pieces(Comm& self, MPI_Comm comm, std::byte* dest, std::uint64_t n, int source, int tag,
                  double patience) {
     for (std::uint64_t off = 0; off < n;) {
         MPI_Status st;
@@ -239,7 +239,7 @@ void recv_pieces(const Comm& self, MPI_Comm comm, std::byte* dest, std::uint64_t
             for (int flag = 0; !flag;) {
                 check(MPI_Iprobe(source, tag, comm, &flag, &st), "MPI_Iprobe");
                 if (flag) break;
-                if (now_s() - start > patience) {
+                if (self.silent(source, start, patience)) {
                     mpi::note_lost_peer();
                     throw Error(ErrorReason::lost_rank, "rank " + std::to_string(source) + " sent nothing for " +
                                                             std::to_string(patience) +
@@ -263,7 +263,7 @@ void recv_pieces(const Comm& self, MPI_Comm comm, std::byte* dest, std::uint64_t
 /// Complete sends to `peer`: blocking without patience; else polled, and sends that `peer` has
 /// not taken `patience` seconds after they were posted throw Error(lost_rank) (a hung rank takes
 /// no message; the requests are left to MPI, the job is ending).
-void wait_sends(const Comm& self, std::vector<MPI_Request>& requests, double patience, int peer) {
+void wait_sends(Comm& self, std::vector<MPI_Request>& requests, double patience, int peer) {
     if (patience <= 0) {
         check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
         return;
@@ -274,7 +274,7 @@ void wait_sends(const Comm& self, std::vector<MPI_Request>& requests, double pat
         check(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
               "MPI_Testall");
         if (done) return;
-        if (now_s() - start > patience) {
+        if (self.silent(peer, start, patience)) {
             for (auto& r : requests)
                 if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
             mpi::note_lost_peer();
@@ -387,7 +387,7 @@ bool MpiComm::test_recv(std::size_t id) {
         throw Error(reason, what);
     };
     auto stalled = [&] {
-        if (patience() > 0 && now_s() - p.last > patience())
+        if (patience() > 0 && silent(p.source, p.last, patience()))
             fail(ErrorReason::lost_rank, "rank " + std::to_string(p.source) + " sent nothing for " +
                                              std::to_string(patience()) +
                                              " s in the middle of a message (--rank-timeout)");
@@ -489,7 +489,7 @@ bool MpiComm::test_short(std::size_t id, std::size_t* got) {
         fail(ErrorReason::lost_rank, "receiving from rank " + std::to_string(p.source) + " failed: " + mpi_error_text(rc));
     if (!done) {
         if (p.waiting_since < 0) p.waiting_since = now_s();
-        if (patience() > 0 && now_s() - p.waiting_since > patience()) {
+        if (patience() > 0 && silent(p.source, p.waiting_since, patience())) {
             mpi::note_lost_peer();
             fail(ErrorReason::lost_rank, "rank " + std::to_string(p.source) + " sent nothing for " +
                                              std::to_string(patience()) + " s (--rank-timeout)");

@@ -2,13 +2,21 @@
 // written and read by the profile reader's to_json/device_from_json, the one device-JSON format.
 #include "worksize/runtime/wire.hpp"
 
+#include <new>
+
+#include "worksize/runtime/host_memory.hpp"
 #include "worksize/scheduler/profile.hpp"
 
 namespace worksize::wire {
 
 void Failure::raise(const std::string& prefix) const { throw_error(reason, prefix + message); }
 
-Failure failure_of(const std::exception& e) { return {e.what(), reason_of(e)}; }
+Failure failure_of(const std::exception& e) {
+    // Out of memory: say so, and name the process's memory limit where one is set.
+    if (dynamic_cast<const std::bad_alloc*>(&e))
+        return {std::string("out of host memory (") + e.what() + ")" + host_limit_hint(), ErrorReason::device_limit};
+    return {e.what(), reason_of(e)};
+}
 
 void put_failure(nlohmann::json& into, const Failure& f) {
     into["error"] = f.message;

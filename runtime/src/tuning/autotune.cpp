@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "worksize/runtime/host_memory.hpp"
 #include "worksize/scheduler/planner.hpp"
 
 namespace worksize {
@@ -51,6 +52,11 @@ LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, std::uint64_t itera
     if (mopts_.max_iterations < iterations_) mopts_.max_iterations = iterations_;
     if (!make_) throw InvalidArgument("tune: no job maker");
     proto_ = make_(iterations_);
+    // Under a memory limit: one line before any input is made, for the device that needs most.
+    if (host_memory_limit())
+        for (int d = 0; d < int(cluster_.devices().size()); ++d)
+            check_job_memory(*proto_, single_device_plan(cluster_.devices(), d, *proto_).assignments,
+                             cluster_.devices());
 }
 
 LocalTuner::LocalTuner(Cluster& cluster, std::string kernel, JobOptions options, MeasureOptions measure)

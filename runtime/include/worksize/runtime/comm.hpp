@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -94,6 +95,16 @@ public:
     void pulse() const {
         if (pulse_) pulse_();
     }
+    /// Messages with `tag` are signs of life (wire::kAlive: a data job's neighbours send them
+    /// while they step and wait): a wait with patience on a rank goes on while that rank's come
+    /// (silent()). 0: none (the default).
+    void set_alive_tag(int tag) { alive_tag_ = tag; }
+    /// Whether a wait with `patience` on `peer` that began (or last heard from it) at `since`
+    /// has run out: `patience` seconds without a sign of life from `peer` since then. Takes the
+    /// alive-tag messages that came (at most every 50 ms), noting their senders.
+    bool silent(int peer, double since, double patience);
+    /// Receives every alive-tag message that has come (the end of a data job: none left over).
+    void drain_alive();
 
     /// Collective: rank 0 gets every rank's string in rank order, the others an empty vector.
     virtual std::vector<std::string> gather_strings(const std::string& mine) = 0;
@@ -110,6 +121,10 @@ private:
     double patience_s_ = 0.0;
     double heartbeat_s_ = 1.0;
     std::function<void()> pulse_;
+    int alive_tag_ = 0;
+    double last_drain_ = 0.0;
+    bool draining_ = false;
+    std::map<int, double> heard_;  ///< by rank: when its last alive-tag message was taken
 };
 
 /// Sets a Comm's patience for a scope, then puts the previous one back.

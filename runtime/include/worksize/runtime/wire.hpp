@@ -31,6 +31,10 @@ inline constexpr int kHeartbeat = 17;
 /// Data jobs: a worker whose neighbour stopped answering tells rank 0 ({"lost": rank, "error"})
 /// and leaves the job; rank 0 ends it, naming that neighbour.
 inline constexpr int kLost = 18;
+/// Data jobs: a rank's sign of life for its neighbours ({} every Comm::heartbeat() seconds while
+/// it steps, waits on its devices or on them), so that a neighbour whose step is slow is not
+/// taken for lost (Comm::set_alive_tag: a patient wait on a rank counts from its last one).
+inline constexpr int kAlive = 19;
 
 /// A failure as the wire carries it.
 struct Failure {
