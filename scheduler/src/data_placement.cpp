@@ -1,9 +1,11 @@
-// Where a device holds each buffer of a data job (data_spec.hpp): slice rows with their halos, or
+// Where a device holds each buffer of a data job (data_spec.hpp): its halos (halo_rows(), ghost
+// zones, the rows an input sends: input_rows()), slice rows with their halos, or
 // the whole extent for the kernels that index whole arrays (KernelDecl::whole_arrays); and the
 // steps each kernel runs in (KernelDecl::runs).
 #include "worksize/scheduler/data_spec.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace worksize {
 
@@ -25,6 +27,60 @@ bool runs_in(const KernelDecl& k, std::uint64_t step, std::uint64_t steps) {
     case KernelRuns::every: return k.every <= 1 || (step + 1) % k.every == 0;
     }
     return true;
+}
+
+std::uint64_t deepest_halo(const DataJobSpec& s) {
+    std::uint64_t h = 0;
+    for (const auto& k : s.kernels)
+        for (const auto& a : k.args)
+            if (a.kind == ArgKind::halo) h = std::max(h, a.depth);
+    return h;
+}
+
+std::uint64_t ghost_rows(const DataJobSpec& s, std::uint64_t step) {
+    if (s.exchange_every <= 1) return 0;
+    return (s.exchange_every - 1 - step % s.exchange_every) * deepest_halo(s);
+}
+
+std::uint64_t halo_rows(const DataJobSpec& s, int b) {
+    if (s.exchange_every > 1 && s.buffers[std::size_t(b)].layout == BufferLayout::split)
+        return s.exchange_every * deepest_halo(s);
+    auto own = [&](int x) {
+        std::uint64_t h = 0;
+        for (const auto& k : s.kernels)
+            for (const auto& a : k.args)
+                if (a.kind == ArgKind::halo && a.buffer == x) h = std::max(h, a.depth);
+        return h;
+    };
+    std::uint64_t h = own(b);
+    // A swap partner holds the same contents a step later: both get the deeper halo. Pairs may
+    // chain (a<->b, b<->c), so follow them to a fixed point.
+    std::set<int> group = {b};
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto& [x, y] : s.swaps) {
+            if (group.count(x) && !group.count(y)) grew = group.insert(y).second;
+            if (group.count(y) && !group.count(x)) grew = group.insert(x).second;
+        }
+    }
+    for (int x : group) h = std::max(h, own(x));
+    return std::max(h, relative_halo(s, b));
+}
+
+std::pair<std::uint64_t, std::uint64_t> input_rows(const DataJobSpec& s, int b, std::uint64_t offset,
+                                                   std::uint64_t units) {
+    const std::uint64_t h = halo_rows(s, b);
+    if (const auto& d = s.buffers[std::size_t(b)]; scaled(d)) {
+        if (units == 0) return {0, 0};
+        using u128 = unsigned __int128;
+        const u128 num = d.map_num ? d.map_num : d.units, den = d.map_den ? d.map_den : s.units;
+        const u128 lo = u128(offset) * num / den, hi = (u128(offset + units) * num + den - 1) / den + h;
+        const std::uint64_t last = hi < d.units ? std::uint64_t(hi) : d.units;
+        const std::uint64_t first = std::min<std::uint64_t>(lo > h ? std::uint64_t(lo - h) : 0, last);
+        return {first, last - first};
+    }
+    const std::uint64_t lo = offset >= h ? offset - h : 0, hi = std::min(s.units, offset + units + h);
+    return {lo, hi - lo};
 }
 
 bool held_whole(const DataJobSpec& spec, int b) {

@@ -243,13 +243,18 @@ public:
     /// behind the slice's launches (finish_queues() completes them): the final gather starts as
     /// the last launch ends, not after a finish and a cold read (pathfinder's 4 MB: 1.1-1.4 ms
     /// after a finish on an H200, against 0.45 ms queued behind the launches).
-    void enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of) {
+    /// `alone`: no other rank waits on this one; then a single device reads blocking, right
+    /// behind its launches, as a plain host does (a queued read into pageable memory may take
+    /// another path in the driver).
+    void enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
+                           bool alone = false) {
+        const bool blocking = alone && mine_.size() == 1;
         for (auto& s : mine_) {
             if (failed_) return;
             const auto span = dest_of(s);
             guarded(
                 [&] {
-                    s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE,
+                    s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE,
                                                      device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
                                                      span.data());
                 },

@@ -389,9 +389,12 @@ void master_steps(MasterRun& m) {
             [&m] {  // the final gather of its own slices, queued behind their last launches
                 for (int b : split_outputs(m.job.spec())) {
                     const std::uint64_t row = m.x.row_bytes(b);
-                    m.x.enqueue_downloads(b, [&](const SliceState& s) {
-                        return m.job.host(b).subspan(s.desc.offset * row, s.desc.units * row);
-                    });
+                    m.x.enqueue_downloads(
+                        b,
+                        [&](const SliceState& s) {
+                            return m.job.host(b).subspan(s.desc.offset * row, s.desc.units * row);
+                        },
+                        m.workers.empty());
                 }
                 m.own_outputs_read = true;
             });
