@@ -23,10 +23,12 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp" "$out" "$err"' EXIT
 killed() {
   local victim=$1 when=$2; shift 2
   local tag="WORKSIZE_TEST_VICTIM=$$.$RANDOM" w1=() w2=()
+  # every rank of this case carries `mark`: a rank that outlives mpiexec is found (and ended)
+  local mark="WORKSIZE_TEST_CASE=$$.$RANDOM"
   if [ "$victim" = 1 ]; then w1=("$tag"); else w2=("$tag"); fi
-  timeout --kill-after=5 120 "$mpx" -disable-auto-cleanup -n 1 "${E[@]}" "$ws" "$@" \
-    : -n 1 bash -c '"$@"; exit $?' worker "${E[@]}" "${w1[@]}" "$ws" "$@" \
-    : -n 1 bash -c '"$@"; exit $?' worker "${E[@]}" "${w2[@]}" "$ws" "$@" >"$out" 2>"$err" &
+  timeout --kill-after=5 120 "$mpx" -disable-auto-cleanup -n 1 "${E[@]}" "$mark" "$ws" "$@" \
+    : -n 1 bash -c '"$@"; exit $?' worker "${E[@]}" "$mark" "${w1[@]}" "$ws" "$@" \
+    : -n 1 bash -c '"$@"; exit $?' worker "${E[@]}" "$mark" "${w2[@]}" "$ws" "$@" >"$out" 2>"$err" &
   local job=$! pid=""
   for _ in $(seq 1200); do
     for p in $(pgrep -x worksize); do
@@ -48,6 +50,17 @@ killed() {
   if [ "$ended" = no ]; then kill -- "$job" 2>/dev/null; fi
   rc=0; wait "$job" || rc=$?
   grep -v 'Killed' "$err" >"$err.tmp"; mv "$err.tmp" "$err"
+  # No rank may outlive its mpiexec (one left spinning for 45 minutes once, after the guard ended
+  # a job whose worker was killed while starting): such a rank fails the case and is ended here.
+  local left=""
+  for p in $(pgrep -x worksize); do grep -qz "$mark" /proc/$p/environ 2>/dev/null && left="$left $p"; done
+  if [ -n "$left" ]; then
+    ended=no
+    local ids=${left# }
+    echo "FAIL: rank process(es) $ids outlived mpiexec: $(ps -o args= -p "${ids// /,}" | head -n 1)"
+    checks=$((checks+1)); fails=$((fails+1))
+    kill -9 $left 2>/dev/null
+  fi
 }
 
 killed 1 cpu run matmul --size 512 --iterations 400 --strategy even --rank-timeout 2
