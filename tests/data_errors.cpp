@@ -20,6 +20,7 @@
 //   host-split  a host step that writes a split buffer                 (validate, rank 0)
 //   relative    a slice-relative kernel without its work-group size    (validate, rank 0)
 //   value-split value_of() of a split buffer                           (validate, rank 0)
+//   spin        a kernel that never ends (run with --kernel-timeout: the job ends, exit != 0)
 #include <iostream>
 #include <string>
 #include <vector>
@@ -41,6 +42,16 @@ __kernel void smooth(__global const float* a, const int ao, __global float* b, c
     const int lo = y > 0 ? y - 1 : y, hi = y + 1 < n ? y + 1 : y;
     b[y - bo] = a[lo - ao] + a[y - ao] + a[hi - ao];
 }
+// Never ends (the spin case, --kernel-timeout): each item waits for a value nothing writes.
+__kernel void spin(__global const float* a, const int ao, __global float* b, const int bo, const int end,
+                   const int n) {
+    const int y = get_global_id(0);
+    if (y >= end) return;
+    volatile __global float* p = b + (y - bo);
+    while (*p == 0.0f) {
+    }
+    b[y - bo] = a[y - ao] + 0.0f * n;
+}
 __kernel void copy(__global const float* a, const int ao, __global float* b, const int bo, const int end,
                    const int n) {
     const int y = get_global_id(0);
@@ -49,7 +60,7 @@ __kernel void copy(__global const float* a, const int ao, __global float* b, con
 }
 )CL";
 
-const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost, expr-name, expr-range, host-split, relative, value-split";
+const std::string kCases = "ok, overlap, halo-write, past-end, deep-halo, arg-count, no-kernel, step-int, whole-ghost, expr-name, expr-range, host-split, relative, value-split, spin";
 
 int run_case(App& app) {
     if (app.args.size() != 1) throw InvalidArgument("usage: worksize_test_data_errors CASE (" + kCases + ")");
@@ -88,6 +99,8 @@ int run_case(App& app) {
     } else if (c == "relative") {
         job.kernel("copy", {arg::in(ba), arg::value<int>(0), arg::out(bb), arg::value<int>(0), arg::value<int>(1000), N})
             .slice_relative();
+    } else if (c == "spin") {
+        job.kernel("spin", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::end(), N});
     } else if (c == "value-split") {
         job.kernel("copy", {arg::in(ba), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value_of(ba), N});
     } else if (c == "whole-ghost") {

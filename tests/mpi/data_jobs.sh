@@ -152,6 +152,17 @@ error_case host-split "buffer 'a': a host step writes shared inputs only, in a j
 error_case whole-ghost "kernel 'smooth': a kernel of whole arrays runs without ghost zones \(exchange_every 2\)"
 error_case relative "kernel 'copy': a slice-relative kernel needs its work-group size \(required_local\)"
 error_case value-split "kernel 'copy', argument 4 \(value_of\): takes a shared buffer of at least one element; 'a' is split"
+# --kernel-timeout in a data job: a kernel that never ends (each worker's, PoCL cannot stop it)
+# ends the job with a line naming the kernel, the rank and the device, a non-zero exit and no
+# rank left behind, within the limit per step (2 s, the steps the host ran ahead) and a few s.
+mpmd_cmd "$mpx" "$errors" "$cus" spin --kernel-timeout 2; run 40 "${MPMD[@]}"
+if [ "$rc" -ne 0 ] && grep -Eq "^worksize: error: data job 'errors-spin', rank [12]: kernel 'spin' on device '.*' has not finished after [0-9.]+ s \(--kernel-timeout 2 s per step\)" "$err"; then
+  ok "a data job's kernel past --kernel-timeout ends the job (exit $rc), named with its rank and device"
+else
+  bad "data_errors spin --kernel-timeout 2: exit $rc; $(grep -Ev -e "$noise" "$err" | head -n 2)"
+fi
+left=$(pgrep -f -- "$errors spin" || true)
+if [ -n "$left" ]; then bad "data_errors spin: a rank was left running"; kill -9 $left 2>/dev/null; else ok "data_errors spin: no rank left running"; fi
 
 fi  # part jobs
 

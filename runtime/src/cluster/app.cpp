@@ -168,9 +168,6 @@ int cluster_main(int argc, char** argv, const std::string& name, const AppSpec& 
         if (env.rank() == 0) std::cout << line.help_text;
         return 0;
     }
-    if (line.kernel_timeout_given && env.rank() == 0)
-        log::warn() << name << ": --kernel-timeout limits kernel jobs and job files; a data job's kernels are not "
-                               "timed yet";
     try {
         Cluster cluster(env, line.selection);
         if (!cluster.is_master()) return cluster.serve();

@@ -89,10 +89,12 @@ void Executor::wait_event(const cl::Event& ev, int s) {
         // Polled, not clWaitForEvents: the wait is short (a boundary launch and its rows), a
         // blocking wait may sleep past it, and the polls keep MPI and the heartbeats going.
         cl_int status = CL_QUEUED;
+        target_.device_wait(s, true);
         while ((status = ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>()) > CL_COMPLETE) {
             comm_.pulse();
             std::this_thread::yield();
         }
+        target_.device_wait(s, false);
         if (status < 0) throw cl::Error(status, "a halo transfer");
     } catch (const cl::Error& e) {
         target_.fail(e, s < 0 ? std::string("a halo write") : "device '" + target_.context(s).info().name + "'");

@@ -52,6 +52,8 @@ public:
     virtual void arrived(bool overlapping, bool interior_done) = 0;
     /// Before a message leaves (a test's slow link).
     virtual void before_send() {}
+    /// A wait on slice's device begins (`begin`) or ends: --kernel-timeout's watchdog.
+    virtual void device_wait(int /*slice*/, bool /*begin*/) {}
 };
 
 class Executor {

@@ -263,7 +263,10 @@ void Execution::reduce(std::size_t k, std::size_t i) {
                 }
                 const bool timed = time_launches_ && step_ >= 1;
                 wait_devices([&] {
-                    for (auto& s : mine_) s.ctx->queue().finish();
+                    for (auto& s : mine_) {
+                        const auto w = watch(s);
+                        s.ctx->queue().finish();
+                    }
                 });
                 for (std::size_t j = 0; j < mine_.size(); ++j) {
                     auto& s = mine_[j];

@@ -19,6 +19,7 @@
 #include "cluster/cluster_impl.hpp"
 #include "jobs/bounds.hpp"
 #include "jobs/data_kernels.hpp"
+#include "jobs/device_watchdog.hpp"
 #include "engine/executor.hpp"
 #include "cluster/fault.hpp"
 #include "worksize/runtime/data_job.hpp"
@@ -79,6 +80,7 @@ struct SliceState {
     std::vector<std::pair<std::uint64_t, cl::Event>> timed;
     /// Per reduce argument (kernel, argument): its device-side combination's kernel and buffers.
     std::map<std::pair<std::size_t, std::size_t>, data::CombineCache> combines;
+    std::string last_kernel;  ///< the last kernel launched here (what a wait waits on)
     /// With WORKSIZE_TIMELINE: every launch (step, kernel, host time of its enqueue, event).
     struct Launch {
         std::uint64_t step;
@@ -128,6 +130,8 @@ public:
     }
 
     bool participates() const { return !mine_.empty(); }
+    /// --kernel-timeout: a wait on a device longer than `s` seconds ends the job (DeviceWatchdog).
+    void kernel_timeout(double s) { watchdog_ = std::make_unique<DeviceWatchdog>(s, spec_.name, me_); }
     /// Keep an event of every launch after the first step (RankReport::launch_s).
     void time_launches(bool on) { time_launches_ = on; }
     /// Split launches and exchange halos while the interior computes (ProgramOptions::overlap).
@@ -218,6 +222,7 @@ public:
                 const auto& d = spec_.buffers[std::size_t(b)];
                 std::uint64_t at = 0;
                 if (d.layout == BufferLayout::split) at = device_row(s, b, first) * row_bytes(b);
+                const auto w = watch(s);
                 s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE, at,
                                                   data.size(), data.data());
                 // A shared buffer's first element: the value of value_of arguments (rank-local).
@@ -254,6 +259,7 @@ public:
             const auto span = dest_of(s);
             guarded(
                 [&] {
+                    const auto w = watch(s);
                     s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE,
                                                      device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
                                                      span.data());
@@ -275,6 +281,7 @@ public:
                 s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, at, dest.size(), dest.data(),
                                                  nullptr, &ev);
                 s.ctx->queue().flush();
+                const auto w = watch(s);
                 while (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() > CL_COMPLETE) {
                     progress();
                     beat();
@@ -295,6 +302,7 @@ public:
             const auto span = dest_of(s);
             guarded(
                 [&] {
+                    const auto w = watch(s);
                     s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
                                                      device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
                                                      span.data());
@@ -309,6 +317,7 @@ public:
                                                  device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
                                                  span.data());
             }));
+        const auto w = watch(mine_.front());
         for (std::size_t i = 0; i < reads.size(); ++i) {
             try {
                 reads[i].get();
@@ -325,6 +334,7 @@ public:
         try {
             const auto& d = spec_.buffers[std::size_t(b)];
             const std::uint64_t at = d.layout == BufferLayout::split ? device_row(s, b, s.desc.offset) * row_bytes(b) : 0;
+            const auto w = watch(s);
             wait_devices(
                 [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
         } catch (const cl::Error& e) {
@@ -379,6 +389,7 @@ private:
             q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, wait.empty() ? nullptr : &wait,
                                    first || last || timed || done || traced ? &ev : nullptr);
             if (traced) s.timeline.push_back({step_, k, enqueued, ev});
+            s.last_kernel = kd.name;
             if (first) s.first = ev;
             if (last) s.last = ev;
             if (timed) s.timed.emplace_back(step_, ev);
@@ -434,6 +445,15 @@ public:
     void with_peer(int peer, bool sending, const std::function<void()>& f) override {
         with_peers(sending ? peer : Comm::none, sending ? Comm::none : peer, f);
     }
+    void device_wait(int slice, bool begin) override {
+        if (!begin) return watchdog_->end();
+        const SliceState* s = nullptr;
+        for (const auto& m : mine_)
+            if (int(m.index) == slice) s = &m;
+        const std::uint64_t pending = step_ + 1 > waited_steps_ ? step_ + 1 - waited_steps_ : 1;
+        waited_steps_ = step_ + 1;
+        watchdog_->begin(s ? s->last_kernel : "?", s && s->ctx ? s->ctx->info().name : "a halo write", pending);
+    }
     void arrived(bool overlapping, bool interior_done) override {
         ++report_.halo_arrivals;
         if (overlapping) ++report_.halo_overlapped;
@@ -463,12 +483,17 @@ private:
                 // What was enqueued still ends before the rank does: a process that exits while
                 // PoCL compiles a launch in its own thread crashes in LLVM's teardown.
                 try {
+                    const auto w = watch(s);
                     if (s.ctx) s.ctx->queue().finish();
                 } catch (const std::exception&) {
                 }
                 continue;
             }
-            guarded([&] { wait_devices([&] { s.ctx->queue().finish(); }); },
+            guarded(
+                [&] {
+                    const auto w = watch(s);
+                    wait_devices([&] { s.ctx->queue().finish(); });
+                },
                     [&] { return "device '" + s.ctx->info().name + "'"; });
         }
     }
@@ -548,6 +573,14 @@ private:
     /// WORKSIZE_TIMELINE: where write_timeline() puts every launch's times (empty: nowhere).
     std::string timeline_path_;
     data::Values values_;  ///< per buffer: its first element's bytes on this rank (value_of)
+    std::unique_ptr<DeviceWatchdog> watchdog_ = std::make_unique<DeviceWatchdog>(0.0, "", 0);
+    /// The scope of a wait on slice `s`'s device, behind the steps enqueued since the last wait.
+    DeviceWatchdog::Scope watch(const SliceState& s) {
+        const std::uint64_t pending = step_ + 1 > waited_steps_ ? step_ + 1 - waited_steps_ : 1;
+        waited_steps_ = step_ + 1;
+        return {*watchdog_, s.last_kernel, s.ctx ? s.ctx->info().name : "?", pending};
+    }
+    std::uint64_t waited_steps_ = 0;  ///< steps whose device work a wait has seen end
     void write_timeline(double t0) const;
     double last_beat_ = 0;
     fault::DataFault fault_;

@@ -498,6 +498,7 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
 
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(options.time_launches);
+    x.kernel_timeout(impl_->kernel_timeout_s);
     x.overlap(options.overlap);
     x.check_bounds(options.check_bounds || bounds::enabled());
     x.setup();
@@ -533,6 +534,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     comm.drain_alive();  // an earlier job's signs of life are no news of this one's neighbours
     Execution x(spec, slices, comm, [this](int i) -> DeviceContext& { return impl_->context(i); });
     x.time_launches(cmd.value("time_launches", false));
+    x.kernel_timeout(impl_->kernel_timeout_s);
     x.overlap(cmd.value("overlap", true));
     x.check_bounds(cmd.value("check_bounds", false));
     // This rank tells rank 0 that it is alive (wire::kHeartbeat, every Comm::heartbeat() seconds) while it

@@ -68,6 +68,10 @@ bool held_device();
 /// hold MPI objects), 2 s later unless rank 0's MPI_Abort has ended it first. Flushes the
 /// output first.
 [[noreturn]] void end_unfinalized(int code);
+/// Ends the whole job now (MPI_Abort, every rank and the launcher), from any thread: a rank whose
+/// device runs a kernel past --kernel-timeout, after its one line. Flushes the output first and
+/// silences MPI_Abort's own notice; without MPI, ends this process.
+[[noreturn]] void end_job_now(int code);
 
 /// The communicator over an MPI communicator handle (world: MPI_COMM_WORLD; others may be made
 /// in mpi.cpp from any MPI_Comm). Messages of any length are split into chunks below 2^31 bytes;
