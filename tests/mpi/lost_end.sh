@@ -50,14 +50,19 @@ killed() {
   if [ "$ended" = no ]; then kill -- "$job" 2>/dev/null; fi
   rc=0; wait "$job" || rc=$?
   grep -v 'Killed' "$err" >"$err.tmp"; mv "$err.tmp" "$err"
-  # No rank may outlive its mpiexec (one left spinning for 45 minutes once, after the guard ended
-  # a job whose worker was killed while starting): such a rank fails the case and is ended here.
-  local left=""
-  for p in $(pgrep -x worksize); do grep -qz "$mark" /proc/$p/environ 2>/dev/null && left="$left $p"; done
+  # No rank may outlive its mpiexec for long (one spun for 45 minutes after a manual run): a
+  # worker told of the loss ends 2 s after rank 0's line (mpi::end_unfinalized), so each case
+  # waits up to 5 s more; a rank still there then fails the case and is ended here.
+  local left="" ids
+  for _ in $(seq 50); do
+    left=""
+    for p in $(pgrep -x worksize); do grep -qz "$mark" /proc/$p/environ 2>/dev/null && left="$left $p"; done
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
   if [ -n "$left" ]; then
-    ended=no
-    local ids=${left# }
-    echo "FAIL: rank process(es) $ids outlived mpiexec: $(ps -o args= -p "${ids// /,}" | head -n 1)"
+    ids=${left# }
+    echo "FAIL: rank process(es) $ids outlived mpiexec by 5 s: $(ps -o args= -p "${ids// /,}" | head -n 1)"
     checks=$((checks+1)); fails=$((fails+1))
     kill -9 $left 2>/dev/null
   fi

@@ -110,7 +110,8 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
         ("rank-timeout", real_value("rank-timeout", &sel.rank_timeout_s, 0, 3600, Open::low),
          "seconds without a sign of life after which rank 0 declares a worker lost (default 5)")
         ("kernel-timeout", real_value("kernel-timeout", &sel.kernel_timeout_s, 0, 1e6, Open::low),
-         "seconds per iteration after which a slice whose kernels have not finished ends the command, "
+         "seconds per iteration (a data job: per step) after which a slice whose kernels have not "
+         "finished ends the command, "
          "naming the kernel and the device (default 60)");
     return d;
 }
