@@ -57,4 +57,14 @@ inline Assignment slice(int device, int rank, std::uint64_t offset, std::uint64_
     return a;
 }
 
+/// validate()'s message for `s`, or "" if it accepts it.
+inline std::string refusal(const DataJobSpec& s) {
+    try {
+        validate(s);
+    } catch (const InvalidArgument& e) {
+        return e.what();
+    }
+    return "";
+}
+
 }  // namespace worksize::test

@@ -12,6 +12,7 @@ namespace worksize {
 namespace {
 
 using test::access;
+using test::refusal;
 using test::plain;
 using test::scalar;
 using test::shared;
@@ -48,14 +49,6 @@ DataJobSpec fdtd_spec(std::uint64_t rows, bool whole) {
     return s;
 }
 
-std::string refusal(const DataJobSpec& s) {
-    try {
-        validate(s);
-    } catch (const InvalidArgument& e) {
-        return e.what();
-    }
-    return "";
-}
 
 TEST(DataPlacement, WholeArraysKernelsHoldTheirBuffersWhole) {
     const DataJobSpec s = fdtd_spec(100, true);

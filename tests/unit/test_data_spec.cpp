@@ -13,6 +13,7 @@ namespace worksize {
 namespace {
 
 using test::access;
+using test::refusal;
 using test::plain;
 using test::scalar;
 using test::shared;
@@ -64,15 +65,6 @@ DataJobSpec copy_spec(std::uint64_t units = 100) {
 }
 
 
-/// validate()'s message for `s`, or "" if it accepts it.
-std::string refusal(const DataJobSpec& s) {
-    try {
-        validate(s);
-    } catch (const InvalidArgument& e) {
-        return e.what();
-    }
-    return "";
-}
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

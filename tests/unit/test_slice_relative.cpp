@@ -12,6 +12,7 @@ namespace worksize {
 namespace {
 
 using test::access;
+using test::refusal;
 using test::plain;
 using test::scalar;
 using test::shared;
@@ -49,14 +50,6 @@ DataJobSpec srad_spec(std::uint64_t cols = 40) {
     return s;
 }
 
-std::string refusal(const DataJobSpec& s) {
-    try {
-        validate(s);
-    } catch (const InvalidArgument& e) {
-        return e.what();
-    }
-    return "";
-}
 
 TEST(SliceRelative, BuffersShareOneHaloAndStartWithinTheProblem) {
     const DataJobSpec s = srad_spec();

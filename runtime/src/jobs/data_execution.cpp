@@ -217,6 +217,23 @@ void Execution::write_timeline(double t0) const {
                      timeline_path_.c_str());
 }
 
+void Execution::enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
+                              bool alone) {
+    const bool blocking = alone && mine_.size() == 1;
+    for (auto& s : mine_) {
+        if (failed_) return;
+        const auto span = dest_of(s);
+        guarded(
+            [&] {
+                const auto w = watch(s);
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE,
+                                                 device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
+                                                 span.data());
+            },
+            [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+    }
+}
+
 void Execution::check_guards(SliceState& s, const KernelDecl& kd) {
     bounds::check_writes(s.ctx->queue(), spec_, kd, s.guards, " on device '" + s.ctx->info().name + "'",
                          "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job "

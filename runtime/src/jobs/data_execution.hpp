@@ -252,21 +252,7 @@ public:
     /// behind its launches, as a plain host does (a queued read into pageable memory may take
     /// another path in the driver).
     void enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
-                           bool alone = false) {
-        const bool blocking = alone && mine_.size() == 1;
-        for (auto& s : mine_) {
-            if (failed_) return;
-            const auto span = dest_of(s);
-            guarded(
-                [&] {
-                    const auto w = watch(s);
-                    s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE,
-                                                     device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
-                                                     span.data());
-                },
-                [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
-        }
-    }
+                           bool alone = false);
 
     /// Slice `s`'s own rows of split buffer `b` into `dest`.
     /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
@@ -450,9 +436,7 @@ public:
         const SliceState* s = nullptr;
         for (const auto& m : mine_)
             if (int(m.index) == slice) s = &m;
-        const std::uint64_t pending = step_ + 1 > waited_steps_ ? step_ + 1 - waited_steps_ : 1;
-        waited_steps_ = step_ + 1;
-        watchdog_->begin(s ? s->last_kernel : "?", s && s->ctx ? s->ctx->info().name : "a halo write", pending);
+        watchdog_->begin(s ? s->last_kernel : "?", s && s->ctx ? s->ctx->info().name : "a halo write", pending_steps());
     }
     void arrived(bool overlapping, bool interior_done) override {
         ++report_.halo_arrivals;
@@ -576,9 +560,13 @@ private:
     std::unique_ptr<DeviceWatchdog> watchdog_ = std::make_unique<DeviceWatchdog>(0.0, "", 0);
     /// The scope of a wait on slice `s`'s device, behind the steps enqueued since the last wait.
     DeviceWatchdog::Scope watch(const SliceState& s) {
+        return {*watchdog_, s.last_kernel, s.ctx ? s.ctx->info().name : "?", pending_steps()};
+    }
+    /// The steps enqueued since the last wait began (at least 1); this wait sees them end.
+    std::uint64_t pending_steps() {
         const std::uint64_t pending = step_ + 1 > waited_steps_ ? step_ + 1 - waited_steps_ : 1;
         waited_steps_ = step_ + 1;
-        return {*watchdog_, s.last_kernel, s.ctx ? s.ctx->info().name : "?", pending};
+        return pending;
     }
     std::uint64_t waited_steps_ = 0;  ///< steps whose device work a wait has seen end
     void write_timeline(double t0) const;

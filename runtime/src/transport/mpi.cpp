@@ -113,29 +113,22 @@ void end_unfinalized(int code) {
 void end_job_now(int code) {
     std::fflush(stdout);
     std::fflush(stderr);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the launcher forwards the line
+    std::cout.flush();
+    // The launcher forwards this rank's output through pipes and stops reading them once the
+    // abort reaches it: a moment for the last lines to get through (a CI run lost them once).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (initialized && !finalized) {
+        // MPI_Abort's own notice would be a second line after the rank's report: silenced.
         if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, 2);
         MPI_Abort(MPI_COMM_WORLD, code);
     }
     std::_Exit(code);
 }
 
-void Environment::end_after_loss(int code) const {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::cout.flush();
-    // The launcher forwards this rank's output through pipes and stops reading them once the
-    // abort reaches it: a moment for the last lines to get through (a CI run lost them once).
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    // MPI_Abort's own notice would be a second line after rank 0's report: silenced.
-    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, 2);
-    MPI_Abort(MPI_COMM_WORLD, code);
-    std::_Exit(code);
-}
+void Environment::end_after_loss(int code) const { end_job_now(code); }
 
 struct MpiComm::Handle {
     MPI_Comm comm;
