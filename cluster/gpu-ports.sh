@@ -121,6 +121,22 @@ if [ "$PART" = srad ]; then
     for rep in $(seq 1 "$REPS2"); do for cfg in 2ranks 1rank2gpus; do ws srad $cfg "$rep" $SRAD; done; done
     tar -czf "$OUT/timelines.tgz" -C "$OUT" $(cd "$OUT" && ls tl-*.csv) && rm -f "$OUT"/tl-*.csv
 fi
+# PART=path: pathfinder alone, its fixed per-run cost: verified small, then REPS rounds of the plain
+# host, the plain host with a profiling queue, worksize, and both again with their timelines
+# (launches, final reads and the host's marks at the end: $OUT/timelines.tgz).
+if [ "$PART" = path ]; then
+    ws pathfinder 1gpu v 1000000 200 20
+    plain pathfinder v 1000000 200 20
+    export EXAMPLE_NOVERIFY=1
+    for rep in $(seq 1 "$REPS"); do
+        plain pathfinder "$rep" $PATH_ARGS
+        PROFILE=1 plain pathfinder "$rep" $PATH_ARGS
+        ws pathfinder 1gpu "$rep" $PATH_ARGS
+        PLAIN_TIMELINE=$OUT/tl-plain-$rep.csv plain pathfinder "t$rep" $PATH_ARGS
+        WORKSIZE_TIMELINE=$OUT/tl-ws-$rep.csv ws pathfinder 1gpu "t$rep" $PATH_ARGS
+    done
+    tar -czf "$OUT/timelines.tgz" -C "$OUT" $(cd "$OUT" && ls tl-*.csv) && rm -f "$OUT"/tl-*.csv
+fi
 # Verified first, at sizes the CPU reference checks quickly.
 [ "$PART" = all ] && for cfg in 1gpu 2ranks 1rank2gpus; do
     ws fdtd2d $cfg v 1000 1000 50

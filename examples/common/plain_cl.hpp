@@ -139,8 +139,10 @@ inline int arg_int(int argc, char** argv, int i, const char* what, int fallback 
 
 /// The CSV result line on stdout.
 /// PLAIN_TIMELINE's CSV, as worksize's WORKSIZE_TIMELINE: each launch's host enqueue time (µs
-/// from t0) and its device times (µs from the first launch queued), appended to `path`.
-inline void write_timeline(const char* path, const std::vector<std::pair<double, cl::Event>>& launches, double t0) {
+/// from t0) and its device times (µs from the first launch queued), appended to `path`. Entries
+/// from `first_read` on are the final reads.
+inline void write_timeline(const char* path, const std::vector<std::pair<double, cl::Event>>& launches, double t0,
+                           std::size_t first_read = std::size_t(-1)) {
     std::FILE* f = std::fopen(path, "a");
     if (!f || launches.empty()) {
         if (f) std::fclose(f);
@@ -155,7 +157,8 @@ inline void write_timeline(const char* path, const std::vector<std::pair<double,
             ev.getProfilingInfo(what, &v);
             return (double(v) - base) * 1e-3;
         };
-        std::fprintf(f, "0,0,plain,%zu,plain,%.3f,%.3f,%.3f,%.3f,%.3f\n", i, (launches[i].first - t0) * 1e6,
+        std::fprintf(f, "0,0,plain,%zu,%s,%.3f,%.3f,%.3f,%.3f,%.3f\n", i, i < first_read ? "plain" : "read",
+                     (launches[i].first - t0) * 1e6,
                      at(CL_PROFILING_COMMAND_QUEUED), at(CL_PROFILING_COMMAND_SUBMIT), at(CL_PROFILING_COMMAND_START),
                      at(CL_PROFILING_COMMAND_END));
     }

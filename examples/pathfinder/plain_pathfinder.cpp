@@ -72,9 +72,17 @@ int main(int argc, char** argv) {
         launches.clear();  // the timed run's only
         const double t0 = plain::now();
         run();
-        queue.enqueueReadBuffer(result[dst], CL_TRUE, 0, row_bytes, sums.data());
+        cl::Event read;
+        const double read_at = plain::now();
+        queue.enqueueReadBuffer(result[dst], CL_TRUE, 0, row_bytes, sums.data(), nullptr, traced ? &read : nullptr);
         const double seconds = plain::now() - t0;
-        if (traced) plain::write_timeline(timeline, launches, t0);
+        if (traced) {
+            const std::size_t first_read = launches.size();
+            launches.emplace_back(read_at, read);
+            plain::write_timeline(timeline, launches, t0, first_read);
+            std::FILE* f = std::fopen(timeline, "a");
+            if (f) std::fprintf(f, "0,,,,mark:read done,%.3f,,,,\n", seconds * 1e6), std::fclose(f);
+        }
 
         std::string status = "unverified", detail = "not verified (EXAMPLE_NOVERIFY=1)";
         if (!plain::env_is("EXAMPLE_NOVERIFY", "1")) {

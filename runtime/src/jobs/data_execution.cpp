@@ -138,8 +138,11 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
         }
     }
     executor.drain();
+    mark("drained");
     if (before_finish && !failed_) before_finish();
+    mark("final reads enqueued");
     finish_queues();
+    mark("queues finished");
     report_.steps_s = now_s() - t0;
     write_timeline(t0);
     if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
@@ -204,11 +207,14 @@ void Execution::write_timeline(double t0) const {
                 };
                 std::fprintf(f, "%d,%zu,\"%s\",%llu,%s,%.3f,%.3f,%.3f,%.3f,%.3f\n", me_, std::size_t(s.index),
                              s.ctx->info().name.c_str(), static_cast<unsigned long long>(l.step),
-                             spec_.kernels[l.kernel].name.c_str(), (l.host_s - t0) * 1e6,
+                             l.what.c_str(), (l.host_s - t0) * 1e6,
                              at(CL_PROFILING_COMMAND_QUEUED), at(CL_PROFILING_COMMAND_SUBMIT),
                              at(CL_PROFILING_COMMAND_START), at(CL_PROFILING_COMMAND_END));
             }
         }
+        for (const auto& [what, at] : marks_)
+            std::fprintf(f, "%d,,,%llu,mark:%s,%.3f,,,,\n", me_, static_cast<unsigned long long>(step_), what.c_str(),
+                         (at - t0) * 1e6);
     } catch (const cl::Error& e) {
         std::fprintf(stderr, "worksize: warning: the timeline's profiling times: %s\n", e.what());
     }
@@ -220,15 +226,19 @@ void Execution::write_timeline(double t0) const {
 void Execution::enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
                               bool alone) {
     const bool blocking = alone && mine_.size() == 1;
+    const bool traced = !timeline_path_.empty();
     for (auto& s : mine_) {
         if (failed_) return;
         const auto span = dest_of(s);
         guarded(
             [&] {
                 const auto w = watch(s);
+                const double at = now_s();
+                cl::Event ev;
                 s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE,
                                                  device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
-                                                 span.data());
+                                                 span.data(), nullptr, traced ? &ev : nullptr);
+                if (traced) s.timeline.push_back({step_, "read:" + spec_.buffers[std::size_t(b)].name, at, ev});
             },
             [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
     }

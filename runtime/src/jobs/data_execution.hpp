@@ -81,10 +81,11 @@ struct SliceState {
     /// Per reduce argument (kernel, argument): its device-side combination's kernel and buffers.
     std::map<std::pair<std::size_t, std::size_t>, data::CombineCache> combines;
     std::string last_kernel;  ///< the last kernel launched here (what a wait waits on)
-    /// With WORKSIZE_TIMELINE: every launch (step, kernel, host time of its enqueue, event).
+    /// With WORKSIZE_TIMELINE: every launch and final read (step, what: the kernel's name or
+    /// "read:<buffer>", host time of its enqueue, event).
     struct Launch {
         std::uint64_t step;
-        std::size_t kernel;
+        std::string what;
         double host_s;
         cl::Event ev;
     };
@@ -374,7 +375,7 @@ private:
             cl::Event ev;
             q.enqueueNDRangeKernel(kernel, g.offset, g.global, g.local, wait.empty() ? nullptr : &wait,
                                    first || last || timed || done || traced ? &ev : nullptr);
-            if (traced) s.timeline.push_back({step_, k, enqueued, ev});
+            if (traced) s.timeline.push_back({step_, kd.name, enqueued, ev});
             s.last_kernel = kd.name;
             if (first) s.first = ev;
             if (last) s.last = ev;
@@ -556,6 +557,11 @@ private:
     bool beats_ = false, beating_ = false, slow_ = true;
     /// WORKSIZE_TIMELINE: where write_timeline() puts every launch's times (empty: nowhere).
     std::string timeline_path_;
+    /// With WORKSIZE_TIMELINE: the host's moments at the run's end (what, now_s()).
+    std::vector<std::pair<std::string, double>> marks_;
+    void mark(const char* what) {
+        if (!timeline_path_.empty()) marks_.emplace_back(what, now_s());
+    }
     data::Values values_;  ///< per buffer: its first element's bytes on this rank (value_of)
     std::unique_ptr<DeviceWatchdog> watchdog_ = std::make_unique<DeviceWatchdog>(0.0, "", 0);
     /// The scope of a wait on slice `s`'s device, behind the steps enqueued since the last wait.
