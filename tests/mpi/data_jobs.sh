@@ -67,6 +67,13 @@ verify heat "$heat" "96 90 200" 96x90x200
 verify filter2d "$filter2d" "200 150 3" 200x150
 verify kmeans "$kmeans" "5000 4 5 5" 5000x4-k5-i5
 
+# A worker whose host runs ahead of its device is not taken for lost: filter2d's steps exchange
+# nothing, so their 300 launches are enqueued at once and the one wait at the end lasts about
+# a second; it beats beside it (with --rank-timeout 0.5 rank 0 once declared rank 1 lost there).
+mpmd_cmd "$mpx" "$filter2d" "$cus" 400 400 300 --select all --rank-timeout 0.5; run 120 "${MPMD[@]}"
+expect_rc 0 "filter2d 400x400, 300 steps, --rank-timeout 0.5: no worker taken for lost"
+expect_out "^worksize,filter2d,400x400,3 ranks,[0-9.e+-]+,verified$" "filter2d, the host ahead of its devices: verified"
+
 # Overlap (the engine's split launches): every halo message of rank 1 leaves 0.2 s late
 # (WORKSIZE_FAULT=slow-link, a slow link), so whenever rank 1's rows reach rank 0, rank 0's
 # interior launch of that step has finished: the exchange runs beside the compute. With

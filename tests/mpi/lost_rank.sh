@@ -19,7 +19,7 @@ lost_run() {
   local args=(run matmul --size 512 --iterations 40 --strategy even --rank-timeout 2 "$@")
   local tag="WORKSIZE_TEST_VICTIM=$$.$RANDOM"
   timeout --kill-after=10 120 "$mpx" -disable-auto-cleanup -n 1 "${E[@]}" "$ws" "${args[@]}" \
-    : -n 1 bash -c '"$@"; exit $?' victim "${E[@]}" "$tag" "$ws" "${args[@]}" \
+    : -n 1 bash -c 'trap "" USR1; "$@"; exit $?' victim "${E[@]}" "$tag" "$ws" "${args[@]}" \
     : -n 1 "${E[@]}" "$ws" "${args[@]}" >"$out" 2>"$err" &
   local job=$! pid=""
   for _ in $(seq 600); do

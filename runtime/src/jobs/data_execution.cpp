@@ -105,9 +105,13 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     for (std::uint64_t step = 0; step < spec_.steps; ++step) {
         step_ = step;
         // A worker's device waits run beside heartbeats once a step is slow (the first
-        // always): a kernel longer than --rank-timeout is not taken for a lost rank.
+        // always), or once the host has run ahead of its devices (steps enqueued that no wait
+        // has seen end: the next wait lasts as long as all of them): a wait longer than
+        // --rank-timeout is not taken for a lost rank. (filter2d's 100,000 steps without an
+        // exchange were enqueued in a blink; the one silent wait at the end had a healthy
+        // worker declared lost.)
         const double now = now_s();
-        slow_ = step == 0 || now - step_start > 0.1;
+        slow_ = step == 0 || now - step_start > 0.1 || step > waited_steps_;
         step_start = now;
         comm_.pulse();  // a worker's heartbeat when one is due; rank 0 hears the workers
         if (beats_ && step == (spec_.steps > 1 ? 1u : 0u)) fault::hang_data(fault_, "steps");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/clock.hpp"
+#include "support/launcher.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize::mpi {
@@ -52,6 +53,7 @@ Environment::Environment(int& argc, char**& argv) {
     std::signal(SIGUSR1, SIG_IGN);
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    launcher::end_with_parent(rank_, size_);  // no worker outlives its launcher, spinning
     log::set_rank(rank_);  // messages of ranks other than 0 say which rank wrote them
     MPI_Comm node;
     check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
