@@ -399,8 +399,8 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
         const double per_item = kd.bytes_in_per_item + kd.bytes_out_per_item;
         const double need = per_item * items + kd.bytes_in_fixed;
         if (need > sum_mem)
-            throw InvalidArgument("plan: size " + size_text(g, kd.dims) + " of '" + kd.name +
-                                  "' needs " + gib(need) + " but the " +
+            throw InvalidArgument("plan: '" + kd.name + "' over a global range of " + size_text(g, kd.dims) +
+                                  " work-items needs " + gib(need) + " but the " +
                                   std::to_string(devices.size()) + " device(s) hold " +
                                   gib(sum_mem) + " together");
         const double unit_items = kd.dims == 2 ? double(g.x) : 1.0;

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Hostile inputs (issue 28): each case of the issue's probe that needs no long kernel run, with
-# its expected exit code (2 bad input, 1 failure) and one stderr line naming the problem, each
-# under a time limit (lib.sh's run: a hang fails the case).
+# Hostile inputs (issue 28): each case of the issue's probe with its expected exit code (2 bad
+# input, 1 failure, 3 results that differ) and one line naming the problem, each under a time
+# limit (lib.sh's run: a hang fails the case). The cases that need several ranks are in the MPI
+# scripts: a worker killed under the docs' MPMD recipe and in plain `mpiexec -n 3`, in run, tune,
+# bench, calibrate and the examples (tests/mpi/lost_end.sh); a kernel that never ends on a worker
+# (tests/mpi/kernel_timeout.sh); --rank-timeout 0.5 with healthy workers (tests/mpi/data_jobs.sh).
 ws=$1; src=$2
 source "$src/tests/lib.sh"
 tmp=$(mktemp -d); trap 'chattr -i "$tmp/imm.json" 2>/dev/null; rm -rf "$tmp" "$out" "$err"' EXIT
@@ -13,6 +16,7 @@ cal=(calibrate --kernel sort --sizes 1024 --min-repeats 1 --max-repeats 1)
 #    of 2^64 - 1 spun in the share rounding).
 run 30 "$ws" plan --kernel matmul --param bm=0;   expect_fail_line 2 "matmul: parameter 'bm' must be a positive integer, got 0" "matmul --param bm=0"
 run 30 "$ws" run matmul --param bk=0;             expect_fail_line 2 "matmul: parameter 'bk' must be a positive integer, got 0" "run matmul --param bk=0"
+run 30 "$ws" tune --kernel matmul --size 64 --param bn=0; expect_fail_line 2 "matmul: parameter 'bn' must be a positive integer, got 0" "tune matmul --param bn=0"
 run 30 "$ws" plan --kernel quad --size 18446744073709551615 --local null
 expect_fail_line 2 "^worksize: error: invalid size '18446744073709551615': more than 2\^53 \(9007199254740992\) work-items" "plan quad --size 2^64-1"
 run 30 "$ws" run quad --size 18446744073709551615 --local null; expect_fail_line 2 "more than 2\^53" "run quad --size 2^64-1"
@@ -22,6 +26,9 @@ run 30 "$ws" plan --kernel quad --iterations 18446744073709551615
 expect_fail_line 2 "^worksize: error: --iterations must be an integer in \[1, 1000000000\], got '18446744073709551615'$" "plan --iterations 2^64-1"
 run 30 "$ws" run quad --iterations 1000000001;  expect_fail_line 2 "--iterations must be an integer in \[1, 1000000000\]" "run --iterations 10^9+1"
 run 30 "$ws" tune --kernel quad --iterations 18446744073709551615; expect_fail_line 2 "--iterations must be an integer in \[1, 1000000000\]" "tune --iterations 2^64-1"
+run 30 "$ws" run matmul --size 40000  # the message said "size 40000x10000" for matmul's global range
+expect_fail_line 2 "'matmul' over a global range of 40000x10000 work-items needs [0-9.]+ GiB but the 1 device\(s\) hold" \
+  "run matmul --size 40000: the global range named as such"
 run 30 "$ws" plan --kernel quad --param a=1e-308 --json  # a subnormal (std::stod threw on it)
 if [ "$rc" -eq 0 ] && jq -e '.kernel == "quad"' "$out" >/dev/null; then ok "--param a=1e-308 is a number"; else bad "--param a=1e-308: exit $rc"; fi
 
@@ -131,4 +138,39 @@ expect_fail_line 2 "big.bin' is 2000000 bytes: more than buffer 'x' takes \(4000
 jq '.kernels[0].args[0] = {"int": 2.5}' "$tmp/saxpy.json" >"$tmp/intarg.json"
 run 30 "$ws" plan --job "$tmp/intarg.json"
 expect_fail_line 2 "kernels\[0\]\.args\[0\]\.int: 2.5 is not a whole number: an int takes whole numbers in \[-2147483648, 2147483647\]" "a float given to an int argument"
+# 2. A kernel that never ends (alone; on a worker: tests/mpi/kernel_timeout.sh).
+run 60 "$ws" run --job "$src/tests/jobs/spin.json" --kernel-timeout 2
+expect_fail_line 1 "kernel 'spin' did not finish within 2 s \(--kernel-timeout 2 s per iteration" "a kernel that never ends, --kernel-timeout 2"
+# 3. A job-file kernel that writes past its buffer (it ended in double free, malloc_consolidate or
+#    SIGSEGV): --check-bounds names it.
+run 60 "$ws" run --job "$src/tests/jobs/past_end.json" --check-bounds
+expect_fail_line 1 "kernel 'past_end' wrote outside buffer 'z', at 0 bytes past its end, .*\(--check-bounds\)" \
+  "a kernel writing past its buffer, --check-bounds"
+# 5. Job files that would have compared nothing, or taken nonsense numbers.
+jq '.buffers[2].ouptut = true | del(.buffers[2].output)' "$tmp/saxpy.json" >"$tmp/ouptut.json"
+run 30 "$ws" run --job "$tmp/ouptut.json" --size 1000
+expect_fail_line 2 "buffers\[2\]\.ouptut: unknown key \(did you mean \"output\"\?\)" "job file typo \"ouptut\""
+jq '.buffers[2].output = false' "$tmp/saxpy.json" >"$tmp/noout.json"
+run 30 "$ws" run --job "$tmp/noout.json" --size 1000
+expect_fail_line 2 "no buffer has \"output\": true and no kernel reduces: the job would return nothing to check" "job file without an output"
+jq '.verify.tolerance = -1' "$tmp/saxpy.json" >"$tmp/tol.json"
+run 30 "$ws" plan --job "$tmp/tol.json"; expect_fail_line 2 "verify.tolerance: must be a number >= 0" "\"tolerance\": -1"
+jq '.ops_per_unit = -5' "$tmp/saxpy.json" >"$tmp/ops.json"
+run 30 "$ws" plan --job "$tmp/ops.json"; expect_fail_line 2 "ops_per_unit: must be a number > 0" "\"ops_per_unit\": -5"
+jq '.buffers[1].name = "x"' "$tmp/saxpy.json" >"$tmp/dup.json"
+run 30 "$ws" plan --job "$tmp/dup.json"; expect_fail_line 2 "buffers\[1\]\.name: 'x' names an earlier buffer too" "a buffer name given twice"
+mkfifo "$tmp/fifo"
+jq --arg f "$tmp/fifo" '.buffers[0].init = {"file": $f}' "$tmp/saxpy.json" >"$tmp/fifo.json"
+run 30 "$ws" plan --job "$tmp/fifo.json"; expect_fail_line 2 "init.file: '.*fifo' is not a regular file" "a FIFO as an input file (it blocked forever)"
+# A shared buffer one element short: the kernel reads past its end. That memory holds 0x7f bytes
+# in the run and 0xff in the single-device reference (kSharedTail), so the two differ every time
+# (it verified in 1 run of 6), with a hint.
+jq --arg s "$src/examples/filter2d/filter2d.cl" '.buffers[1].count = 24 | .source = $s' \
+  "$src/examples/jobs/filter5x5.json" >"$tmp/short.json"
+for i in 1 2 3; do
+  run 60 "$ws" run --job "$tmp/short.json" --size 64x48
+  if [ "$rc" -eq 3 ] && grep -q "VERIFICATION FAILED: .*is a buffer's \"count\" short?" "$out" "$err"; then
+    ok "a shared buffer one element short: exit 3, the hint (run $i)"
+  else bad "a shared buffer one element short, run $i: exit $rc"; fi
+done
 finish

@@ -77,7 +77,7 @@ std::vector<std::string> joined_arguments(int argc, char** argv) {
 }
 
 po::options_description run_options(std::string& strategy, std::string& local, std::string& overlap,
-                                    std::string& instructions, bool& check_bounds, bool& help) {
+                                    std::string& instructions, bool& help) {
     po::options_description d("Running a job");
     d.add_options()
         ("strategy", po::value(&strategy)->default_value("paper"), "the split: paper, even, pe-ratio or model")
@@ -87,9 +87,6 @@ po::options_description run_options(std::string& strategy, std::string& local, s
         ("overlap", po::value(&overlap)->default_value("on"), "halo exchanges beside the interior launches: on or off")
         ("instructions", po::value(&instructions)->implicit_value("text"),
          "print each rank's instruction lists for the first two steps (text or json) and stop")
-        ("check-bounds", po::bool_switch(&check_bounds),
-         "guard zones around every device buffer, checked after each launch: a kernel that writes outside its "
-         "buffer ends the run naming the kernel, the buffer and the device (slow: for finding bugs)")
         ("help,h", po::bool_switch(&help), "this help, then exit");
     return d;
 }
@@ -110,7 +107,7 @@ CommandLine parse_command_line(int argc, char** argv, const std::string& name, c
     hidden.add_options()("args", po::value(&c.args));
     po::options_description visible;
     if (!spec.options.empty()) visible.add(own);
-    visible.add(run_options(strategy, local, overlap, instructions, c.options.check_bounds, c.help))
+    visible.add(run_options(strategy, local, overlap, instructions, c.help))
         .add(options::selection_options(c.selection));
     po::options_description all;
     all.add(visible).add(hidden);
@@ -128,6 +125,7 @@ CommandLine parse_command_line(int argc, char** argv, const std::string& name, c
       << visible;
     c.help_text = h.str();
     c.options.strategy = strategy;
+    c.options.check_bounds = c.selection.check_bounds;
     if (local == "null") c.options.local = LocalPolicy::null;
     else if (local == "paper") c.options.local = LocalPolicy::paper;
     else if (local == "tuned") c.options.local = LocalPolicy::tuned;

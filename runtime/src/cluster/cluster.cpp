@@ -5,6 +5,7 @@
 #include "worksize/runtime/cluster.hpp"
 
 #include "cluster/cluster_impl.hpp"
+#include "jobs/bounds.hpp"
 #include "worksize/runtime/devices.hpp"
 #include "worksize/scheduler/log.hpp"
 
@@ -29,6 +30,7 @@ void Cluster::start(const DeviceSelection& sel) {
     const int rank = comm.rank(), size = comm.size();
     impl_->rank_timeout_s = sel.rank_timeout_s;
     impl_->kernel_timeout_s = sel.kernel_timeout_s;
+    if (sel.check_bounds) bounds::set_enabled(true);  // every rank parsed the option
     comm.set_heartbeat(std::min(1.0, sel.rank_timeout_s / 3.0));
     comm.set_alive_tag(wire::kAlive);  // a data job's neighbours are waited on while they send it
 

@@ -112,7 +112,11 @@ po::options_description selection_options(DeviceSelection& sel, const char* defa
         ("kernel-timeout", real_value("kernel-timeout", &sel.kernel_timeout_s, 0, 1e6, Open::low),
          "seconds per iteration (a data job: per step) after which a slice whose kernels have not "
          "finished ends the command, "
-         "naming the kernel and the device (default 60)");
+         "naming the kernel and the device (default 60)")
+        ("check-bounds", po::bool_switch(&sel.check_bounds),
+         "guard zones around every device buffer of a data job or job file, checked after each launch: a "
+         "kernel that writes outside its buffer ends the run naming the kernel, the buffer and the device "
+         "(slow: for finding bugs)");
     return d;
 }
 

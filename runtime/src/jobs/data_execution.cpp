@@ -1,6 +1,7 @@
 // The out-of-line parts of a rank's data-job Execution (data_execution.hpp): setup, the steps,
 // generated inputs, the bounds checks and the reductions.
 #include "jobs/data_execution.hpp"
+#include "worksize/runtime/declared_job.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,12 +24,16 @@ void Execution::setup() {
                                     ctx.info().name + "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
                                     std::to_string(most) + ")");
                 s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
+                // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
+                const bool shared = d.layout == BufferLayout::shared;
+                const std::uint64_t bytes = elems * elem_size(d.type) + (shared ? kSharedTail : 0);
                 if (check_bounds_) {
-                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), elems * elem_size(d.type)));
+                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), bytes));
                     s.bufs.push_back(s.guards.back().view);
                 } else {
-                    s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, elems * elem_size(d.type));
+                    s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
                 }
+                if (shared) ctx.queue().enqueueFillBuffer(s.bufs.back(), kRunTail, elems * elem_size(d.type), kSharedTail);
                 if (!d.generator.empty())
                     generate(s, int(b));
                 else if (!d.input)

@@ -160,7 +160,7 @@ void DeclaredJob::finish() {
 }
 
 SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
-                            std::span<const std::byte> in, Bytes& out) {
+                            std::span<const std::byte> in, Bytes& out, std::byte tail) {
     SliceTimes t;
     out.clear();
     const auto halo = halos(spec);
@@ -195,7 +195,8 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                                       : first_held_unit(spec, int(b), s.offset));
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             const auto& d = spec.buffers[b];
-            const std::uint64_t bytes = d.layout == BufferLayout::shared ? d.count * elem_size(d.type)
+            const bool shared = d.layout == BufferLayout::shared;
+            const std::uint64_t bytes = shared ? d.count * elem_size(d.type) + kSharedTail
                                         : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
                                                     : held_elements(spec, int(b), s.units) * elem_size(d.type);
             check_alloc("buffer '" + d.name + "'", bytes);
@@ -205,10 +206,12 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             } else {
                 bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
             }
+            if (shared)  // the tail a read past the end finds (kSharedTail)
+                q.enqueueFillBuffer(bufs.back(), tail, d.count * elem_size(d.type), kSharedTail);
             if (!d.input) {
                 // Outputs and device-only buffers start as zeros, unless the kernels write them
                 // whole (no_init).
-                data::initial_fill(q, bufs.back(), d, bytes);
+                data::initial_fill(q, bufs.back(), d, shared ? d.count * elem_size(d.type) : bytes);
                 continue;
             }
             if (d.layout == BufferLayout::split) {

@@ -160,6 +160,7 @@ public:
         if (tol < 0) return {true, "not checked: the job file has no \"verify\": {\"tolerance\": ...}", false};
         const auto& reference = specs_->reference(problem(), seed_, iterations_, [this] { return single_device_run(); });
         double worst = 0;
+        bool tail_read = false;  // the worst element looks like a read past a shared buffer (read_a_tail)
         std::string where;
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
             const auto& d = spec_.buffers[b];
@@ -168,6 +169,7 @@ public:
             const double err = worst_error(d.type, host_[b].data(), reference[b].data(), host_[b].size() / elem_size(d.type), at);
             if (err > worst || (std::isnan(err) && !std::isnan(worst))) {
                 worst = std::isnan(err) ? INFINITY : err;
+                tail_read = read_a_tail(d.type, host_[b].data(), reference[b].data(), at);
                 std::ostringstream w;
                 w.precision(9);
                 w << d.name << "[" << at << "] = " << data::load(host_[b].data(), d.type, at) << ", the single-device run has "
@@ -179,6 +181,9 @@ public:
         s.precision(3);
         s << "max rel error " << worst << " against a single-device run (tolerance " << tol << ")";
         if (!where.empty()) s << "; worst " << where;
+        if (worst > tol && tail_read)
+            s << " (NaN against a huge value: what a read past a shared buffer's end finds in the reference and in "
+                 "this run; is a buffer's \"count\" short?)";
         return {worst <= tol, s.str()};
     }
 
@@ -195,6 +200,17 @@ public:
     }
 
 private:
+    /// Whether element i looks like a read past a shared buffer's end (declared_job.hpp,
+    /// kSharedTail): NaN in the reference (its tail of 0xff bytes) and a huge value or an
+    /// infinity here (0x7f bytes: 3.4e38 as a float, 1.4e306 as a double).
+    static bool read_a_tail(ElemType t, const std::byte* got, const std::byte* want, std::size_t i) {
+        const auto huge = [](double v) { return !std::isnan(v) && std::abs(v) > 1e30; };
+        if (t == ElemType::f32)
+            return std::isnan(reinterpret_cast<const float*>(want)[i]) && huge(reinterpret_cast<const float*>(got)[i]);
+        if (t == ElemType::f64)
+            return std::isnan(reinterpret_cast<const double*>(want)[i]) && huge(reinterpret_cast<const double*>(got)[i]);
+        return false;
+    }
     /// The largest |got - want| / max(1, |want|) over n elements of type t, and where (NaN: inf).
     static double worst_error(ElemType t, const std::byte* got, const std::byte* want, std::size_t n, std::size_t& at) {
         switch (t) {
@@ -230,7 +246,7 @@ private:
         a.units = spec_.units;
         a.global = problem();
         Bytes out;
-        execute_declared(spec_, ctx, ref.slice_spec(a), ref.slice_input(a), out);
+        execute_declared(spec_, ctx, ref.slice_spec(a), ref.slice_input(a), out, kReferenceTail);
         ref.accept_output(a, out);
         ref.finish();
         return ref.host_;

@@ -64,8 +64,15 @@ std::vector<std::pair<std::size_t, std::size_t>> reductions(const DataJobSpec& s
 /// Worker side: run slice `s` of `spec` on `ctx`, its input as DeclaredJob::input_parts sends
 /// it, its kernels `s.iterations` times in order, the output as DeclaredJob::accept_output takes
 /// it. Buffers larger than the device's largest allocation are refused by name.
+/// Each shared buffer has kSharedTail bytes after its elements, every byte `tail`: a kernel that
+/// reads past a shared buffer's end (a count one short) reads them. The distributed runs use
+/// kRunTail and job files' single-device reference kReferenceTail, so that such a read makes
+/// the two differ (float 3.4e38 against NaN, int 2139062143 against -1), every time, instead of
+/// reading whatever memory followed the buffer (it verified in 1 run of 6).
 /// @throws Error (ClError, BuildError, InvalidArgument) naming the job, kernel and device.
+inline constexpr std::uint64_t kSharedTail = 256;
+inline constexpr std::byte kRunTail{0x7f}, kReferenceTail{0xff};
 SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
-                            std::span<const std::byte> in, Bytes& out);
+                            std::span<const std::byte> in, Bytes& out, std::byte tail = kRunTail);
 
 }  // namespace worksize

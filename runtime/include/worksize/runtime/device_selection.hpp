@@ -43,6 +43,9 @@ struct DeviceSelection {
     /// iteration after its execution began (its build and copies included) ends the command
     /// with ErrorReason::timed_out, naming the kernel and the device.
     double kernel_timeout_s = 60.0;
+    /// --check-bounds, on every rank: guard zones around every device buffer of data and
+    /// declared jobs (job files), checked after each launch (WORKSIZE_CHECK_BOUNDS=1 does the same).
+    bool check_bounds = false;
 };
 
 /// Parse "R=SEL[+SEL..],R=..." into rank -> selectors. A selector is a device index (as
