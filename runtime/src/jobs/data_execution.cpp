@@ -17,16 +17,15 @@ void Execution::setup() {
             for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
                 const auto& d = spec_.buffers[b];
                 const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
-                if (const auto most = ctx.info().max_alloc_bytes; most && elems * elem_size(d.type) > most)
-                    throw Error(ErrorReason::device_limit,
-                                "data job '" + spec_.name + "', buffer '" + d.name +
-                                    "': " + std::to_string(elems * elem_size(d.type)) + " bytes on device '" +
-                                    ctx.info().name + "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
-                                    std::to_string(most) + ")");
-                s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
                 // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
                 const bool shared = d.layout == BufferLayout::shared;
                 const std::uint64_t bytes = elems * elem_size(d.type) + (shared ? kSharedTail : 0);
+                if (const auto most = ctx.info().max_alloc_bytes; most && bytes > most)
+                    throw Error(ErrorReason::device_limit,
+                                "data job '" + spec_.name + "', buffer '" + d.name + "': " + std::to_string(bytes) +
+                                    " bytes on device '" + ctx.info().name +
+                                    "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
+                s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
                 if (check_bounds_) {
                     s.guards.push_back(bounds::make_for(ctx, spec_, int(b), bytes));
                     s.bufs.push_back(s.guards.back().view);
