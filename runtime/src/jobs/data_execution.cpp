@@ -32,7 +32,7 @@ void Execution::setup() {
                 } else {
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
                 }
-                if (shared) ctx.queue().enqueueFillBuffer(s.bufs.back(), kRunTail, elems * elem_size(d.type), kSharedTail);
+                if (shared) data::write_tail(ctx.queue(), s.bufs.back(), elems * elem_size(d.type), kSharedTail, kRunTail);
                 if (!d.generator.empty())
                     generate(s, int(b));
                 else if (!d.input)

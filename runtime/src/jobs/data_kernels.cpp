@@ -1,6 +1,7 @@
 // The device side of data-job declarations (data_kernels.hpp).
 #include "jobs/data_kernels.hpp"
 
+#include <array>
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -386,6 +387,19 @@ void initial_fill(cl::CommandQueue& q, const cl::Buffer& buffer, const BufferDec
     }
     const char* poison = std::getenv("WORKSIZE_POISON_NO_INIT");
     if (poison && std::string(poison) == "1") q.enqueueFillBuffer(buffer, cl_uchar(0xFF), 0, bytes);
+}
+
+void write_tail(cl::CommandQueue& q, const cl::Buffer& buffer, std::uint64_t at, std::uint64_t bytes, std::byte pattern) {
+    static const std::array<std::array<std::byte, 256>, 2> tails = [] {
+        std::array<std::array<std::byte, 256>, 2> t;
+        t[0].fill(std::byte{0x7f});
+        t[1].fill(std::byte{0xff});
+        return t;
+    }();
+    const std::size_t which = pattern == std::byte{0x7f} ? 0 : pattern == std::byte{0xff} ? 1 : 2;
+    if (which > 1 || bytes > tails[which].size())
+        throw std::logic_error("write_tail: a tail of 0x7f or 0xff bytes, at most 256 of them");
+    q.enqueueWriteBuffer(buffer, CL_FALSE, at, bytes, tails[which].data());
 }
 
 void fill_identity(cl::CommandQueue& q, const cl::Buffer& rec, const BufferDecl& d, ReduceOp op, std::uint64_t items) {

@@ -105,6 +105,10 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
 /// environment (the opencl tests) a no_init buffer is filled with 0xFF bytes instead (NaN floats,
 /// -1 integers), so that an element the kernels leave unwritten fails the results' check.
 void initial_fill(cl::CommandQueue& q, const cl::Buffer& buffer, const BufferDecl& d, std::uint64_t bytes);
+/// A shared buffer's tail (declared_job.hpp, kSharedTail): `bytes` bytes of `pattern` at byte
+/// `at`, written from static memory (a fill at an offset past 4 GiB failed on NVIDIA's driver
+/// with CL_OUT_OF_RESOURCES, pathfinder's 7.2 GB wall).
+void write_tail(cl::CommandQueue& q, const cl::Buffer& buffer, std::uint64_t at, std::uint64_t bytes, std::byte pattern);
 
 /// Fill `records` launched items' records of `d` with the identity of `op`.
 void fill_identity(cl::CommandQueue& q, const cl::Buffer& records, const BufferDecl& d, ReduceOp op,

@@ -207,7 +207,7 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                 bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
             }
             if (shared)  // the tail a read past the end finds (kSharedTail)
-                q.enqueueFillBuffer(bufs.back(), tail, d.count * elem_size(d.type), kSharedTail);
+                data::write_tail(q, bufs.back(), d.count * elem_size(d.type), kSharedTail, tail);
             if (!d.input) {
                 // Outputs and device-only buffers start as zeros, unless the kernels write them
                 // whole (no_init).
