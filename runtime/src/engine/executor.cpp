@@ -233,8 +233,8 @@ void Executor::run(const std::vector<Instruction>& list) {
             last[std::size_t(list[i].slice)] = int(i);
         }
     }
-    for (int i : last)
-        if (i >= 0) keep[std::size_t(i)] = true;
+    for (std::size_t s = 0; s < last.size(); ++s)
+        if (last[s] >= 0 && target_.has_neighbour(int(s))) keep[std::size_t(last[s])] = true;
     for (std::size_t i = 0; i < list.size(); ++i)
         if (list[i].kind == InstrKind::launch && list[i].part == LaunchPart::interior) keep[i] = true;
     for (std::size_t i = 0; i < list.size(); ++i) {

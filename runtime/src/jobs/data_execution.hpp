@@ -432,6 +432,10 @@ public:
     void with_peer(int peer, bool sending, const std::function<void()>& f) override {
         with_peers(sending ? peer : Comm::none, sending ? Comm::none : peer, f);
     }
+    bool has_neighbour(int slice) const override {
+        const auto& s = layout_.slices.at(std::size_t(slice));
+        return s.left >= 0 || s.right >= 0;
+    }
     void device_wait(int slice, bool begin) override {
         if (!begin) return watchdog_->end();
         const SliceState* s = nullptr;
