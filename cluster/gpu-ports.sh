@@ -163,13 +163,14 @@ python3 - "$CSV" >"$OUT/summary.txt" <<'PY'
 import csv, statistics, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["rep"] != "v"]
 med = {}
-for r in rows:
-    try: med.setdefault((r["example"], r["config"]), []).append(float(r["seconds"]))
+for r in rows:  # traced runs (rep tN: PLAIN_TIMELINE, WORKSIZE_TIMELINE) apart: their events cost time
+    cfg = r["config"] + ("+trace" if r["rep"].startswith("t") else "")
+    try: med.setdefault((r["example"], cfg), []).append(float(r["seconds"]))
     except ValueError: pass
 for ex in sorted({k[0] for k in med}):
     base = med.get((ex, "plain"))
     p = statistics.median(base) if base else float("nan")
-    for cfg in ("plain", "plain+prof", "1gpu", "1gpu-noflush", "2ranks", "1rank2gpus"):
+    for cfg in ("plain", "plain+prof", "1gpu", "1gpu-noflush", "2ranks", "1rank2gpus", "plain+trace", "1gpu+trace"):
         v = med.get((ex, cfg))
         if not v: continue
         m = statistics.median(v)
