@@ -1,6 +1,9 @@
 // Guard zones around device buffers: bounds.hpp.
 #include "jobs/bounds.hpp"
 
+#include "jobs/data_kernels.hpp"
+#include "worksize/runtime/declared_job.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -36,10 +39,11 @@ Guarded make(DeviceContext& ctx, std::uint64_t bytes, std::uint64_t after) {
 }
 
 namespace {
-/// The first byte of `zone` that is not the pattern, or -1.
-std::int64_t first_changed(const std::vector<cl_uchar>& zone) {
-    const auto it = std::find_if(zone.begin(), zone.end(), [](cl_uchar c) { return c != kPattern; });
-    return it == zone.end() ? -1 : std::int64_t(it - zone.begin());
+/// The first byte of `zone` that is not the pattern (its first `tail` bytes: `tail_byte`), or -1.
+std::int64_t first_changed(const std::vector<cl_uchar>& zone, std::uint64_t tail = 0, std::byte tail_byte = {}) {
+    for (std::size_t i = 0; i < zone.size(); ++i)
+        if (zone[i] != (i < tail ? cl_uchar(tail_byte) : kPattern)) return std::int64_t(i);
+    return -1;
 }
 }  // namespace
 
@@ -52,7 +56,7 @@ std::string check(cl::CommandQueue& q, const Guarded& g, std::uint64_t row_bytes
         while (last > b && before[std::size_t(last)] == kPattern) --last;
         return "at " + std::to_string(std::int64_t(g.before) - last) + " bytes before its start";
     }
-    if (const auto a = first_changed(after); a >= 0) {
+    if (const auto a = first_changed(after, g.tail, g.tail_byte); a >= 0) {
         std::string where = "at " + std::to_string(a) + " bytes past its end";
         if (row_bytes > 0)
             where += ", in row " + std::to_string(g.bytes / row_bytes + std::uint64_t(a) / row_bytes + 1) +
@@ -62,10 +66,15 @@ std::string check(cl::CommandQueue& q, const Guarded& g, std::uint64_t row_bytes
     return "";
 }
 
-Guarded make_for(DeviceContext& ctx, const DataJobSpec& spec, int b, std::uint64_t bytes) {
+Guarded make_for(DeviceContext& ctx, const DataJobSpec& spec, int b, std::uint64_t bytes, std::byte tail_byte) {
     const BufferDecl& d = spec.buffers[std::size_t(b)];
     const std::uint64_t whole = d.layout == BufferLayout::split && !scaled(d) ? spec.units * row_bytes(d) : 0;
-    return make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096);
+    Guarded g = make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096);
+    if (d.layout == BufferLayout::shared) {
+        g.tail = kSharedTail, g.tail_byte = tail_byte;
+        data::write_tail(ctx.queue(), g.parent, g.before + g.bytes, g.tail, tail_byte);
+    }
+    return g;
 }
 
 void check_writes(cl::CommandQueue& q, const DataJobSpec& spec, const KernelDecl& kd,

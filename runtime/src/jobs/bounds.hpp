@@ -27,6 +27,10 @@ void set_enabled(bool on);
 struct Guarded {
     cl::Buffer parent, view;
     std::uint64_t before = 0, bytes = 0, after = 0;
+    /// A shared buffer's tail (declared_job.hpp, kSharedTail): the first `tail` bytes of the zone
+    /// after the view hold `tail_byte` instead of the pattern (a read past the end finds them).
+    std::uint64_t tail = 0;
+    std::byte tail_byte{0};
 };
 
 /// `bytes` bytes for the kernels (`view`), `after` guard bytes after them and a device-aligned
@@ -38,8 +42,9 @@ Guarded make(DeviceContext& ctx, std::uint64_t bytes, std::uint64_t after);
 std::string check(cl::CommandQueue& q, const Guarded& g, std::uint64_t row_bytes);
 
 /// make() for buffer `b` of `spec` taking `bytes` on the device: after the view, as much as the
-/// rest of the whole array (a kernel indexing whole arrays writes there) and a page.
-Guarded make_for(DeviceContext& ctx, const DataJobSpec& spec, int b, std::uint64_t bytes);
+/// rest of the whole array (a kernel indexing whole arrays writes there) and a page; a shared
+/// buffer's zone after it starts with its tail of kSharedTail bytes `tail_byte`.
+Guarded make_for(DeviceContext& ctx, const DataJobSpec& spec, int b, std::uint64_t bytes, std::byte tail_byte);
 
 /// After kernel `kd`'s launch on `q`: the guard zones of the buffers it writes (`guards` per
 /// buffer). @throws Error "kernel 'k'<on> wrote outside buffer 'b', <where> (--check-bounds)",

@@ -26,13 +26,13 @@ void Execution::setup() {
                                     " bytes on device '" + ctx.info().name +
                                     "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
                 s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
-                if (check_bounds_) {
-                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), bytes));
+                if (check_bounds_) {  // guard zones; a shared buffer's tail first in the zone after
+                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), elems * elem_size(d.type), kRunTail));
                     s.bufs.push_back(s.guards.back().view);
                 } else {
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
+                    if (shared) data::write_tail(ctx.queue(), s.bufs.back(), elems * elem_size(d.type), kSharedTail, kRunTail);
                 }
-                if (shared) data::write_tail(ctx.queue(), s.bufs.back(), elems * elem_size(d.type), kSharedTail, kRunTail);
                 if (!d.generator.empty())
                     generate(s, int(b));
                 else if (!d.input)

@@ -196,22 +196,21 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
         for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
             const auto& d = spec.buffers[b];
             const bool shared = d.layout == BufferLayout::shared;
-            const std::uint64_t bytes = shared ? d.count * elem_size(d.type) + kSharedTail
+            const std::uint64_t bytes = shared ? d.count * elem_size(d.type)
                                         : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
                                                     : held_elements(spec, int(b), s.units) * elem_size(d.type);
-            check_alloc("buffer '" + d.name + "'", bytes);
-            if (bounds::enabled()) {  // guard zones (bounds.hpp)
-                guards.push_back(bounds::make_for(ctx, spec, int(b), bytes));
+            check_alloc("buffer '" + d.name + "'", bytes + (shared ? kSharedTail : 0));
+            if (bounds::enabled()) {  // guard zones (bounds.hpp), a shared buffer's tail first in the zone after
+                guards.push_back(bounds::make_for(ctx, spec, int(b), bytes, tail));
                 bufs.push_back(guards.back().view);
             } else {
-                bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1));
+                bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes + (shared ? kSharedTail : 0), 1));
+                if (shared) data::write_tail(q, bufs.back(), bytes, kSharedTail, tail);  // what a read past the end finds
             }
-            if (shared)  // the tail a read past the end finds (kSharedTail)
-                data::write_tail(q, bufs.back(), d.count * elem_size(d.type), kSharedTail, tail);
             if (!d.input) {
                 // Outputs and device-only buffers start as zeros, unless the kernels write them
                 // whole (no_init).
-                data::initial_fill(q, bufs.back(), d, shared ? d.count * elem_size(d.type) : bytes);
+                data::initial_fill(q, bufs.back(), d, bytes);
                 continue;
             }
             if (d.layout == BufferLayout::split) {
