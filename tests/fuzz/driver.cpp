@@ -7,10 +7,20 @@
 // leaves it there; the run then exits non-zero. At the end it prints the inputs run, accepted
 // and rejected.
 //
+// --parser job_run: job files (the job_file parser first) whose accepted inputs are also run
+// end to end by the CLI, `worksize run --job` in a child process on the OpenCL device, at a
+// small size (job_run.hpp: the CLI's contract it checks). --inputs then counts those runs, and
+// only inputs that ran their kernels to the end (exit 0 or 3) join the pool. A run that breaks
+// the contract (a signal, an exit code outside 0-3, no error line, a raw exception, a run past
+// --timeout) fails like a parser's input, its standard error saved beside the input as
+// fuzz-job_run-current.stderr.
+//
 //   worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--full-inputs M]
 //                 [--seed S] [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]
-//   (--full-inputs: the count when WORKSIZE_TEST_TIER=full, the suite's long tier)
-//   worksize_fuzz --parser NAME FILE...          replay: each file once
+//   worksize_fuzz --parser job_run --worksize PATH [--size S] [--verbose] (and the options above)
+//   (--full-inputs: the count when WORKSIZE_TEST_TIER=full, the suite's long tier; --size: every
+//   run's, instead of small ones in turn; --verbose: a line per run, its exit code and error)
+//   worksize_fuzz --parser NAME [--worksize PATH --size S] FILE...   replay: each file once
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -36,6 +46,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "job_run.hpp"
 #include "mutator.hpp"
 #include "targets.hpp"
 
@@ -54,11 +65,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using worksize::fuzz::JobRunner;
 using worksize::fuzz::Mutator;
 using worksize::fuzz::Parser;
 
 constexpr std::size_t kMaxPool = 4096;
 constexpr std::size_t kMaxPoolInput = 8 << 10;   ///< larger accepted inputs do not join the pool
+/// job_run: the most inputs made per run of the CLI (the job-file parser accepts a few % of the
+/// mutants), so that a corpus whose mutants are all refused still ends.
+constexpr std::uint64_t kMadePerRun = 1000;
 
 // ---- the input being run, for the crash and time-limit handlers ---------------------------
 
@@ -150,13 +165,19 @@ struct Options {
     std::uint64_t full_inputs = 0;  ///< --full-inputs: the count under WORKSIZE_TEST_TIER=full
     unsigned timeout_s = 20;
     std::vector<std::string> replay;
+    bool job_run = false;               ///< --parser job_run: job files, the accepted ones run by the CLI
+    worksize::fuzz::JobRunOptions run;  ///< its --worksize and --size
+    bool verbose = false;               ///< --verbose: a line per run of the CLI
 };
+
+const char* parser_name(const Options& o) { return o.job_run ? "job_run" : worksize::fuzz::to_string(o.parser); }
 
 [[noreturn]] void usage(const std::string& why) {
     std::cerr << "worksize_fuzz: error: " << why << "\n"
               << "usage: worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--full-inputs M]\n"
               << "                     [--seed S] [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]\n"
-              << "       worksize_fuzz --parser NAME FILE...   (replay each file once)\n";
+              << "       worksize_fuzz --parser job_run --worksize PATH [--size S] [--verbose] (and the same options)\n"
+              << "       worksize_fuzz --parser NAME [--worksize PATH --size S] FILE...   (replay each file once)\n";
     std::exit(2);
 }
 
@@ -182,8 +203,16 @@ Options parse_args(int argc, char** argv) {
         };
         if (a == "--parser") {
             const std::string p = value();
-            if (!worksize::fuzz::parse_parser(p, &o.parser)) usage("unknown parser '" + p + "'");
+            o.job_run = p == "job_run";  // the job-file parser first
+            if (!worksize::fuzz::parse_parser(o.job_run ? "job_file" : p, &o.parser))
+                usage("unknown parser '" + p + "'");
             o.parser_set = true;
+        } else if (a == "--worksize") {
+            o.run.worksize = value();
+        } else if (a == "--size") {
+            o.run.size = value();
+        } else if (a == "--verbose") {
+            o.verbose = true;
         } else if (a == "--corpus") {
             o.corpus = value();
         } else if (a == "--inputs") {
@@ -206,6 +235,11 @@ Options parse_args(int argc, char** argv) {
     }
     if (!o.parser_set) usage("--parser is required");
     if (o.corpus.empty() == o.replay.empty()) usage("give either --corpus DIR or files to replay");
+    if (o.job_run && o.run.worksize.empty()) usage("--parser job_run needs --worksize PATH (the worksize CLI)");
+    if (!o.job_run && !(o.run.worksize.empty() && o.run.size.empty()))
+        usage("--worksize and --size are options of --parser job_run");
+    o.run.job_dir = worksize::fuzz::job_dir();
+    o.run.wall_s = o.timeout_s;
     const char* tier = std::getenv("WORKSIZE_TEST_TIER");
     if (o.full_inputs > 0 && tier && std::string(tier) == "full") o.inputs = o.full_inputs;
     return o;
@@ -230,8 +264,7 @@ bool run_guarded(const Options& o, const std::string& input, std::uint64_t index
     }
     ::alarm(0);
     if (!why.empty()) {
-        std::cerr << "worksize_fuzz: " << worksize::fuzz::to_string(o.parser) << " input #" << index << ": " << why
-                  << "\n";
+        std::cerr << "worksize_fuzz: " << parser_name(o) << " input #" << index << ": " << why << "\n";
         if (g_current.path[0])
             std::cerr << "worksize_fuzz: the input is saved in " << g_current.path << "; replay: worksize_fuzz --parser "
                       << worksize::fuzz::to_string(o.parser) << " " << g_current.path << "\n";
@@ -240,18 +273,60 @@ bool run_guarded(const Options& o, const std::string& input, std::uint64_t index
     return accepted;
 }
 
+/// job_run: runs an accepted input with the CLI and returns its exit code. If the run broke the
+/// CLI's contract, prints how, what ran and its standard error (saved beside the input) and
+/// exits 1.
+int run_cli(const Options& o, JobRunner& runner, const std::string& input, std::uint64_t index) {
+    const worksize::fuzz::JobRunResult r = runner.run(input);
+    if (o.verbose)  // what the runs reach: the exit code and the error's first line
+        std::cout << "job_run input #" << index << ", --size " << r.size << ": exit " << r.code << " "
+                  << r.errors.substr(0, std::min(r.errors.find('\n'), std::size_t(200))) << std::endl;
+    if (r.failure.empty()) return r.code;
+    std::cerr << "worksize_fuzz: job_run input #" << index << ": worksize run " << r.failure << "\n"
+              << "worksize_fuzz: it ran " << r.command << "\n";
+    if (g_current.path[0]) {
+        std::string saved = g_current.path;
+        saved.replace(saved.size() - 3, 3, ".stderr");  // fuzz-job_run-current.stderr
+        std::ofstream(saved, std::ios::binary) << r.errors;
+        std::cerr << "worksize_fuzz: the input is saved in " << g_current.path << ", its standard error in " << saved
+                  << "; replay: worksize_fuzz --parser job_run --worksize " << o.run.worksize << " --job-dir "
+                  << o.run.job_dir << " --size " << r.size << " " << g_current.path << "\n";
+    }
+    constexpr std::size_t kShown = 4000;
+    std::cerr << "--- its standard error" << (r.errors.size() > kShown ? " (the end)" : "") << "\n"
+              << r.errors.substr(r.errors.size() - std::min(r.errors.size(), kShown)) << "---\n";
+    std::exit(1);
+}
+
+std::string run_counts(const JobRunner& runner) {
+    const auto& c = runner.codes();
+    return "; worksize run " + std::to_string(runner.runs()) + " times: exit 0 " + std::to_string(c[0]) +
+           ", exit 1 " + std::to_string(c[1]) + ", exit 2 " + std::to_string(c[2]) + ", exit 3 " +
+           std::to_string(c[3]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const Options o = parse_args(argc, argv);
     install_handlers();
-    const char* name = worksize::fuzz::to_string(o.parser);
+    const char* name = parser_name(o);
+    std::unique_ptr<JobRunner> runner;
+    if (o.job_run) {
+        try {
+            runner = std::make_unique<JobRunner>(o.run);
+        } catch (const std::exception& e) {
+            usage(e.what());
+        }
+    }
 
     if (!o.replay.empty()) {
         for (std::size_t i = 0; i < o.replay.size(); ++i) {
             const std::string input = read_file(o.replay[i]);
             const bool ok = run_guarded(o, input, i);
-            std::cout << o.replay[i] << ": " << (ok ? "accepted" : "rejected") << "\n";
+            const int code = ok && runner ? run_cli(o, *runner, input, i) : -1;
+            std::cout << o.replay[i] << ": " << (ok ? "accepted" : "rejected")
+                      << (code >= 0 ? "; worksize run exit " + std::to_string(code) : std::string()) << std::endl;
         }
         return 0;
     }
@@ -281,24 +356,31 @@ int main(int argc, char** argv) {
                 g_current.path);
     std::fflush(stdout);
     const auto start = std::chrono::steady_clock::now();
-    for (std::uint64_t i = 0; i < o.inputs; ++i) {
+    // job_run: --inputs counts the CLI's runs (of the accepted inputs).
+    const std::uint64_t most = runner ? o.inputs * kMadePerRun : o.inputs;
+    std::uint64_t made = 0;
+    for (std::uint64_t i = 0; i < most && !(runner && runner->runs() >= o.inputs); ++i, ++made) {
         // The corpus itself first, then mutants of the pool.
         const std::string input = i < seeds ? pool[i] : m.mutate(pool[choose() % pool.size()], pool);
         const bool ok = run_guarded(o, input, i);
         ok ? ++accepted : ++rejected;
+        // job_run: only what ran its kernels to the end (exit 0, or 3: other results) joins the
+        // pool; mutants of a job the CLI refuses (no such kernel, wrong argument count) are
+        // refused the same way.
+        const bool joins = ok && (!runner || run_cli(o, *runner, input, i) % 3 == 0);
         if (i < seeds) {
             seeds_accepted += ok;
-        } else if (ok && input.size() <= kMaxPoolInput) {
+        } else if (joins && input.size() <= kMaxPoolInput) {
             if (pool.size() < kMaxPool) pool.push_back(input);
             else pool[seeds + choose() % (kMaxPool - seeds)] = input;
         }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("fuzz %s: %llu inputs (seed %llu; %zu corpus files, %llu of them accepted; pool %zu): "
-                "%llu accepted, %llu rejected, no failure, %.1f s\n",
-                name, static_cast<unsigned long long>(o.inputs), static_cast<unsigned long long>(o.seed), seeds,
+                "%llu accepted, %llu rejected%s, no failure, %.1f s\n",
+                name, static_cast<unsigned long long>(made), static_cast<unsigned long long>(o.seed), seeds,
                 static_cast<unsigned long long>(seeds_accepted), pool.size(), static_cast<unsigned long long>(accepted),
-                static_cast<unsigned long long>(rejected), secs);
+                static_cast<unsigned long long>(rejected), runner ? run_counts(*runner).c_str() : "", secs);
     std::remove(g_current.path);
     return 0;
 }
