@@ -90,7 +90,7 @@ else
   echo "skip: chattr +i not available (db rm on an immutable file)"
 fi
 # 5. Job files: unknown keys with the nearest valid name, types with the field's path, inputs
-#    that are no regular file.
+#    that are no regular file, arguments of the wrong kind.
 cp "$src/examples/jobs/saxpy.json" "$src/examples/jobs/saxpy.cl" "$tmp/"
 jq '.verfy = .verify | del(.verify)' "$src/examples/jobs/saxpy.json" >"$tmp/typo.json"
 run 30 "$ws" plan --job "$tmp/typo.json"; expect_fail_line 2 "verfy: unknown key \(did you mean \"verify\"\?\)" "job file key \"verfy\""
@@ -131,4 +131,15 @@ expect_fail_line 2 "big.bin' is 2000000 bytes: more than buffer 'x' takes \(4000
 jq '.kernels[0].args[0] = {"int": 2.5}' "$tmp/saxpy.json" >"$tmp/intarg.json"
 run 30 "$ws" plan --job "$tmp/intarg.json"
 expect_fail_line 2 "kernels\[0\]\.args\[0\]\.int: 2.5 is not a whole number: an int takes whole numbers in \[-2147483648, 2147483647\]" "a float given to an int argument"
+# Arguments of the wrong kind for the kernel's parameters, refused when the kernel is made
+# (fuzz.job_run found them): a double where saxpy takes a __global pointer (PoCL took its bits for
+# a buffer's handle: a segfault, exit 139), a buffer where it takes an int (exit 1 at the launch).
+jq '.kernels[0].args[1] = {"double": 2.5}' "$tmp/saxpy.json" >"$tmp/double-ptr.json"
+run 60 "$ws" run --job "$tmp/double-ptr.json" --size 64
+expect_fail_line 2 "kernel 'saxpy', argument 1 \(scalar\): declared a value, but the kernel's parameter is a __global pointer" \
+  "a double given to a pointer parameter"
+jq '.kernels[0].args[2] = {"inout": "x"}' "$tmp/saxpy.json" >"$tmp/buffer-int.json"
+run 60 "$ws" run --job "$tmp/buffer-int.json" --size 64
+expect_fail_line 2 "kernel 'saxpy', argument 2 \(read_write\): declared a buffer, but the kernel's parameter is a value" \
+  "a buffer given to an int parameter"
 finish

@@ -34,7 +34,8 @@ void Execution::setup() {
                 else if (!d.input)
                     data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
             }
-            cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
+            cl::Program program =
+                ctx.program_from_source(spec_.source, data::program_options(spec_.build_options));
             for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
                 const auto& kd = spec_.kernels[k];
                 s.kernels.push_back(data::make_kernel(program, kd));

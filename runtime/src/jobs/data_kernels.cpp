@@ -219,6 +219,48 @@ void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& recor
         }
 }
 
+namespace {
+bool takes_buffer(ArgKind k) {
+    return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
+           k == ArgKind::all || k == ArgKind::reduce || k == ArgKind::scratch;
+}
+
+const char* parameter_text(cl_kernel_arg_address_qualifier q) {
+    switch (q) {
+    case CL_KERNEL_ARG_ADDRESS_GLOBAL: return "a __global pointer";
+    case CL_KERNEL_ARG_ADDRESS_CONSTANT: return "a __constant pointer";
+    case CL_KERNEL_ARG_ADDRESS_LOCAL: return "a __local pointer";
+    default: return "a value";
+    }
+}
+
+/// Buffers go to __global or __constant pointers, __local arrays to __local ones, values to the
+/// rest. Checked before any argument is set: a value of 8 bytes in a pointer parameter is taken
+/// for a buffer's handle (PoCL dereferenced a double's bits: a segfault), a buffer in a value
+/// parameter failed only at the launch, as CL_INVALID_ARG_SIZE (exit 1), or, in a long one, ran
+/// with the handle's bits for a number. Where the implementation gives no argument info,
+/// nothing is checked. @throws InvalidArgument naming the argument.
+void check_arg_kinds(const cl::Kernel& kernel, const KernelDecl& k) {
+    for (cl_uint i = 0; i < k.args.size(); ++i) {
+        cl_kernel_arg_address_qualifier q = 0;
+        if (clGetKernelArgInfo(kernel(), i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, nullptr) !=
+            CL_SUCCESS)
+            return;
+        const ArgKind kind = k.args[i].kind;
+        const bool buffer = takes_buffer(kind), local = kind == ArgKind::local;
+        const bool pointer = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+        if (buffer == pointer && local == (q == CL_KERNEL_ARG_ADDRESS_LOCAL)) continue;
+        throw InvalidArgument("kernel '" + k.name + "', argument " + std::to_string(i) + " (" + to_string(kind) +
+                              "): declared " + (buffer ? "a buffer" : local ? "__local memory" : "a value") +
+                              ", but the kernel's parameter is " + parameter_text(q));
+    }
+}
+}  // namespace
+
+std::string program_options(const std::string& build_options) {
+    return build_options.empty() ? "-cl-kernel-arg-info" : build_options + " -cl-kernel-arg-info";
+}
+
 cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
     cl::Kernel kernel;
     try {
@@ -233,6 +275,7 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
     if (nargs != k.args.size())
         throw InvalidArgument("kernel '" + k.name + "' takes " + std::to_string(nargs) + " arguments; the job declares " +
                               std::to_string(k.args.size()));
+    check_arg_kinds(kernel, k);
     return kernel;
 }
 

@@ -225,7 +225,7 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             q.enqueueWriteBuffer(bufs[b], CL_FALSE, 0, d.count * elem_size(d.type), take(d.count * elem_size(d.type)),
                                  nullptr, &h2d.back());
         }
-        cl::Program program = ctx.program_from_source(spec.source, spec.build_options);
+        cl::Program program = ctx.program_from_source(spec.source, data::program_options(spec.build_options));
         std::vector<cl::Kernel> kernels;
         std::vector<data::Geometry> geo;
         std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;
