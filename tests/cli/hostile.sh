@@ -142,4 +142,12 @@ jq '.kernels[0].args[2] = {"inout": "x"}' "$tmp/saxpy.json" >"$tmp/buffer-int.js
 run 60 "$ws" run --job "$tmp/buffer-int.json" --size 64
 expect_fail_line 2 "kernel 'saxpy', argument 2 \(read_write\): declared a buffer, but the kernel's parameter is a value" \
   "a buffer given to an int parameter"
+# A kernel that requires its work-group size (reqd_work_group_size) launched with another (no
+# "required_local", or [16] for 16x16; fuzz.job_run found the second): exit 1 at the launch with
+# a bare CL_INVALID_WORK_GROUP_SIZE, now exit 2 naming what to declare.
+cp "$src/examples/jobs/filter5x5_tiled.cl" "$tmp/"
+jq 'del(.kernels[0].required_local)' "$src/examples/jobs/filter5x5_tiled.json" >"$tmp/no-local.json"
+run 60 "$ws" run --job "$tmp/no-local.json" --size 64x48
+expect_fail_line 2 "kernel 'filter_tiled' requires work-groups of 16x16 \(reqd_work_group_size in its source\), but it would launch with [0-9]+x[0-9]+: declare \"required_local\": \[16, 16\]" \
+  "a kernel's reqd_work_group_size without \"required_local\""
 finish

@@ -43,6 +43,7 @@ void Execution::setup() {
                 s.geometry.push_back(
                     data::geometry(spec_, kd, s.desc.offset, s.desc.units,
                                    data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
+                data::check_required_local(kd, s.geometry.back(), s.kernels.back(), ctx.device());
                 // One record per launched item, or per work-group (no ghost zones with reductions:
                 // every step launches this geometry).
                 for (std::size_t i = 0; i < kd.args.size(); ++i)

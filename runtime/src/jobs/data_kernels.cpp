@@ -2,6 +2,7 @@
 #include "jobs/data_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <climits>
 #include <cstdint>
@@ -256,6 +257,25 @@ void check_arg_kinds(const cl::Kernel& kernel, const KernelDecl& k) {
     }
 }
 }  // namespace
+
+void check_required_local(const KernelDecl& k, const Geometry& g, const cl::Kernel& kernel, const cl::Device& device) {
+    std::array<std::size_t, 3> want{};
+    if (clGetKernelWorkGroupInfo(kernel(), device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof want, want.data(),
+                                 nullptr) != CL_SUCCESS ||
+        want[0] == 0)
+        return;
+    std::array<std::size_t, 3> used{1, 1, 1};  // (dimensions past the launch's are 1)
+    for (cl_uint i = 0; i < g.local.dimensions() && i < 3; ++i) used[i] = g.local.get()[i];
+    if (g.local.dimensions() > 0 && used == want) return;
+    auto text = [](const std::array<std::size_t, 3>& s) {
+        return std::to_string(s[0]) + "x" + std::to_string(s[1]) + (s[2] > 1 ? "x" + std::to_string(s[2]) : "");
+    };
+    throw InvalidArgument("kernel '" + k.name + "' requires work-groups of " + text(want) +
+                          " (reqd_work_group_size in its source), but it would launch with " +
+                          (g.local.dimensions() > 0 ? text(used) : std::string("a NULL local size")) +
+                          ": declare \"required_local\": [" + std::to_string(want[0]) + ", " +
+                          std::to_string(want[1]) + "] (C++: required_local())");
+}
 
 std::string program_options(const std::string& build_options) {
     return build_options.empty() ? "-cl-kernel-arg-info" : build_options + " -cl-kernel-arg-info";

@@ -234,6 +234,7 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             geo.push_back(
                 data::geometry(spec, spec.kernels[k], s.offset, s.units,
                                data::launch_local(spec.kernels[k], s.local, kernels.back(), ctx.device())));
+            data::check_required_local(spec.kernels[k], geo.back(), kernels.back(), ctx.device());
         }
         const auto reds = reductions(spec);
         for (const auto& [k, i] : reds) {
