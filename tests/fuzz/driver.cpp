@@ -13,7 +13,8 @@
 // only inputs that ran their kernels to the end (exit 0 or 3) join the pool. A run that breaks
 // the contract (a signal, an exit code outside 0-3, no error line, a raw exception, a run past
 // --timeout) fails like a parser's input, its standard error saved beside the input as
-// fuzz-job_run-current.stderr.
+// fuzz-job_run-current.stderr, unless it was a crash or hang that goes away with the kernels'
+// bodies emptied (a kernel fault: counted, not a failure).
 //
 //   worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--full-inputs M]
 //                 [--seed S] [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]
@@ -273,15 +274,16 @@ bool run_guarded(const Options& o, const std::string& input, std::uint64_t index
     return accepted;
 }
 
-/// job_run: runs an accepted input with the CLI and returns its exit code. If the run broke the
+/// job_run: runs an accepted input with the CLI and returns how it went. If the run broke the
 /// CLI's contract, prints how, what ran and its standard error (saved beside the input) and
 /// exits 1.
-int run_cli(const Options& o, JobRunner& runner, const std::string& input, std::uint64_t index) {
+worksize::fuzz::JobRunResult run_cli(const Options& o, JobRunner& runner, const std::string& input, std::uint64_t index) {
     const worksize::fuzz::JobRunResult r = runner.run(input);
     if (o.verbose)  // what the runs reach: the exit code and the error's first line
-        std::cout << "job_run input #" << index << ", --size " << r.size << ": exit " << r.code << " "
-                  << r.errors.substr(0, std::min(r.errors.find('\n'), std::size_t(200))) << std::endl;
-    if (r.failure.empty()) return r.code;
+        std::cout << "job_run input #" << index << ", --size " << r.size << ": "
+                  << (r.kernel_fault.empty() ? "exit " + std::to_string(r.code) : "kernel fault: " + r.kernel_fault)
+                  << " " << r.errors.substr(0, std::min(r.errors.find('\n'), std::size_t(200))) << std::endl;
+    if (r.failure.empty()) return r;
     std::cerr << "worksize_fuzz: job_run input #" << index << ": worksize run " << r.failure << "\n"
               << "worksize_fuzz: it ran " << r.command << "\n";
     if (g_current.path[0]) {
@@ -302,7 +304,7 @@ std::string run_counts(const JobRunner& runner) {
     const auto& c = runner.codes();
     return "; worksize run " + std::to_string(runner.runs()) + " times: exit 0 " + std::to_string(c[0]) +
            ", exit 1 " + std::to_string(c[1]) + ", exit 2 " + std::to_string(c[2]) + ", exit 3 " +
-           std::to_string(c[3]);
+           std::to_string(c[3]) + ", kernel faults " + std::to_string(runner.kernel_faults());
 }
 
 }  // namespace
@@ -324,9 +326,13 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < o.replay.size(); ++i) {
             const std::string input = read_file(o.replay[i]);
             const bool ok = run_guarded(o, input, i);
-            const int code = ok && runner ? run_cli(o, *runner, input, i) : -1;
-            std::cout << o.replay[i] << ": " << (ok ? "accepted" : "rejected")
-                      << (code >= 0 ? "; worksize run exit " + std::to_string(code) : std::string()) << std::endl;
+            std::string ran;
+            if (ok && runner) {
+                const auto r = run_cli(o, *runner, input, i);
+                ran = r.kernel_fault.empty() ? "; worksize run exit " + std::to_string(r.code)
+                                             : "; a kernel fault: worksize run " + r.kernel_fault;
+            }
+            std::cout << o.replay[i] << ": " << (ok ? "accepted" : "rejected") << ran << std::endl;
         }
         return 0;
     }
@@ -367,7 +373,7 @@ int main(int argc, char** argv) {
         // job_run: only what ran its kernels to the end (exit 0, or 3: other results) joins the
         // pool; mutants of a job the CLI refuses (no such kernel, wrong argument count) are
         // refused the same way.
-        const bool joins = ok && (!runner || run_cli(o, *runner, input, i) % 3 == 0);
+        const bool joins = ok && (!runner || run_cli(o, *runner, input, i).code % 3 == 0);
         if (i < seeds) {
             seeds_accepted += ok;
         } else if (joins && input.size() <= kMaxPoolInput) {

@@ -2,6 +2,7 @@
 #include "job_run.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -50,29 +51,6 @@ void remove_scratch() {
     g_scratch.clear();
 }
 
-void link_entries(const fs::path& from, const fs::path& into, const fs::path& except) {
-    for (const auto& e : fs::directory_iterator(from))
-        if (e.path() != except) fs::create_directory_symlink(e.path(), into / e.path().filename());
-}
-
-/// A scratch directory in which a job file finds what it would find in the job directory: a
-/// directory of the job directory's name with a link to each of its entries ("saxpy.cl"), beside
-/// a link to each entry of its parent ("../filter2d/filter2d.cl"). Returns the inputs' path.
-std::string make_scratch(const std::string& job_dir) {
-    const fs::path jobs = fs::canonical(job_dir);
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/worksize-fuzz-XXXXXX";
-    if (!::mkdtemp(pattern.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
-    g_scratch = pattern;
-    static const bool registered = std::atexit(remove_scratch) == 0;
-    (void)registered;
-    const fs::path mirror = fs::path(pattern) / (jobs.has_filename() ? jobs.filename() : fs::path("jobs"));
-    fs::create_directory(mirror);
-    link_entries(jobs, mirror, {});
-    if (jobs.has_parent_path() && jobs.parent_path() != jobs) link_entries(jobs.parent_path(), pattern, jobs);
-    return (mirror / "fuzz-input.json").string();
-}
-
 void write_file(const std::string& path, std::string_view text) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(text.data(), std::streamsize(text.size()));
@@ -84,6 +62,41 @@ std::string read_text(const std::string& path) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+/// Mirrors `from` in `into`: a link to each entry, but directories made (and mirrored) up to
+/// `depth` levels down, and `dir` (the job directory) always; with `stub`, each .cl file is
+/// written with its kernels' bodies emptied (empty_kernels()) instead of linked.
+void mirror(const fs::path& from, const fs::path& into, int depth, bool stub, const fs::path& dir) {
+    fs::create_directories(into);
+    for (const auto& e : fs::directory_iterator(from, fs::directory_options::skip_permission_denied)) {
+        const fs::path to = into / e.path().filename();
+        if (e.is_directory() && (depth > 0 || e.path() == dir))
+            mirror(e.path(), to, depth - 1, stub, dir);
+        else if (stub && e.is_regular_file() && e.path().extension() == ".cl")
+            write_file(to.string(), empty_kernels(read_text(e.path().string())));
+        else
+            fs::create_symlink(e.path(), to);
+    }
+}
+
+/// A scratch directory with two trees in which a job file finds what it would find in the job
+/// directory ("saxpy.cl", "../filter2d/filter2d.cl": the directory's parent is mirrored, with
+/// the job directory in it): real/, of links, and empty/, whose kernel sources have empty kernels.
+/// Returns the directory.
+std::string make_scratch(const std::string& job_dir) {
+    const fs::path jobs = fs::canonical(job_dir);
+    if (!jobs.has_filename() || jobs.parent_path() == jobs)
+        throw std::runtime_error("--job-dir '" + job_dir + "': the job directory cannot be /");
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/worksize-fuzz-XXXXXX";
+    if (!::mkdtemp(pattern.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
+    g_scratch = pattern;
+    static const bool registered = std::atexit(remove_scratch) == 0;
+    (void)registered;
+    mirror(jobs.parent_path(), fs::path(pattern) / "real", 0, false, jobs);
+    mirror(jobs.parent_path(), fs::path(pattern) / "empty", 3, true, jobs);  // (examples/: 2 levels)
+    return pattern;
 }
 
 void redirect(int fd, const std::string& path, int flags) {
@@ -183,11 +196,47 @@ std::string judge_run(int status, const std::string& errors) {
     return "";
 }
 
+std::string empty_kernels(const std::string& source) {
+    std::string out;
+    std::size_t copied = 0;  // source[0, copied) is in `out`
+    int depth = 0;           // of braces
+    bool kernel = false;     // a kernel's name seen, its body not yet
+    std::size_t body = 0;    // where the kernel's body opened
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        const char c = source[i];
+        if (c == '/' && i + 1 < source.size() && (source[i + 1] == '/' || source[i + 1] == '*')) {
+            const bool line = source[i + 1] == '/';
+            const std::size_t end = source.find(line ? "\n" : "*/", i + 2);
+            i = end == std::string::npos ? source.size() : end + (line ? 0 : 1);
+        } else if (c == '"' || c == '\'') {
+            while (++i < source.size() && source[i] != c) i += source[i] == '\\';
+        } else if (c == '#' && depth == 0) {  // a directive, with its continuation lines
+            while (i < source.size() && (source[i] != '\n' || source[i - 1] == '\\')) ++i;
+        } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            std::size_t end = i;
+            while (end < source.size() && (std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_'))
+                ++end;
+            const std::string_view word(source.data() + i, end - i);
+            if (depth == 0 && (word == "__kernel" || word == "kernel")) kernel = true;
+            i = end - 1;
+        } else if (c == ';' && depth == 0) {
+            kernel = false;  // a declaration
+        } else if (c == '{') {
+            if (depth++ == 0 && kernel) body = i + 1;
+        } else if (c == '}' && depth > 0 && --depth == 0 && kernel) {
+            out.append(source, copied, body - copied).append("}");
+            copied = i + 1;
+            kernel = false;
+        }
+    }
+    return out.append(source, copied);
+}
+
 JobRunner::JobRunner(JobRunOptions o) : o_(std::move(o)) {
     if (::access(o_.worksize.c_str(), X_OK) != 0)
         throw std::runtime_error("'" + o_.worksize + "' is not an executable (--worksize: the worksize CLI)");
-    job_path_ = make_scratch(o_.job_dir);
-    scratch_ = g_scratch;
+    scratch_ = make_scratch(o_.job_dir);
+    jobs_name_ = fs::canonical(o_.job_dir).filename().string();
 }
 
 JobRunner::~JobRunner() { remove_scratch(); }
@@ -203,28 +252,48 @@ std::string JobRunner::next_size(std::string_view input) const {
     return dims == 2 ? kSizes2d[turn] : kSizes1d[turn];
 }
 
-JobRunResult JobRunner::run(std::string_view input) {
-    write_file(job_path_, input);
-    JobRunResult r;
-    r.size = o_.size.empty() ? next_size(input) : o_.size;
-    const std::vector<std::string> args = {o_.worksize,       "run",          "--job",          job_path_, "--size",
-                                           r.size,            "--kernel-timeout", kKernelTimeout, "--rank-timeout",
-                                           kKernelTimeout};
+JobRunner::Attempt JobRunner::attempt(std::string_view input, const std::string& tree, const std::string& size) {
+    const std::string job = scratch_ + "/" + tree + "/" + jobs_name_ + "/fuzz-input.json";
+    write_file(job, input);
+    const std::vector<std::string> args = {o_.worksize, "run", "--job", job, "--size", size, "--kernel-timeout",
+                                           kKernelTimeout, "--rank-timeout", kKernelTimeout};
     // A database of its own (the user's is never touched); guard zones around every buffer, so
     // that a write just past one is reported instead of corrupting the heap.
     const Env env = {{"WORKSIZE_DB", scratch_ + "/db.json"}, {"WORKSIZE_CHECK_BOUNDS", "1"}};
-    r.command = describe(env, args);
+    Attempt a;
+    a.command = describe(env, args);
     const std::string err = scratch_ + "/stderr";
     bool hung = false;
-    const int status = wait_within(spawn(args, env, scratch_ + "/stdout", err), o_.wall_s, &hung);
+    a.status = wait_within(spawn(args, env, scratch_ + "/stdout", err), o_.wall_s, &hung);
+    a.errors = read_text(err);
+    a.failure = hung ? "was still running after " + std::to_string(o_.wall_s) + " s (a hang?): its processes were killed"
+                     : judge_run(a.status, a.errors);
+    a.crashed = hung || WIFSIGNALED(a.status) || (WIFEXITED(a.status) && WEXITSTATUS(a.status) > 3);
+    return a;
+}
+
+JobRunResult JobRunner::run(std::string_view input) {
+    JobRunResult r;
+    r.size = o_.size.empty() ? next_size(input) : o_.size;
     ++runs_;
-    r.errors = read_text(err);
-    if (hung) {
-        r.failure = "was still running after " + std::to_string(o_.wall_s) + " s (a hang?): its processes were killed";
-        return r;
+    Attempt a = attempt(input, "real", r.size);
+    r.command = a.command;
+    r.errors = a.errors;
+    r.failure = a.failure;
+    if (a.crashed) {
+        // A kernel told wrong sizes (a mutated width, origin or pitch) reads and writes where
+        // OpenCL on a CPU cannot stop it. Run again with the kernels' bodies empty: a crash or a
+        // hang that goes with them was the kernels', one that stays is the runtime's.
+        const Attempt empty = attempt(input, "empty", r.size);
+        if (empty.failure.empty()) {
+            ++kernel_faults_;
+            r.kernel_fault = r.failure;
+            r.failure.clear();
+            return r;
+        }
+        r.failure += "; with the kernels' bodies empty, it " + empty.failure;
     }
-    r.failure = judge_run(status, r.errors);
-    if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
+    if (WIFEXITED(a.status) && !a.crashed) r.code = WEXITSTATUS(a.status);
     if (r.failure.empty()) ++codes_[std::size_t(r.code)];
     return r;
 }

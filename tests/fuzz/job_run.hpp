@@ -9,7 +9,10 @@
 // argument may well cause), never a signal (heap corruption: "double free", a segfault) nor an
 // abort's 134 or a segfault's 139; a failure says why in a line "worksize: error: ..."; no
 // exception escapes raw ("[json.exception...", "terminate called") and no sanitizer reports; and
-// it ends within the wall limit, else its process group is killed and the run is a hang.
+// it ends within the wall limit, else its process group is killed and the run is a hang. A crash
+// or hang that goes away with every kernel's body emptied was the kernels' (mutated arguments
+// make them read and write outside their buffers, which OpenCL on a CPU cannot stop): a kernel
+// fault, counted, not a failure.
 #pragma once
 
 #include <array>
@@ -29,14 +32,20 @@ struct JobRunOptions {
 /// One run of the CLI.
 struct JobRunResult {
     std::string failure;   ///< "": it kept the contract; else how it broke it
-    int code = -1;         ///< its exit code (-1: it did not exit)
+    /// A crash or hang that did not happen with the kernels' bodies empty: the kernels', which
+    /// mutated arguments made read or write outside their buffers (not a failure).
+    std::string kernel_fault;
+    int code = -1;         ///< its exit code, 0 to 3 (-1: it did not exit so, or broke the contract)
     std::string size;      ///< its --size
     std::string command;   ///< what ran (the environment, the arguments)
     std::string errors;    ///< its standard error
 };
 
 /// Runs job files with the CLI from a scratch directory (under $TMPDIR, else /tmp) that it
-/// removes when destroyed or at exit.
+/// removes when destroyed or at exit. A run that crashes or hangs runs again with every
+/// kernel's body empty (empty_kernels()): the runtime then does all it did (buffers, guards,
+/// builds, arguments, launches, transfers) but no kernel touches memory. If that run keeps the
+/// contract, the crash was the kernels' (JobRunResult::kernel_fault); if not, the runtime's.
 class JobRunner {
 public:
     explicit JobRunner(JobRunOptions o);
@@ -47,19 +56,31 @@ public:
     /// Runs `input`, a job file that parse_job_file accepted relative to the job directory.
     JobRunResult run(std::string_view input);
 
-    /// The runs so far by exit code: 0, 1, 2, 3 (failures of the contract not counted).
+    /// The runs so far by exit code: 0, 1, 2, 3 (kernel faults and failures not counted).
     const std::array<std::uint64_t, 4>& codes() const { return codes_; }
     std::uint64_t runs() const { return runs_; }
+    std::uint64_t kernel_faults() const { return kernel_faults_; }
 
 private:
+    struct Attempt {
+        int status = 0;        ///< waitpid's
+        bool crashed = false;  ///< a signal, an exit code past 3, or a hang
+        std::string failure, command, errors;
+    };
     std::string next_size(std::string_view input) const;
+    /// One run of `input` from the scratch directory's tree `tree` ("real" or "empty").
+    Attempt attempt(std::string_view input, const std::string& tree, const std::string& size);
 
     JobRunOptions o_;
-    std::string scratch_;   ///< the scratch directory
-    std::string job_path_;  ///< where each input is written, beside links to the job directory's files
+    std::string scratch_;    ///< the scratch directory: real/ and empty/ (make_scratch)
+    std::string jobs_name_;  ///< the job directory's name, in each tree
     std::array<std::uint64_t, 4> codes_{};
-    std::uint64_t runs_ = 0;
+    std::uint64_t runs_ = 0, kernel_faults_ = 0;
 };
+
+/// `source` (OpenCL C) with every kernel's body emptied: the same kernels, parameters and
+/// attributes, helper functions and directives kept.
+std::string empty_kernels(const std::string& source);
 
 /// Whether a run that ended with wait status `status` (waitpid) and standard error `errors`
 /// kept the CLI's contract: "" if so, else how it broke it.
