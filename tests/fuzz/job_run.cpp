@@ -268,7 +268,9 @@ JobRunner::Attempt JobRunner::attempt(std::string_view input, const std::string&
     a.errors = read_text(err);
     a.failure = hung ? "was still running after " + std::to_string(o_.wall_s) + " s (a hang?): its processes were killed"
                      : judge_run(a.status, a.errors);
-    a.crashed = hung || WIFSIGNALED(a.status) || (WIFEXITED(a.status) && WEXITSTATUS(a.status) > 3);
+    // (a sanitizer reports a kernel's stray access too, as an error of its own: exit 1)
+    a.crashed = hung || WIFSIGNALED(a.status) || (WIFEXITED(a.status) && WEXITSTATUS(a.status) > 3) ||
+                a.errors.find("Sanitizer") != std::string::npos;
     return a;
 }
 

@@ -64,7 +64,7 @@ public:
 private:
     struct Attempt {
         int status = 0;        ///< waitpid's
-        bool crashed = false;  ///< a signal, an exit code past 3, or a hang
+        bool crashed = false;  ///< a signal, an exit code past 3, a sanitizer's report, or a hang
         std::string failure, command, errors;
     };
     std::string next_size(std::string_view input) const;
