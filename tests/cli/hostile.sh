@@ -150,4 +150,10 @@ jq 'del(.kernels[0].required_local)' "$src/examples/jobs/filter5x5_tiled.json" >
 run 60 "$ws" run --job "$tmp/no-local.json" --size 64x48
 expect_fail_line 2 "kernel 'filter_tiled' requires work-groups of 16x16 \(reqd_work_group_size in its source\), but it would launch with [0-9]+x[0-9]+: declare \"required_local\": \[16, 16\]" \
   "a kernel's reqd_work_group_size without \"required_local\""
+# A buffer of more than 2^53 bytes (fuzz.job_run: a pitch of 2^63 made the size wrap to 0 and
+# the inputs were written through a null pointer, exit 139).
+jq '.buffers[0].pitch = 9223372036854775808' "$tmp/saxpy.json" >"$tmp/pitch63.json"
+run 60 "$ws" run --job "$tmp/pitch63.json" --size 37
+expect_fail_line 2 "buffers\[0\]\.pitch: makes buffer 'x' more than 2\^53 bytes \([0-9]+ x 9223372036854775808 elements of 4 bytes\)" \
+  "a pitch of 2^63"
 finish
