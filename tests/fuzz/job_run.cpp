@@ -173,6 +173,13 @@ std::size_t lines_starting(const std::string& text, std::string_view prefix) {
     return n;
 }
 
+/// The first mark of a sanitizer's report in `errors` (a CLI built under them), or null.
+const char* sanitizer_mark(const std::string& errors) {
+    for (const char* mark : {"AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", ": runtime error: "})
+        if (errors.find(mark) != std::string::npos) return mark;
+    return nullptr;
+}
+
 }  // namespace
 
 std::string judge_run(int status, const std::string& errors) {
@@ -184,9 +191,8 @@ std::string judge_run(int status, const std::string& errors) {
         return "exited " + std::to_string(code) + " (a shell's code for an abort or a segfault)";
     if (code > 3) return "exited " + std::to_string(code) + " (the CLI's codes are 0, 1, 2 and 3)";
     // An exception that escaped its message, and the sanitizers' reports (a build under them).
-    for (const char* raw : {"[json.exception", "terminate called", "AddressSanitizer", "LeakSanitizer",
-                            "UndefinedBehaviorSanitizer", ": runtime error: "})
-        if (errors.find(raw) != std::string::npos)
+    for (const char* raw : {"[json.exception", "terminate called", sanitizer_mark(errors)})
+        if (raw && errors.find(raw) != std::string::npos)
             return "exited " + std::to_string(code) + " with '" + raw + "' on its standard error";
     // Exit 3 prints the differences on standard output; 1 and 2 say why in one line.
     const std::size_t said = lines_starting(errors, "worksize: error: ");
@@ -270,7 +276,7 @@ JobRunner::Attempt JobRunner::attempt(std::string_view input, const std::string&
                      : judge_run(a.status, a.errors);
     // (a sanitizer reports a kernel's stray access too, as an error of its own: exit 1)
     a.crashed = hung || WIFSIGNALED(a.status) || (WIFEXITED(a.status) && WEXITSTATUS(a.status) > 3) ||
-                a.errors.find("Sanitizer") != std::string::npos;
+                sanitizer_mark(a.errors);
     return a;
 }
 
