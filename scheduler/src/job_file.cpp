@@ -218,6 +218,16 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
         } else {
             b.count = count_of(need(jb, "count", f), f + ".count");
         }
+        // At most 2^53 bytes (no machine holds more): a pitch of 2^63 made the size wrap to 0
+        // bytes, and the inputs were written through a null pointer.
+        const bool split = b.layout == BufferLayout::split;
+        const double elems = split ? double(s.units) * double(b.pitch) : double(b.count);
+        if (elems * double(elem_size(b.type)) > 0x1p53) {
+            const std::string n =
+                split ? std::to_string(s.units) + " x " + std::to_string(b.pitch) : std::to_string(b.count);
+            fail(f + (split ? ".pitch" : ".count"), "makes buffer '" + b.name + "' more than 2^53 bytes (" + n +
+                                                        " elements of " + std::to_string(elem_size(b.type)) + " bytes)");
+        }
         // "init": an object (random, constant, file: an input), "zeros" (the default) or "none"
         // (the kernels write it whole: no zero-fill on the devices).
         const bool named_init = jb.contains("init") && jb["init"].is_string();

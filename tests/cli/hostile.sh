@@ -97,7 +97,7 @@ else
   echo "skip: chattr +i not available (db rm on an immutable file)"
 fi
 # 5. Job files: unknown keys with the nearest valid name, types with the field's path, inputs
-#    that are no regular file.
+#    that are no regular file, arguments of the wrong kind.
 cp "$src/examples/jobs/saxpy.json" "$src/examples/jobs/saxpy.cl" "$tmp/"
 jq '.verfy = .verify | del(.verify)' "$src/examples/jobs/saxpy.json" >"$tmp/typo.json"
 run 30 "$ws" plan --job "$tmp/typo.json"; expect_fail_line 2 "verfy: unknown key \(did you mean \"verify\"\?\)" "job file key \"verfy\""
@@ -173,4 +173,29 @@ for i in 1 2 3; do
     ok "a shared buffer one element short: exit 3, the hint (run $i)"
   else bad "a shared buffer one element short, run $i: exit $rc"; fi
 done
+# Arguments of the wrong kind for the kernel's parameters, refused when the kernel is made
+# (fuzz.job_run found them): a double where saxpy takes a __global pointer (PoCL took its bits for
+# a buffer's handle: a segfault, exit 139), a buffer where it takes an int (exit 1 at the launch).
+jq '.kernels[0].args[1] = {"double": 2.5}' "$tmp/saxpy.json" >"$tmp/double-ptr.json"
+run 60 "$ws" run --job "$tmp/double-ptr.json" --size 64
+expect_fail_line 2 "kernel 'saxpy', argument 1 \(scalar\): declared a value, but the kernel's parameter is a __global pointer" \
+  "a double given to a pointer parameter"
+jq '.kernels[0].args[2] = {"inout": "x"}' "$tmp/saxpy.json" >"$tmp/buffer-int.json"
+run 60 "$ws" run --job "$tmp/buffer-int.json" --size 64
+expect_fail_line 2 "kernel 'saxpy', argument 2 \(read_write\): declared a buffer, but the kernel's parameter is a value" \
+  "a buffer given to an int parameter"
+# A kernel that requires its work-group size (reqd_work_group_size) launched with another (no
+# "required_local", or [16] for 16x16; fuzz.job_run found the second): exit 1 at the launch with
+# a bare CL_INVALID_WORK_GROUP_SIZE, now exit 2 naming what to declare.
+cp "$src/examples/jobs/filter5x5_tiled.cl" "$tmp/"
+jq 'del(.kernels[0].required_local)' "$src/examples/jobs/filter5x5_tiled.json" >"$tmp/no-local.json"
+run 60 "$ws" run --job "$tmp/no-local.json" --size 64x48
+expect_fail_line 2 "kernel 'filter_tiled' requires work-groups of 16x16 \(reqd_work_group_size in its source\), but it would launch with [0-9]+x[0-9]+: declare \"required_local\": \[16, 16\]" \
+  "a kernel's reqd_work_group_size without \"required_local\""
+# A buffer of more than 2^53 bytes (fuzz.job_run: a pitch of 2^63 made the size wrap to 0 and
+# the inputs were written through a null pointer, exit 139).
+jq '.buffers[0].pitch = 9223372036854775808' "$tmp/saxpy.json" >"$tmp/pitch63.json"
+run 60 "$ws" run --job "$tmp/pitch63.json" --size 37
+expect_fail_line 2 "buffers\[0\]\.pitch: makes buffer 'x' more than 2\^53 bytes \([0-9]+ x 9223372036854775808 elements of 4 bytes\)" \
+  "a pitch of 2^63"
 finish

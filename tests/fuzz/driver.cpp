@@ -1,19 +1,27 @@
 // A bounded, deterministic mutation fuzzer for the parsers' targets (targets.hpp), for builds
 // without libFuzzer (GCC; CI's sanitizer build). From a seed corpus it makes a given number of
-// inputs with a seeded generator: byte flips, inserts, deletes, copies and splices; JSON tokens
-// swapped (numbers for huge, negative, fractional, out-of-range ones, strings for keywords,
-// empty, long ones, nesting); and, where the input is JSON, edits of its tree (values replaced,
-// keys removed, added and duplicated, nodes wrapped, grafted from another file). Inputs the
+// inputs with a seeded generator (mutator.hpp: bytes, JSON tokens and JSON trees). Inputs the
 // parser accepts join the pool, so that later mutations start from them. Each input has a time
 // limit and is written to <crash-dir>/fuzz-<parser>-current.in before it runs, so that the first
 // failure (a broken contract, an unexpected exception, a hang, a crash, a sanitizer report)
 // leaves it there; the run then exits non-zero. At the end it prints the inputs run, accepted
 // and rejected.
 //
+// --parser job_run: job files (the job_file parser first) whose accepted inputs are also run
+// end to end by the CLI, `worksize run --job` in a child process on the OpenCL device, at a
+// small size (job_run.hpp: the CLI's contract it checks). --inputs then counts those runs, and
+// only inputs that ran their kernels to the end (exit 0 or 3) join the pool. A run that breaks
+// the contract (a signal, an exit code outside 0-3, no error line, a raw exception, a run past
+// --timeout) fails like a parser's input, its standard error saved beside the input as
+// fuzz-job_run-current.stderr, unless it was a crash or hang that goes away with the kernels'
+// bodies emptied (a kernel fault: counted, not a failure).
+//
 //   worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--full-inputs M]
 //                 [--seed S] [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]
-//   (--full-inputs: the count when WORKSIZE_TEST_TIER=full, the suite's long tier)
-//   worksize_fuzz --parser NAME FILE...          replay: each file once
+//   worksize_fuzz --parser job_run --worksize PATH [--size S] [--verbose] (and the options above)
+//   (--full-inputs: the count when WORKSIZE_TEST_TIER=full, the suite's long tier; --size: every
+//   run's, instead of small ones in turn; --verbose: a line per run, its exit code and error)
+//   worksize_fuzz --parser NAME [--worksize PATH --size S] FILE...   replay: each file once
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -39,7 +47,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_depth.hpp"  // scheduler/src
+#include "job_run.hpp"
+#include "mutator.hpp"
 #include "targets.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -57,11 +66,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using worksize::fuzz::JobRunner;
+using worksize::fuzz::Mutator;
 using worksize::fuzz::Parser;
 
-constexpr std::size_t kMaxInput = 1 << 20;
 constexpr std::size_t kMaxPool = 4096;
 constexpr std::size_t kMaxPoolInput = 8 << 10;   ///< larger accepted inputs do not join the pool
+/// job_run: the most inputs made per run of the CLI (the job-file parser accepts a few % of the
+/// mutants), so that a corpus whose mutants are all refused still ends.
+constexpr std::uint64_t kMadePerRun = 1000;
 
 // ---- the input being run, for the crash and time-limit handlers ---------------------------
 
@@ -143,337 +156,6 @@ std::string read_file(const fs::path& p) {
     return s.str();
 }
 
-// ---- mutations ----------------------------------------------------------------------------
-
-const std::vector<std::string> kNumbers = {
-    "0", "-0", "1", "-1", "2", "3", "7", "8", "0.5", "-0.5", "1.5", "0.1", "1e-320", "1e308", "-1e308",
-    "1e400", "-1e400", "1e-400", "255", "256", "1023", "1024", "1025", "65535", "65536", "1000003",
-    "2147483647", "2147483648", "-2147483648", "-2147483649", "4294967295", "4294967296",
-    "9007199254740993", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-    "-9223372036854775809", "18446744073709551615", "18446744073709551616", "1e19", "1e20",
-    "123456789012345678901234567890", "1E2", "1.0", "-1.0e+2", "2.5e-3"};
-
-/// Not JSON: what a careless hand writes for a number.
-const std::vector<std::string> kBadNumbers = {"NaN", "nan", "Infinity", "-Infinity", "inf", "0x10", "01",
-                                               "1.", ".5", "-", "+1", "1e", "1e+", "--1", "1_000"};
-
-std::vector<std::string> builtin_strings() {
-    return {"", "x", "width", "height", "units", "2*width", "0*width", "-1*width", "0.5*height",
-            "1e308*width", "1e400*height", "nan*units", "inf*width", "*width", "width*", " width",
-            "2**width", "1e20*units", "gpu", "cpu", "accelerator", "other", "model", "tuning",
-            "sum", "min", "max", "prod", "float", "double", "int", "uint", "half", "split", "shared",
-            "x2^10.y2^9", "x2^-1.y2^99999999999", "x2^2147483647.y2^0", "x2^.y2^", "fnv1a64:",
-            "fnv1a64:0000000000000000", "saxpy.cl", "filter5x5_tiled.cl", "../filter2d/filter2d.cl",
-            "no_such_kernel.cl", ".", "_comment", "\\u0000", "\\ud800", "\\\"", "\\\\",
-            std::string(3000, 'a'), "\xc3\xa9", "\xff\xfe", "random", "constant", "file", "seed"};
-}
-
-class Mutator {
-public:
-    Mutator(std::uint64_t seed, std::vector<std::string> keys, std::vector<std::string> strings)
-        : rng_(seed), keys_(std::move(keys)), strings_(std::move(strings)) {
-        if (keys_.empty()) keys_.push_back("x");
-    }
-
-    std::string mutate(const std::string& base, const std::vector<std::string>& pool) {
-        std::string s = base;
-        const auto mode = below(100);
-        if (mode < 45 && worksize::json_nesting(s) <= 256) {  // the tree edits recurse
-            json j = json::parse(s, nullptr, false);
-            if (!j.is_discarded()) {
-                const auto n = 1 + below(3);
-                for (std::uint64_t i = 0; i < n; ++i) tree_edit(j, pool);
-                // (invalid UTF-8 from the word list is replaced, not thrown)
-                s = j.dump(below(2) ? -1 : int(below(3)), ' ', false, json::error_handler_t::replace);
-                if (below(5) == 0) byte_edit(s, pool);
-                return cap(s);
-            }
-        }
-        if (mode < 75) {
-            const auto n = 1 + below(3);
-            for (std::uint64_t i = 0; i < n; ++i) token_edit(s);
-            if (below(4) == 0) byte_edit(s, pool);
-            return cap(s);
-        }
-        const auto n = 1 + below(4);
-        for (std::uint64_t i = 0; i < n; ++i) byte_edit(s, pool);
-        return cap(s);
-    }
-
-private:
-    std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : rng_() % n; }
-    template <class T>
-    const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
-
-    static std::string cap(std::string s) {
-        if (s.size() > kMaxInput) s.resize(kMaxInput);
-        return s;
-    }
-
-    // -- bytes --
-    void byte_edit(std::string& s, const std::vector<std::string>& pool) {
-        static const char kSpecial[] = "{}[]\":,0-e.\\ \n";
-        switch (below(7)) {
-            case 0:  // flip a bit
-                if (!s.empty()) s[below(s.size())] ^= char(1u << below(8));
-                break;
-            case 1:  // set a byte
-                if (!s.empty())
-                    s[below(s.size())] = below(2) ? kSpecial[below(sizeof kSpecial - 1)] : char(below(256));
-                break;
-            case 2: {  // insert bytes
-                std::string ins;
-                for (auto n = 1 + below(8); n > 0; --n)
-                    ins += below(2) ? kSpecial[below(sizeof kSpecial - 1)] : char(below(256));
-                s.insert(below(s.size() + 1), ins);
-                break;
-            }
-            case 3:  // delete a range
-                if (!s.empty()) {
-                    const auto at = below(s.size());
-                    s.erase(at, 1 + below(std::min<std::uint64_t>(64, s.size() - at)));
-                }
-                break;
-            case 4:  // copy a range elsewhere
-                if (!s.empty()) {
-                    const auto at = below(s.size());
-                    const std::string chunk = s.substr(at, 1 + below(64));
-                    s.insert(below(s.size() + 1), chunk);
-                }
-                break;
-            case 5: {  // splice: this input's head, another's tail
-                const std::string& other = pick(pool);
-                s = s.substr(0, below(s.size() + 1)) + other.substr(below(other.size() + 1));
-                break;
-            }
-            default:  // insert a dictionary word
-                s.insert(below(s.size() + 1), "\"" + (below(2) ? pick(keys_) : pick(strings_)) + "\"");
-                break;
-        }
-    }
-
-    // -- JSON tokens in the text --
-    struct Span {
-        std::size_t at, len;
-        char kind;  // 'n' number, 's' string, 'l' literal, '{' '[' ']' '}' structure
-    };
-
-    static std::vector<Span> tokens(const std::string& s) {
-        std::vector<Span> out;
-        for (std::size_t i = 0; i < s.size();) {
-            const char c = s[i];
-            if (c == '"') {
-                std::size_t j = i + 1;
-                while (j < s.size() && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
-                j = std::min(j + 1, s.size());
-                out.push_back({i, j - i, 's'});
-                i = j;
-            } else if (c == '-' || (c >= '0' && c <= '9')) {
-                std::size_t j = i + 1;
-                while (j < s.size() && std::strchr("0123456789eE.+-", s[j]) && s[j] != '\0') ++j;
-                out.push_back({i, j - i, 'n'});
-                i = j;
-            } else if (c == 't' || c == 'f' || c == 'n') {
-                std::size_t j = i;
-                while (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j]))) ++j;
-                out.push_back({i, j - i, 'l'});
-                i = j;
-            } else {
-                if (std::strchr("{}[]", c) && c != '\0') out.push_back({i, 1, c});
-                ++i;
-            }
-        }
-        return out;
-    }
-
-    std::string some_number() {
-        switch (below(10)) {
-            case 0: return pick(kBadNumbers);
-            case 1: return std::to_string(std::int64_t(rng_()));
-            case 2: return std::to_string(rng_());
-            default: return pick(kNumbers);
-        }
-    }
-
-    std::string some_string() { return "\"" + (below(3) ? pick(strings_) : pick(keys_)) + "\""; }
-
-    std::string some_value() {
-        switch (below(9)) {
-            case 0: return some_number();
-            case 1: return some_string();
-            case 2: return below(2) ? "true" : "false";
-            case 3: return "null";
-            case 4: return "[]";
-            case 5: return "{}";
-            case 6: return "[" + some_number() + "," + some_number() + "]";
-            case 7: return "{" + some_string() + ":" + some_number() + "}";
-            default: {  // nesting, now and then very deep
-                const std::size_t depth = below(8) == 0 ? 1 + below(100000) : 1 + below(64);
-                const bool obj = below(2);
-                std::string v;
-                v.reserve(depth * (obj ? 8 : 2) + 8);
-                for (std::size_t i = 0; i < depth; ++i) v += obj ? "{\"k\":" : "[";
-                v += some_number();
-                for (std::size_t i = 0; i < depth; ++i) v += obj ? '}' : ']';
-                return v;
-            }
-        }
-    }
-
-    void token_edit(std::string& s) {
-        const auto t = tokens(s);
-        if (t.empty()) {
-            s.insert(below(s.size() + 1), some_value());
-            return;
-        }
-        const Span sp = pick(t);
-        std::string repl;
-        switch (sp.kind) {
-            case 'n': repl = below(4) ? some_number() : some_value(); break;
-            case 's': repl = below(4) ? some_string() : some_value(); break;
-            case 'l': repl = some_value(); break;
-            default:  // a bracket: drop it, double it, or turn it into the other kind
-                repl = below(3) == 0 ? "" : below(2) ? std::string(2, s[sp.at]) : std::string(1, "{}[]"[below(4)]);
-                break;
-        }
-        s.replace(sp.at, sp.len, repl);
-    }
-
-    // -- the JSON tree --
-    struct Node {
-        json* value;
-        json* parent;
-        std::string key;
-        std::size_t index;
-    };
-
-    static void collect(json& j, json* parent, const std::string& key, std::size_t index, std::vector<Node>& out) {
-        out.push_back({&j, parent, key, index});
-        if (out.size() > 20000) return;
-        if (j.is_object())
-            for (auto it = j.begin(); it != j.end(); ++it) collect(it.value(), &j, it.key(), 0, out);
-        else if (j.is_array())
-            for (std::size_t i = 0; i < j.size(); ++i) collect(j[i], &j, "", i, out);
-    }
-
-    json some_json() {
-        switch (below(10)) {
-            case 0: return nullptr;
-            case 1: return below(2) == 1;
-            case 2: return json::array();
-            case 3: return json::object();
-            case 4: return below(3) ? pick(strings_) : pick(keys_);
-            case 5: return std::int64_t(rng_());
-            case 6: return rng_();
-            default: {
-                json n = json::parse(pick(kNumbers), nullptr, false);
-                return n.is_discarded() ? json(0) : n;
-            }
-        }
-    }
-
-    json tweak_number(const json& v) {
-        const double d = v.get<double>();
-        // integers wrap (in unsigned arithmetic: no overflow of our own)
-        const std::uint64_t u = v.is_number_float() ? 0 : v.get<std::uint64_t>();
-        switch (below(8)) {
-            case 0: return v.is_number_float() ? json(-d) : json(std::int64_t(0 - u));
-            case 1: return v.is_number_float() ? json(d + 1) : json(std::int64_t(u + 1));
-            case 2: return v.is_number_float() ? json(d - 1) : json(std::int64_t(u - 1));
-            case 3: return d * 1e6;
-            case 4: return d / 3;
-            case 5: return 0;
-            case 6: return v.is_number_unsigned() ? json(v.get<std::uint64_t>() << below(64)) : json(d * 1e300);
-            default: return d + 0.5;
-        }
-    }
-
-    void tree_edit(json& root, const std::vector<std::string>& pool) {
-        std::vector<Node> nodes;
-        collect(root, nullptr, "", 0, nodes);
-        const Node n = pick(nodes);
-        switch (below(10)) {
-            case 0:
-                *n.value = some_json();
-                break;
-            case 1:
-                if (n.value->is_number()) *n.value = tweak_number(*n.value);
-                else *n.value = some_json();
-                break;
-            case 2:  // remove it
-                if (n.parent && n.parent->is_object()) n.parent->erase(n.key);
-                else if (n.parent && n.parent->is_array()) n.parent->erase(n.index);
-                break;
-            case 3:  // duplicate it beside itself
-                if (n.parent && n.parent->is_array()) {
-                    const json copy = *n.value;
-                    n.parent->insert(n.parent->begin() + std::ptrdiff_t(below(n.parent->size() + 1)), copy);
-                } else if (n.parent && n.parent->is_object()) {
-                    const json copy = *n.value;
-                    (*n.parent)[pick(keys_)] = copy;
-                }
-                break;
-            case 4:  // a known key added to an object
-                if (n.value->is_object()) (*n.value)[pick(keys_)] = some_json();
-                else if (n.value->is_array()) n.value->push_back(some_json());
-                break;
-            case 5: {  // another node's value copied over this one
-                const json copy = *pick(nodes).value;
-                *n.value = copy;
-                break;
-            }
-            case 6:  // wrapped
-                *n.value = below(2) ? json::array({*n.value}) : json{{pick(keys_), *n.value}};
-                break;
-            case 7:  // emptied
-                if (n.value->is_structured()) n.value->clear();
-                else *n.value = some_json();
-                break;
-            case 8: {  // grafted from another file of the pool
-                const std::string& from = pick(pool);
-                if (worksize::json_nesting(from) > 256) break;
-                json other = json::parse(from, nullptr, false);
-                if (other.is_discarded()) break;
-                std::vector<Node> theirs;
-                collect(other, nullptr, "", 0, theirs);
-                const json graft = *pick(theirs).value;
-                *n.value = graft;
-                break;
-            }
-            default:  // array order reversed, object key renamed
-                if (n.value->is_array()) {
-                    std::reverse(n.value->begin(), n.value->end());
-                } else if (n.parent && n.parent->is_object()) {
-                    json v = std::move(*n.value);
-                    n.parent->erase(n.key);
-                    (*n.parent)[pick(keys_)] = std::move(v);
-                }
-                break;
-        }
-    }
-
-    std::mt19937_64 rng_;
-    std::vector<std::string> keys_, strings_;
-};
-
-void words_of(const json& j, std::vector<std::string>& keys, std::vector<std::string>& strings) {
-    if (j.is_object()) {
-        for (auto it = j.begin(); it != j.end(); ++it) {
-            keys.push_back(it.key());
-            words_of(it.value(), keys, strings);
-        }
-    } else if (j.is_array()) {
-        for (const auto& v : j) words_of(v, keys, strings);
-    } else if (j.is_string() && j.get<std::string>().size() <= 100) {
-        strings.push_back(j.get<std::string>());
-    }
-}
-
-void unique(std::vector<std::string>& v) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-}
-
 // ---- the run ------------------------------------------------------------------------------
 
 struct Options {
@@ -484,13 +166,19 @@ struct Options {
     std::uint64_t full_inputs = 0;  ///< --full-inputs: the count under WORKSIZE_TEST_TIER=full
     unsigned timeout_s = 20;
     std::vector<std::string> replay;
+    bool job_run = false;               ///< --parser job_run: job files, the accepted ones run by the CLI
+    worksize::fuzz::JobRunOptions run;  ///< its --worksize and --size
+    bool verbose = false;               ///< --verbose: a line per run of the CLI
 };
+
+const char* parser_name(const Options& o) { return o.job_run ? "job_run" : worksize::fuzz::to_string(o.parser); }
 
 [[noreturn]] void usage(const std::string& why) {
     std::cerr << "worksize_fuzz: error: " << why << "\n"
               << "usage: worksize_fuzz --parser profile|store|job_file --corpus DIR [--inputs N] [--full-inputs M]\n"
               << "                     [--seed S] [--job-dir DIR] [--crash-dir DIR] [--timeout SECONDS]\n"
-              << "       worksize_fuzz --parser NAME FILE...   (replay each file once)\n";
+              << "       worksize_fuzz --parser job_run --worksize PATH [--size S] [--verbose] (and the same options)\n"
+              << "       worksize_fuzz --parser NAME [--worksize PATH --size S] FILE...   (replay each file once)\n";
     std::exit(2);
 }
 
@@ -516,8 +204,16 @@ Options parse_args(int argc, char** argv) {
         };
         if (a == "--parser") {
             const std::string p = value();
-            if (!worksize::fuzz::parse_parser(p, &o.parser)) usage("unknown parser '" + p + "'");
+            o.job_run = p == "job_run";  // the job-file parser first
+            if (!worksize::fuzz::parse_parser(o.job_run ? "job_file" : p, &o.parser))
+                usage("unknown parser '" + p + "'");
             o.parser_set = true;
+        } else if (a == "--worksize") {
+            o.run.worksize = value();
+        } else if (a == "--size") {
+            o.run.size = value();
+        } else if (a == "--verbose") {
+            o.verbose = true;
         } else if (a == "--corpus") {
             o.corpus = value();
         } else if (a == "--inputs") {
@@ -540,6 +236,11 @@ Options parse_args(int argc, char** argv) {
     }
     if (!o.parser_set) usage("--parser is required");
     if (o.corpus.empty() == o.replay.empty()) usage("give either --corpus DIR or files to replay");
+    if (o.job_run && o.run.worksize.empty()) usage("--parser job_run needs --worksize PATH (the worksize CLI)");
+    if (!o.job_run && !(o.run.worksize.empty() && o.run.size.empty()))
+        usage("--worksize and --size are options of --parser job_run");
+    o.run.job_dir = worksize::fuzz::job_dir();
+    o.run.wall_s = o.timeout_s;
     const char* tier = std::getenv("WORKSIZE_TEST_TIER");
     if (o.full_inputs > 0 && tier && std::string(tier) == "full") o.inputs = o.full_inputs;
     return o;
@@ -564,8 +265,7 @@ bool run_guarded(const Options& o, const std::string& input, std::uint64_t index
     }
     ::alarm(0);
     if (!why.empty()) {
-        std::cerr << "worksize_fuzz: " << worksize::fuzz::to_string(o.parser) << " input #" << index << ": " << why
-                  << "\n";
+        std::cerr << "worksize_fuzz: " << parser_name(o) << " input #" << index << ": " << why << "\n";
         if (g_current.path[0])
             std::cerr << "worksize_fuzz: the input is saved in " << g_current.path << "; replay: worksize_fuzz --parser "
                       << worksize::fuzz::to_string(o.parser) << " " << g_current.path << "\n";
@@ -574,18 +274,65 @@ bool run_guarded(const Options& o, const std::string& input, std::uint64_t index
     return accepted;
 }
 
+/// job_run: runs an accepted input with the CLI and returns how it went. If the run broke the
+/// CLI's contract, prints how, what ran and its standard error (saved beside the input) and
+/// exits 1.
+worksize::fuzz::JobRunResult run_cli(const Options& o, JobRunner& runner, const std::string& input, std::uint64_t index) {
+    const worksize::fuzz::JobRunResult r = runner.run(input);
+    if (o.verbose)  // what the runs reach: the exit code and the error's first line
+        std::cout << "job_run input #" << index << ", --size " << r.size << ": "
+                  << (r.kernel_fault.empty() ? "exit " + std::to_string(r.code) : "kernel fault: " + r.kernel_fault)
+                  << " " << r.errors.substr(0, std::min(r.errors.find('\n'), std::size_t(200))) << std::endl;
+    if (r.failure.empty()) return r;
+    std::cerr << "worksize_fuzz: job_run input #" << index << ": worksize run " << r.failure << "\n"
+              << "worksize_fuzz: it ran " << r.command << "\n";
+    if (g_current.path[0]) {
+        std::string saved = g_current.path;
+        saved.replace(saved.size() - 3, 3, ".stderr");  // fuzz-job_run-current.stderr
+        std::ofstream(saved, std::ios::binary) << r.errors;
+        std::cerr << "worksize_fuzz: the input is saved in " << g_current.path << ", its standard error in " << saved
+                  << "; replay: worksize_fuzz --parser job_run --worksize " << o.run.worksize << " --job-dir "
+                  << o.run.job_dir << " --size " << r.size << " " << g_current.path << "\n";
+    }
+    constexpr std::size_t kShown = 4000;
+    std::cerr << "--- its standard error" << (r.errors.size() > kShown ? " (the end)" : "") << "\n"
+              << r.errors.substr(r.errors.size() - std::min(r.errors.size(), kShown)) << "---\n";
+    std::exit(1);
+}
+
+std::string run_counts(const JobRunner& runner) {
+    const auto& c = runner.codes();
+    return "; worksize run " + std::to_string(runner.runs()) + " times: exit 0 " + std::to_string(c[0]) +
+           ", exit 1 " + std::to_string(c[1]) + ", exit 2 " + std::to_string(c[2]) + ", exit 3 " +
+           std::to_string(c[3]) + ", kernel faults " + std::to_string(runner.kernel_faults());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const Options o = parse_args(argc, argv);
     install_handlers();
-    const char* name = worksize::fuzz::to_string(o.parser);
+    const char* name = parser_name(o);
+    std::unique_ptr<JobRunner> runner;
+    if (o.job_run) {
+        try {
+            runner = std::make_unique<JobRunner>(o.run);
+        } catch (const std::exception& e) {
+            usage(e.what());
+        }
+    }
 
     if (!o.replay.empty()) {
         for (std::size_t i = 0; i < o.replay.size(); ++i) {
             const std::string input = read_file(o.replay[i]);
             const bool ok = run_guarded(o, input, i);
-            std::cout << o.replay[i] << ": " << (ok ? "accepted" : "rejected") << "\n";
+            std::string ran;
+            if (ok && runner) {
+                const auto r = run_cli(o, *runner, input, i);
+                ran = r.kernel_fault.empty() ? "; worksize run exit " + std::to_string(r.code)
+                                             : "; a kernel fault: worksize run " + r.kernel_fault;
+            }
+            std::cout << o.replay[i] << ": " << (ok ? "accepted" : "rejected") << ran << std::endl;
         }
         return 0;
     }
@@ -597,14 +344,14 @@ int main(int argc, char** argv) {
     if (ec) usage("cannot read the corpus directory '" + o.corpus + "': " + ec.message());
     if (files.empty()) usage("the corpus directory '" + o.corpus + "' has no files");
     std::sort(files.begin(), files.end());  // the same order everywhere: a deterministic run
-    std::vector<std::string> pool, keys, strings = builtin_strings();
+    std::vector<std::string> pool, keys, strings = worksize::fuzz::builtin_strings();
     for (const auto& f : files) {
         pool.push_back(read_file(f));
         const json j = json::parse(pool.back(), nullptr, false);
-        if (!j.is_discarded()) words_of(j, keys, strings);
+        if (!j.is_discarded()) worksize::fuzz::words_of(j, keys, strings);
     }
-    unique(keys);
-    unique(strings);
+    worksize::fuzz::unique(keys);
+    worksize::fuzz::unique(strings);
     const std::size_t seeds = pool.size();
 
     Mutator m(o.seed, keys, strings);
@@ -615,24 +362,31 @@ int main(int argc, char** argv) {
                 g_current.path);
     std::fflush(stdout);
     const auto start = std::chrono::steady_clock::now();
-    for (std::uint64_t i = 0; i < o.inputs; ++i) {
+    // job_run: --inputs counts the CLI's runs (of the accepted inputs).
+    const std::uint64_t most = runner ? o.inputs * kMadePerRun : o.inputs;
+    std::uint64_t made = 0;
+    for (std::uint64_t i = 0; i < most && !(runner && runner->runs() >= o.inputs); ++i, ++made) {
         // The corpus itself first, then mutants of the pool.
         const std::string input = i < seeds ? pool[i] : m.mutate(pool[choose() % pool.size()], pool);
         const bool ok = run_guarded(o, input, i);
         ok ? ++accepted : ++rejected;
+        // job_run: only what ran its kernels to the end (exit 0, or 3: other results) joins the
+        // pool; mutants of a job the CLI refuses (no such kernel, wrong argument count) are
+        // refused the same way.
+        const bool joins = ok && (!runner || run_cli(o, *runner, input, i).code % 3 == 0);
         if (i < seeds) {
             seeds_accepted += ok;
-        } else if (ok && input.size() <= kMaxPoolInput) {
+        } else if (joins && input.size() <= kMaxPoolInput) {
             if (pool.size() < kMaxPool) pool.push_back(input);
             else pool[seeds + choose() % (kMaxPool - seeds)] = input;
         }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("fuzz %s: %llu inputs (seed %llu; %zu corpus files, %llu of them accepted; pool %zu): "
-                "%llu accepted, %llu rejected, no failure, %.1f s\n",
-                name, static_cast<unsigned long long>(o.inputs), static_cast<unsigned long long>(o.seed), seeds,
+                "%llu accepted, %llu rejected%s, no failure, %.1f s\n",
+                name, static_cast<unsigned long long>(made), static_cast<unsigned long long>(o.seed), seeds,
                 static_cast<unsigned long long>(seeds_accepted), pool.size(), static_cast<unsigned long long>(accepted),
-                static_cast<unsigned long long>(rejected), secs);
+                static_cast<unsigned long long>(rejected), runner ? run_counts(*runner).c_str() : "", secs);
     std::remove(g_current.path);
     return 0;
 }

@@ -28,7 +28,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string& job_dir() {
+std::string& job_dir_setting() {
     static std::string dir = WORKSIZE_FUZZ_JOB_DIR;
     return dir;
 }
@@ -302,7 +302,8 @@ bool parse_parser(std::string_view name, Parser* out) {
     return false;
 }
 
-void set_job_dir(std::string dir) { job_dir() = std::move(dir); }
+void set_job_dir(std::string dir) { job_dir_setting() = std::move(dir); }
+const std::string& job_dir() { return job_dir_setting(); }
 
 bool run_one(Parser p, std::string_view input) {
     switch (p) {

@@ -26,6 +26,7 @@ struct Broken : std::logic_error {
 /// Where a job file's relative paths start (its kernel sources): examples/jobs of the source
 /// tree unless set.
 void set_job_dir(std::string dir);
+const std::string& job_dir();
 
 /// Runs one input through `p`'s parser and what consumes its result. true: accepted.
 /// @throws Broken, or whatever unexpected the parser threw.

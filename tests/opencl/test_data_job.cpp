@@ -5,15 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <span>
+
+#include <unistd.h>
 
 #include "local_cluster.hpp"
 #include "smooth_job.hpp"
 #include "pocl_device.hpp"
 #include "worksize/runtime/data_job.hpp"
 #include "worksize/runtime/declared_job.hpp"
+#include "worksize/runtime/job_file_job.hpp"
 #include "../../runtime/src/jobs/data_kernels.hpp"
 
 namespace worksize {
@@ -418,5 +424,37 @@ TEST(DataJob, ChunkedKernelsGetAWorkGroupThatDividesTheirItems) {
     EXPECT_EQ(data::chunk_local(24, {8, 1}).x, 8u);
     EXPECT_TRUE(data::chunk_local(64, {}).is_null());  // NULL plan: NULL
 }
+
+// Found by fuzz.job_run with the CLI under UBSan: the random inputs of a float buffer in
+// [-1, 1e19] also made an integer distribution of bounds converted to long, 1e19 beyond it
+// (undefined behaviour; the sanitizer stage runs this case). A float buffer's inputs come from
+// the real distribution only. Needs no device.
+TEST(DeclaredJob, JobFileFloatRandomInputsBeyondALong) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("worksize_random_inputs_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::ofstream(dir / "copy.cl") << "__kernel void copy(__global const float* x, const int xo, "
+                                      "__global float* y, const int yo, const int end) {}";
+    const auto file = std::make_shared<const JobFile>(parse_job_file(R"({"name": "random-beyond-long",
+        "source": "copy.cl", "size": 64,
+        "buffers": [{"name": "x", "init": {"random": [-1, 1e19], "seed": 1}}, {"name": "y", "output": true}],
+        "kernels": [{"name": "copy", "args": [{"in": "x"}, {"origin": "x"}, {"out": "y"}, {"origin": "y"},
+                                               {"end": true}]}]})",
+                                                                     "random.json", dir.string()));
+    fs::remove_all(dir);
+    JobOptions o;
+    o.size = {64, 1};
+    const auto job = kernel_job(register_job_file(file)).make(o);
+    job->generate();
+    Assignment a;
+    a.units = 64;
+    const Bytes in = job->slice_input(a);
+    ASSERT_EQ(in.size(), 64 * sizeof(float));
+    std::vector<float> x(64);
+    std::memcpy(x.data(), in.data(), in.size());
+    for (const float v : x) EXPECT_TRUE(std::isfinite(v) && v >= -1.0f && v <= 1e19f) << v;
+    EXPECT_GT(*std::max_element(x.begin(), x.end()), 1e15f);  // spread over the range, not truncated
+}
+
 }  // namespace
 }  // namespace worksize

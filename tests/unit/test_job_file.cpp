@@ -512,6 +512,23 @@ TEST(JobFile, NumbersOutOfTheirTypesRangeAreRefused) {
     EXPECT_EQ(refusal(j), "");
 }
 
+// Found by fuzz.job_run (tests/fuzz): a pitch of 2^63 (or a count of 2^62) made a buffer's size
+// wrap to 0 bytes, and `worksize run` wrote the inputs through a null pointer. A buffer of more
+// than 2^53 bytes is refused, at the file's size and at another (2^40 floats a row: 2048 rows
+// are 2^53 bytes, 4096 rows too many).
+TEST(JobFile, BuffersOfMoreThan2To53BytesAreRefused) {
+    auto j = filter_json();
+    j["buffers"][0]["pitch"] = std::uint64_t(1) << 63;
+    EXPECT_REFUSED(j, "buffers[0].pitch: makes buffer 'in' more than 2^53 bytes (2048 x 9223372036854775808 ");
+    j = filter_json();
+    j["buffers"][1]["count"] = std::uint64_t(1) << 62;
+    EXPECT_REFUSED(j, "buffers[1].count: makes buffer 'weights' more than 2^53 bytes (4611686018427387904 ");
+    j = filter_json();
+    j["buffers"][0]["pitch"] = std::uint64_t(1) << 40;
+    const JobFile f = job_file_from_json(j, "f.json", ".");
+    EXPECT_THROW((void)f.spec_for({64, 4096}), InvalidArgument);
+}
+
 // Found by the fuzzer (tests/fuzz): a job file nested 84,000 levels deep overflowed the stack
 // (nlohmann's copy recurses). Documents deeper than 64 levels are refused before parsing; one of
 // 64 levels still parses (and is refused for its content).

@@ -38,7 +38,8 @@ void Execution::setup() {
                 else if (!d.input)
                     data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
             }
-            cl::Program program = ctx.program_from_source(spec_.source, spec_.build_options);
+            cl::Program program =
+                ctx.program_from_source(spec_.source, data::program_options(spec_.build_options));
             for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
                 const auto& kd = spec_.kernels[k];
                 s.kernels.push_back(data::make_kernel(program, kd));
@@ -46,6 +47,7 @@ void Execution::setup() {
                 s.geometry.push_back(
                     data::geometry(spec_, kd, s.desc.offset, s.desc.units,
                                    data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
+                data::check_required_local(kd, s.geometry.back(), s.kernels.back(), ctx.device());
                 // One record per launched item, or per work-group (no ghost zones with reductions:
                 // every step launches this geometry).
                 for (std::size_t i = 0; i < kd.args.size(); ++i)

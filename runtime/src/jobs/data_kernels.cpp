@@ -3,6 +3,7 @@
 
 #include <array>
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <climits>
 #include <cstdint>
@@ -220,6 +221,67 @@ void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& recor
         }
 }
 
+namespace {
+bool takes_buffer(ArgKind k) {
+    return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
+           k == ArgKind::all || k == ArgKind::reduce || k == ArgKind::scratch;
+}
+
+const char* parameter_text(cl_kernel_arg_address_qualifier q) {
+    switch (q) {
+    case CL_KERNEL_ARG_ADDRESS_GLOBAL: return "a __global pointer";
+    case CL_KERNEL_ARG_ADDRESS_CONSTANT: return "a __constant pointer";
+    case CL_KERNEL_ARG_ADDRESS_LOCAL: return "a __local pointer";
+    default: return "a value";
+    }
+}
+
+/// Buffers go to __global or __constant pointers, __local arrays to __local ones, values to the
+/// rest. Checked before any argument is set: a value of 8 bytes in a pointer parameter is taken
+/// for a buffer's handle (PoCL dereferenced a double's bits: a segfault), a buffer in a value
+/// parameter failed only at the launch, as CL_INVALID_ARG_SIZE (exit 1), or, in a long one, ran
+/// with the handle's bits for a number. Where the implementation gives no argument info,
+/// nothing is checked. @throws InvalidArgument naming the argument.
+void check_arg_kinds(const cl::Kernel& kernel, const KernelDecl& k) {
+    for (cl_uint i = 0; i < k.args.size(); ++i) {
+        cl_kernel_arg_address_qualifier q = 0;
+        if (clGetKernelArgInfo(kernel(), i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, nullptr) !=
+            CL_SUCCESS)
+            return;
+        const ArgKind kind = k.args[i].kind;
+        const bool buffer = takes_buffer(kind), local = kind == ArgKind::local;
+        const bool pointer = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+        if (buffer == pointer && local == (q == CL_KERNEL_ARG_ADDRESS_LOCAL)) continue;
+        throw InvalidArgument("kernel '" + k.name + "', argument " + std::to_string(i) + " (" + to_string(kind) +
+                              "): declared " + (buffer ? "a buffer" : local ? "__local memory" : "a value") +
+                              ", but the kernel's parameter is " + parameter_text(q));
+    }
+}
+}  // namespace
+
+void check_required_local(const KernelDecl& k, const Geometry& g, const cl::Kernel& kernel, const cl::Device& device) {
+    std::array<std::size_t, 3> want{};
+    if (clGetKernelWorkGroupInfo(kernel(), device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof want, want.data(),
+                                 nullptr) != CL_SUCCESS ||
+        want[0] == 0)
+        return;
+    std::array<std::size_t, 3> used{1, 1, 1};  // (dimensions past the launch's are 1)
+    for (cl_uint i = 0; i < g.local.dimensions() && i < 3; ++i) used[i] = g.local.get()[i];
+    if (g.local.dimensions() > 0 && used == want) return;
+    auto text = [](const std::array<std::size_t, 3>& s) {
+        return std::to_string(s[0]) + "x" + std::to_string(s[1]) + (s[2] > 1 ? "x" + std::to_string(s[2]) : "");
+    };
+    throw InvalidArgument("kernel '" + k.name + "' requires work-groups of " + text(want) +
+                          " (reqd_work_group_size in its source), but it would launch with " +
+                          (g.local.dimensions() > 0 ? text(used) : std::string("a NULL local size")) +
+                          ": declare \"required_local\": [" + std::to_string(want[0]) + ", " +
+                          std::to_string(want[1]) + "] (C++: required_local())");
+}
+
+std::string program_options(const std::string& build_options) {
+    return build_options.empty() ? "-cl-kernel-arg-info" : build_options + " -cl-kernel-arg-info";
+}
+
 cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
     cl::Kernel kernel;
     try {
@@ -234,6 +296,7 @@ cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k) {
     if (nargs != k.args.size())
         throw InvalidArgument("kernel '" + k.name + "' takes " + std::to_string(nargs) + " arguments; the job declares " +
                               std::to_string(k.args.size()));
+    check_arg_kinds(kernel, k);
     return kernel;
 }
 

@@ -73,8 +73,19 @@ void combine_on_device(DeviceContext& ctx, cl::Buffer& buf, std::uint64_t& recor
                        ReduceOp op, double& seconds, std::uint64_t most = kMaxGroupRecords,
                        std::uint64_t first = 0, CombineCache* cache = nullptr);
 
+/// The options a job's program is built with: the job's own and -cl-kernel-arg-info, without
+/// which PoCL gives make_kernel no argument info to check.
+std::string program_options(const std::string& build_options);
+
+/// A kernel whose source requires a work-group size (reqd_work_group_size) must launch with
+/// it; `g` is its launch over the slice. Checked when the kernel is made: the launch failed with
+/// a bare CL_INVALID_WORK_GROUP_SIZE (exit 1). @throws InvalidArgument naming the size to declare.
+void check_required_local(const KernelDecl& k, const Geometry& g, const cl::Kernel& kernel, const cl::Device& device);
+
 /// The kernel `k` of `program`. @throws InvalidArgument naming it when the source lacks it (with
-/// the kernels it has) or when its parameter count differs from the declaration's.
+/// the kernels it has), when its parameter count differs from the declaration's, or when a
+/// buffer is declared for a parameter that is no pointer or a value for one that is (where the
+/// program has argument info: program_options()).
 cl::Kernel make_kernel(const cl::Program& program, const KernelDecl& k);
 
 /// A shared buffer's first element on this rank (value_of arguments): its type and bytes.

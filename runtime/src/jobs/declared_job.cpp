@@ -227,7 +227,7 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             q.enqueueWriteBuffer(bufs[b], CL_FALSE, 0, d.count * elem_size(d.type), take(d.count * elem_size(d.type)),
                                  nullptr, &h2d.back());
         }
-        cl::Program program = ctx.program_from_source(spec.source, spec.build_options);
+        cl::Program program = ctx.program_from_source(spec.source, data::program_options(spec.build_options));
         std::vector<cl::Kernel> kernels;
         std::vector<data::Geometry> geo;
         std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;
@@ -236,6 +236,7 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             geo.push_back(
                 data::geometry(spec, spec.kernels[k], s.offset, s.units,
                                data::launch_local(spec.kernels[k], s.local, kernels.back(), ctx.device())));
+            data::check_required_local(spec.kernels[k], geo.back(), kernels.back(), ctx.device());
         }
         const auto reds = reductions(spec);
         for (const auto& [k, i] : reds) {

@@ -87,9 +87,15 @@ Specs::Inputs Specs::make_inputs(const DataJobSpec& spec, std::uint64_t seed) co
         if (init.kind == BufferInit::Kind::random) {
             std::mt19937_64 rng(seed * 1000003u + init.seed);
             const bool integer = d.type == ElemType::i32 || d.type == ElemType::u32 || d.type == ElemType::i64;
-            std::uniform_real_distribution<double> u(init.lo, init.hi);
-            std::uniform_int_distribution<std::int64_t> ui(std::int64_t(init.lo), std::int64_t(init.hi));
-            for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, integer ? double(ui(rng)) : u(rng));
+            // The bounds fit the buffer's type (the reader checks): converted to integers only for
+            // an integer buffer (a float buffer's 1e19 is beyond a long: undefined behaviour).
+            if (integer) {
+                std::uniform_int_distribution<std::int64_t> ui(std::int64_t(init.lo), std::int64_t(init.hi));
+                for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, double(ui(rng)));
+            } else {
+                std::uniform_real_distribution<double> u(init.lo, init.hi);
+                for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, u(rng));
+            }
         } else if (init.kind == BufferInit::Kind::constant) {
             for (std::uint64_t i = 0; i < elems; ++i) data::store(h->data(), d.type, i, init.value);
         } else if (init.kind == BufferInit::Kind::file) {
