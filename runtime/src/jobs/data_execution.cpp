@@ -19,8 +19,10 @@ void Execution::setup() {
                 const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
                 // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
                 const bool shared = d.layout == BufferLayout::shared;
-                const std::uint64_t bytes = elems * elem_size(d.type) + (shared ? kSharedTail : 0);
-                if (const auto most = ctx.info().max_alloc_bytes; most && bytes > most)
+                const std::uint64_t most = ctx.info().max_alloc_bytes, data_bytes = elems * elem_size(d.type);
+                const std::uint64_t tail = shared && (!most || data_bytes + kSharedTail <= most) ? kSharedTail : 0;
+                const std::uint64_t bytes = data_bytes + tail;
+                if (most && bytes > most)
                     throw Error(ErrorReason::device_limit,
                                 "data job '" + spec_.name + "', buffer '" + d.name + "': " + std::to_string(bytes) +
                                     " bytes on device '" + ctx.info().name +
@@ -31,7 +33,7 @@ void Execution::setup() {
                     s.bufs.push_back(s.guards.back().view);
                 } else {
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
-                    if (shared) data::write_tail(ctx.queue(), s.bufs.back(), elems * elem_size(d.type), kSharedTail, kRunTail);
+                    if (tail) data::write_tail(ctx.queue(), s.bufs.back(), data_bytes, tail, kRunTail);
                 }
                 if (!d.generator.empty())
                     generate(s, int(b));

@@ -199,13 +199,16 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
             const std::uint64_t bytes = shared ? d.count * elem_size(d.type)
                                         : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
                                                     : held_elements(spec, int(b), s.units) * elem_size(d.type);
-            check_alloc("buffer '" + d.name + "'", bytes + (shared ? kSharedTail : 0));
+            check_alloc("buffer '" + d.name + "'", bytes);
+            // The tail only where the device takes it (it is a diagnosis, not data).
+            const std::uint64_t tail_bytes =
+                shared && (!info.max_alloc_bytes || bytes + kSharedTail <= info.max_alloc_bytes) ? kSharedTail : 0;
             if (bounds::enabled()) {  // guard zones (bounds.hpp), a shared buffer's tail first in the zone after
                 guards.push_back(bounds::make_for(ctx, spec, int(b), bytes, tail));
                 bufs.push_back(guards.back().view);
             } else {
-                bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes + (shared ? kSharedTail : 0), 1));
-                if (shared) data::write_tail(q, bufs.back(), bytes, kSharedTail, tail);  // what a read past the end finds
+                bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes + tail_bytes, 1));
+                if (tail_bytes) data::write_tail(q, bufs.back(), bytes, tail_bytes, tail);  // what a read past the end finds
             }
             if (!d.input) {
                 // Outputs and device-only buffers start as zeros, unless the kernels write them
