@@ -146,6 +146,14 @@ expect_fail_line 1 "kernel 'spin' did not finish within 2 s \(--kernel-timeout 2
 run 60 "$ws" run --job "$src/tests/jobs/past_end.json" --check-bounds
 expect_fail_line 1 "kernel 'past_end' wrote outside buffer 'z', at 0 bytes past its end, .*\(--check-bounds\)" \
   "a kernel writing past its buffer, --check-bounds"
+# A 2-D output declared without its "pitch" (one element a row) written a row at a time: it ran
+# past the guard zone into the heap (free(): invalid size, exit 134; fuzz.job_run's helper found
+# it). The zone now covers rows of the job's width, and the message names the missing pitch.
+jq --arg s "$src/examples/filter2d/filter2d.cl" 'del(.buffers[2].pitch) | .source = $s' \
+  "$src/examples/jobs/filter5x5.json" >"$tmp/nopitch.json"
+run 60 "$ws" run --job "$tmp/nopitch.json" --size 64x48 --check-bounds
+expect_fail_line 1 "kernel 'filter' wrote outside buffer 'out', .*its rows hold 1 element\(s\) in a job 64 wide: is its \"pitch\" .*missing\?" \
+  "a 2-D output without its pitch, --check-bounds: named, no crash"
 # 5. Job files that would have compared nothing, or taken nonsense numbers.
 jq '.buffers[2].ouptut = true | del(.buffers[2].output)' "$tmp/saxpy.json" >"$tmp/ouptut.json"
 run 30 "$ws" run --job "$tmp/ouptut.json" --size 1000

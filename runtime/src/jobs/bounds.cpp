@@ -68,7 +68,12 @@ std::string check(cl::CommandQueue& q, const Guarded& g, std::uint64_t row_bytes
 
 Guarded make_for(DeviceContext& ctx, const DataJobSpec& spec, int b, std::uint64_t bytes, std::byte tail_byte) {
     const BufferDecl& d = spec.buffers[std::size_t(b)];
-    const std::uint64_t whole = d.layout == BufferLayout::split && !scaled(d) ? spec.units * row_bytes(d) : 0;
+    // A 2-D job's split buffer is sized as if its rows were `width` elements wide at least: a
+    // buffer declared without its "pitch" (1 element a row) written a row at a time overran a
+    // zone of the rest of its own rows, into the heap (PoCL: free(): invalid size).
+    const bool split = d.layout == BufferLayout::split && !scaled(d);
+    const std::uint64_t row = split ? std::max(row_bytes(d), spec.dims == 2 ? spec.width * elem_size(d.type) : 0) : 0;
+    const std::uint64_t whole = spec.units * row;
     Guarded g = make(ctx, bytes, (whole > bytes ? whole - bytes : 0) + 4096);
     if (d.layout == BufferLayout::shared) {
         g.tail = kSharedTail, g.tail_byte = tail_byte;
@@ -89,7 +94,11 @@ void check_writes(cl::CommandQueue& q, const DataJobSpec& spec, const KernelDecl
         if (where.empty()) continue;
         std::string m = "kernel '" + kd.name + "'" + on + " wrote outside buffer '" + d.name + "', " + where +
                         " (--check-bounds)";
-        if (d.layout == BufferLayout::split && !held_whole(spec, a.buffer)) m += hint;
+        if (d.layout == BufferLayout::split && spec.dims == 2 && d.pitch < spec.width)
+            m += "; its rows hold " + std::to_string(d.pitch) + " element(s) in a job " + std::to_string(spec.width) +
+                 " wide: is its \"pitch\" (C++: the split's row length) missing?";
+        else if (d.layout == BufferLayout::split && !held_whole(spec, a.buffer))
+            m += hint;
         throw Error(m);
     }
 }
