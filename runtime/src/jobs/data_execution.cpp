@@ -18,10 +18,8 @@ void Execution::setup() {
                 const auto& d = spec_.buffers[b];
                 const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
                 // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
-                const bool shared = d.layout == BufferLayout::shared;
                 const std::uint64_t most = ctx.info().max_alloc_bytes, data_bytes = elems * elem_size(d.type);
-                const std::uint64_t tail = shared && (!most || data_bytes + kSharedTail <= most) ? kSharedTail : 0;
-                const std::uint64_t bytes = data_bytes + tail;
+                const std::uint64_t tail = data::tail_bytes(d, data_bytes, most), bytes = data_bytes + tail;
                 if (most && bytes > most)
                     throw Error(ErrorReason::device_limit,
                                 "data job '" + spec_.name + "', buffer '" + d.name + "': " + std::to_string(bytes) +
@@ -29,7 +27,7 @@ void Execution::setup() {
                                     "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
                 s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
                 if (check_bounds_) {  // guard zones; a shared buffer's tail first in the zone after
-                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), elems * elem_size(d.type), kRunTail));
+                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), data_bytes, kRunTail));
                     s.bufs.push_back(s.guards.back().view);
                 } else {
                     s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);

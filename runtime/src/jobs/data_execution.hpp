@@ -432,9 +432,8 @@ public:
     void with_peer(int peer, bool sending, const std::function<void()>& f) override {
         with_peers(sending ? peer : Comm::none, sending ? Comm::none : peer, f);
     }
-    bool has_neighbour(int slice) const override {
-        const auto& s = layout_.slices.at(std::size_t(slice));
-        return s.left >= 0 || s.right >= 0;
+    bool has_neighbour(int i) const override {
+        return layout_.slices.at(std::size_t(i)).left >= 0 || layout_.slices.at(std::size_t(i)).right >= 0;
     }
     void device_wait(int slice, bool begin) override {
         if (!begin) return watchdog_->end();
@@ -563,9 +562,7 @@ private:
     std::string timeline_path_;
     /// With WORKSIZE_TIMELINE: the host's moments at the run's end (what, now_s()).
     std::vector<std::pair<std::string, double>> marks_;
-    void mark(const char* what) {
-        if (!timeline_path_.empty()) marks_.emplace_back(what, now_s());
-    }
+    void mark(const char* what) { if (!timeline_path_.empty()) marks_.emplace_back(what, now_s()); }
     data::Values values_;  ///< per buffer: its first element's bytes on this rank (value_of)
     std::unique_ptr<DeviceWatchdog> watchdog_ = std::make_unique<DeviceWatchdog>(0.0, "", 0);
     /// The scope of a wait on slice `s`'s device, behind the steps enqueued since the last wait.

@@ -1,7 +1,8 @@
 // The device side of data-job declarations (data_kernels.hpp).
 #include "jobs/data_kernels.hpp"
 
-#include <array>
+#include "worksize/runtime/declared_job.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -450,6 +451,11 @@ void initial_fill(cl::CommandQueue& q, const cl::Buffer& buffer, const BufferDec
     }
     const char* poison = std::getenv("WORKSIZE_POISON_NO_INIT");
     if (poison && std::string(poison) == "1") q.enqueueFillBuffer(buffer, cl_uchar(0xFF), 0, bytes);
+}
+
+std::uint64_t tail_bytes(const BufferDecl& d, std::uint64_t data_bytes, std::uint64_t max_alloc) {
+    const bool fits = !max_alloc || data_bytes + kSharedTail <= max_alloc;
+    return d.layout == BufferLayout::shared && fits ? kSharedTail : 0;
 }
 
 void write_tail(cl::CommandQueue& q, const cl::Buffer& buffer, std::uint64_t at, std::uint64_t bytes, std::byte pattern) {

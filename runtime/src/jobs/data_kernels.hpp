@@ -119,6 +119,9 @@ void initial_fill(cl::CommandQueue& q, const cl::Buffer& buffer, const BufferDec
 /// A shared buffer's tail (declared_job.hpp, kSharedTail): `bytes` bytes of `pattern` at byte
 /// `at`, written from static memory (a fill at an offset past 4 GiB failed on NVIDIA's driver
 /// with CL_OUT_OF_RESOURCES, pathfinder's 7.2 GB wall).
+/// The tail (kSharedTail bytes) a buffer of `d` holding `data_bytes` gets: a shared one's, where
+/// the device's largest allocation (`max_alloc`, 0: unknown) takes it (a diagnosis, not data).
+std::uint64_t tail_bytes(const BufferDecl& d, std::uint64_t data_bytes, std::uint64_t max_alloc);
 void write_tail(cl::CommandQueue& q, const cl::Buffer& buffer, std::uint64_t at, std::uint64_t bytes, std::byte pattern);
 
 /// Fill `records` launched items' records of `d` with the identity of `op`.

@@ -200,9 +200,7 @@ SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const S
                                         : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
                                                     : held_elements(spec, int(b), s.units) * elem_size(d.type);
             check_alloc("buffer '" + d.name + "'", bytes);
-            // The tail only where the device takes it (it is a diagnosis, not data).
-            const std::uint64_t tail_bytes =
-                shared && (!info.max_alloc_bytes || bytes + kSharedTail <= info.max_alloc_bytes) ? kSharedTail : 0;
+            const std::uint64_t tail_bytes = data::tail_bytes(d, bytes, info.max_alloc_bytes);
             if (bounds::enabled()) {  // guard zones (bounds.hpp), a shared buffer's tail first in the zone after
                 guards.push_back(bounds::make_for(ctx, spec, int(b), bytes, tail));
                 bufs.push_back(guards.back().view);
