@@ -21,7 +21,14 @@ B=${BUNDLE:-$PWD/.devbundle}
 export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
 OUT=${OUT:-/tmp/engine-x2}
 REPS=${REPS:-3}
-PART=${PART:-all}  # heat | other (k-means, filter2d) | queues (heat 8192 and the halo queue experiments) | model | all
+PART=${PART:-all}  # heat | other (k-means, filter2d) | queues (heat 8192 and the halo queue experiments) | model | bounds | all
+# PART=bounds: what limits the goals still missed. Heat 8192^2 x 2000: the plain program over
+# half the rows, whole and split into a boundary row and the rest (PLAIN_SPLIT=1, with an event
+# per launch: PLAIN_EVENTS=1), which is a two-GPU step without any exchange; the engine on one
+# GPU, two ranks and one rank driving both. One GPU against the plain programs by the whole run
+# (steps and read-back on both sides) for heat, filter2d and k-means. Matmul 8192 offloaded from
+# rank 0 to two GPU ranks, and on one GPU in one rank and over MPI (matmul.log: the reports,
+# matmul.csv: makespans), beside mpi-bw at 256 MiB with 2 and 3 ranks.
 # PART=model: heat with --strategy model (a probe, then the split the simulated instruction
 # lists favour); model.csv gets each run's predicted and measured step from its report.
 mkdir -p "$OUT"
@@ -65,9 +72,22 @@ plain() {
     local ex=$1 rep=$2; shift 2
     local text res
     text=$(PLAIN_DEVICE=gpu EXAMPLE_KERNEL_DIR=$PWD/examples/$ex timeout 120 "$B/bin/plain_$ex" "$@" 2>&1)
-    printf '=== %s plain rep %s: %s\n%s\n' "$ex" "$rep" "$*" "$text" >>"$LOG"
+    printf '=== %s %s rep %s: %s\n%s\n' "$ex" "${PCFG:-plain}" "$rep" "$*" "$text" >>"$LOG"
     res=$(echo "$text" | grep '^plain,' | tail -1)
-    echo "$ex,$(echo "$*" | tr ' ' x),plain,-,$rep,nan,$(echo "$res" | cut -d, -f5),nan,$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
+    echo "$ex,$(echo "$*" | tr ' ' x),${PCFG:-plain},-,$rep,nan,$(echo "$res" | cut -d, -f5),nan,$(echo "$res" | cut -d, -f6)" | tee -a "$CSV"
+}
+# mm CONFIG REP MPIEXEC-ARGS... -- RUN-ARGS...: matmul 8192 through `worksize run`; the report
+# into matmul.log, config,rep,makespan_ms,status into matmul.csv.
+mm() {
+    local cfg=$1 rep=$2; shift 2
+    local pre=() text ms st
+    while [ "$1" != -- ]; do pre+=("$1"); shift; done
+    shift
+    text=$(timeout 200 "${pre[@]}" worksize run --kernel matmul --size 8192 "$@" 2>&1)
+    printf '=== matmul %s rep %s: %s\n%s\n' "$cfg" "$rep" "${pre[*]} $*" "$text" >>"$OUT/matmul.log"
+    ms=$(echo "$text" | grep -Eo '^makespan [0-9.]+ ms' | grep -Eo '[0-9.]+')
+    st=$(echo "$text" | grep -q '^makespan .*verified:' && echo verified || echo FAILED)
+    echo "$cfg,$rep,${ms:-nan},$st" | tee -a "$OUT/matmul.csv"
 }
 
 want() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
@@ -84,8 +104,33 @@ if [ "$PART" = model ]; then
     for cfg in 2ranks 1rank2gpus; do STRATEGY=model one heat $cfg on 0 1024 1024 200; done
 fi
 
+if [ "$PART" = bounds ]; then
+    for n in 2 3; do echo "mpi-bw $n ranks (256 MiB): $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+    for cfg in 2ranks 1rank2gpus; do one heat $cfg on 0 1024 1024 200; done
+    PCFG=plain+split PLAIN_SPLIT=1 plain heat 0 1024 1024 200
+    echo "config,rep,makespan_ms,status" >"$OUT/matmul.csv"
+fi
+
 export EXAMPLE_NOVERIFY=1
 for r in $(seq "$REPS"); do
+    if [ "$PART" = bounds ]; then
+        plain heat "$r" 8192 8192 2000
+        plain heat "$r" 8192 4096 2000
+        PCFG=plain+split PLAIN_SPLIT=1 plain heat "$r" 8192 4096 2000
+        PCFG=plain+split+ev PLAIN_SPLIT=1 PLAIN_EVENTS=1 plain heat "$r" 8192 4096 2000
+        for cfg in 1gpu 2ranks 1rank2gpus; do one heat $cfg on "$r" 8192 8192 2000; done
+        one heat 1gpu on "$r" 8192 4096 2000
+        plain heat "$r" 16384 16384 500
+        one heat 1gpu on "$r" 16384 16384 500
+        plain filter2d "$r" 8192 8192 20
+        one filter2d 1gpu on "$r" 8192 8192 20
+        plain kmeans "$r" 16777216 16 16 20
+        one kmeans 1gpu on "$r" 16777216 16 16 20
+        mm offload2 "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+        mm offload1 "$r" mpiexec -n 2 -- --select "1=${G[0]}"
+        mm local1 "$r" env -- --select "0=${G[0]}"
+        mm local2 "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even
+    fi
     if want heat; then
         plain heat "$r" 8192 8192 2000
         plain heat "$r" 16384 16384 500
@@ -142,7 +187,10 @@ for key, v in sorted(t.items()):
           f" x{sp.get('run_s', float('nan')):.2f} run, x{sp.get('steps_s', float('nan')):.2f} steps (n={len(v.get('run_s', []))})")
 for key, v in sorted(t.items()):
     ex, size, cfg, ov = key
-    if cfg == "plain" or ov == "off" or not v.get("steps_s"):
+    if cfg == "plain" and v.get("steps_s") and (one := t.get((ex, size, "1gpu", "on"))) and one.get("run_s"):
+        print(f"{ex} {size} like for like (the whole run, read-back included): engine {statistics.median(one['run_s']):.4f} s,"
+              f" plain {statistics.median(v['steps_s']):.4f} s: engine/plain {statistics.median(one['run_s']) / statistics.median(v['steps_s']):.3f}")
+    if cfg.startswith("plain") or ov == "off" or not v.get("steps_s"):
         continue
     for pk, pv in t.items():
         if pk[0] == ex and pk[2] == "plain" and pk[1].startswith(size.split("x")[0]) and cfg == "1gpu":

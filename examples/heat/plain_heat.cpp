@@ -3,6 +3,9 @@
 // the read-back (after a warm-up, excluding the upload), verifies against the CPU reference,
 // prints one CSV line.
 //   plain_heat width height steps      env: PLAIN_DEVICE, EXAMPLE_NOVERIFY=1, EXAMPLE_KERNEL_DIR
+// Experiments (issue 26, the cost of a split step without any exchange): PLAIN_SPLIT=1 launches
+// each step as two launches, the first row and then the rest, as the engine's overlap does for a
+// slice with one neighbour; PLAIN_EVENTS=1 asks an event of every launch, as the engine keeps.
 #include <climits>
 #include <cstdio>
 #include <string>
@@ -48,10 +51,19 @@ int main(int argc, char** argv) {
         kernel.setArg(10, h.cy);
         kernel.setArg(11, h.cp);
         const cl::NDRange global(width, height);
+        const bool split = plain::env_is("PLAIN_SPLIT", "1") && height > 1, events = plain::env_is("PLAIN_EVENTS", "1");
+        cl::Event ev;
         auto step = [&](int s) {  // step s reads t[s % 2] and writes the other
             kernel.setArg(0, t[s % 2]);
             kernel.setArg(4, t[1 - s % 2]);
-            queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, cl::NullRange);
+            if (!split) {
+                queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, cl::NullRange, nullptr, events ? &ev : nullptr);
+                return;
+            }
+            queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(width, 1), cl::NullRange, nullptr,
+                                       events ? &ev : nullptr);
+            queue.enqueueNDRangeKernel(kernel, cl::NDRange(0, 1), cl::NDRange(width, height - 1), cl::NullRange, nullptr,
+                                       events ? &ev : nullptr);
         };
         step(0);  // warm-up: writes t[1] only, which step 0 overwrites
         queue.finish();
