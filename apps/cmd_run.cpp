@@ -19,22 +19,26 @@ struct Outcome {
     std::string variant;  ///< the kernel variant that ran (KernelJob::variant; "": the kernel has one)
 };
 
-/// Generate, plan, warm up (builds the programs outside the timing) and run one job.
-Outcome run_one(Cluster& c, const KernelArgs& args, int warmup) {
+/// Generate, plan, warm up (builds the programs outside the timing) and run one job. With
+/// `local_inputs` (--inputs local) each rank makes its slices' inputs and checks their outputs:
+/// rank 0 makes nothing whole.
+Outcome run_one(Cluster& c, const KernelArgs& args, int warmup, bool local_inputs = false) {
     const KernelArgs k = with_tuned_params(args, c.devices());  // --local tuned: the tuned kernel parameters
     auto job = make_job(k);
     Outcome o;
     o.plan = build_plan(c.devices(), k, *job, &c);
-    check_job_memory(*job, o.plan.assignments, c.devices());  // under ulimit -v: one line, not a crash
+    if (!local_inputs) check_job_memory(*job, o.plan.assignments, c.devices());  // under ulimit -v: one line, not a crash
     for (int w = 0; w < warmup; ++w) {
         KernelArgs wk = k;
         wk.iterations = 1;
         auto warm = make_job(wk);
-        warm->generate();
-        c.run(*warm, o.plan.assignments, k.kernel);
+        const JobOptions wo = job_options(wk);
+        if (!local_inputs) warm->generate();
+        c.run(*warm, o.plan.assignments, k.kernel, local_inputs ? &wo : nullptr);
     }
-    job->generate();
-    o.result = c.run(*job, o.plan.assignments, k.kernel);
+    const JobOptions jo = job_options(k);
+    if (!local_inputs) job->generate();
+    o.result = c.run(*job, o.plan.assignments, k.kernel, local_inputs ? &jo : nullptr);
     o.variant = job->variant();
     return o;
 }
@@ -116,7 +120,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
     bool json = false, help = false, paper = false;
     int warmup = 1;
     double repeat_scale = 1.0;
-    std::string on_failure = "abort";
+    std::string on_failure = "abort", inputs = "rank0";
     po::options_description desc("worksize run KERNEL [options]  |  worksize run --paper-experiment");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
@@ -129,14 +133,20 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         ("repeat-scale", real_value("repeat-scale", &repeat_scale, 0, 1e6, Open::low),
          "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)")
         ("on-failure", po::value(&on_failure)->default_value("abort"),
-         "when a worker rank is lost: abort (exit 1) or replan (run again on the devices left)");
+         "when a worker rank is lost: abort (exit 1) or replan (run again on the devices left)")
+        ("inputs", po::value(&inputs)->default_value("rank0"),
+         "rank0: rank 0 makes the inputs and sends each slice its part, and gathers the outputs (the paper's offload); "
+         "local: each rank makes its own slices' inputs and checks their outputs, which stay there (matmul)");
     desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     const auto vm = parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
     if (on_failure != "abort" && on_failure != "replan")
         throw InvalidArgument("--on-failure must be abort or replan, not '" + on_failure + "'");
+    if (inputs != "rank0" && inputs != "local")
+        throw InvalidArgument("--inputs must be rank0 or local, not '" + inputs + "'");
     check_paper_options(vm, paper);
+    if (paper && inputs != "rank0") throw InvalidArgument("--paper-experiment offloads from rank 0: it takes no --inputs");
     if (paper) {
         return with_cluster(env, sel, [&](Cluster& c) { return paper_experiment(c, k, repeat_scale, json); });
     }
@@ -145,6 +155,9 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
     {
         auto probe = make_job(k);
         (void)plan_request(k, *probe);
+        if (inputs == "local" && !probe->makes_slice_inputs())
+            throw InvalidArgument("--inputs local: kernel '" + k.kernel +
+                                  "' cannot make its inputs on each rank (its slices need the whole input); use --inputs rank0");
     }
     return with_cluster(env, sel, [&](Cluster& c) {
         // --on-failure replan: a lost rank's devices are dropped and the job is planned again
@@ -153,7 +166,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         Outcome o;
         for (;;) {
             try {
-                o = run_one(c, k, warmup);
+                o = run_one(c, k, warmup, inputs == "local");
                 break;
             } catch (const Error& e) {
                 if (e.reason() != ErrorReason::lost_rank || on_failure != "replan") throw;

@@ -143,8 +143,10 @@ void check_backend_devices(const KernelArgs& k, std::size_t devices) {
                               std::to_string(devices) + " device(s), 0.." + std::to_string(devices - 1));
 }
 
-std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
-    const auto& f = kernel_job(k.kernel);  // throws InvalidArgument for an unknown kernel
+std::unique_ptr<KernelJob> make_job(const KernelArgs& k) { return kernel_job(k.kernel).make(job_options(k)); }
+
+JobOptions job_options(const KernelArgs& k) {
+    (void)kernel_job(k.kernel);  // throws InvalidArgument for an unknown kernel
     JobOptions o;
     o.size = parse_size(k.size, kernel_dims(k.kernel));
     if (k.iterations == 0) throw InvalidArgument("--iterations must be at least 1");
@@ -154,7 +156,7 @@ std::unique_ptr<KernelJob> make_job(const KernelArgs& k) {
     check_param_keys(k.kernel, o.params);
     // The backend travels as the job's parameter "backend" (absent for the kernel everywhere).
     if (const std::string b = backend_text(k); !b.empty()) o.params["backend"] = b;
-    return f.make(o);
+    return o;
 }
 
 std::string db_path(const KernelArgs& k) { return k.db.empty() ? default_db_path() : k.db; }

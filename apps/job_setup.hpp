@@ -50,6 +50,8 @@ po::options_description kernel_options(KernelArgs& k);
 
 /// The job for these options (its inputs are not generated yet).
 std::unique_ptr<KernelJob> make_job(const KernelArgs& k);
+/// The JobOptions make_job() makes the job from (checked the same way).
+JobOptions job_options(const KernelArgs& k);
 /// Dimensionality of a registered kernel.
 int kernel_dims(const std::string& kernel);
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t devices = 0);

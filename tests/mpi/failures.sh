@@ -21,6 +21,18 @@ RANK_ENV_2="WORKSIZE_FAULT=execute" mpmd_cmd "$mpx" "$ws" "2 1 2" run matmul --s
 run 120 "${MPMD[@]}"
 expect_fail_line 1 "rank 2, device .*CL_OUT_OF_RESOURCES" "launch failure on rank 2 is reported by rank 0"
 
+# Rank-local inputs (run --inputs local): each rank makes its slice's input and checks its output
+# there; a wrong output on rank 2 fails the job by its slice and rank, exit 3.
+mpmd_cmd "$mpx" "$ws" "2 1 2" run matmul --size 96x150 --local null --inputs local; run 120 "${MPMD[@]}"
+expect_rc 0 "matmul --inputs local on 3 unequal ranks"
+expect_out "^makespan .* verified: each of 2 slices checked on its rank" "matmul --inputs local: both workers' slices checked on their ranks"
+RANK_ENV_2="WORKSIZE_FAULT=wrong-local:0" mpmd_cmd "$mpx" "$ws" "2 1 2" run matmul --size 96x150 --local null --inputs local
+run 120 "${MPMD[@]}"
+expect_rc 3 "matmul --inputs local, a wrong output on rank 2: exit 3"
+expect_out "VERIFICATION FAILED: slice at unit [0-9]+ on rank 2: C\[" "matmul --inputs local: the wrong slice is named by its rank"
+mpmd_cmd "$mpx" "$ws" "2 1 2" run sort --size 1000 --inputs local; run 120 "${MPMD[@]}"
+expect_fail_line 2 "--inputs local: kernel 'sort' cannot make its inputs on each rank" "sort --inputs local: one line, exit 2"
+
 # A rank that dies: the launcher ends the others.
 RANK_ENV_1="WORKSIZE_FAULT=crash" mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 1000
 run 120 "${MPMD[@]}"

@@ -130,6 +130,25 @@ struct Cluster::Impl {
         fault::scale_times(spec, t);
         return t;
     }
+
+    /// A slice with rank-local inputs (SliceSpec::local_inputs) on a local device: its input
+    /// made into `in` by `job` (run.gen_s), executed (run.times, run.exec_s) and its output
+    /// checked here (run.verdict). Throws what execute() throws.
+    void run_local(const KernelJob& job, const SliceSpec& spec, int device_index, Bytes& in, Bytes& out,
+                   std::uint64_t host_bytes, DeviceRun& run) {
+        Assignment a;
+        a.offset = spec.offset;
+        a.units = spec.units;
+        a.global = spec.global;
+        a.local = spec.local;
+        const double g = now_s();
+        job.make_slice_input(a, in);
+        const double e = now_s();
+        run.gen_s = e - g;
+        run.times = execute(device_index, spec, in, out, host_bytes);
+        run.exec_s = now_s() - e;
+        run.verdict = job.verify_slice(a, in, out);
+    }
 };
 
 }  // namespace worksize

@@ -31,7 +31,26 @@ using wire::kCmd;
 using wire::kPayload;
 using wire::kResult;
 
-JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name) {
+namespace {
+
+/// The slices' own verdicts (rank-local inputs): the first failure, else every slice's check.
+Verdict slices_verdict(const std::vector<DeviceRun>& runs) {
+    std::string detail;
+    std::size_t slices = 0;
+    for (const auto& r : runs) {
+        if (r.assignment.units == 0) continue;
+        if (!r.verdict.ok) return {false, "slice at unit " + std::to_string(r.assignment.offset) + " on rank " +
+                                              std::to_string(r.assignment.rank) + ": " + r.verdict.detail};
+        ++slices;
+        if (detail.empty()) detail = r.verdict.detail;
+    }
+    return {true, "each of " + std::to_string(slices) + " slices checked on its rank (inputs made there); the first: " + detail};
+}
+
+}  // namespace
+
+JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name,
+                       const JobOptions* local_inputs) {
     if (!is_master()) throw Error("Cluster::run is for rank 0");
     Comm& comm = *impl_->comm;
     drain_owed();
@@ -69,6 +88,13 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         // after another --rank-timeout.
         if (impl_->is_lost(t.rank)) throw Error(ErrorReason::lost_rank, describe_rank(t.rank) + " was lost earlier");
         t.local_index = devs[static_cast<std::size_t>(a.device)].index;
+        if (local_inputs) {
+            if (!job.makes_slice_inputs())
+                throw InvalidArgument("--inputs local: kernel '" + t.spec.kernel +
+                                      "' cannot make its inputs on each rank (its slices need the whole input)");
+            t.spec.local_inputs = true;
+            t.spec.job_options = to_json(*local_inputs);
+        }
         t.host_bytes = slice_host_bytes(desc, problem, a.units, devs[static_cast<std::size_t>(a.device)].type == DeviceType::cpu);
         t.run.assignment = a;
         tasks.push_back(std::move(t));
@@ -97,6 +123,12 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             auto& t = tasks[i];
             dl->at = now_s() + impl_->slice_limit(t.spec);
             try {
+                if (t.spec.local_inputs) {
+                    impl_->run_local(job, t.spec, t.local_index, t.packed, t.out, t.host_bytes, t.run);
+                    t.run.done_s = now_s() - t0;
+                    dl->at = std::numeric_limits<double>::infinity();
+                    return;
+                }
                 const double p = now_s();
                 const auto parts = job.input_parts(t.a);
                 Bytes own;  // slice_input()'s buffer
@@ -159,6 +191,12 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         const auto& tm = hdr.at("times");
         t.run.times = {tm.at("h2d").get<double>(), tm.at("kernel").get<double>(), tm.at("d2h").get<double>()};
         t.run.exec_s = tm.value("exec", 0.0);
+        if (t.spec.local_inputs) {  // checked there: no output follows
+            t.run.gen_s = tm.value("gen", 0.0);
+            t.run.verdict = wire::verdict_from_json(hdr.at("verdict"));
+            t.run.done_s = t.run.recv_end_s = now_s() - t0;
+            return true;
+        }
         // Whatever fails here, the output is still received: the worker is not left sending.
         try {
             t.target = job.output_target(t.a);
@@ -203,6 +241,10 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         post_json(cmd, r, kCmd);
         for (auto i : ids) {
             ++outstanding[r];
+            if (tasks[i].spec.local_inputs) {  // made there: nothing to send
+                post_json({{"ok", true}, {"local", true}}, r, kPayload);
+                continue;
+            }
             if (pack_failure.empty()) {
                 // The job's own data is sent in place when it can say where it is; else packed.
                 const double p = now_s();
@@ -395,14 +437,22 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         }
     }
     const double c0 = now_s();
-    for (auto& t : tasks) job.accept_output(t.a, t.target.empty() ? std::span<const std::byte>(t.out) : t.target);
-    job.finish();
-    result.makespan_s = now_s() - t0;
-    result.combine_s = result.makespan_s - (c0 - t0);
+    if (!local_inputs) {
+        for (auto& t : tasks) job.accept_output(t.a, t.target.empty() ? std::span<const std::byte>(t.out) : t.target);
+        job.finish();
+        result.makespan_s = now_s() - t0;
+    } else {
+        for (const auto& t : tasks) result.makespan_s = std::max(result.makespan_s, t.run.done_s - t.run.gen_s);
+    }
+    result.combine_s = std::max(0.0, result.makespan_s - (c0 - t0));
     for (auto& t : tasks) result.devices.push_back(t.run);
     // Devices that got no work are listed too, with zero times.
     for (const auto& a : assignments)
-        if (a.units == 0) result.devices.push_back(DeviceRun{a, {}, 0, 0, 0, 0, 0});
+        if (a.units == 0) {
+            DeviceRun idle;
+            idle.assignment = a;
+            result.devices.push_back(idle);
+        }
     std::sort(result.devices.begin(), result.devices.end(),
               [](const DeviceRun& x, const DeviceRun& y) { return x.assignment.device < y.assignment.device; });
     for (auto& t : tasks) {
@@ -410,7 +460,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         impl_->put(impl_->out_pool, t.local_index, t.slot, std::move(t.out));
         impl_->put(impl_->in_pool, t.local_index, t.slot, std::move(t.packed));
     }
-    result.verdict = job.verify();
+    result.verdict = local_inputs ? slices_verdict(result.devices) : job.verify();
     result.summary = job.summary();
     return result;
 }

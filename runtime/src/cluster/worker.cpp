@@ -57,7 +57,9 @@ int Cluster::serve() {
             std::uint64_t host_bytes = 0;  // what the slice allocates beside its input (rank 0's estimate)
             Bytes in, out;
             SliceTimes times;
-            double exec_s = 0;
+            double exec_s = 0, gen_s = 0;
+            bool local = false;  // rank-local inputs: made and checked here
+            Verdict verdict;
             wire::Failure error;
         };
         std::vector<Work> work;
@@ -85,7 +87,8 @@ int Cluster::serve() {
                 w.error = wire::failure_from_json(hdr);  // rank 0 could not pack it: nothing follows
                 continue;
             }
-            comm.recv_bytes_into(w.in, 0, kPayload);
+            w.local = hdr.value("local", false);
+            if (!w.local) comm.recv_bytes_into(w.in, 0, kPayload);
         }
         // One thread per device (a lane); tasks of one device run in order.
         struct Lane {
@@ -109,9 +112,19 @@ int Cluster::serve() {
                     if (!w->error.empty()) continue;
                     lane.deadline.at = now_s() + impl_->slice_limit(w->spec);
                     try {
-                        const double e = now_s();
-                        w->times = impl_->execute(w->device, w->spec, w->in, w->out, w->host_bytes);
-                        w->exec_s = now_s() - e;
+                        if (w->local) {
+                            const auto job = kernel_job(w->spec.kernel).make(job_options_from_json(w->spec.job_options));
+                            DeviceRun run;
+                            impl_->run_local(*job, w->spec, w->device, w->in, w->out, w->host_bytes, run);
+                            w->times = run.times;
+                            w->exec_s = run.exec_s;
+                            w->gen_s = run.gen_s;
+                            w->verdict = run.verdict;
+                        } else {
+                            const double e = now_s();
+                            w->times = impl_->execute(w->device, w->spec, w->in, w->out, w->host_bytes);
+                            w->exec_s = now_s() - e;
+                        }
                     } catch (const std::exception& e) {
                         w->error = wire::failure_of(e);
                     }
@@ -171,12 +184,14 @@ int Cluster::serve() {
                 comm.send_json(reply, 0, kResult);
                 continue;
             }
-            comm.send_json({{"task", w.task},
-                            {"ok", true},
-                            {"times",
-                             {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}}}},
-                           0, kResult);
-            comm.send_bytes(w.out, 0, kResult);
+            nlohmann::json reply = {
+                {"task", w.task},
+                {"ok", true},
+                {"times",
+                 {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}, {"gen", w.gen_s}}}};
+            if (w.local) reply["verdict"] = wire::verdict_to_json(w.verdict);  // the output stays here
+            comm.send_json(reply, 0, kResult);
+            if (!w.local) comm.send_bytes(w.out, 0, kResult);
         }
         if (!held_failure.empty()) {
             // A held lane's thread, tasks and buffers are left to the process's end (main's

@@ -70,24 +70,66 @@ void DeclaredJob::partition(std::vector<Assignment>& assignments) {
     check_slices(declaration(), assignments);
 }
 
-std::vector<std::span<const std::byte>> DeclaredJob::input_parts(const Assignment& a) const {
-    const DataJobSpec& spec = declaration();
-    std::vector<std::span<const std::byte>> parts;
+namespace {
+
+/// One part of a slice's input: buffer `b`'s bytes [first, first + bytes).
+struct InputPart {
+    int b;
+    std::uint64_t first, bytes;
+};
+
+/// The parts of slice [offset, offset + units)'s input, in the order they travel: each split
+/// input's rows (with halos), then each shared input whole.
+std::vector<InputPart> input_layout(const DataJobSpec& spec, std::uint64_t offset, std::uint64_t units) {
+    std::vector<InputPart> parts;
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         const auto& d = spec.buffers[b];
         if (!d.input || d.layout != BufferLayout::split) continue;
-        const auto [first, n] = input_rows(spec, int(b), a.offset, a.units);
-        const auto host = host_input(int(b));
-        if ((first + n) * row_bytes(d) > host.size())
-            throw Error("job '" + spec.name + "': buffer '" + d.name + "' holds " + std::to_string(host.size()) +
-                        " bytes on rank 0; its rows up to " + std::to_string(first + n) + " need " +
-                        std::to_string((first + n) * row_bytes(d)));
-        parts.push_back(host.subspan(first * row_bytes(d), n * row_bytes(d)));
+        const auto [first, n] = input_rows(spec, int(b), offset, units);
+        parts.push_back({int(b), first * row_bytes(d), n * row_bytes(d)});
     }
-    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-        if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared) parts.push_back(host_input(int(b)));
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& d = spec.buffers[b];
+        if (d.input && d.layout == BufferLayout::shared) parts.push_back({int(b), 0, d.count * elem_size(d.type)});
+    }
+    return parts;
+}
+
+}  // namespace
+
+std::vector<std::span<const std::byte>> DeclaredJob::input_parts(const Assignment& a) const {
+    const DataJobSpec& spec = declaration();
+    std::vector<std::span<const std::byte>> parts;
+    for (const auto& p : input_layout(spec, a.offset, a.units)) {
+        const auto& d = spec.buffers[std::size_t(p.b)];
+        const auto host = host_input(p.b);
+        if (p.first + p.bytes > host.size())
+            throw Error("job '" + spec.name + "': buffer '" + d.name + "' holds " + std::to_string(host.size()) +
+                        " bytes on rank 0; the slice at unit " + std::to_string(a.offset) + " needs " +
+                        std::to_string(p.first + p.bytes));
+        parts.push_back(host.subspan(p.first, p.bytes));
+    }
     if (parts.empty()) parts.emplace_back();  // nothing to send: one empty part
     return parts;
+}
+
+void DeclaredJob::make_slice_input(const Assignment& a, Bytes& in) const {
+    const auto parts = input_layout(declaration(), a.offset, a.units);
+    std::uint64_t n = 0;
+    for (const auto& p : parts) n += p.bytes;
+    in.resize(n);
+    std::uint64_t at = 0;
+    for (const auto& p : parts) {
+        fill_input(p.b, p.first, std::span(in.data() + at, p.bytes));
+        at += p.bytes;
+    }
+}
+
+void DeclaredJob::fill_input(int b, std::uint64_t first, std::span<std::byte> out) const {
+    (void)b;
+    (void)first;
+    (void)out;
+    throw InvalidArgument("job '" + declaration().name + "' cannot make its inputs on each rank");
 }
 
 Bytes DeclaredJob::slice_input(const Assignment& a) const {

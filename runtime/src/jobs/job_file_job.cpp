@@ -159,7 +159,16 @@ public:
     }
 
     SliceSpec slice_spec(const Assignment& a) const override {
-        return {spec_.name, problem(), a.offset, a.units, a.global, a.local, iterations_, nlohmann::json::object()};
+        SliceSpec s;
+        s.kernel = spec_.name;
+        s.problem = problem();
+        s.offset = a.offset;
+        s.units = a.units;
+        s.global = a.global;
+        s.local = a.local;
+        s.iterations = iterations_;
+        s.params = nlohmann::json::object();
+        return s;
     }
     Verdict verify() const override {
         const double tol = specs_->file().tolerance;

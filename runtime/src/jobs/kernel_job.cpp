@@ -18,8 +18,8 @@ static void to_json(nlohmann::json& j, const LocalSize& l) { j = {l.x, l.y}; }
 static void from_json(const nlohmann::json& j, LocalSize& l) {
     l = {j.at(0).get<std::uint64_t>(), j.at(1).get<std::uint64_t>()};
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SliceSpec, kernel, problem, offset, units, global, local, iterations,
-                                   params)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SliceSpec, kernel, problem, offset, units, global, local, iterations, params,
+                                   local_inputs, job_options)
 
 nlohmann::json to_json(const SliceSpec& s) { return s; }
 
@@ -29,6 +29,37 @@ SliceSpec slice_spec_from_json(const nlohmann::json& j) {
     } catch (const nlohmann::json::exception& e) {
         throw Error(std::string("malformed slice specification: ") + e.what());
     }
+}
+
+nlohmann::json to_json(const JobOptions& o) {
+    return {{"size", {o.size.x, o.size.y}}, {"iterations", o.iterations}, {"seed", o.seed}, {"params", o.params}};
+}
+
+JobOptions job_options_from_json(const nlohmann::json& j) {
+    try {
+        JobOptions o;
+        from_json(j.at("size"), o.size);
+        o.iterations = j.at("iterations").get<std::uint64_t>();
+        o.seed = j.at("seed").get<std::uint64_t>();
+        o.params = j.at("params");
+        return o;
+    } catch (const nlohmann::json::exception& e) {
+        throw InvalidArgument(std::string("malformed job options: ") + e.what());
+    }
+}
+
+void KernelJob::make_slice_input(const Assignment& a, Bytes& in) const {
+    (void)a;
+    (void)in;
+    throw InvalidArgument("kernel '" + descriptor().name + "' cannot make its inputs on each rank");
+}
+
+Verdict KernelJob::verify_slice(const Assignment& a, std::span<const std::byte> in,
+                                std::span<const std::byte> out) const {
+    (void)a;
+    (void)in;
+    (void)out;
+    throw InvalidArgument("kernel '" + descriptor().name + "' cannot check a slice on its rank");
 }
 
 const std::string& BackendChoice::of(int device) const {

@@ -31,6 +31,14 @@ Failure failure_from_json(const nlohmann::json& j) {
     return f;
 }
 
+nlohmann::json verdict_to_json(const Verdict& v) {
+    return {{"ok", v.ok}, {"detail", v.detail}, {"checked", v.checked}};
+}
+
+Verdict verdict_from_json(const nlohmann::json& j) {
+    return {j.at("ok").get<bool>(), j.at("detail").get<std::string>(), j.at("checked").get<bool>()};
+}
+
 nlohmann::json inventory_message(int rank, const std::string& host, const std::vector<DeviceInfo>& devices,
                                  unsigned cores) {
     nlohmann::json msg = {{"worksize_inventory", kInventoryVersion}, {"rank", rank}, {"host", host}};

@@ -40,6 +40,10 @@ struct DeviceRun {
     double done_s = 0.0;   ///< from the job's start until its output was taken
     double pack_s = 0.0;   ///< rank 0's packing of the slice's input (slice_input)
     double exec_s = 0.0;   ///< the executing rank's wall time for the slice (buffers, copies, kernel)
+    /// Rank-local inputs (run's `local_inputs`): the executing rank's time to make the slice's
+    /// input, before its execution; the makespan does not count it (JobResult::makespan_s).
+    double gen_s = 0.0;
+    Verdict verdict;       ///< rank-local inputs: the slice checked on its rank (verify_slice)
     /// From the job's start (after partition()): when rank 0 posted the slice's input to its
     /// worker and when that send was done, and when it began and ended receiving the output
     /// (all 0 for rank 0's own devices and devices without work). The sends to all workers are
@@ -49,7 +53,10 @@ struct DeviceRun {
 
 struct JobResult {
     std::vector<DeviceRun> devices;
-    double makespan_s = 0.0;  ///< from the first send to the combined result (finish() included)
+    /// From the first send to the combined result (finish() included). With rank-local inputs:
+    /// the latest slice's answer, less the time its rank took to make its input (the inputs
+    /// exist before the timed part, as a rank-0 run's do).
+    double makespan_s = 0.0;
     double prepare_s = 0.0;   ///< rank 0's partition() before any slice is packed
     double combine_s = 0.0;   ///< rank 0's accept_output() of every slice and finish(), after the last one
     Verdict verdict;
@@ -78,7 +85,12 @@ public:
     /// Rank 0: run `job` as planned (assignment.device indexes devices()).
     /// @throws Error naming the rank and device that failed, with the failure's reason (e.g.
     /// device_limit from a worker's CL_INVALID_WORK_GROUP_SIZE); every worker has answered.
-    JobResult run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name);
+    /// `local_inputs` (`run --inputs local`): every slice's input is made on the rank that runs
+    /// it, from these options (KernelJob::make_slice_input), and checked there
+    /// (verify_slice): rank 0 sends no input and receives no output, and the verdict combines
+    /// the slices'. @throws InvalidArgument for a job that cannot (makes_slice_inputs()).
+    JobResult run(KernelJob& job, std::vector<Assignment> assignments, const std::string& job_name,
+                  const JobOptions* local_inputs = nullptr);
     /// Rank 0: run a declarative data job (data_job.hpp; the free run() calls it).
     DataRunResult run(DataJob& job, const DataRunOptions& options);
 

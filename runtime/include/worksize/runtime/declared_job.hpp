@@ -37,6 +37,10 @@ public:
     /// Combines each reduction's slices in slice order (reduced()) and stores the result, in the
     /// buffer's type, into host_output(). A job that overrides finish() calls this first.
     void finish() override;
+    /// Rank-local inputs: a job whose inputs are a function of their position (fill_input())
+    /// makes any slice's input on the rank that runs it, in input_parts()'s layout.
+    bool makes_slice_inputs() const override { return fills_inputs(); }
+    void make_slice_input(const Assignment& a, Bytes& in) const override;
 
 protected:
     /// The declaration of the whole problem, as rank 0 sees it (buffers and accesses; build
@@ -47,6 +51,11 @@ protected:
     virtual std::span<const std::byte> host_input(int b) const = 0;
     /// Where output buffer `b` (split) or the result of a reduction into `b` (shared) goes.
     virtual std::span<std::byte> host_output(int b) = 0;
+    /// Whether fill_input() makes the inputs (default false: they exist only on rank 0).
+    virtual bool fills_inputs() const { return false; }
+    /// Input buffer `b`'s bytes from byte `first` on, exactly as generate() makes them, into
+    /// `out` (any rank, without generate()). Default: throws InvalidArgument.
+    virtual void fill_input(int b, std::uint64_t first, std::span<std::byte> out) const;
     /// The combined result of the r-th reduction argument of the declaration (kernel order,
     /// argument order), in double, after finish().
     const std::vector<double>& reduced(std::size_t r) const { return reduced_.at(r); }

@@ -35,6 +35,11 @@ struct SliceSpec {
     LocalSize local;             ///< {0,0}: NULL
     std::uint64_t iterations = 1;
     nlohmann::json params;       ///< kernel-specific parameters (e.g. matmul's K, integrand)
+    /// Rank-local inputs (`run --inputs local`): the rank that runs the slice makes its input
+    /// (KernelJob::make_slice_input of a job made from `job_options` there) and checks its output
+    /// (KernelJob::verify_slice); rank 0 sends no input and receives no output, only the verdict.
+    bool local_inputs = false;
+    nlohmann::json job_options = nullptr;  ///< with local_inputs: the JobOptions (to_json) the job is made from
 };
 nlohmann::json to_json(const SliceSpec& s);
 SliceSpec slice_spec_from_json(const nlohmann::json& j);
@@ -59,6 +64,8 @@ struct JobOptions {
     std::uint64_t seed = 1;
     nlohmann::json params = nlohmann::json::object();  ///< e.g. {"integrand":"sin"}, {"scale":2.0}
 };
+nlohmann::json to_json(const JobOptions& o);
+JobOptions job_options_from_json(const nlohmann::json& j);  ///< @throws InvalidArgument
 
 /// `--backend`: what runs each device's slice. "kernel" is the job's own OpenCL kernel; a job
 /// may offer library backends besides (KernelJobFactory::backends: matmul's "clblast"), which
@@ -145,6 +152,20 @@ public:
     virtual void finish() {}
     /// Master: check against a CPU reference.
     virtual Verdict verify() const = 0;
+
+    /// Rank-local inputs (`worksize run --inputs local`, issue 26's "data from where it lives"):
+    /// whether the job can make one slice's input on the rank that runs it, without generate(),
+    /// and check that slice's output there. Default false (e.g. sort, whose slices depend on
+    /// the whole input).
+    virtual bool makes_slice_inputs() const { return false; }
+    /// Any rank, on a job made from the same JobOptions: fill `in` (resized here; it lies in the
+    /// device's pinned memory) with exactly the bytes slice_input(a) holds after generate().
+    /// Only a.offset and a.units are set. Default: throws InvalidArgument.
+    virtual void make_slice_input(const Assignment& a, Bytes& in) const;
+    /// Any rank: check slice `a`'s output `out` (as accept_output would take it) against a CPU
+    /// reference computed from its input `in`. Default: throws InvalidArgument.
+    virtual Verdict verify_slice(const Assignment& a, std::span<const std::byte> in,
+                                 std::span<const std::byte> out) const;
     /// Master: a one-line summary of the result (e.g. "integral = 2.0000001 (exact 2)").
     virtual std::string summary() const { return {}; }
 };

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "worksize/runtime/kernel_job.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
@@ -50,6 +51,10 @@ Failure failure_of(const std::exception& e);
 void put_failure(nlohmann::json& into, const Failure& f);
 /// The failure of a message written by put_failure (a missing reason reads as generic).
 Failure failure_from_json(const nlohmann::json& j);
+
+/// A slice's verdict on the wire (rank-local inputs: checked on its rank).
+nlohmann::json verdict_to_json(const Verdict& v);
+Verdict verdict_from_json(const nlohmann::json& j);
 
 /// The inventory message of `rank`: its host, the host's hardware threads (`cores`, 0:
 /// unknown; optional on the wire, for the oversubscription warning) and its devices.
