@@ -57,7 +57,7 @@ Executor::PerSlice& Executor::slice(int s) {
     if (!p) {
         p = std::make_unique<PerSlice>();
         auto& ctx = target_.context(s);
-        p->copy = cl::CommandQueue(ctx.context(), ctx.device(), 0);
+        p->copy = cl::CommandQueue(ctx.context(), ctx.device(), target_.traced() ? CL_QUEUE_PROFILING_ENABLE : 0);
     }
     return *p;
 }
@@ -124,6 +124,12 @@ void Executor::complete_recv(Slot& s) {
         while (!comm_.test_short(s.recv_id, &s.got)) std::this_thread::yield();
     });
     s.receiving = false;
+    if (target_.traced()) {
+        Instruction arrived;
+        arrived.kind = InstrKind::recv;
+        arrived.peer = s.recv_peer;
+        target_.trace(arrived, cl::Event(), now_s());
+    }
     std::uint64_t status = kStatusFailed;
     if (s.got >= 8) std::memcpy(&status, s.in.data(), 8);
     s.received_ok = status == kStatusOk && s.got == 8 + s.want;
@@ -172,10 +178,12 @@ void Executor::read_rows(const Instruction& in) {
     std::vector<cl::Event> wait;
     if (p.last_launch()) wait.push_back(p.last_launch);
     try {
+        const double enqueued = now_s();
         p.copy.enqueueReadBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
                                  target_.row_offset(in.slice, in.buffer, in.first), in.bytes, s.rows.data() + 8,
                                  wait.empty() ? nullptr : &wait, &s.read);
         p.copy_dirty = true;
+        if (target_.traced()) target_.trace(in, s.read, enqueued);
     } catch (const cl::Error& e) {
         target_.fail(e, "device '" + ctx.info().name + "', reading halo rows");
     }
@@ -191,6 +199,7 @@ void Executor::send(const Instruction& in) {
     const auto message = std::span<const std::byte>(s.rows).first(ok ? 8 + in.bytes : 8);
     target_.before_send();
     target_.with_peer(in.peer, true, [&] { s.send_id = comm_.isend_short(message, in.peer, tag_); });
+    if (target_.traced()) target_.trace(in, cl::Event(), now_s());
     s.sending = true;
     s.send_peer = in.peer;
     if (ok) target_.count(in);
@@ -211,8 +220,10 @@ void Executor::write_rows(const Instruction& in, const std::vector<Instruction>&
     PerSlice& p = slice(in.slice);
     try {
         auto& q = writes_on_compute_ ? target_.context(in.slice).queue() : p.copy;
+        const double enqueued = now_s();
         q.enqueueWriteBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
                              target_.row_offset(in.slice, in.buffer, in.first), in.bytes, src, nullptr, &s.write);
+        if (target_.traced()) target_.trace(in, s.write, enqueued);
         (writes_on_compute_ ? p.compute_dirty : p.copy_dirty) = true;
         if (!writes_on_compute_) p.writes.push_back(s.write);
     } catch (const cl::Error& e) {

@@ -59,6 +59,11 @@ public:
     /// launch of it needs an event: on NVIDIA's driver an event per launch cost pathfinder's 90
     /// launches of 65 µs about 0.45 ms (measured on the plain host, traced against not).
     virtual bool has_neighbour(int /*slice*/) const { return true; }
+    /// WORKSIZE_TIMELINE: whether to trace the halo traffic (profiled copy queues), and the
+    /// trace of one instruction: a row read or write with its event, enqueued at host time
+    /// `host_s`; a send (posted) or a receive (arrived) with a null event, at `host_s`.
+    virtual bool traced() const { return false; }
+    virtual void trace(const Instruction& /*in*/, const cl::Event& /*ev*/, double /*host_s*/) {}
 };
 
 class Executor {
