@@ -181,7 +181,9 @@ std::string result_table(const Plan& p, const JobResult& r) {
     os << t.str();
     double made = 0;
     for (const auto& d : r.devices) made = std::max(made, d.gen_s);
-    if (made > 0) os << "inputs made on each rank (--inputs local) in up to " << fmt_ms(made) << " ms, not in the makespan\n";
+    if (made > 0)
+        os << "inputs made on each rank (--inputs local) in up to " << fmt_ms(made)
+           << " ms; neither that nor the ranks' checks of their outputs are in \"done\" or the makespan\n";
     os << "makespan " << fmt_ms(r.makespan_s) << " ms; ";
     os << (!r.verdict.checked ? "not verified: " : r.verdict.ok ? "verified: " : "VERIFICATION FAILED: ")
        << r.verdict.detail << '\n';

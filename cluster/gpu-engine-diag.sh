@@ -18,6 +18,7 @@ B=${BUNDLE:-$PWD/.devbundle}
 export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
 OUT=${OUT:-/tmp/engine-diag}
 REPS=${REPS:-3}
+PART=${PART:-all}  # matmul | heat | all
 mkdir -p "$OUT"
 { date -u +%FT%TZ; nvidia-smi -L 2>/dev/null; echo "build $(cat "$B/build.txt" 2>/dev/null)"; } | tee "$OUT/machine.txt"
 for n in 2 3; do echo "mpi-bw $n ranks (256 MiB): $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
@@ -60,6 +61,7 @@ echo "config,rep,steps_s,run_s,status" >"$OUT/heat.csv"
 heat 2ranks 0 1024 1024 200
 heat 1rank2gpus 0 1024 1024 200
 for r in $(seq "$REPS"); do
+    [ "$PART" = heat ] && break
     mm local-1gpu "$r" env -- --select "0=${G[0]}" --inputs local
     mm local-1rank2gpus "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --inputs local
     mm local-2ranks "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
@@ -67,7 +69,9 @@ for r in $(seq "$REPS"); do
     mm offload-3ranks "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
 done
 export EXAMPLE_NOVERIFY=1
+[ "$PART" = matmul ] && REPS=0
 for cfg in 1rank2gpus 2ranks; do
+    [ "$PART" = matmul ] && break
     for hq in copy host-wait; do
         rm -f "$OUT/tl-$cfg-$hq.csv"*
         WORKSIZE_HALO_QUEUE=$hq WORKSIZE_TIMELINE=$OUT/tl-$cfg-$hq.csv heat "$cfg+trace+$hq" 1 8192 8192 300

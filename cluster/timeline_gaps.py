@@ -56,3 +56,12 @@ for sl in sorted(by, key=int):
     med = {k: statistics.median(v) for k, v in acc.items()}
     print(f"slice {sl}: {len(acc['step'])} steps; medians in us: " +
           ", ".join(f"{k} {med[k]:.1f}" for k in ("step", "busy", "gap_b", "gap_i", "w_late", "b_after_w") if k in med))
+    st = sorted(acc["step"])
+    q = lambda p: st[min(len(st) - 1, int(p * len(st)))]
+    slow = [x for x in st if x > 1.5 * med["step"]]
+    print(f"  step: mean {statistics.mean(st):.1f}, p10 {q(0.1):.1f}, p90 {q(0.9):.1f}, p99 {q(0.99):.1f}, max {st[-1]:.1f};"
+          f" {len(slow)} steps over 1.5x the median hold {sum(x - med['step'] for x in slow) / sum(st) * 100:.1f} % of the time")
+    for k in ("gap_b", "gap_i"):
+        if acc[k]:
+            g = sorted(acc[k])
+            print(f"  {k}: mean {statistics.mean(g):.1f}, p90 {g[int(0.9 * (len(g) - 1))]:.1f}, max {g[-1]:.1f}")

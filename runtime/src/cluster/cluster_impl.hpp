@@ -146,8 +146,10 @@ struct Cluster::Impl {
         const double e = now_s();
         run.gen_s = e - g;
         run.times = execute(device_index, spec, in, out, host_bytes);
-        run.exec_s = now_s() - e;
+        const double c = now_s();
+        run.exec_s = c - e;
         run.verdict = job.verify_slice(a, in, out);
+        run.check_s = now_s() - c;
     }
 };
 

@@ -125,7 +125,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
             try {
                 if (t.spec.local_inputs) {
                     impl_->run_local(job, t.spec, t.local_index, t.packed, t.out, t.host_bytes, t.run);
-                    t.run.done_s = now_s() - t0;
+                    t.run.done_s = now_s() - t0 - t.run.gen_s - t.run.check_s;
                     dl->at = std::numeric_limits<double>::infinity();
                     return;
                 }
@@ -185,7 +185,8 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         t.run.recv_start_s = rs - t0;
         if (!hdr.at("ok").get<bool>()) {
             t.error = wire::failure_from_json(hdr);
-            t.run.done_s = t.run.recv_end_s = now_s() - t0;
+            t.run.recv_end_s = now_s() - t0;
+            t.run.done_s = t.run.recv_end_s - t.run.gen_s - t.run.check_s;  // as if its input had been there
             return true;
         }
         const auto& tm = hdr.at("times");
@@ -193,8 +194,10 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         t.run.exec_s = tm.value("exec", 0.0);
         if (t.spec.local_inputs) {  // checked there: no output follows
             t.run.gen_s = tm.value("gen", 0.0);
+            t.run.check_s = tm.value("check", 0.0);
             t.run.verdict = wire::verdict_from_json(hdr.at("verdict"));
-            t.run.done_s = t.run.recv_end_s = now_s() - t0;
+            t.run.recv_end_s = now_s() - t0;
+            t.run.done_s = t.run.recv_end_s - t.run.gen_s - t.run.check_s;  // as if its input had been there
             return true;
         }
         // Whatever fails here, the output is still received: the worker is not left sending.
@@ -442,7 +445,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         job.finish();
         result.makespan_s = now_s() - t0;
     } else {
-        for (const auto& t : tasks) result.makespan_s = std::max(result.makespan_s, t.run.done_s - t.run.gen_s);
+        for (const auto& t : tasks) result.makespan_s = std::max(result.makespan_s, t.run.done_s);
     }
     result.combine_s = std::max(0.0, result.makespan_s - (c0 - t0));
     for (auto& t : tasks) result.devices.push_back(t.run);

@@ -57,7 +57,7 @@ int Cluster::serve() {
             std::uint64_t host_bytes = 0;  // what the slice allocates beside its input (rank 0's estimate)
             Bytes in, out;
             SliceTimes times;
-            double exec_s = 0, gen_s = 0;
+            double exec_s = 0, gen_s = 0, check_s = 0;
             bool local = false;  // rank-local inputs: made and checked here
             Verdict verdict;
             wire::Failure error;
@@ -119,6 +119,7 @@ int Cluster::serve() {
                             w->times = run.times;
                             w->exec_s = run.exec_s;
                             w->gen_s = run.gen_s;
+                            w->check_s = run.check_s;
                             w->verdict = run.verdict;
                         } else {
                             const double e = now_s();
@@ -188,7 +189,7 @@ int Cluster::serve() {
                 {"task", w.task},
                 {"ok", true},
                 {"times",
-                 {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}, {"gen", w.gen_s}}}};
+                 {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}, {"gen", w.gen_s}, {"check", w.check_s}}}};
             if (w.local) reply["verdict"] = wire::verdict_to_json(w.verdict);  // the output stays here
             comm.send_json(reply, 0, kResult);
             if (!w.local) comm.send_bytes(w.out, 0, kResult);

@@ -62,6 +62,12 @@ Executor::PerSlice& Executor::slice(int s) {
     return *p;
 }
 
+/// Two slots per staging id, by the parity of the step the rows feed: reusing a slot waits for
+/// its last send to leave and its last write to read it, and those of the step before may
+/// still be in flight (on two H200s over MPI the interior launch was enqueued 28 µs late,
+/// behind those waits).
+Executor::Slot& Executor::slot(const Instruction& in) { return slot(2 * in.staging + int(in.feeds_step % 2)); }
+
 Executor::Slot& Executor::slot(int id) {
     if (std::size_t(id) >= slots_.size()) slots_.resize(std::size_t(id) + 1);
     auto& p = slots_[std::size_t(id)];
@@ -148,7 +154,7 @@ void Executor::complete_recv(Slot& s) {
 }
 
 void Executor::post_recv(const Instruction& in) {
-    Slot& s = slot(in.staging);
+    Slot& s = slot(in);
     wait_event(s.write, -1);  // the previous write from this slot has read it
     s.write = cl::Event();
     if (s.in.get_allocator().resource() != target_.home().host_memory())
@@ -163,7 +169,7 @@ void Executor::post_recv(const Instruction& in) {
 }
 
 void Executor::read_rows(const Instruction& in) {
-    Slot& s = slot(in.staging);
+    Slot& s = slot(in);
     complete_send(s);  // its last send has left
     wait_event(s.write, in.slice);
     s.write = cl::Event();
@@ -190,7 +196,7 @@ void Executor::read_rows(const Instruction& in) {
 }
 
 void Executor::send(const Instruction& in) {
-    Slot& s = slot(in.staging);
+    Slot& s = slot(in);
     if (!target_.failed()) wait_event(s.read, s.read_slice);
     const bool ok = !target_.failed() && s.rows.size() == 8 + in.bytes;
     const std::uint64_t status = ok ? kStatusOk : kStatusFailed;
@@ -207,7 +213,7 @@ void Executor::send(const Instruction& in) {
 
 void Executor::write_rows(const Instruction& in, const std::vector<Instruction>& list) {
     const Instruction& from = list[std::size_t(in.deps.at(0))];
-    Slot& s = slot(in.staging);
+    Slot& s = slot(in);
     const std::byte* src = nullptr;
     if (from.kind == InstrKind::recv) {
         complete_recv(s);

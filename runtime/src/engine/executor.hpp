@@ -86,6 +86,7 @@ private:
     struct PerSlice;
     PerSlice& slice(int s);
     Slot& slot(int id);
+    Slot& slot(const Instruction& in);
     void read_rows(const Instruction& in);
     void write_rows(const Instruction& in, const std::vector<Instruction>& list);
     void post_recv(const Instruction& in);

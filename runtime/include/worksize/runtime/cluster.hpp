@@ -37,12 +37,15 @@ struct DeviceRun {
     SliceTimes times;
     double send_s = 0.0;   ///< rank 0's MPI send of the slice's input (0 for rank 0's devices)
     double recv_s = 0.0;   ///< rank 0's MPI receive of the slice's output
-    double done_s = 0.0;   ///< from the job's start until its output was taken
+    /// From the job's start until its output was taken (rank-local inputs: until its verdict
+    /// came, less gen_s and check_s).
+    double done_s = 0.0;
     double pack_s = 0.0;   ///< rank 0's packing of the slice's input (slice_input)
     double exec_s = 0.0;   ///< the executing rank's wall time for the slice (buffers, copies, kernel)
     /// Rank-local inputs (run's `local_inputs`): the executing rank's time to make the slice's
     /// input, before its execution; the makespan does not count it (JobResult::makespan_s).
     double gen_s = 0.0;
+    double check_s = 0.0;  ///< rank-local inputs: its rank's check of the output, after it (not in the makespan)
     Verdict verdict;       ///< rank-local inputs: the slice checked on its rank (verify_slice)
     /// From the job's start (after partition()): when rank 0 posted the slice's input to its
     /// worker and when that send was done, and when it began and ended receiving the output
@@ -54,8 +57,9 @@ struct DeviceRun {
 struct JobResult {
     std::vector<DeviceRun> devices;
     /// From the first send to the combined result (finish() included). With rank-local inputs:
-    /// the latest slice's answer, less the time its rank took to make its input (the inputs
-    /// exist before the timed part, as a rank-0 run's do).
+    /// the latest slice's answer, less the time its rank took to make its input and to check its
+    /// output (the inputs exist before the timed part and the check comes after it, as in a
+    /// rank-0 run).
     double makespan_s = 0.0;
     double prepare_s = 0.0;   ///< rank 0's partition() before any slice is packed
     double combine_s = 0.0;   ///< rank 0's accept_output() of every slice and finish(), after the last one
