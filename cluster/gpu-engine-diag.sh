@@ -83,6 +83,7 @@ for r in $(seq "$REPS"); do
     for cfg in 1gpu 1rank2gpus 2ranks; do heat $cfg "$r" 8192 8192 2000; done
     WORKSIZE_HALO_QUEUE=host-wait heat 1rank2gpus+hw "$r" 8192 8192 2000
     WORKSIZE_HALO_QUEUE=host-wait heat 2ranks+hw "$r" 8192 8192 2000
+    [ "${BIG:-0}" = 1 ] && for cfg in 1gpu 1rank2gpus 2ranks; do heat "$cfg-16384" "$r" 16384 16384 500; done
 done
 python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
 import csv, statistics, sys, collections
@@ -99,6 +100,7 @@ for k, v in sorted(m.items()):
     print(f"matmul 8192 {k}: makespan {v:.1f} ms" + (f", x{m['local-1gpu'] / v:.2f} of one GPU (local inputs)" if "local-1gpu" in m else ""))
 h = med("heat.csv", "config", "steps_s")
 for k, v in sorted(h.items()):
-    print(f"heat {k}: steps {v:.4f} s" + (f", x{h['1gpu'] / v:.2f} of one GPU" if "1gpu" in h else ""))
+    one = h.get("1gpu-16384" if "16384" in k else "1gpu")
+    print(f"heat {k}: steps {v:.4f} s" + (f", x{one / v:.2f} of one GPU" if one else ""))
 PY
 cat "$OUT/gaps.txt"

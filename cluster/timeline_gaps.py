@@ -32,8 +32,15 @@ for sl in sorted(by, key=int):
     ks = sorted(steps)
     lo, hi = ks[0] + max(1, len(ks) // 20), ks[-1] - max(1, len(ks) // 20)
     acc = collections.defaultdict(list)
+    early = []  # the first steps' durations, left out of the medians
     for s in ks:
-        if s < lo or s > hi or s - 1 not in steps:
+        if s - 1 not in steps:
+            continue
+        if s < lo or s > hi:
+            pe = [e for e in steps[s - 1] if not e["kernel"].startswith(("halo", "read:"))]
+            ce = [e for e in steps[s] if not e["kernel"].startswith(("halo", "read:"))]
+            if s < lo and pe and ce:
+                early.append(max(f(e, "end_us") for e in ce) - max(f(e, "end_us") for e in pe))
             continue
         prev = [e for e in steps[s - 1] if not e["kernel"].startswith("halo") and not e["kernel"].startswith("read:")]
         cur = [e for e in steps[s] if not e["kernel"].startswith("halo") and not e["kernel"].startswith("read:")]
@@ -61,6 +68,11 @@ for sl in sorted(by, key=int):
     slow = [x for x in st if x > 1.5 * med["step"]]
     print(f"  step: mean {statistics.mean(st):.1f}, p10 {q(0.1):.1f}, p90 {q(0.9):.1f}, p99 {q(0.99):.1f}, max {st[-1]:.1f};"
           f" {len(slow)} steps over 1.5x the median hold {sum(x - med['step'] for x in slow) / sum(st) * 100:.1f} % of the time")
+    first = [e for e in steps[ks[0]] if not e["kernel"].startswith(("halo", "read:"))]
+    if first and early:
+        print(f"  the first {len(early) + 1} steps: {sum(early) + max(f(e, 'end_us') for e in first) - min(f(e, 'start_us') for e in first):.1f} us"
+              f" (the first launch starts {min(f(e, 'start_us') for e in first):.1f} us after it was queued),"
+              f" {len(early) + 1} steady steps: {(len(early) + 1) * statistics.mean(st):.1f} us")
     for k in ("gap_b", "gap_i"):
         if acc[k]:
             g = sorted(acc[k])

@@ -264,6 +264,12 @@ DeviceContext::DeviceContext(cl::Device device, DeviceInfo info)
                                                       PinnedHostMemory::enabled_by_environment());
 }
 
+cl::CommandQueue& DeviceContext::copy_queue() {
+    std::lock_guard lock(mutex_);
+    if (!copy_queue_()) copy_queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+    return copy_queue_;
+}
+
 cl::Program DeviceContext::program(std::string_view file, const std::string& options) {
     const auto src = embedded_kernel_source(file);
     if (src.empty())

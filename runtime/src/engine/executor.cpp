@@ -49,6 +49,16 @@ Executor::~Executor() {
     // Sends still in flight (a failure between run() and drain()): MPI keeps them.
     for (auto& s : slots_)
         if (s && s->sending) comm_.abandon_send(s->send_id);
+    // The copy queues outlive this executor (DeviceContext keeps them): their transfers read
+    // and write its staging slots, which go now.
+    for (auto& p : slices_) {
+        if (!p) continue;
+        try {
+            p->copy.finish();
+        } catch (const cl::Error&) {
+            // a device that failed: its error was reported where it happened
+        }
+    }
 }
 
 Executor::PerSlice& Executor::slice(int s) {
@@ -56,8 +66,7 @@ Executor::PerSlice& Executor::slice(int s) {
     auto& p = slices_[std::size_t(s)];
     if (!p) {
         p = std::make_unique<PerSlice>();
-        auto& ctx = target_.context(s);
-        p->copy = cl::CommandQueue(ctx.context(), ctx.device(), target_.traced() ? CL_QUEUE_PROFILING_ENABLE : 0);
+        p->copy = target_.context(s).copy_queue();  // kept from run to run
     }
     return *p;
 }

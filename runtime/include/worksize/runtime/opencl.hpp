@@ -151,6 +151,9 @@ public:
     const cl::Device& device() const { return device_; }
     const cl::Context& context() const { return context_; }
     cl::CommandQueue& queue() { return queue_; }
+    /// A second in-order profiling queue (the engine's halo rows beside the launches), made at
+    /// the first call and kept: making one took a run's first step a few milliseconds.
+    cl::CommandQueue& copy_queue();
     const DeviceInfo& info() const { return info_; }
     /// The device's pinned host memory: a Bytes made with bytes_with(ctx.host_memory()) copies
     /// to and from this device at DMA speed (the runtime's payload buffers are such Bytes).
@@ -166,7 +169,7 @@ public:
 private:
     cl::Device device_;
     cl::Context context_;
-    cl::CommandQueue queue_;
+    cl::CommandQueue queue_, copy_queue_;
     DeviceInfo info_;
     std::shared_ptr<PinnedHostMemory> host_memory_;
     std::mutex mutex_;
