@@ -135,7 +135,8 @@ int cmd_db(mpi::Environment& env, const std::vector<std::string>& args) {
         for (const auto& e : chosen) {
             const auto& d = e.key.device;
             t.add({entry_id(e.key), to_string(e.key.kind), e.key.kernel, e.key.params.dump(),
-                   e.key.size_class.empty() ? "-" : e.key.size_class, d.name, std::to_string(d.compute_units),
+                   e.key.size_class.empty() ? "-" : e.key.size_class, d.name.empty() ? "-" : d.name,
+                   d.compute_units ? std::to_string(d.compute_units) : "-",
                    d.max_clock_mhz ? std::to_string(d.max_clock_mhz) : "-", d.host.empty() ? "-" : d.host,
                    hosts_text(e), utc_date(e.timestamp)});
         }
