@@ -28,17 +28,37 @@ void idle(bool timed) {
     if (!timed) std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
 
+/// Whether `peer` has been silent for the communicator's patience since `start`: a wait on it
+/// then throws Error(lost_rank), whichever communicator (the in-process one polls without it).
+void check_alive(Comm& comm, int peer, double start) {
+    if (comm.patience() > 0 && comm.silent(peer, start, comm.patience()))
+        throw Error(ErrorReason::lost_rank, "rank " + std::to_string(peer) + " answered nothing for " +
+                                                format_seconds(comm.patience(), 3) + " (--rank-timeout)");
+}
+
 /// Send `data` to `peer` and wait until it has gone (MPI progressed by polling; `timed`: without
 /// sleeping).
 void link_send(Comm& comm, std::span<const std::byte> data, int peer, bool timed) {
     const std::size_t id = comm.isend_short(data, peer, wire::kLinks);
-    while (!comm.test_send(id)) idle(timed);
+    std::uint64_t polls = 0;
+    for (const double start = now_s(); !comm.test_send(id); idle(timed)) {
+        if (timed && ++polls % 4096) continue;  // a timed wait looks at the clock seldom
+        try {
+            check_alive(comm, peer, start);
+        } catch (...) {
+            comm.abandon_send(id);
+            throw;
+        }
+        comm.pulse();
+    }
 }
 
 void link_recv(Comm& comm, std::span<std::byte> into, int peer, bool timed) {
     const std::size_t id = comm.irecv_short(peer, wire::kLinks, into);
     std::size_t got = 0;
-    while (!comm.test_short(id, &got)) idle(timed);
+    std::uint64_t polls = 0;
+    for (const double start = now_s(); !comm.test_short(id, &got); idle(timed))
+        if (!timed || ++polls % 4096 == 0) check_alive(comm, peer, start);
     if (got != into.size())
         throw Error("calibrate --links: rank " + std::to_string(peer) + " sent " + std::to_string(got) +
                     " bytes where " + std::to_string(into.size()) + " were due");
@@ -219,12 +239,18 @@ LinkCalibration Cluster::calibrate_links(const LinkOptions& options, const std::
         }
     });
     if (me != 0) {
-        comm.send_json(mine, 0, wire::kLinks);  // its pairs (or its failure)
-        if (!mine.at("ok").get<bool>()) return out;
+        // A failure, once rank 0 has it, ends this rank as any rank's does (JobAborted).
+        auto answer = [&] {
+            comm.send_json(mine, 0, wire::kLinks);
+            if (mine.at("ok").get<bool>()) return;
+            const auto f = wire::failure_from_json(mine);
+            throw JobAborted(f.reason, f.message);
+        };
+        answer();  // its pairs are done
         (void)comm.recv_json(0, wire::kLinks);  // this rank's turn
         mine = {{"ok", true}, {"devices", nlohmann::json::array()}};
         on_worker(me, mine, [&] { measure_devices(mine, impl_->contexts, options, beat); });
-        comm.send_json(mine, 0, wire::kLinks);
+        answer();
         return out;
     }
     // Rank 0: each worker's answer, or its failure raised with its rank.
