@@ -36,6 +36,8 @@ else bad "database: want 2 host-device and 1 mpi link entries with byte_s > 0 an
 
 run 30 "$ws" db list kernel=mpi
 expect_out "^[0-9a-f]{8} +link +mpi +\{\"hosts\":\[" "db list: the MPI link entry"
+run 30 "$ws" db list kind=link
+expect_out "^3 of 3 entries in " "db list kind=link: the three link entries"
 
 mpmd_cmd "$mpx" "$ws" "2 1" calibrate --links --json --link-repeats 2; run 120 "${MPMD[@]}"
 expect_rc 0 "calibrate --links --json (default selection: rank 1's device)"

@@ -1,9 +1,8 @@
 // `calibrate --links` on every rank (see links.hpp): MPI ping-pongs along link_pairs(), then
 // each rank's devices' copies, one rank at a time (rank 0 gives the turns and takes each
-// worker's results). A worker sends rank 0 its
-// signs of life (wire::kAlive) while it waits and measures, so that rank 0's waits, patient for
-// --rank-timeout, end only for a rank that is gone; a worker's own failure reaches rank 0 as
-// its answer.
+// worker's results). A worker sends rank 0 its signs of life (wire::kAlive) while it waits and
+// measures, so that rank 0's waits, patient for --rank-timeout, end only for a rank that is
+// gone; a worker's own failure reaches rank 0 as its answer.
 #include "worksize/runtime/links.hpp"
 
 #include <algorithm>
