@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "cluster/cluster_impl.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize {
 
@@ -63,6 +65,16 @@ void link_recv(Comm& comm, std::span<std::byte> into, int peer, bool timed) {
                     " bytes where " + std::to_string(into.size()) + " were due");
 }
 
+/// The medians of one series, for WORKSIZE_LOG_LEVEL=debug.
+void log_series(const std::string& what, const std::vector<double>& bytes, const std::vector<double>& seconds) {
+    if (!log::enabled(log::Level::debug)) return;
+    std::ostringstream line;  // (a chain of + made GCC 12 warn of a memcpy's bound, -Wstringop-overflow)
+    line << "links: " << what << " medians:";
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        line << ' ' << (std::uint64_t(bytes[i]) >> 10) << " KiB " << format_seconds(seconds[i], 3) << ';';
+    log::debug(line.str());
+}
+
 /// The one-way time of a message between this rank and `peer` (half the round trip's median),
 /// per size of the ladder; `first` sends first.
 LinkFit ping_pong(Comm& comm, int peer, bool first, const LinkOptions& o, Bytes& buffer) {
@@ -86,6 +98,7 @@ LinkFit ping_pong(Comm& comm, int peer, bool first, const LinkOptions& o, Bytes&
         bytes.push_back(double(n));
         seconds.push_back(link_median(t));
     }
+    log_series("MPI one way with rank " + std::to_string(peer), bytes, seconds);
     return fit_link(bytes, seconds);
 }
 
@@ -119,6 +132,8 @@ DeviceLink measure_device(DeviceContext& ctx, const LinkOptions& o, const std::f
         d2h.push_back(link_median(down));
         beat();
     }
+    log_series("device '" + d.name + "' host->device", bytes, h2d);
+    log_series("device '" + d.name + "' device->host", bytes, d2h);
     return {fit_link(bytes, h2d), fit_link(bytes, d2h)};
 }
 
