@@ -64,7 +64,10 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     std::string kernel = "all", runs_csv, max_size;
     std::vector<std::string> sizes_arg;
     int min_repeats = 3, max_repeats = 15;
-    po::options_description desc("worksize calibrate [--kernel K|all] [options]");
+    bool links = false;
+    LinkOptions link_options;
+    po::options_description desc("worksize calibrate [--kernel K|all] [options]\n"
+                                 "worksize calibrate --links [--link-repeats N] [--db F] [--json] [selection]");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
         ("kernel", po::value(&kernel)->default_value("all"), ("kernel to calibrate: " + kernel_list() + " or all").c_str())
@@ -86,6 +89,13 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
         ("max-repeats", count_value("max-repeats", &max_repeats, 1),
          "timed runs per device and size at most (stops earlier once the median moves < 2 %)")
         ("db", po::value(&k.db), "database (default: $WORKSIZE_DB, else ~/.cache/worksize/db.json)")
+        ("links", po::bool_switch(&links),
+         "calibrate the links instead of a kernel: every selected device's host<->device copies and MPI "
+         "between ranks (rank 0 with each rank, each rank with the next), stored for --strategy model of data jobs")
+        ("link-repeats", count_value("link-repeats", &link_options.repeats, 1, 1000),
+         "--links: timed transfers per size (the median is fitted; default 5)")
+        ("link-max-bytes", count_value("link-max-bytes", &link_options.max_bytes, 16384, std::uint64_t(1) << 32),
+         "--links: the largest transfer (default 64 MiB; the ladder starts at 4 KiB, x4 a step)")
         ("json", po::bool_switch(&json), "print one JSON document")
         ("runs-csv", po::value(&runs_csv),
          "write every timed run (phases, rank 0's times, the fitted model's prediction) to this CSV");
@@ -93,6 +103,13 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
     desc.add(selection_options(sel));
     parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
+    if (links) {
+        if (kernel != "all" || !sizes_arg.empty() || !max_size.empty() || !runs_csv.empty() || !k.params.empty() ||
+            !k.backend.empty())
+            throw InvalidArgument("--links measures the links, not a kernel: it does not go with --kernel, --sizes, "
+                                  "--max-size, --param, --backend or --runs-csv");
+        return calibrate_links(env, sel, k.db, link_options, json);
+    }
     if (max_repeats < min_repeats) throw InvalidArgument("--max-repeats must be >= --min-repeats");
     std::vector<std::string> kernels;
     if (kernel == "all") {

@@ -26,7 +26,7 @@ std::string utc_date(double t) {
     return buf;
 }
 
-/// One selector: "id=HEX", "kernel=NAME", "device=WORD" or a bare word (an entry id, a kernel,
+/// One selector: "id=HEX", "kernel=NAME", "device=WORD", "kind=KIND" or a bare word (an entry id, a kernel,
 /// or a word of the device's name, platform or vendor, case-insensitive).
 struct Selector {
     std::string field, value, text;
@@ -38,6 +38,7 @@ struct Selector {
         if (field == "id") return entry_id(e.key) == w;
         if (field == "kernel") return e.key.kernel == value;
         if (field == "device") return dev;
+        if (field == "kind") return to_string(e.key.kind) == value;
         return entry_id(e.key) == w || e.key.kernel == value || dev;
     }
 };
@@ -47,8 +48,9 @@ Selector parse_selector(const std::string& text) {
     if (const auto eq = text.find('='); eq != std::string::npos) {
         s.field = text.substr(0, eq);
         s.value = text.substr(eq + 1);
-        if (s.field != "id" && s.field != "kernel" && s.field != "device")
-            throw InvalidArgument("db: bad selector '" + text + "' (id=ID, kernel=NAME, device=WORD or a bare word)");
+        if (s.field != "id" && s.field != "kernel" && s.field != "device" && s.field != "kind")
+            throw InvalidArgument("db: bad selector '" + text +
+                                  "' (id=ID, kernel=NAME, device=WORD, kind=model|tuning|link or a bare word)");
     }
     if (s.value.empty()) throw InvalidArgument("db: empty selector '" + text + "' (id=ID, kernel=NAME, device=WORD or a bare word)");
     return s;
@@ -73,8 +75,8 @@ nlohmann::json list_json(const StoreEntry& e) {
 int cmd_db(mpi::Environment& env, const std::vector<std::string>& args) {
     const char* usage = "worksize db list|show|rm [SELECTOR...] [--db F] [--json]\n"
                         "  list: one line per entry; show: entries as JSON; rm: remove the selected entries.\n"
-                        "  SELECTOR: id=ID (from list), kernel=NAME, device=WORD, or a bare word matching any of\n"
-                        "  them; several must all match";
+                        "  SELECTOR: id=ID (from list), kernel=NAME, device=WORD, kind=model|tuning|link, or a bare\n"
+                        "  word matching an id, a kernel or a device; several must all match";
     std::string db;
     bool json = false, help = false;
     po::options_description desc(usage);
@@ -135,7 +137,8 @@ int cmd_db(mpi::Environment& env, const std::vector<std::string>& args) {
         for (const auto& e : chosen) {
             const auto& d = e.key.device;
             t.add({entry_id(e.key), to_string(e.key.kind), e.key.kernel, e.key.params.dump(),
-                   e.key.size_class.empty() ? "-" : e.key.size_class, d.name, std::to_string(d.compute_units),
+                   e.key.size_class.empty() ? "-" : e.key.size_class, d.name.empty() ? "-" : d.name,
+                   d.compute_units ? std::to_string(d.compute_units) : "-",
                    d.max_clock_mhz ? std::to_string(d.max_clock_mhz) : "-", d.host.empty() ? "-" : d.host,
                    hosts_text(e), utc_date(e.timestamp)});
         }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "worksize/runtime/cluster.hpp"
+#include "worksize/runtime/links.hpp"
 #include "worksize/runtime/mpi.hpp"
 #include "worksize/runtime/options.hpp"
 
@@ -115,6 +116,9 @@ int cmd_devices(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_run(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args);
+/// `calibrate --links` (cmd_calibrate_links.cpp).
+int calibrate_links(mpi::Environment& env, const DeviceSelection& sel, const std::string& db,
+                    const LinkOptions& options, bool json);
 int cmd_bench(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_tune(mpi::Environment& env, const std::vector<std::string>& args);
 int cmd_db(mpi::Environment& env, const std::vector<std::string>& args);

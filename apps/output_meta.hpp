@@ -11,12 +11,13 @@ namespace worksize::cli {
 /// Schema names, "worksize.KIND/N": N goes up whenever a field changes meaning or goes away.
 namespace schema {
 // JSON documents: devices --json, plan --json, run --json, run --paper-experiment --json,
-// calibrate --json, tune --report --json.
+// calibrate --json, calibrate --links --json, tune --report --json.
 inline constexpr const char* devices = "worksize.devices/1";
 inline constexpr const char* plan = "worksize.plan/1";
 inline constexpr const char* run = "worksize.run/1";
 inline constexpr const char* paper_experiment = "worksize.paper-experiment/1";
 inline constexpr const char* calibrate = "worksize.calibrate/1";
+inline constexpr const char* calibrate_links = "worksize.calibrate-links/1";
 inline constexpr const char* tune_report = "worksize.tune-report/1";
 // CSV files: calibrate --runs-csv, tune --heatmap-csv, bench --csv, its --sweep file, --phases-csv.
 inline constexpr const char* calibrate_runs = "worksize.calibrate-runs/1";

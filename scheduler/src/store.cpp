@@ -57,10 +57,10 @@ std::string bucket_of(const StoreKey& k) {
 
 std::string describe(const StoreKey& k) {
     std::string s = to_string(k.kind);
-    s.append(" entry for kernel '").append(k.kernel).append("'");
+    s.append(k.kind == EntryKind::link ? " entry '" : " entry for kernel '").append(k.kernel).append("'");
     if (!k.params.empty()) s.append(" ").append(k.params.dump());
     if (!k.size_class.empty()) s.append(" size class ").append(k.size_class);
-    s.append(" on ").append(device_label(k.device));
+    if (!k.device.name.empty() || k.kind != EntryKind::link) s.append(" on ").append(device_label(k.device));
     return s;
 }
 
@@ -115,6 +115,7 @@ StoreKey key_from_json(const nlohmann::json& j) {
     const std::string kind = j.at("kind").get<std::string>();
     if (kind == "model") k.kind = EntryKind::model;
     else if (kind == "tuning") k.kind = EntryKind::tuning;
+    else if (kind == "link") k.kind = EntryKind::link;
     else throw InvalidArgument("unknown kind '" + kind + "'");
     k.device = fingerprint_from_json(j.at("device"));
     k.kernel = j.at("kernel").get<std::string>();
@@ -275,7 +276,9 @@ std::optional<SizeClass> parse_size_class(const std::string& text) {
 
 std::string size_class(GlobalSize g) { return size_class_of(g).to_string(); }
 
-const char* to_string(EntryKind k) { return k == EntryKind::model ? "model" : "tuning"; }
+const char* to_string(EntryKind k) {
+    return k == EntryKind::model ? "model" : k == EntryKind::tuning ? "tuning" : "link";
+}
 
 std::string resolve_db_path(const std::string& db_path) { return db_path.empty() ? default_db_path() : db_path; }
 

@@ -16,6 +16,7 @@
 #include "json_depth.hpp"  // scheduler/src: the readers' nesting limit
 #include "worksize/scheduler/data_spec.hpp"
 #include "worksize/scheduler/job_file.hpp"
+#include "worksize/scheduler/links.hpp"
 #include "worksize/scheduler/model.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/profile.hpp"
@@ -168,6 +169,10 @@ bool store_once(const std::string& text) {
         if (!s.find(e.key).entry) broken("find() misses an entry the database holds");
         if (e.key.kind == EntryKind::model)
             payload_round_trip<CostModel>(e.payload, [](const json& j) { return cost_model_from_json(j); }, "cost model");
+        else if (e.key.kind == EntryKind::link && e.key.kernel == kHostDeviceLink)
+            payload_round_trip<DeviceLink>(e.payload, [](const json& j) { return device_link_from_json(j); }, "device link");
+        else if (e.key.kind == EntryKind::link)
+            payload_round_trip<LinkFit>(e.payload, [](const json& j) { return link_fit_from_json(j); }, "rank link");
         else
             payload_round_trip<TuningRecord>(e.payload, [](const json& j) { return tuning_record_from_json(j); },
                                              "tuning record");

@@ -8,6 +8,10 @@
 heat=$1; kmeans=$2; mpx=$3
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
+# An empty database: the model's links are the defaults whatever the user's database holds
+# (tests/mpi/links.sh runs it with calibrated links).
+tmpdb=$(mktemp -d); trap 'rm -rf "$tmpdb" "$out" "$err"' EXIT
+export WORKSIZE_DB=$tmpdb/db.json
 
 cus="2 1"  # PoCL compute units of ranks 0 and 1 (mpmd_cmd in lib.sh)
 num='[0-9]+\.[0-9]+'

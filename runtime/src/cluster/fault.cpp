@@ -124,7 +124,7 @@ DataFault data_fault() {
             f.hang_s = *s;
             rest.resize(colon);
         }
-        if (rest == "scatter" || rest == "steps" || rest == "gather") f.hang = rest;
+        if (rest == "scatter" || rest == "steps" || rest == "gather" || rest == "links") f.hang = rest;
     }
     if (v.rfind(slow, 0) == 0)
         if (const auto s = seconds_of(v.substr(slow.size()))) f.slow_s = *s;

@@ -33,7 +33,8 @@ void device_identity(DeviceInfo& dev);
 /// can set them): "hang-data:<phase>[:<seconds>]": a worker rank of a data job stops answering
 /// in <phase> for <seconds> (default 600: until rank 0 ends the job), then throws: "scatter"
 /// (before it takes its inputs), "steps" (at the start of its second step, or of its only one),
-/// "gather" (before its report and final outputs). "slow-data:<seconds>": every step of a worker
+/// "gather" (before its report and final outputs); "links": a worker of `calibrate --links`,
+/// before its first ping-pong. "slow-data:<seconds>": every step of a worker
 /// rank waits <seconds> longer on its devices, as a slow kernel would. "slow-link:<seconds>":
 /// every halo message a worker rank sends leaves <seconds> late, as over a slow link.
 struct DataFault {

@@ -425,6 +425,7 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
       << r.gather_s * 1e3 << " ms (steps and gather " << r.run_s * 1e3 << " ms), total " << r.total_s * 1e3
       << " ms\n";
     if (r.probe_s > 0) o << "  probe (before the plan, not in the total) " << r.probe_s * 1e3 << " ms\n";
+    if (!r.links_note.empty()) o << "  " << r.links_note << "\n";
     if (r.plan.predicted_makespan_s >= 0)
         o << "  step: predicted " << r.plan.predicted_makespan_s / steps * 1e3 << " ms, measured "
           << r.steps_s / steps * 1e3 << " ms (steps / " << r.plan.iterations << ")\n";

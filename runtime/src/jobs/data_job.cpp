@@ -42,6 +42,7 @@
 #include "jobs/data_watch.hpp"
 #include "jobs/data_wire.hpp"
 #include "worksize/scheduler/instructions.hpp"
+#include "worksize/runtime/links.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/log.hpp"
@@ -191,15 +192,25 @@ void check_host_data(const DataJob& job) {
 DataRunResult plan_run(Cluster& cluster, DataJob& job, const DataRunOptions& options) {
     const DataJobSpec& spec = job.spec();
     DataRunResult result;
+    DataRunOptions linked = options;
+    if (!options.plan && parse_strategy(options.strategy) == "model") {
+        result.links_note = "links: given";
+        if (options.stored_links) {
+            const StoredLinks stored = stored_data_links(options.db, cluster.devices());
+            if (stored.calibrated) linked.links = stored.links;
+            result.links_note = stored.note;
+        }
+        log::debug(result.links_note);
+    }
     if (!options.plan && options.rates.empty() && parse_strategy(options.strategy) == "model") {
-        DataRunOptions measured = options;
+        DataRunOptions measured = linked;
         const double p0 = now_s();
         const DataProbe probe = probe_data_job(cluster, job, options);
         result.probe_s = now_s() - p0;
         measured.rates = probe.rates;
         result.plan = plan_data_job(cluster.devices(), job, measured);
     } else {
-        result.plan = options.plan ? *options.plan : plan_data_job(cluster.devices(), job, options);
+        result.plan = options.plan ? *options.plan : plan_data_job(cluster.devices(), job, linked);
     }
     check_slices(spec, result.plan.assignments);
     result.layout = data_layout(spec, result.plan.assignments);

@@ -24,6 +24,8 @@ namespace worksize {
 class DataJob;
 struct DataRunOptions;
 struct DataRunResult;
+struct LinkOptions;
+struct LinkCalibration;
 
 /// A rank's failure reached rank 0 and ended the job; other ranks see only this.
 class JobAborted : public Error {
@@ -98,6 +100,12 @@ public:
     /// Rank 0: run a declarative data job (data_job.hpp; the free run() calls it).
     DataRunResult run(DataJob& job, const DataRunOptions& options);
 
+    /// Collective, before serve(): rank 0 runs `check` (e.g. that the database is writable;
+    /// its exception is rethrown there and the workers return at once), then every rank times
+    /// its devices' host↔device copies and its MPI links (links.hpp); rank 0 gets every rank's,
+    /// the others an empty result. A worker's failure reaches rank 0 with its reason; a rank
+    /// silent past --rank-timeout is lost (rank 0 throws Error lost_rank naming it).
+    LinkCalibration calibrate_links(const LinkOptions& options, const std::function<void()>& check = {});
     /// Rank 0: ask every other rank for a string (e.g. its local tuning database); each rank
     /// answers with its handler's result (set_collect_handler) or "" without one. Rank 0's own
     /// answer is first. @throws Error naming a rank whose handler failed.

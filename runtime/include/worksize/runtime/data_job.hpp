@@ -324,6 +324,9 @@ struct DataRunResult {
     std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
     /// Per assignment of the plan: bytes of device memory its slice holds (held_bytes()).
     std::vector<std::uint64_t> held_bytes;
+    /// --strategy model: which links the model used ("links: calibrated", or "links: defaults
+    /// (why), run `worksize calibrate --links`"); "" for other strategies.
+    std::string links_note;
 };
 
 struct DataRunOptions {
@@ -332,9 +335,15 @@ struct DataRunOptions {
     /// A plan to use as it is (its assignments must tile the job's units); empty: plan here.
     std::optional<Plan> plan;
     /// strategy "model": each device's rate (Cluster::devices() order); empty: run() measures
-    /// them first with a probe (probe_data_job). The links' costs: data_model.hpp's defaults.
+    /// them first with a probe (probe_data_job).
     std::vector<DataDeviceRate> rates;
+    /// The links' costs: with stored_links, those `worksize calibrate --links` stored in the
+    /// database `db` ("" : $WORKSIZE_DB, else the default path) for the devices and hosts
+    /// involved, when it holds them all (links.hpp, stored_data_links); else these (by default
+    /// data_model.hpp's).
     DataLinks links;
+    bool stored_links = true;
+    std::string db;
     /// Time every launch after the first step (RankReport::launch_s); the probe sets it.
     bool time_launches = false;
     /// Split launches so that halos move while the interior rows compute (ProgramOptions::overlap;

@@ -36,6 +36,9 @@ inline constexpr int kLost = 18;
 /// it steps, waits on its devices or on them), so that a neighbour whose step is slow is not
 /// taken for lost (Comm::set_alive_tag: a patient wait on a rank counts from its last one).
 inline constexpr int kAlive = 19;
+/// `calibrate --links` (links.hpp): the ping-pong messages between two ranks, and each worker's
+/// measurements for rank 0 ({"ok", "devices", "ranks"} or its failure).
+inline constexpr int kLinks = 20;
 
 /// A failure as the wire carries it.
 struct Failure {

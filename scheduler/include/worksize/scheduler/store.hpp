@@ -76,7 +76,9 @@ std::string size_class(GlobalSize global);
 /// `db_path`, or the default database path when it is "".
 std::string resolve_db_path(const std::string& db_path);
 
-enum class EntryKind { model, tuning };
+/// model: a kernel's cost model; tuning: its best local size; link: a link's cost (links.hpp:
+/// a device's host↔device copies, or MPI between two hosts), combined like models.
+enum class EntryKind { model, tuning, link };
 const char* to_string(EntryKind k);
 
 struct StoreKey {
@@ -102,7 +104,7 @@ inline constexpr std::size_t kMaxAlternates = 8;
 
 struct StoreEntry {
     StoreKey key;
-    nlohmann::json payload;  ///< to_json(CostModel) or to_json(TuningRecord)
+    nlohmann::json payload;  ///< to_json(CostModel), to_json(TuningRecord) or a link's (links.hpp)
     double timestamp = 0;    ///< seconds since the Unix epoch when it was recorded
     /// Provenance (not part of the key): the host that measured the payload, and every host
     /// whose measurement of this key was merged into the entry (sorted, distinct).
