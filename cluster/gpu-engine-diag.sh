@@ -18,7 +18,12 @@ B=${BUNDLE:-$PWD/.devbundle}
 export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
 OUT=${OUT:-/tmp/engine-diag}
 REPS=${REPS:-3}
-PART=${PART:-all}  # matmul | heat | all
+PART=${PART:-all}  # matmul | heat | all | ab | links
+# PART=ab: heat through worksize_example_heat_old (another build's, copied into the bundle's bin/)
+# beside this build's, alternating, in the same call. PART=links: `worksize calibrate --links` on
+# the two GPUs (one rank each, and one rank driving both) into $OUT/links.json, then heat with
+# --strategy model on the calibrated links and on the defaults (an empty database): the
+# predicted against the measured step (model.csv).
 mkdir -p "$OUT"
 { date -u +%FT%TZ; nvidia-smi -L 2>/dev/null; echo "build $(cat "$B/build.txt" 2>/dev/null)"; } | tee "$OUT/machine.txt"
 for n in 2 3; do echo "mpi-bw $n ranks (256 MiB): $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
@@ -47,8 +52,8 @@ heat() {
         2ranks*) n=2 sel="0=${G[0]},1=${G[1]}";;
         1rank2gpus*) sel="0=${G[0]}+${G[1]}";;
     esac
-    text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/heat timeout 120 mpiexec -n $n worksize_example_heat "$@" --select "$sel" \
-        --local null --strategy even 2>&1)
+    text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/heat timeout 120 mpiexec -n $n "${HEATBIN:-worksize_example_heat}" "$@" \
+        --select "$sel" --local null --strategy "${STRATEGY:-even}" 2>&1)
     printf '=== heat %s rep %s: %s\n%s\n' "$cfg" "$rep" "$*" "$text" >>"$OUT/heat.log"
     steps=$(echo "$text" | grep -Eo 'steps [0-9.]+ ms, gather' | tail -1 | grep -Eo '[0-9.]+')
     res=$(echo "$text" | grep '^worksize,' | tail -1)
@@ -60,6 +65,42 @@ echo "config,rep,steps_s,run_s,status" >"$OUT/heat.csv"
 # Verified first at a size the CPU reference checks whole.
 heat 2ranks 0 1024 1024 200
 heat 1rank2gpus 0 1024 1024 200
+if [ "$PART" = ab ] || [ "$PART" = links ]; then
+    export EXAMPLE_NOVERIFY=1
+    if [ "$PART" = ab ]; then
+        for r in $(seq "$REPS"); do
+            for cfg in 1gpu 1rank2gpus 2ranks; do
+                for size in "8192 8192 2000" "16384 16384 500"; do
+                    t=${size%% *}
+                    # shellcheck disable=SC2086
+                    heat "$cfg-$t" "$r" $size
+                    # shellcheck disable=SC2086
+                    HEATBIN=worksize_example_heat_old heat "old-$cfg-$t" "$r" $size
+                done
+            done
+        done
+    else
+        echo "example,size,config,links,rep,predicted_step_ms,measured_step_ms" >"$OUT/model.csv"
+        WORKSIZE_DB=$OUT/links.json timeout 120 mpiexec -n 2 worksize calibrate --links --select "0=${G[0]},1=${G[1]}" | tee "$OUT/links.txt"
+        WORKSIZE_DB=$OUT/links.json timeout 120 worksize calibrate --links --select "0=${G[0]}+${G[1]}" | tee -a "$OUT/links.txt"
+        for r in $(seq "$REPS"); do
+            for db in calibrated defaults; do
+                for cfg in 1gpu 1rank2gpus 2ranks; do
+                    for size in "8192 8192 2000" "16384 16384 500"; do
+                        path=$OUT/links.json
+                        [ $db = defaults ] && path=$OUT/empty.json
+                        # shellcheck disable=SC2086
+                        WORKSIZE_DB=$path STRATEGY=model heat "model-$db-$cfg-${size%% *}" "$r" $size
+                        pm=$(tail -30 "$OUT/heat.log" | grep -Eo 'step: predicted [0-9.]+ ms, measured [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+' | tr '\n' ',')
+                        echo "heat,${size// /x},$cfg,$db,$r,${pm%,}" >>"$OUT/model.csv"
+                    done
+                done
+            done
+        done
+        grep -h "links:" "$OUT/heat.log" | sort | uniq -c >"$OUT/links-used.txt"
+    fi
+    REPS=0 PART=none
+fi
 for r in $(seq "$REPS"); do
     [ "$PART" = heat ] && break
     mm local-1gpu "$r" env -- --select "0=${G[0]}" --inputs local
@@ -71,7 +112,7 @@ done
 export EXAMPLE_NOVERIFY=1
 [ "$PART" = matmul ] && REPS=0
 for cfg in 1rank2gpus 2ranks; do
-    [ "$PART" = matmul ] && break
+    case $PART in matmul|none) break;; esac
     for hq in copy host-wait; do
         rm -f "$OUT/tl-$cfg-$hq.csv"*
         WORKSIZE_HALO_QUEUE=$hq WORKSIZE_TIMELINE=$OUT/tl-$cfg-$hq.csv heat "$cfg+trace+$hq" 1 8192 8192 300
