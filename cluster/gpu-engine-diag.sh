@@ -49,8 +49,8 @@ heat() {
     local cfg=$1 rep=$2; shift 2
     local n=1 sel="0=${G[0]}" text steps res
     case $cfg in
-        2ranks*) n=2 sel="0=${G[0]},1=${G[1]}";;
-        1rank2gpus*) sel="0=${G[0]}+${G[1]}";;
+        *2ranks*) n=2 sel="0=${G[0]},1=${G[1]}";;
+        *1rank2gpus*) sel="0=${G[0]}+${G[1]}";;
     esac
     text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/heat timeout 120 mpiexec -n $n "${HEATBIN:-worksize_example_heat}" "$@" \
         --select "$sel" --local null --strategy "${STRATEGY:-even}" 2>&1)
@@ -62,6 +62,17 @@ heat() {
 
 echo "config,rep,makespan_ms,made_ms,status" >"$OUT/matmul_local.csv"
 echo "config,rep,steps_s,run_s,status" >"$OUT/heat.csv"
+if [ "$PART" = quick ]; then  # what the last seconds of a session's device time allow
+    export EXAMPLE_NOVERIFY=1
+    for r in 1 2; do
+        heat 1rank2gpus-16384 "$r" 16384 16384 500
+        HEATBIN=worksize_example_heat_old heat old-1rank2gpus-16384 "$r" 16384 16384 500
+    done
+    WORKSIZE_DB=$OUT/links.json timeout 60 mpiexec -n 2 worksize calibrate --links --select "0=${G[0]},1=${G[1]}" >"$OUT/links.txt" 2>&1
+    WORKSIZE_DB=$OUT/links.json STRATEGY=model heat model-calibrated-2ranks-8192 1 8192 8192 2000
+    grep -E "predicted|links:" "$OUT/heat.log"
+    exit 0
+fi
 # Verified first at a size the CPU reference checks whole.
 heat 2ranks 0 1024 1024 200
 heat 1rank2gpus 0 1024 1024 200
