@@ -233,6 +233,20 @@ void Execution::write_timeline(double t0) const {
                      timeline_path_.c_str());
 }
 
+/// Halo traffic in the timeline: reads and writes beside the launches of their slice
+/// ("halo-read:<buffer>", "halo-write:<buffer>"), sends and arrivals as host moments.
+void Execution::trace(const Instruction& in, const cl::Event& ev, double host_s) {
+    if (ev()) {
+        const std::string what = std::string(in.kind == InstrKind::read_rows ? "halo-read:" : "halo-write:") +
+                                 spec_.buffers[std::size_t(in.buffer)].name;
+        at(in.slice).timeline.push_back({step_, what, host_s, ev});
+        return;
+    }
+    marks_.emplace_back((in.kind == InstrKind::send ? "sent to " : "arrived from ") + std::to_string(in.peer) + " step " +
+                            std::to_string(step_),
+                        host_s);
+}
+
 void Execution::enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
                               bool alone) {
     const bool blocking = alone && mine_.size() == 1;

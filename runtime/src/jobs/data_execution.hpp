@@ -456,19 +456,7 @@ public:
         }
     }
     bool traced() const override { return !timeline_path_.empty(); }
-    /// Halo traffic in the timeline: reads and writes beside the launches of their slice
-    /// ("halo-read:<buffer>", "halo-write:<buffer>"), sends and arrivals as host moments.
-    void trace(const Instruction& in, const cl::Event& ev, double host_s) override {
-        if (ev()) {
-            const std::string what = std::string(in.kind == InstrKind::read_rows ? "halo-read:" : "halo-write:") +
-                                     spec_.buffers[std::size_t(in.buffer)].name;
-            at(in.slice).timeline.push_back({step_, what, host_s, ev});
-        } else {
-            marks_.emplace_back((in.kind == InstrKind::send ? "sent to " : "arrived from ") + std::to_string(in.peer) +
-                                    " step " + std::to_string(step_),
-                                host_s);
-        }
-    }
+    void trace(const Instruction& in, const cl::Event& ev, double host_s) override;  ///< halo rows and messages
     void count(const Instruction& in) override {
         if (in.feeds_step >= spec_.steps) return;
         if (in.kind == InstrKind::send) report_.sent_per_step[in.feeds_step] += in.bytes;
