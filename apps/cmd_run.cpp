@@ -136,7 +136,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
          "when a worker rank is lost: abort (exit 1) or replan (run again on the devices left)")
         ("inputs", po::value(&inputs)->default_value("rank0"),
          "rank0: rank 0 makes the inputs and sends each slice its part, and gathers the outputs (the paper's offload); "
-         "local: each rank makes its own slices' inputs and checks their outputs, which stay there (matmul)");
+         "local: each rank makes its own slices' inputs and checks their outputs, which stay there (matmul, interp)");
     desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     const auto vm = parse(args, desc, true);
@@ -157,7 +157,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         (void)plan_request(k, *probe);
         if (inputs == "local" && !probe->makes_slice_inputs())
             throw InvalidArgument("--inputs local: kernel '" + k.kernel +
-                                  "' cannot make its inputs on each rank (its slices need the whole input); use --inputs rank0");
+                                  "' cannot make its inputs and check its output on each rank; use --inputs rank0");
     }
     return with_cluster(env, sel, [&](Cluster& c) {
         // --on-failure replan: a lost rank's devices are dropped and the job is planned again

@@ -311,10 +311,8 @@ public:
     LocalSize required_local() const override { return stage_ ? stage_group(stage_x_) : LocalSize{}; }
 
     void generate() override {
-        std::mt19937_64 rng(seed_);
-        std::uniform_real_distribution<float> dist(0.0f, 1.0f);
         in_.resize(in_w_ * in_h_);
-        for (auto& v : in_) v = dist(rng);
+        fill_input(0, 0, std::as_writable_bytes(std::span(in_)));
         out_.assign(out_w_ * out_h_, std::numeric_limits<float>::quiet_NaN());
     }
 
@@ -353,14 +351,43 @@ public:
     }
 
     Verdict verify() const override {
-        for (std::uint64_t y = 0; y < out_h_; ++y) {
+        return check_rows(0, out_h_, in_.data(), 0, in_h_, out_.data(), 0);
+    }
+
+    bool makes_slice_inputs() const override { return true; }
+
+    /// A slice's input is the input rows its row groups read (input_rows of buffer 0), its output
+    /// its own output rows (of buffer 1).
+    Verdict verify_slice(const Assignment& a, std::span<const std::byte> in,
+                         std::span<const std::byte> out) const override {
+        const auto [in_first, in_n] = input_rows(spec_, 0, a.offset, a.units);
+        const auto [out_first, out_n] = input_rows(spec_, 1, a.offset, a.units);
+        if (in.size() != in_n * in_w_ * sizeof(float) || out.size() != out_n * out_w_ * sizeof(float))
+            return {false, "the slice at row group " + std::to_string(a.offset) + " has " + std::to_string(in.size()) +
+                               " input and " + std::to_string(out.size()) + " output bytes, not " +
+                               std::to_string(in_n * in_w_ * sizeof(float)) + " and " +
+                               std::to_string(out_n * out_w_ * sizeof(float))};
+        return check_rows(out_first, out_first + out_n, reinterpret_cast<const float*>(in.data()), in_first, in_n,
+                          reinterpret_cast<const float*>(out.data()), out_first);
+    }
+
+private:
+    /// Output rows [y0, y1) bit-exact against the CPU's blend of the input: `in` holds input rows
+    /// [in_first, in_first + in_rows), `out` output rows from `out_first` on.
+    Verdict check_rows(std::uint64_t y0, std::uint64_t y1, const float* in, std::uint64_t in_first,
+                       std::uint64_t in_rows, const float* out, std::uint64_t out_first) const {
+        for (std::uint64_t y = y0; y < y1; ++y) {
             const Tap ty = source_tap(y, sy_, in_h_);
+            if (std::min(ty.i0, ty.i1) < in_first || std::max(ty.i0, ty.i1) >= in_first + in_rows)
+                return {false, "output row " + std::to_string(y) + " reads input rows " + std::to_string(ty.i0) + " and " +
+                                   std::to_string(ty.i1) + ", outside the slice's " + std::to_string(in_first) + ".." +
+                                   std::to_string(in_first + in_rows)};
+            const float* r0 = in + (ty.i0 - in_first) * in_w_;
+            const float* r1 = in + (ty.i1 - in_first) * in_w_;
             for (std::uint64_t x = 0; x < out_w_; ++x) {
                 const Tap tx = source_tap(x, sx_, in_w_);
-                const float want =
-                    blend(in_[ty.i0 * in_w_ + tx.i0], in_[ty.i0 * in_w_ + tx.i1],
-                          in_[ty.i1 * in_w_ + tx.i0], in_[ty.i1 * in_w_ + tx.i1], tx.w, ty.w);
-                const float got = out_[y * out_w_ + x];
+                const float want = blend(r0[tx.i0], r0[tx.i1], r1[tx.i0], r1[tx.i1], tx.w, ty.w);
+                const float got = out[(y - out_first) * out_w_ + x];
                 if (std::memcmp(&got, &want, sizeof(float)) != 0) {
                     char buf[200];
                     std::snprintf(buf, sizeof buf,
@@ -372,9 +399,10 @@ public:
                 }
             }
         }
-        return {true, "all " + std::to_string(out_w_) + "x" + std::to_string(out_h_) +
-                          " pixels bit-exact"};
+        return {true, "all " + std::to_string(out_w_) + "x" + std::to_string(y1 - y0) + " pixels bit-exact"};
     }
+
+public:
 
     std::string summary() const override {
         char buf[160];
@@ -398,6 +426,12 @@ public:
 protected:
     const DataJobSpec& declaration() const override { return spec_; }
     std::span<const std::byte> host_input(int) const override { return std::as_bytes(std::span(in_)); }
+    bool fills_inputs() const override { return true; }
+    void fill_input(int, std::uint64_t first, std::span<std::byte> out) const override {
+        auto* v = reinterpret_cast<float*>(out.data());
+        parallel_for_index(out.size() / sizeof(float),
+                           [&](std::uint64_t j) { v[j] = position_uniform(seed_, 0, first / sizeof(float) + j); });
+    }
     std::span<std::byte> host_output(int) override { return std::as_writable_bytes(std::span(out_)); }
 
 private:

@@ -239,37 +239,6 @@ BackendChoice matmul_backends(const nlohmann::json& params) {
     return c;
 }
 
-/// Input element i of buffer b (0: A, 1: B) for a seed: uniform in [-1, 1), a function of its
-/// position (a SplitMix64 stream per buffer), so that any rank makes any part of the inputs
-/// (rank-local inputs, `run --inputs local`) and rank 0 makes the same values whole.
-float input_value(std::uint64_t seed, int b, std::uint64_t i) {
-    auto mix = [](std::uint64_t z) {
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    };
-    const std::uint64_t z = mix(mix(seed * 2 + std::uint64_t(b)) + (i + 1) * 0x9e3779b97f4a7c15ULL);
-    return float(z >> 40) * 0x1p-23f - 1.0f;  // 24 bits: exact in a float
-}
-
-/// f(i) for i in [0, n), in up to 8 threads when n is large (making 512 MiB of inputs on one
-/// core takes about a second).
-template <class F>
-void parallel_for_index(std::uint64_t n, F f) {
-    constexpr std::uint64_t kPerThread = std::uint64_t(1) << 22;
-    const std::uint64_t threads = std::min<std::uint64_t>({std::max(1u, std::thread::hardware_concurrency()), 8, n / kPerThread});
-    if (threads < 2) {
-        for (std::uint64_t i = 0; i < n; ++i) f(i);
-        return;
-    }
-    std::vector<std::jthread> pool;
-    const std::uint64_t chunk = (n + threads - 1) / threads;
-    for (std::uint64_t from = 0; from < n; from += chunk)
-        pool.emplace_back([&f, from, to = std::min(n, from + chunk)] {
-            for (std::uint64_t i = from; i < to; ++i) f(i);
-        });
-}
-
 class MatmulJob final : public DeclaredJob {
 public:
     explicit MatmulJob(const JobOptions& o)
@@ -483,7 +452,8 @@ private:
         auto* v = reinterpret_cast<float*>(out.data());
         parallel_for_index(out.size() / sizeof(float), [&](std::uint64_t j) {
             const std::uint64_t e = e0 + j;
-            v[j] = e < valid ? input_value(seed_, b, e) : 0.0f;  // A's rows past M: zeros
+            // Uniform in [-1, 1); A's rows past M: zeros.
+            v[j] = e < valid ? 2.0f * position_uniform(seed_, std::uint64_t(b), e) - 1.0f : 0.0f;
         });
     }
     std::span<const std::byte> host_input(int b) const override {

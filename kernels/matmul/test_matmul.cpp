@@ -272,40 +272,6 @@ TEST(Matmul, VerifyCatchesAMissingSlice) {
     EXPECT_FALSE(v.ok) << v.detail;
 }
 
-// Rank-local inputs (run --inputs local): a job that never ran generate() makes any slice's
-// input byte for byte as rank 0's slice_input() after generate(), in both variants; the slice's
-// own check passes on its true output and names a corrupted element.
-TEST(Matmul, SliceInputsMadeLocallyEqualRankZeros) {
-    const auto& f = kernel_job("matmul");
-    for (const nlohmann::json& extra : {nlohmann::json::object(), nlohmann::json{{"variant", "reg"}}}) {
-        JobOptions o = options({37, 29, 23});
-        o.params.update(extra);
-        auto whole = f.make(o);
-        whole->generate();
-        const auto local = f.make(o);
-        ASSERT_TRUE(local->makes_slice_inputs());
-        const std::uint64_t units = whole->problem().y;
-        for (const auto& [offset, n] : {std::pair<std::uint64_t, std::uint64_t>{0, units}, {1, units - 2}, {units - 1, 1}}) {
-            Assignment a;
-            a.offset = offset;
-            a.units = n;
-            a.global = {whole->problem().x, n};
-            Bytes mine;
-            local->make_slice_input(a, mine);
-            EXPECT_EQ(mine, whole->slice_input(a)) << extra.dump() << " slice " << offset << "+" << n;
-            Bytes out;
-            f.execute(test::first_device(), local->slice_spec(a), mine, out);
-            const Verdict v = local->verify_slice(a, mine, out);
-            EXPECT_TRUE(v.ok) << v.detail;
-            float x;
-            std::memcpy(&x, out.data(), sizeof x);
-            x += 1e-2f;
-            std::memcpy(out.data(), &x, sizeof x);
-            EXPECT_FALSE(local->verify_slice(a, mine, out).ok) << extra.dump() << " slice " << offset;
-        }
-    }
-}
-
 TEST(Matmul, EmptySliceReturnsNothing) {
     const auto& f = kernel_job("matmul");
     auto job = f.make(options({8, 8, 8}));

@@ -31,7 +31,7 @@ run 120 "${MPMD[@]}"
 expect_rc 3 "matmul --inputs local, a wrong output on rank 2: exit 3"
 expect_out "VERIFICATION FAILED: slice at unit [0-9]+ on rank 2: C\[" "matmul --inputs local: the wrong slice is named by its rank"
 mpmd_cmd "$mpx" "$ws" "2 1 2" run sort --size 1000 --inputs local; run 120 "${MPMD[@]}"
-expect_fail_line 2 "--inputs local: kernel 'sort' cannot make its inputs on each rank" "sort --inputs local: one line, exit 2"
+expect_fail_line 2 "--inputs local: kernel 'sort' cannot make its inputs and check its output on each rank" "sort --inputs local: one line, exit 2"
 
 # A rank that dies: the launcher ends the others.
 RANK_ENV_1="WORKSIZE_FAULT=crash" mpmd_cmd "$mpx" "$ws" "2 1 2" run quad --size 1000

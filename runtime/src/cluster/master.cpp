@@ -91,7 +91,7 @@ JobResult Cluster::run(KernelJob& job, std::vector<Assignment> assignments, cons
         if (local_inputs) {
             if (!job.makes_slice_inputs())
                 throw InvalidArgument("--inputs local: kernel '" + t.spec.kernel +
-                                      "' cannot make its inputs on each rank (its slices need the whole input)");
+                                      "' cannot make its inputs and check its output on each rank");
             t.spec.local_inputs = true;
             t.spec.job_options = to_json(*local_inputs);
         }
