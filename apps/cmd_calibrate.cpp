@@ -94,8 +94,10 @@ int cmd_calibrate(mpi::Environment& env, const std::vector<std::string>& args) {
          "between ranks (rank 0 with each rank, each rank with the next), stored for --strategy model of data jobs")
         ("link-repeats", count_value("link-repeats", &link_options.repeats, 1, 1000),
          "--links: timed transfers per size (the median is fitted; default 5)")
-        ("link-max-bytes", count_value("link-max-bytes", &link_options.max_bytes, 16384, std::uint64_t(1) << 32),
-         "--links: the largest transfer (default 64 MiB; the ladder starts at 4 KiB, x4 a step)")
+        ("link-max-bytes",
+         count_value("link-max-bytes", &link_options.max_bytes, 16384, std::uint64_t(1) << 32)
+             ->default_value(std::to_string(link_options.max_bytes), "64 MiB"),
+         "--links: the largest transfer in bytes (the ladder starts at 4 KiB, x4 a step)")
         ("json", po::bool_switch(&json), "print one JSON document")
         ("runs-csv", po::value(&runs_csv),
          "write every timed run (phases, rank 0's times, the fitted model's prediction) to this CSV");

@@ -21,10 +21,25 @@ static void from_json(const nlohmann::json& j, LocalSize& l) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SliceSpec, kernel, problem, offset, units, global, local, iterations, params,
                                    local_inputs, job_options)
 
-nlohmann::json to_json(const SliceSpec& s) { return s; }
+// The rank-local inputs' two fields travel only when set: a slice of rank 0's inputs keeps the
+// layout it always had.
+nlohmann::json to_json(const SliceSpec& s) {
+    nlohmann::json j = s;
+    if (!s.local_inputs) {
+        j.erase("local_inputs");
+        j.erase("job_options");
+    }
+    return j;
+}
 
 SliceSpec slice_spec_from_json(const nlohmann::json& j) {
     try {
+        if (j.is_object() && !j.contains("local_inputs")) {
+            nlohmann::json full = j;
+            full["local_inputs"] = false;
+            full["job_options"] = nullptr;
+            return full.get<SliceSpec>();
+        }
         return j.get<SliceSpec>();
     } catch (const nlohmann::json::exception& e) {
         throw Error(std::string("malformed slice specification: ") + e.what());

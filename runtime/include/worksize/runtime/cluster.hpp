@@ -139,6 +139,7 @@ private:
     void serve_data(const nlohmann::json& cmd);
 
     struct Impl;
+    class KernelRun;  ///< one run(KernelJob&) in phases (runtime/src/cluster/kernel_run.*)
     std::unique_ptr<Impl> impl_;
 };
 
