@@ -101,7 +101,7 @@ void Cluster::KernelRun::start_own_slices() {
         own_.push_back(std::async(std::launch::async, [impl = &impl_, &job = job_, &t, t0 = t0_, dl = &deadlines_[i]] {
             dl->at = now_s() + impl->slice_limit(t.spec);
             try {
-                run_own_slice(*impl, job, t, t0);
+                run_own_slice(*impl, job, t);
             } catch (const std::exception& e) {
                 t.error = wire::failure_of(e);
             }
@@ -111,8 +111,7 @@ void Cluster::KernelRun::start_own_slices() {
     }
 }
 
-void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t, double t0) {
-    (void)t0;
+void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t) {
     if (t.spec.local_inputs) {
         impl.run_local(job, t.spec, t.local_index, t.packed, t.out, t.host_bytes, t.run);
         return;

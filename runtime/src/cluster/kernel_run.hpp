@@ -60,7 +60,7 @@ private:
         std::size_t id;
     };
 
-    static void run_own_slice(Impl& impl, KernelJob& job, Task& t, double t0);
+    static void run_own_slice(Impl& impl, KernelJob& job, Task& t);
     void post_json(const nlohmann::json& j, int r, int tag);
     void post_payload(int r, std::size_t task);
     void lose(int r, const std::string& why);

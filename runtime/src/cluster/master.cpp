@@ -14,17 +14,11 @@
 // task with kResult {"task","ok","times"|"error","reason"} followed, if ok, by the output bytes
 // (rank-local inputs: {"task","ok","times","verdict"} and no output); while it executes it sends kHeartbeat {} every Comm::heartbeat() seconds (a third of --rank-timeout, at most one). {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
 // {"cmd":"exit","code":N} ends serve().
-#include <algorithm>
-#include <deque>
-#include <future>
-#include <limits>
-#include <map>
+#include <chrono>
 #include <thread>
 
 #include "cluster/cluster_impl.hpp"
 #include "cluster/kernel_run.hpp"
-#include "jobs/job_util.hpp"
-#include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize {
