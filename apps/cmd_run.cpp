@@ -145,6 +145,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         throw InvalidArgument("--on-failure must be abort or replan, not '" + on_failure + "'");
     if (inputs != "rank0" && inputs != "local")
         throw InvalidArgument("--inputs must be rank0 or local, not '" + inputs + "'");
+    k.local_inputs = inputs == "local";  // --strategy model then charges no transfer from rank 0
     check_paper_options(vm, paper);
     if (paper && inputs != "rank0") throw InvalidArgument("--paper-experiment offloads from rank 0: it takes no --inputs");
     if (paper) {

@@ -320,6 +320,7 @@ Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, con
             ctx.models = &models;
             ctx.split_job = split_job_for(job, k.iterations);
             ctx.split_job.join_margin = k.join_margin;
+            ctx.split_job.local_inputs = k.local_inputs;
             if (request.pad_ndrange)
                 for (std::size_t i = 0; i < devices.size(); ++i)  // a library backend's slice is not padded
                     ctx.split_job.padding.push_back(job.backend(int(i)) == "kernel"

@@ -29,6 +29,7 @@ struct KernelArgs {
     std::uint64_t seed = 1;
     std::vector<std::string> params;
     std::string backend;  ///< --backend: NAME or DEVICE=NAME[,..] (parse_backends); "": the kernel
+    bool local_inputs = false;  ///< run --inputs local: the model charges no transfer from rank 0
     std::string db;  ///< calibration/tuning database path ("": the default)
     double join_margin = 0.10;  ///< model strategy: a device joins only for a larger predicted gain
     FitLimits fit_limits;       ///< model fits above these errors are not trusted (calibrate warns)

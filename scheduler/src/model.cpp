@@ -302,9 +302,14 @@ public:
             const double q = double(std::max<std::uint64_t>(p.pad_units, 1));
             launched = std::ceil(units / q) * q * p.pad_scale;
         }
-        return predict(models_[i], units, launched * job_.ops_per_unit,
-                       units * job_.bytes_in_per_unit + job_.bytes_in_fixed,
-                       units * job_.bytes_out_per_unit, shared);
+        Prediction p = predict(models_[i], units, launched * job_.ops_per_unit,
+                               units * job_.bytes_in_per_unit + job_.bytes_in_fixed,
+                               units * job_.bytes_out_per_unit, shared);
+        if (job_.local_inputs) {  // made and kept where the slice runs
+            p.total_s -= p.send_s + p.recv_s;
+            p.send_s = p.recv_s = 0;
+        }
+        return p;
     }
     Prediction granule_time(std::size_t i, std::uint64_t c, bool shared) const {
         return device_time(i, double(c) * double(job_.granule), shared);

@@ -262,6 +262,24 @@ TEST(Split, DeviceWhoseSendDelaysOthersIsLeftOut) {
     EXPECT_NEAR(r.makespan_s, brute_force({main, helper}, job), 1e-12);
 }
 
+TEST(Split, RankLocalInputsChargeNoTransferFromRankZero) {
+    // The same helper as above: left out when rank 0 sends B to it, given work when every rank
+    // makes its own inputs (run --inputs local), and no device's prediction has a send or receive.
+    CostModel main = device(0, 1e-9, 0, 1e-9);
+    CostModel helper = device(0, 1e-9, 0, 1.2e-9);
+    SplitJob job = matmul_like(64);
+    job.bytes_in_fixed = 1e8;
+    job.send_order = {0, 1};
+    job.local_inputs = true;
+    const SplitResult r = optimise_split({main, helper}, job);
+    EXPECT_GT(r.units[1], 0u);
+    for (const auto& p : r.predicted) {
+        EXPECT_EQ(p.send_s, 0.0);
+        EXPECT_EQ(p.recv_s, 0.0);
+        EXPECT_NEAR(p.total_s, p.h2d_s + p.kernel_s + p.d2h_s + p.host_s, 1e-15);
+    }
+}
+
 TEST(Split, SerialSendsDelayLaterDevices) {
     const CostModel d = device(1e-3, 1e-8, 0, 1e-9);
     SplitJob job = matmul_like(100);

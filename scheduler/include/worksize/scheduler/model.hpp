@@ -161,6 +161,9 @@ struct SplitJob {
     /// Indices of the devices in sending order. Empty: fastest link first (smallest
     /// per-byte send cost, ties by index), the optimal order for linear costs.
     std::vector<int> send_order;
+    /// Rank-local inputs (`run --inputs local`): every rank makes its slices' inputs and keeps
+    /// their outputs, so no send or receive to or from rank 0 is charged.
+    bool local_inputs = false;
     /// A larger set of devices is chosen only if its predicted makespan beats the best smaller
     /// set's by more than this fraction (0: the plain optimum). It stands for the models' own
     /// error: a device that would save less than that is more likely to cost time (its fixed
