@@ -13,13 +13,14 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     KernelArgs k;
     DeviceSelection sel;
     bool json = false, help = false;
-    std::string profile;
+    std::string profile, inputs = "rank0";
     po::options_description desc("worksize plan --kernel K [options]");
     desc.add_options()
         ("help,h", po::bool_switch(&help), "show this help")
         ("kernel", po::value(&k.kernel), ("kernel: " + kernel_list()).c_str())
         ("devices", po::value(&profile), "plan for the devices of a profile file (offline) instead of the live ones")
         ("json", po::bool_switch(&json), "print one JSON document");
+    desc.add(inputs_option(inputs));
     desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     parse(args, desc, true);  // --ops (a number > 0) is in k.ops when given
@@ -28,6 +29,7 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     // Validate everything before any collective, identically on every rank.
     auto job = make_job(k);
     (void)plan_request(k, *job);
+    apply_inputs(k, inputs, *job);  // what run --inputs would plan
 
     auto show = [&](const std::vector<DeviceInfo>& devices) {
         const KernelArgs kt = with_tuned_params(k, devices);  // --local tuned: the tuned kernel parameters

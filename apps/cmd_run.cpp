@@ -133,19 +133,14 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         ("repeat-scale", real_value("repeat-scale", &repeat_scale, 0, 1e6, Open::low),
          "paper experiment: multiply the paper's repeat counts by this (e.g. 0.01 on CPUs)")
         ("on-failure", po::value(&on_failure)->default_value("abort"),
-         "when a worker rank is lost: abort (exit 1) or replan (run again on the devices left)")
-        ("inputs", po::value(&inputs)->default_value("rank0"),
-         "rank0: rank 0 makes the inputs and sends each slice its part, and gathers the outputs (the paper's offload); "
-         "local: each rank makes its own slices' inputs and checks their outputs, which stay there (matmul, interp)");
+         "when a worker rank is lost: abort (exit 1) or replan (run again on the devices left)");
+    desc.add(inputs_option(inputs));
     desc.add(kernel_options(k));
     desc.add(selection_options(sel));
     const auto vm = parse(args, desc, true);
     if (show_help(env, desc, help)) return kOk;
     if (on_failure != "abort" && on_failure != "replan")
         throw InvalidArgument("--on-failure must be abort or replan, not '" + on_failure + "'");
-    if (inputs != "rank0" && inputs != "local")
-        throw InvalidArgument("--inputs must be rank0 or local, not '" + inputs + "'");
-    k.local_inputs = inputs == "local";  // --strategy model then charges no transfer from rank 0
     check_paper_options(vm, paper);
     if (paper && inputs != "rank0") throw InvalidArgument("--paper-experiment offloads from rank 0: it takes no --inputs");
     if (paper) {
@@ -156,9 +151,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
     {
         auto probe = make_job(k);
         (void)plan_request(k, *probe);
-        if (inputs == "local" && !probe->makes_slice_inputs())
-            throw InvalidArgument("--inputs local: kernel '" + k.kernel +
-                                  "' cannot make its inputs and check its output on each rank; use --inputs rank0");
+        apply_inputs(k, inputs, *probe);  // --strategy model then charges no transfer from rank 0
     }
     return with_cluster(env, sel, [&](Cluster& c) {
         // --on-failure replan: a lost rank's devices are dropped and the job is planned again
@@ -167,7 +160,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         Outcome o;
         for (;;) {
             try {
-                o = run_one(c, k, warmup, inputs == "local");
+                o = run_one(c, k, warmup, k.local_inputs);
                 break;
             } catch (const Error& e) {
                 if (e.reason() != ErrorReason::lost_rank || on_failure != "replan") throw;

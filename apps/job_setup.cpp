@@ -159,6 +159,23 @@ JobOptions job_options(const KernelArgs& k) {
     return o;
 }
 
+po::options_description inputs_option(std::string& text) {
+    po::options_description d("Inputs");
+    d.add_options()("inputs", po::value(&text)->default_value("rank0"),
+                    "rank0: rank 0 makes the inputs, sends each slice its part and gathers the outputs (the paper's "
+                    "offload); local: each rank makes its own slices' inputs and checks their outputs, which stay "
+                    "there (matmul, interp; --strategy model then charges no transfer from rank 0)");
+    return d;
+}
+
+void apply_inputs(KernelArgs& k, const std::string& text, const KernelJob& probe) {
+    if (text != "rank0" && text != "local") throw InvalidArgument("--inputs must be rank0 or local, not '" + text + "'");
+    k.local_inputs = text == "local";
+    if (k.local_inputs && !probe.makes_slice_inputs())
+        throw InvalidArgument("--inputs local: kernel '" + k.kernel +
+                              "' cannot make its inputs and check its output on each rank; use --inputs rank0");
+}
+
 std::string db_path(const KernelArgs& k) { return k.db.empty() ? default_db_path() : k.db; }
 
 GlobalSize job_size(const KernelArgs& k) { return parse_size(k.size, kernel_dims(k.kernel)); }

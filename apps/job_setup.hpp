@@ -53,6 +53,12 @@ po::options_description kernel_options(KernelArgs& k);
 std::unique_ptr<KernelJob> make_job(const KernelArgs& k);
 /// The JobOptions make_job() makes the job from (checked the same way).
 JobOptions job_options(const KernelArgs& k);
+
+/// `--inputs rank0|local` (run, plan) into `text`.
+po::options_description inputs_option(std::string& text);
+/// Sets k.local_inputs from --inputs' text. @throws InvalidArgument for another text, or for
+/// "local" with a kernel that cannot make its inputs on each rank (`probe`, a job of k).
+void apply_inputs(KernelArgs& k, const std::string& text, const KernelJob& probe);
 /// Dimensionality of a registered kernel.
 int kernel_dims(const std::string& kernel);
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t devices = 0);
