@@ -20,10 +20,11 @@ struct Outcome {
 };
 
 /// Generate, plan, warm up (builds the programs outside the timing) and run one job. With
-/// `local_inputs` (--inputs local) each rank makes its slices' inputs and checks their outputs:
-/// rank 0 makes nothing whole.
-Outcome run_one(Cluster& c, const KernelArgs& args, int warmup, bool local_inputs = false) {
+/// --inputs local (KernelArgs::local_inputs) each rank makes its slices' inputs and checks their
+/// outputs: rank 0 makes nothing whole.
+Outcome run_one(Cluster& c, const KernelArgs& args, int warmup) {
     const KernelArgs k = with_tuned_params(args, c.devices());  // --local tuned: the tuned kernel parameters
+    const bool local_inputs = k.local_inputs;
     auto job = make_job(k);
     Outcome o;
     o.plan = build_plan(c.devices(), k, *job, &c);
@@ -160,7 +161,7 @@ int cmd_run(mpi::Environment& env, const std::vector<std::string>& args) {
         Outcome o;
         for (;;) {
             try {
-                o = run_one(c, k, warmup, k.local_inputs);
+                o = run_one(c, k, warmup);
                 break;
             } catch (const Error& e) {
                 if (e.reason() != ErrorReason::lost_rank || on_failure != "replan") throw;

@@ -12,6 +12,7 @@
 
 #include "cluster/cluster_impl.hpp"
 #include "worksize/scheduler/log.hpp"
+#include "worksize/scheduler/stats.hpp"
 
 namespace worksize {
 
@@ -19,8 +20,7 @@ namespace {
 
 double link_median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return quantile(v, 0.5);
 }
 
 /// Between two polls of an untimed wait: ranks waiting for their turn sleep, so that they leave
