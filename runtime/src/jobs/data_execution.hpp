@@ -213,19 +213,21 @@ public:
     /// its rows, halos included, of a split buffer; all of a shared one (made once per rank).
     void generate(SliceState& s, int b);
 
-    /// Rows [first, first + n) of split buffer `b` (or all of shared `b`) into slice `s`.
-    /// `blocking` false: `data` must stay as it is until the queue has run the write (the
-    /// reduction results, rewritten only after the next step's finish).
-    void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data, bool blocking = true) {
+    /// Rows [first, first + n) of split buffer `b` (or elements from `first` on of shared `b`)
+    /// into slice `s`. `blocking` false: `data` must stay as it is until the queue has run the
+    /// write (the reduction results, rewritten only after the next step's finish; a scatter's
+    /// piece, until `done`, the write's event, is complete).
+    void upload(SliceState& s, int b, std::uint64_t first, std::span<const std::byte> data, bool blocking = true,
+                cl::Event* done = nullptr) {
         if (failed_) return;
         guarded(
             [&] {
                 const auto& d = spec_.buffers[std::size_t(b)];
-                std::uint64_t at = 0;
-                if (d.layout == BufferLayout::split) at = device_row(s, b, first) * row_bytes(b);
+                const std::uint64_t at = d.layout == BufferLayout::split ? device_row(s, b, first) * row_bytes(b)
+                                                                         : first * elem_size(d.type);
                 const auto w = watch(s);
                 s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE, at,
-                                                  data.size(), data.data());
+                                                  data.size(), data.data(), nullptr, done);
                 // A shared buffer's first element: the value of value_of arguments (rank-local).
                 if (d.layout == BufferLayout::shared && first == 0 && data.size() >= elem_size(d.type))
                     values_[std::size_t(b)].bytes.assign(data.begin(), data.begin() + std::ptrdiff_t(elem_size(d.type)));

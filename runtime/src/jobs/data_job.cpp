@@ -3,9 +3,10 @@
 //
 // Protocol. Rank 0 checks the declaration and the plan, then sends every rank that has slices
 // one command {"cmd":"data","spec":…,"slices":[{device,rank,index,offset,units,local}]}, sets up
-// its own slices and scatters the inputs (tag kData): per worker slice, each input split
-// buffer's rows with their halo, then each input shared buffer once per rank (all posted at
-// once). Each worker answers {"ok"} (kData) once its inputs are on its devices, and rank 0 says
+// its own slices and scatters the inputs (tag kData, jobs/data_transfer.cpp): per worker slice,
+// each input split buffer's rows with their halo, then each input shared buffer once per rank,
+// in pieces of whole rows (all posted at once; a worker uploads each piece while the next one
+// arrives, rank 0 its own slices' while they move). Each worker answers {"ok"} (kData) once its inputs are on its devices, and rank 0 says
 // {"go"} (kData) when all have: the ranks start their steps together. From there every
 // participating rank runs, step by step, the instruction list StepCompiler derives from the
 // declaration and the layout alone (scheduler/instructions.hpp; engine::Executor runs it):
@@ -15,7 +16,7 @@
 // (kReduce: totals go right, the grand total comes back left). Each message starts with a status
 // word: a rank that failed keeps walking its lists and sends "failed" instead of data, so its
 // neighbours learn it and nobody waits for a message that will not come. Gathers (kData: a
-// header, then the output rows of each slice in pieces of kGatherPiece) go to rank 0 at the end,
+// header, then the output rows of each slice in pieces of kPieceBytes, data_transfer.hpp) go to rank 0 at the end,
 // or every N steps; the final one follows each rank's report (kResult). With ghost zones (exchange_every k) the halo
 // exchanges happen only on every k-th step, k times as deep, and the launches of the steps
 // between cover the rows the next steps will read (ghost_rows()).
@@ -39,6 +40,7 @@
 #include "jobs/data_host_step.hpp"
 #include "jobs/data_kernels.hpp"
 #include "jobs/data_execution.hpp"
+#include "jobs/data_transfer.hpp"
 #include "jobs/data_watch.hpp"
 #include "jobs/data_wire.hpp"
 #include "worksize/scheduler/instructions.hpp"
@@ -60,95 +62,6 @@ namespace {
 
 using wire::kData;
 using wire::kResult;
-
-/// The output split buffers, in declaration order.
-std::vector<int> split_outputs(const DataJobSpec& spec) {
-    std::vector<int> v;
-    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::split) v.push_back(int(b));
-    return v;
-}
-
-/// A gather moves each slice's rows of an output in messages of at most this many bytes (whole
-/// rows, at least one): the next piece comes off the device while MPI moves this one.
-constexpr std::uint64_t kGatherPiece = 16ull << 20;
-
-/// Rows per gather message of buffer rows of `row` bytes. WORKSIZE_GATHER_PIECE_BYTES (test-only,
-/// docs/testing.md; the same on every rank) makes pieces smaller, so that small jobs use several.
-std::uint64_t gather_rows(std::uint64_t row) {
-    static const std::uint64_t piece = [] {
-        const char* v = std::getenv("WORKSIZE_GATHER_PIECE_BYTES");
-        try {
-            return v && *v ? std::max<std::uint64_t>(std::stoull(v), 1) : kGatherPiece;
-        } catch (const std::exception&) {
-            return kGatherPiece;
-        }
-    }();
-    return std::max<std::uint64_t>(1, piece / std::max<std::uint64_t>(row, 1));
-}
-
-/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
-void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
-    comm.send_json({{"ok", !x.failed()}}, 0, kData);
-    if (x.failed()) return;
-    // Two staging halves: piece k+1 is read from the device while piece k is sent.
-    Bytes other = bytes_with(staging.get_allocator().resource());
-    Bytes* half[2] = {&staging, &other};
-    std::size_t sending = 0;
-    bool pending = false;
-    auto finish_send = [&] {
-        while (pending && !comm.test_send(sending)) std::this_thread::yield();
-        pending = false;
-    };
-    int k = 0;
-    for (auto& s : x.mine_mutable())
-        for (int b : split_outputs(spec)) {
-            const std::uint64_t row = x.row_bytes(b), per = gather_rows(row);
-            for (std::uint64_t first = 0; first < s.desc.units; first += per, k ^= 1) {
-                const std::uint64_t n = std::min(per, s.desc.units - first);
-                Bytes& buf = *half[k];
-                buf.resize(n * row);
-                // A failure now sends what is there; the report says so.
-                x.download(s, b, buf, first, [&] {
-                    if (pending && comm.test_send(sending)) pending = false;
-                });
-                finish_send();
-                sending = comm.isend_parts(std::array<std::span<const std::byte>, 1>{std::span<const std::byte>(buf)}, 0, kData);
-                pending = true;
-            }
-        }
-    finish_send();
-}
-
-/// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
-/// when the rank had failed (its report says why).
-bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch) {
-    const auto& spec = job.spec();
-    watch.await(r, kData);
-    const auto hdr = comm.recv_json(r, kData);
-    if (!hdr.at("ok").get<bool>()) return false;
-    for (const auto& s : slices) {
-        if (s.rank != r) continue;
-        for (int b : split_outputs(spec)) {
-            const auto& d = spec.buffers[std::size_t(b)];
-            const std::uint64_t row = d.pitch * elem_size(d.type), per = gather_rows(row);
-            for (std::uint64_t first = 0; first < s.units; first += per) {
-                const std::uint64_t n = std::min(per, s.units - first);
-                watch.await(r, kData);  // the worker reads each piece from its device first
-                comm.recv_bytes_exact(job.host(b).subspan((s.offset + first) * row, n * row), r, kData);
-            }
-        }
-    }
-    return true;
-}
-
-/// Rank 0's own slices' outputs, read from its devices into the job's host memory.
-void read_own_outputs(DataJob& job, Execution& x) {
-    for (int b : split_outputs(job.spec())) {
-        const std::uint64_t row = x.row_bytes(b);
-        x.download_all(b, [&](const SliceState& s) { return job.host(b).subspan(s.desc.offset * row, s.desc.units * row); });
-    }
-}
 
 /// Whether rank `r` (not rank 0) sends rank 0 the shared outputs: the first rank with slices,
 /// when rank 0 has none.
@@ -249,66 +162,6 @@ std::vector<int> worker_ranks(const std::vector<SliceDesc>& slices) {
             workers.push_back(s.rank);
     std::sort(workers.begin(), workers.end());
     return workers;
-}
-
-/// What rank 0's phases of one run share.
-struct MasterRun {
-    DataJob& job;
-    const DataJobSpec& spec;
-    Comm& comm;
-    Watch& watch;
-    Execution& x;
-    const std::vector<SliceDesc>& slices;
-    const std::vector<int>& workers;
-    bool own_outputs_read = false;  ///< rank 0's own slices' outputs read behind its last launches
-};
-
-/// Rank 0's own slices get their inputs; the workers' rows and shared inputs are posted at once
-/// and taken; then every rank starts its steps on rank 0's word.
-void scatter(MasterRun& m) {
-    const DataJobSpec& spec = m.spec;
-    for (auto& s : m.x.mine_mutable()) {
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-            const auto& d = spec.buffers[b];
-            if (!d.input) continue;
-            if (d.layout == BufferLayout::shared) {
-                m.x.upload(s, int(b), 0, m.job.host(int(b)));
-                continue;
-            }
-            const auto [first, n] = input_rows(spec, int(b), s.desc.offset, s.desc.units);
-            m.x.upload(s, int(b), first,
-                       m.job.host(int(b)).subspan(first * m.x.row_bytes(int(b)), n * m.x.row_bytes(int(b))));
-        }
-    }
-    // The scatter, posted at once: each worker slice's input rows, then the shared inputs once
-    // per rank. A worker sends heartbeats while it sets up, before it takes them.
-    std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
-    for (int r : m.workers) {
-        for (const auto& s : m.slices) {
-            if (s.rank != r) continue;
-            for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-                if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
-                const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
-                const auto rows = std::span<const std::byte>(
-                    m.job.host(int(b)).subspan(first * m.x.row_bytes(int(b)), n * m.x.row_bytes(int(b))));
-                sends.emplace_back(r, m.comm.isend_parts({&rows, 1}, r, kData));
-            }
-        }
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-            if (spec.buffers[b].input && spec.buffers[b].layout == BufferLayout::shared) {
-                const auto all = std::span<const std::byte>(m.job.host(int(b)));
-                sends.emplace_back(r, m.comm.isend_parts({&all, 1}, r, kData));
-            }
-    }
-    m.watch.await_sends(sends);
-    // Every rank starts its steps together: each worker says it is set up (its inputs are on
-    // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
-    // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
-    for (int r : m.workers) {
-        m.watch.await(r, kData);
-        (void)m.comm.recv_json(r, kData);
-    }
-    for (int r : m.workers) m.comm.send_json({{"go", true}}, r, kData);
 }
 
 /// The steps: rank 0 takes part with its own slices (waiting on its neighbours at most
@@ -498,38 +351,10 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         wait_beating(comm, setup);
     }
     fault::hang_data(fault, "scatter");
+    receive_inputs(x, spec, comm);
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
-    Bytes staging = bytes_with(pinned);
-    // Work between MPI calls that may take seconds (pinning gigabytes of staging memory, uploading
-    // them) runs beside heartbeats, or rank 0 counts this rank lost in the middle of a large
-    // scatter (Rodinia's pathfinder: a 7 GB wall on a second H200 was lost after 5 s).
-    auto beside_heartbeats = [&comm](auto&& work) {
-        auto done = std::async(std::launch::async, std::forward<decltype(work)>(work));
-        wait_beating(comm, done);
-    };
-    std::uint64_t largest = 0;
-    for (const auto& s : x.mine())
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-            if (spec.buffers[b].input)
-                largest = std::max(largest, spec.buffers[b].layout == BufferLayout::shared
-                                                ? spec.buffers[b].count * elem_size(spec.buffers[b].type)
-                                                : input_rows(spec, int(b), s.desc.offset, s.desc.units).second *
-                                                      x.row_bytes(int(b)));
-    beside_heartbeats([&staging, largest] { staging.reserve(largest); });
-    for (auto& s : x.mine_mutable())
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-            if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::split) continue;
-            comm.recv_bytes_into(staging, 0, kData);
-            beside_heartbeats([&] { x.upload(s, int(b), input_rows(spec, int(b), s.desc.offset, s.desc.units).first, staging); });
-        }
-    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-        if (!spec.buffers[b].input || spec.buffers[b].layout != BufferLayout::shared) continue;
-        comm.recv_bytes_into(staging, 0, kData);
-        beside_heartbeats([&] {
-            for (auto& s : x.mine_mutable()) x.upload(s, int(b), 0, staging);
-        });
-    }
+    Bytes staging = bytes_with(pinned);  // the gathers' and host steps' first half
     // Set up; every rank starts its steps on rank 0's word.
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     (void)comm.recv_json(0, kData);

@@ -80,39 +80,45 @@ public:
     }
     /// Waits until the sends in `sends` (rank, handle) are done.
     void await_sends(std::vector<std::pair<int, std::size_t>>& sends) {
-        for (const auto& [r, id] : sends)
-            if (!heard_.count(r)) heard(r);
         while (!sends.empty()) {
-            poll();
-            bool progress = false;
-            for (auto it = sends.begin(); it != sends.end();) {
-                bool done = false;
-                try {
-                    done = comm_.test_send(it->second);
-                } catch (const Error& e) {
-                    if (e.reason() != ErrorReason::lost_rank) throw;
-                    const int r = it->first;
-                    abandon(sends);
-                    lose(r, e.what());
-                }
-                if (!done) {
-                    ++it;
-                    continue;
-                }
-                heard(it->first);
-                it = sends.erase(it);
-                progress = true;
-            }
-            if (progress) continue;
-            for (const auto& [r, id] : sends)
-                if (silent(r)) {
-                    const int lost = r;
-                    const std::string why = silence(lost);
-                    abandon(sends);
-                    lose(lost, why);
-                }
+            if (test_sends(sends)) continue;
             std::this_thread::yield();  // MPI moves a message only inside MPI calls
         }
+    }
+    /// One look at the sends in `sends`: the done ones are taken out (their ranks heard);
+    /// whether any was. A send that failed, or whose rank was silent too long, loses its rank.
+    bool test_sends(std::vector<std::pair<int, std::size_t>>& sends) {
+        for (const auto& [r, id] : sends)
+            if (!heard_.count(r)) heard(r);
+        poll();
+        bool progress = false;
+        for (auto it = sends.begin(); it != sends.end();) {
+            bool done = false;
+            try {
+                done = comm_.test_send(it->second);
+            } catch (const Error& e) {
+                if (e.reason() != ErrorReason::lost_rank) throw;
+                const int r = it->first;
+                abandon(sends);
+                lose(r, e.what());
+            }
+            if (!done) {
+                ++it;
+                continue;
+            }
+            heard(it->first);
+            it = sends.erase(it);
+            progress = true;
+        }
+        if (progress) return true;
+        for (const auto& [r, id] : sends)
+            if (silent(r)) {
+                const int lost = r;
+                const std::string why = silence(lost);
+                abandon(sends);
+                lose(lost, why);
+            }
+        return false;
     }
     /// Raises the loss of rank `r` (Error lost_rank), naming its host and devices.
     [[noreturn]] void lose(int r, const std::string& why) {

@@ -1,0 +1,230 @@
+// A data job's scatter and gathers in pieces (data_transfer.hpp).
+#include "jobs/data_transfer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <thread>
+
+namespace worksize::data_exec {
+
+using wire::kData;
+
+std::uint64_t piece_rows(std::uint64_t row) {
+    static const std::uint64_t piece = [] {
+        const char* v = std::getenv("WORKSIZE_PIECE_BYTES");
+        try {
+            return v && *v ? std::max<std::uint64_t>(std::stoull(v), 1) : kPieceBytes;
+        } catch (const std::exception&) {
+            return kPieceBytes;
+        }
+    }();
+    return std::max<std::uint64_t>(1, piece / std::max<std::uint64_t>(row, 1));
+}
+
+namespace {
+
+/// `bytes` (units of `unit` bytes) as the pieces piece_rows() cuts: f(first unit, piece).
+template <class F>
+void for_pieces(std::span<const std::byte> bytes, std::uint64_t unit, F&& f) {
+    const std::uint64_t per = piece_rows(unit) * unit;
+    for (std::uint64_t at = 0; at < bytes.size(); at += per)
+        f(at / unit, bytes.subspan(at, std::min<std::uint64_t>(per, bytes.size() - at)));
+}
+
+/// Rank 0's bytes of input `b` for a slice at [offset, offset + units): its rows with their
+/// halos (split), or all of it (shared); their unit's size in *unit, the first unit in *first.
+std::span<const std::byte> input_of(MasterRun& m, int b, std::uint64_t offset, std::uint64_t units,
+                                    std::uint64_t* unit, std::uint64_t* first) {
+    const auto& d = m.spec.buffers[std::size_t(b)];
+    const auto host = std::span<const std::byte>(m.job.host(b));
+    if (d.layout == BufferLayout::shared) {
+        *unit = elem_size(d.type);
+        *first = 0;
+        return host;
+    }
+    const auto [from, n] = input_rows(m.spec, b, offset, units);
+    *unit = m.x.row_bytes(b);
+    *first = from;
+    return host.subspan(from * *unit, n * *unit);
+}
+
+/// The split inputs of a slice, then (once per rank) the shared ones: the order of the scatter.
+std::vector<int> inputs_of(const DataJobSpec& spec, BufferLayout layout) {
+    std::vector<int> v;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        if (spec.buffers[b].input && spec.buffers[b].layout == layout) v.push_back(int(b));
+    return v;
+}
+
+/// Waits, heartbeats going, until the uploads `evs` are done (their staging half is free).
+void await_uploads(Execution& x, Comm& comm, std::vector<cl::Event>& evs) {
+    for (auto& ev : evs) {
+        if (!ev()) continue;  // not enqueued (this rank had failed)
+        try {
+            cl_int st;
+            while ((st = ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>()) > CL_COMPLETE) {
+                comm.pulse();
+                std::this_thread::yield();
+            }
+            if (st < 0) throw cl::Error(st, "clEnqueueWriteBuffer");
+        } catch (const cl::Error& e) {
+            x.fail(e, "uploading the scattered inputs");
+        }
+    }
+    evs.clear();
+}
+
+}  // namespace
+
+void scatter(MasterRun& m) {
+    const DataJobSpec& spec = m.spec;
+    const auto split = inputs_of(spec, BufferLayout::split), shared = inputs_of(spec, BufferLayout::shared);
+    std::uint64_t unit = 0, first = 0;
+    // Every worker's pieces, posted at once: each of its slices' split inputs, then the shared
+    // inputs once per rank. A worker sends heartbeats while it sets up, before it takes them.
+    std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
+    auto post = [&](int r, std::span<const std::byte> bytes) {
+        for_pieces(bytes, unit, [&](std::uint64_t, std::span<const std::byte> piece) {
+            sends.emplace_back(r, m.comm.isend_parts({&piece, 1}, r, kData));
+        });
+    };
+    for (int r : m.workers) {
+        for (const auto& s : m.slices)
+            if (s.rank == r)
+                for (int b : split) post(r, input_of(m, b, s.offset, s.units, &unit, &first));
+        for (int b : shared) post(r, input_of(m, b, 0, 0, &unit, &first));
+    }
+    // Rank 0's own slices while they move, a piece at a time (MPI moves a message only inside
+    // its calls).
+    for (auto& s : m.x.mine_mutable())
+        for (const auto& list : {split, shared})
+            for (int b : list) {
+                const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
+                for_pieces(bytes, unit, [&](std::uint64_t at, std::span<const std::byte> piece) {
+                    m.x.upload(s, b, first + at, piece);
+                    m.watch.test_sends(sends);
+                });
+            }
+    m.watch.await_sends(sends);
+    // Every rank starts its steps together: each worker says it is set up (its inputs are on
+    // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
+    // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
+    for (int r : m.workers) {
+        m.watch.await(r, kData);
+        (void)m.comm.recv_json(r, kData);
+    }
+    for (int r : m.workers) m.comm.send_json({{"go", true}}, r, kData);
+}
+
+void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm) {
+    std::shared_ptr<HostMemoryResource> pinned;
+    if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
+    // Two halves: piece k + 1 arrives while piece k is uploaded (to each device of the rank,
+    // for a shared input). Pinning them costs little; a scatter of gigabytes pinned no more.
+    struct Half {
+        Bytes bytes;
+        std::vector<cl::Event> uploads;
+    };
+    std::array<Half, 2> half{Half{bytes_with(pinned), {}}, Half{bytes_with(pinned), {}}};
+    int k = 0;
+    auto receive = [&](std::uint64_t bytes) -> Half& {
+        Half& h = half[std::size_t(k)];
+        k ^= 1;
+        await_uploads(x, comm, h.uploads);
+        h.bytes.resize(bytes);
+        comm.recv_bytes_exact(h.bytes, 0, kData);
+        return h;
+    };
+    auto upload = [&](SliceState& s, int b, std::uint64_t first, Half& h) {
+        x.upload(s, b, first, h.bytes, false, &h.uploads.emplace_back());
+        if (!x.failed()) s.ctx->queue().flush();  // under way while the next piece arrives
+    };
+    for (auto& s : x.mine_mutable())
+        for (int b : inputs_of(spec, BufferLayout::split)) {
+            const auto [first, n] = input_rows(spec, b, s.desc.offset, s.desc.units);
+            const std::uint64_t row = x.row_bytes(b), per = piece_rows(row);
+            for (std::uint64_t p = 0; p < n; p += per) upload(s, b, first + p, receive(std::min(per, n - p) * row));
+        }
+    for (int b : inputs_of(spec, BufferLayout::shared)) {
+        const auto& d = spec.buffers[std::size_t(b)];
+        const std::uint64_t elem = elem_size(d.type), per = piece_rows(elem);
+        for (std::uint64_t e = 0; e < d.count; e += per) {
+            Half& h = receive(std::min(per, d.count - e) * elem);
+            for (auto& s : x.mine_mutable()) upload(s, b, e, h);
+        }
+    }
+    for (auto& h : half) await_uploads(x, comm, h.uploads);
+}
+
+std::vector<int> split_outputs(const DataJobSpec& spec) {
+    std::vector<int> v;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::split) v.push_back(int(b));
+    return v;
+}
+
+/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
+void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
+    comm.send_json({{"ok", !x.failed()}}, 0, kData);
+    if (x.failed()) return;
+    // Two staging halves: piece k+1 is read from the device while piece k is sent.
+    Bytes other = bytes_with(staging.get_allocator().resource());
+    Bytes* half[2] = {&staging, &other};
+    std::size_t sending = 0;
+    bool pending = false;
+    auto finish_send = [&] {
+        while (pending && !comm.test_send(sending)) std::this_thread::yield();
+        pending = false;
+    };
+    int k = 0;
+    for (auto& s : x.mine_mutable())
+        for (int b : split_outputs(spec)) {
+            const std::uint64_t row = x.row_bytes(b), per = piece_rows(row);
+            for (std::uint64_t first = 0; first < s.desc.units; first += per, k ^= 1) {
+                const std::uint64_t n = std::min(per, s.desc.units - first);
+                Bytes& buf = *half[k];
+                buf.resize(n * row);
+                // A failure now sends what is there; the report says so.
+                x.download(s, b, buf, first, [&] {
+                    if (pending && comm.test_send(sending)) pending = false;
+                });
+                finish_send();
+                sending = comm.isend_parts(std::array<std::span<const std::byte>, 1>{std::span<const std::byte>(buf)}, 0, kData);
+                pending = true;
+            }
+        }
+    finish_send();
+}
+
+/// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
+/// when the rank had failed (its report says why).
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch) {
+    const auto& spec = job.spec();
+    watch.await(r, kData);
+    const auto hdr = comm.recv_json(r, kData);
+    if (!hdr.at("ok").get<bool>()) return false;
+    for (const auto& s : slices) {
+        if (s.rank != r) continue;
+        for (int b : split_outputs(spec)) {
+            const auto& d = spec.buffers[std::size_t(b)];
+            const std::uint64_t row = d.pitch * elem_size(d.type), per = piece_rows(row);
+            for (std::uint64_t first = 0; first < s.units; first += per) {
+                const std::uint64_t n = std::min(per, s.units - first);
+                watch.await(r, kData);  // the worker reads each piece from its device first
+                comm.recv_bytes_exact(job.host(b).subspan((s.offset + first) * row, n * row), r, kData);
+            }
+        }
+    }
+    return true;
+}
+
+/// Rank 0's own slices' outputs, read from its devices into the job's host memory.
+void read_own_outputs(DataJob& job, Execution& x) {
+    for (int b : split_outputs(job.spec())) {
+        const std::uint64_t row = x.row_bytes(b);
+        x.download_all(b, [&](const SliceState& s) { return job.host(b).subspan(s.desc.offset * row, s.desc.units * row); });
+    }
+}
+
+}  // namespace worksize::data_exec

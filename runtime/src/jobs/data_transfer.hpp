@@ -1,0 +1,52 @@
+// A data job's bulk transfers between rank 0 and the workers (jobs/data_job.cpp describes the
+// protocol): the scatter of the inputs before the steps and the gathers of the outputs, both in
+// pieces of whole rows, so that a piece moves over MPI while the one before it goes on or comes
+// off a device, through two pinned staging halves of a piece each.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "jobs/data_execution.hpp"
+#include "jobs/data_watch.hpp"
+
+namespace worksize::data_exec {
+
+/// A scatter or gather message holds at most this many bytes (whole rows, at least one).
+constexpr std::uint64_t kPieceBytes = 16ull << 20;
+
+/// Rows (or a shared buffer's elements) per message of rows of `row` bytes. WORKSIZE_PIECE_BYTES
+/// (test-only, docs/testing.md; the same on every rank) makes pieces smaller, so that small jobs
+/// use several.
+std::uint64_t piece_rows(std::uint64_t row);
+
+/// What rank 0's phases of one run share.
+struct MasterRun {
+    DataJob& job;
+    const DataJobSpec& spec;
+    Comm& comm;
+    Watch& watch;
+    Execution& x;
+    const std::vector<SliceDesc>& slices;
+    const std::vector<int>& workers;
+    bool own_outputs_read = false;  ///< rank 0's own slices' outputs read behind its last launches
+};
+
+/// Rank 0: posts every worker's input pieces at once, uploads its own slices' inputs while they
+/// move, waits for the sends; then every rank starts its steps on rank 0's word.
+void scatter(MasterRun& m);
+/// A worker: its slices' input pieces, each uploaded from a staging half while the next one
+/// arrives; returns once every upload is done (or this rank has failed).
+void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm);
+
+/// The output split buffers, in declaration order.
+std::vector<int> split_outputs(const DataJobSpec& spec);
+/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
+void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging);
+/// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
+/// when the rank had failed (its report says why).
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch);
+/// Rank 0's own slices' outputs, read from its devices into the job's host memory.
+void read_own_outputs(DataJob& job, Execution& x);
+
+}  // namespace worksize::data_exec
