@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Issue 26 on the nvidia-h200-x2 kind. PART=ab: this build against another one (its examples
+# copied into the bundle's bin/ as *_old), same call: heat 16384^2 x 500 and k-means 16.8 M x 16
+# (k 16, 20 iterations; its 1 GiB of points scattered from rank 0, which this build sends in
+# pieces) on one GPU, two GPUs in one rank and two GPU ranks; heat 8192^2 x 2000 with halo
+# writes and boundary launches flushed at once (WORKSIZE_EAGER_FLUSH=1) and not.
+# PART=matmul: `worksize bench` (every strategy, the oracle's sweep with each GPU alone) of
+# matmul 8192 x 1 and 4096 x 10 on the two GPUs, over MPI and in one rank, links calibrated.
+# PART=data: heat and k-means with --strategy model (links calibrated) against even and one GPU.
+#   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize build/examples/worksize_example_heat \
+#            build/examples/worksize_example_kmeans && cp OLD/build/examples/worksize_example_{heat,kmeans} .devbundle/bin/ ...
+#          (renamed *_old) && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw &&
+#          git rev-parse --short HEAD >.devbundle/build.txt && tar -cJf .devbundle.tar.xz .devbundle
+#   There: tar -xJf .devbundle.tar.xz && PART=ab bash cluster/gpu-engine-model.sh  (run tool, carry [".devbundle.tar.xz"])
+# Writes $OUT/machine.txt, runs.csv (example,size,config,build,rep,setup_ms,steps_ms,total_ms,status), runs.log,
+# bench*.csv, summary.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${BUNDLE:-$PWD/.devbundle}
+export LD_LIBRARY_PATH=$B/lib PATH=$B/bin:$PATH
+OUT=${OUT:-/tmp/engine-model}
+REPS=${REPS:-3}
+PART=${PART:-ab}
+T0=$(date +%s)
+mkdir -p "$OUT"
+{ date -u +%FT%TZ; nvidia-smi -L 2>/dev/null; echo "build $(cat "$B/build.txt" 2>/dev/null), old $(cat "$B/old.txt" 2>/dev/null)"; } | tee -a "$OUT/machine.txt"
+for n in 2 3; do echo "mpi-bw $n ranks (256 MiB): $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+mapfile -t G < <(worksize devices --json | python3 -c \
+    'import json,sys; [print(d["index"]) for d in json.load(sys.stdin)["devices"] if d["type"] == "gpu"]')
+[ -n "${GPUS:-}" ] && read -ra G <<<"$GPUS"  # a dry run of the script on other devices
+[ "${#G[@]}" -ge 2 ] || { echo "gpu-engine-model: fewer than two GPUs (${G[*]:-none})" >&2; exit 1; }
+late() { [ $(( $(date +%s) - T0 )) -gt "${BUDGET:-520}" ]; }
+
+# ex EXAMPLE BUILD CONFIG REP ARGS...: one run of an example (CONFIG: 1gpu, 1rank2gpus, 2ranks,
+# with +suffixes for the environment's variants); its setup, steps and total from the report.
+ex() {
+    local name=$1 build=$2 cfg=$3 rep=$4; shift 4
+    local n=1 sel="0=${G[0]}" bin=worksize_example_$name text setup steps total st
+    case $cfg in
+        2ranks*) n=2 sel="0=${G[0]},1=${G[1]}";;
+        1rank2gpus*) sel="0=${G[0]}+${G[1]}";;
+    esac
+    [ "$build" = old ] && bin=${bin}_old
+    text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$name timeout 150 mpiexec -n $n "$bin" "$@" \
+        --select "$sel" --local null --strategy "${STRATEGY:-even}" 2>&1)
+    printf '=== %s %s %s rep %s: %s (strategy %s)\n%s\n' "$name" "$build" "$cfg" "$rep" "$*" "${STRATEGY:-even}" "$text" >>"$OUT/runs.log"
+    setup=$(echo "$text" | grep -Eo '^  setup [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
+    steps=$(echo "$text" | grep -Eo ', steps [0-9.]+ ms, gather' | tail -1 | grep -Eo '[0-9.]+')
+    total=$(echo "$text" | grep -Eo 'total [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
+    st=$(echo "$text" | grep -Eo '^worksize,.*,(verified|unverified|FAILED)$' | tail -1 | awk -F, '{print $NF}')
+    echo "$name,$(echo "$*" | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED}" | tee -a "$OUT/runs.csv"
+}
+[ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status" >"$OUT/runs.csv"
+
+if [ "$PART" = ab ]; then
+    # Verified first at sizes the CPU reference checks whole.
+    for cfg in 2ranks 1rank2gpus; do
+        ex heat new "$cfg" 0 1024 1024 200
+        ex kmeans new "$cfg" 0 1000000 16 16 5
+    done
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            for b in new old; do ex heat $b "$cfg" "$r" 16384 16384 500; done
+            for b in new old; do ex kmeans $b "$cfg" "$r" 16777216 16 16 20; done
+        done
+        ex heat new 1gpu "$r" 8192 8192 2000
+        for cfg in 1rank2gpus 2ranks; do
+            ex heat new "$cfg" "$r" 8192 8192 2000
+            WORKSIZE_EAGER_FLUSH=1 ex heat new "$cfg+eager" "$r" 8192 8192 2000
+        done
+    done
+fi
+
+if [ "$PART" = matmul ]; then
+    export WORKSIZE_DB=$OUT/db.json
+    timeout 120 mpiexec -n 2 worksize calibrate --links --select "0=${G[0]},1=${G[1]}" >"$OUT/links.txt" 2>&1
+    timeout 120 worksize calibrate --links --select "0=${G[0]}+${G[1]}" >>"$OUT/links.txt" 2>&1
+    for spec in "8192 1" "4096 10"; do
+        set -- $spec
+        for lay in 2ranks 1rank; do
+            late && break
+            pre=(mpiexec -n 2) sel="0=${G[0]},1=${G[1]}"
+            [ $lay = 1rank ] && pre=() sel="0=${G[0]}+${G[1]}"
+            timeout 240 "${pre[@]}" worksize bench --kernel matmul --size "$1" --iterations "$2" --repeats 3 --sweep \
+                --select "$sel" --csv "$OUT/bench-$lay.csv" --append >>"$OUT/bench.log" 2>&1
+            echo "bench matmul $1 x $2 $lay: rc $?" | tee -a "$OUT/machine.txt"
+        done
+    done
+fi
+
+if [ "$PART" = data ]; then
+    export WORKSIZE_DB=$OUT/db.json EXAMPLE_NOVERIFY=1
+    timeout 120 mpiexec -n 2 worksize calibrate --links --select "0=${G[0]},1=${G[1]}" >"$OUT/links.txt" 2>&1
+    timeout 120 worksize calibrate --links --select "0=${G[0]}+${G[1]}" >>"$OUT/links.txt" 2>&1
+    for r in $(seq "$REPS"); do
+        late && break
+        for job in "heat 8192 8192 2000" "kmeans 16777216 16 16 20"; do
+            set -- $job
+            name=$1; shift
+            ex "$name" new 1gpu "$r" "$@"
+            for cfg in 1rank2gpus 2ranks; do
+                ex "$name" new "$cfg" "$r" "$@"
+                STRATEGY=model ex "$name" new "$cfg+model" "$r" "$@"
+            done
+        done
+    done
+    grep -h "links:\|predicted" "$OUT/runs.log" | sort | uniq -c >"$OUT/model-lines.txt"
+fi
+
+python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
+import csv, statistics, sys, collections
+out = sys.argv[1]
+t = collections.defaultdict(lambda: collections.defaultdict(list))
+for r in csv.DictReader(open(f"{out}/runs.csv")):
+    if r["rep"] == "0" or r["status"] not in ("verified", "unverified"):
+        continue
+    for k in ("setup_ms", "steps_ms", "total_ms"):
+        try: t[(r["example"], r["size"], r["config"], r["build"])][k].append(float(r[k]))
+        except ValueError: pass
+med = {k: {m: statistics.median(v) for m, v in d.items() if v} for k, d in t.items()}
+for (ex, size, cfg, b), m in sorted(med.items()):
+    one = med.get((ex, size, "1gpu", b), {})
+    line = f"{ex} {size} {cfg} {b}: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in m.items())
+    if one and cfg != "1gpu":
+        line += ", x one GPU: steps %.2f, total %.2f" % (one["steps_ms"] / m["steps_ms"], one["total_ms"] / m["total_ms"])
+    print(line)
+PY
+echo "elapsed $(( $(date +%s) - T0 )) s"
