@@ -7,6 +7,8 @@
 # PART=matmul: `worksize bench` (every strategy, the oracle's sweep with each GPU alone) of
 # matmul 8192 x 1 and 4096 x 10 on the two GPUs, over MPI and in one rank, links calibrated.
 # PART=data: heat and k-means with --strategy model (links calibrated) against even and one GPU.
+# PART=model: bench of matmul 8192 x 1 and 4096 x 10, --strategy model against even, over MPI, in
+# one rank and on one GPU, on a database seeded with an earlier call's calibration (DB_SEED).
 #   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize build/examples/worksize_example_heat \
 #            build/examples/worksize_example_kmeans && cp OLD/build/examples/worksize_example_{heat,kmeans} .devbundle/bin/ ...
 #          (renamed *_old) && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw &&
@@ -90,6 +92,27 @@ if [ "$PART" = matmul ]; then
     done
 fi
 
+if [ "$PART" = model ]; then
+    # --strategy model against even and one GPU alone (bench, medians of 3), on a database seeded
+    # with a calibration of these GPUs (DB_SEED: matmul/db.json of an earlier call), so that the
+    # call measures the model's choice, not a calibration.
+    cp "${DB_SEED:?DB_SEED names the database to start from}" "$OUT/db.json"
+    export WORKSIZE_DB=$OUT/db.json
+    for spec in "8192 1" "4096 10"; do
+        set -- $spec
+        for lay in 2ranks 1rank 1gpu; do
+            late && break
+            pre=(mpiexec -n 2) sel="0=${G[0]},1=${G[1]}" strat=even,model
+            [ $lay = 1rank ] && pre=() sel="0=${G[0]}+${G[1]}"
+            [ $lay = 1gpu ] && pre=() sel="0=${G[0]}" strat=even
+            timeout 200 "${pre[@]}" worksize bench --kernel matmul --size "$1" --iterations "$2" --repeats 3 \
+                --strategies $strat --no-calibrate --select "$sel" --csv "$OUT/bench-$lay.csv" --append >>"$OUT/bench.log" 2>&1
+            echo "bench matmul $1 x $2 $lay: rc $?" | tee -a "$OUT/machine.txt"
+        done
+    done
+    grep -A8 "^strategy " "$OUT/bench.log"
+fi
+
 if [ "$PART" = data ]; then
     export WORKSIZE_DB=$OUT/db.json EXAMPLE_NOVERIFY=1
     timeout 120 mpiexec -n 2 worksize calibrate --links --select "0=${G[0]},1=${G[1]}" >"$OUT/links.txt" 2>&1
@@ -105,6 +128,12 @@ if [ "$PART" = data ]; then
                 STRATEGY=model ex "$name" new "$cfg+model" "$r" "$@"
             done
         done
+    done
+    # The A/B of PART=ab for heat 16384^2 in one rank, the old build first this time (there the
+    # new build ran first, after a run that left the second GPU idle).
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in old new; do ex heat $b 1rank2gpus "ab$r" 16384 16384 500; done
     done
     grep -h "links:\|predicted" "$OUT/runs.log" | sort | uniq -c >"$OUT/model-lines.txt"
 fi

@@ -609,20 +609,31 @@ std::size_t Store::remove_if(const std::function<bool(const StoreEntry&)>& pred)
     return n;
 }
 
-std::optional<CostModel> Store::find_model(const DeviceFingerprint& device, const std::string& kernel,
-                                           const nlohmann::json& params,
-                                           std::vector<std::string>* warnings) const {
+std::vector<CostModel> Store::find_models(const DeviceFingerprint& device, const std::string& kernel,
+                                         const nlohmann::json& params, std::vector<std::string>* warnings) const {
     Lookup l = find({EntryKind::model, device, kernel, params, ""});
-    std::optional<CostModel> out;
-    if (l.entry) {
+    std::vector<CostModel> out;
+    auto take = [&](const nlohmann::json& payload) {
         try {
-            out = cost_model_from_json(l.entry->payload);
+            out.push_back(cost_model_from_json(payload));
         } catch (const InvalidArgument& e) {
             l.warnings.push_back("ignoring unusable " + describe(l.entry->key) + ": " + e.what());
         }
+    };
+    if (l.entry) {
+        take(l.entry->payload);
+        for (const auto& a : l.entry->alternates) take(a.payload);
     }
     if (warnings) warnings->insert(warnings->end(), l.warnings.begin(), l.warnings.end());
     return out;
+}
+
+std::optional<CostModel> Store::find_model(const DeviceFingerprint& device, const std::string& kernel,
+                                           const nlohmann::json& params,
+                                           std::vector<std::string>* warnings) const {
+    auto all = find_models(device, kernel, params, warnings);
+    if (all.empty()) return std::nullopt;
+    return all.front();
 }
 
 void Store::put_model(const DeviceFingerprint& device, const std::string& kernel,

@@ -7,6 +7,7 @@
 
 #include "support/clock.hpp"
 #include "worksize/runtime/autotune.hpp"
+#include "worksize/scheduler/links.hpp"
 
 namespace worksize {
 
@@ -355,16 +356,49 @@ void store_calibration(Store& store, const std::vector<DeviceInfo>& devices, con
     }
 }
 
+namespace {
+
+/// Whether model `m` was calibrated on a rank other than rank 0: its slices' inputs came over
+/// MPI (a fitted send), where rank 0's own devices take theirs in-process.
+bool calibrated_over_mpi(const CostModel& m) { return m.send.per_x_s > 0 || m.send.fixed_s > 0; }
+
+/// Of a device's stored models (newest first), the newest calibrated where the device runs now
+/// (on rank 0, or on another rank: over MPI). Two GPUs of one kind share a fingerprint: on two
+/// H200s, the model of the one on rank 1 (MPI sends of 537 MB) predicted 225 ms for the one on
+/// rank 0 alone, which took 70. Without such a model, the newest, its transfers made to fit:
+/// none on rank 0; elsewhere the stored MPI link from rank 0's host (`mpi`), when there is one.
+CostModel placed_model(const std::vector<CostModel>& found, const DeviceInfo& d, const std::optional<LinkFit>& mpi) {
+    const bool remote = d.rank != 0;
+    for (const auto& m : found)
+        if (calibrated_over_mpi(m) == remote) return m;
+    CostModel m = found.front();
+    if (!remote) {
+        m.send = m.recv = PhaseModel{};
+    } else if (mpi && mpi->valid()) {
+        PhaseModel link;
+        link.fixed_s = mpi->latency_s;
+        link.per_x_s = mpi->byte_s;
+        link.points = mpi->sizes;
+        m.send = m.recv = link;
+    }
+    return m;
+}
+
+}  // namespace
+
 std::vector<CostModel> load_models(const Store& store, const std::vector<DeviceInfo>& devices,
                                    const std::string& kernel, const nlohmann::json& params_key,
                                    std::vector<std::string>& missing) {
     std::vector<CostModel> models(devices.size());
+    const auto on_rank0 = std::find_if(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.rank == 0; });
     for (std::size_t i = 0; i < devices.size(); ++i) {
         const auto& d = devices[i];
         std::vector<std::string> warnings;
-        auto m = store.find_model(fingerprint_of(d), kernel, params_key, &warnings);
-        if (m) {
-            models[i] = *m;
+        const auto found = store.find_models(fingerprint_of(d), kernel, params_key, &warnings);
+        if (!found.empty()) {
+            std::optional<LinkFit> mpi;
+            if (d.rank != 0 && on_rank0 != devices.end()) mpi = find_rank_link(store, on_rank0->host, d.host);
+            models[i] = placed_model(found, d, mpi);
             continue;
         }
         std::string msg = "no calibration for kernel " + kernel + " on device '" + d.name + "' (rank " +

@@ -220,6 +220,12 @@ public:
     std::optional<CostModel> find_model(const DeviceFingerprint& device, const std::string& kernel,
                                         const nlohmann::json& params,
                                         std::vector<std::string>* warnings = nullptr) const;
+    /// The entry's model and then its alternates (newest first), the usable ones: calibrations
+    /// of the same device from other hosts or other ranks (a GPU on rank 0 and one like it on
+    /// rank 1 share a fingerprint, not their inputs' path).
+    std::vector<CostModel> find_models(const DeviceFingerprint& device, const std::string& kernel,
+                                       const nlohmann::json& params,
+                                       std::vector<std::string>* warnings = nullptr) const;
     void put_model(const DeviceFingerprint& device, const std::string& kernel,
                    const nlohmann::json& params, const CostModel& model, double timestamp = unix_now(),
                    const std::string& host = {});
