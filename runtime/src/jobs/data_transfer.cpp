@@ -57,14 +57,16 @@ std::vector<int> inputs_of(const DataJobSpec& spec, BufferLayout layout) {
     return v;
 }
 
-/// Waits, heartbeats going, until the uploads `evs` are done (their staging half is free).
-void await_uploads(Execution& x, Comm& comm, std::vector<cl::Event>& evs) {
+/// Waits until the uploads `evs` are done (their staging half is free), calling `progress`
+/// (heartbeats, rank 0's sends) meanwhile.
+template <class P>
+void await_uploads(Execution& x, std::vector<cl::Event>& evs, P&& progress) {
     for (auto& ev : evs) {
         if (!ev()) continue;  // not enqueued (this rank had failed)
         try {
             cl_int st;
             while ((st = ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>()) > CL_COMPLETE) {
-                comm.pulse();
+                progress();
                 std::this_thread::yield();
             }
             if (st < 0) throw cl::Error(st, "clEnqueueWriteBuffer");
@@ -95,17 +97,19 @@ void scatter(MasterRun& m) {
                 for (int b : split) post(r, input_of(m, b, s.offset, s.units, &unit, &first));
         for (int b : shared) post(r, input_of(m, b, 0, 0, &unit, &first));
     }
-    // Rank 0's own slices while they move, a piece at a time (MPI moves a message only inside
-    // its calls).
-    for (auto& s : m.x.mine_mutable())
+    // Rank 0's own slices while they move: each input in one write (the job's memory stays as
+    // it is until the run ends; in 16 MiB pieces, one GPU's 1 GiB took 20 ms longer), the sends
+    // tested until the writes are done (MPI moves a message only inside its calls).
+    std::vector<cl::Event> uploads;
+    for (auto& s : m.x.mine_mutable()) {
         for (const auto& list : {split, shared})
             for (int b : list) {
                 const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
-                for_pieces(bytes, unit, [&](std::uint64_t at, std::span<const std::byte> piece) {
-                    m.x.upload(s, b, first + at, piece);
-                    m.watch.test_sends(sends);
-                });
+                m.x.upload(s, b, first, bytes, false, &uploads.emplace_back());
             }
+        if (!m.x.failed()) s.ctx->queue().flush();
+    }
+    await_uploads(m.x, uploads, [&] { m.watch.test_sends(sends); });
     m.watch.await_sends(sends);
     // Every rank starts its steps together: each worker says it is set up (its inputs are on
     // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
@@ -131,7 +135,7 @@ void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm) {
     auto receive = [&](std::uint64_t bytes) -> Half& {
         Half& h = half[std::size_t(k)];
         k ^= 1;
-        await_uploads(x, comm, h.uploads);
+        await_uploads(x, h.uploads, [&] { comm.pulse(); });
         h.bytes.resize(bytes);
         comm.recv_bytes_exact(h.bytes, 0, kData);
         return h;
@@ -154,7 +158,7 @@ void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm) {
             for (auto& s : x.mine_mutable()) upload(s, b, e, h);
         }
     }
-    for (auto& h : half) await_uploads(x, comm, h.uploads);
+    for (auto& h : half) await_uploads(x, h.uploads, [&] { comm.pulse(); });
 }
 
 std::vector<int> split_outputs(const DataJobSpec& spec) {
