@@ -9,6 +9,8 @@
 # PART=data: heat and k-means with --strategy model (links calibrated) against even and one GPU.
 # PART=model: bench of matmul 8192 x 1 and 4096 x 10, --strategy model against even, over MPI, in
 # one rank and on one GPU, on a database seeded with an earlier call's calibration (DB_SEED).
+# PART=interp: bench of interp 5000x3001 x 10 over a GPU rank and a CPU rank (every strategy,
+# the oracle), then k-means' setup against the build before while the budget lasts.
 #   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize build/examples/worksize_example_heat \
 #            build/examples/worksize_example_kmeans && cp OLD/build/examples/worksize_example_{heat,kmeans} .devbundle/bin/ ...
 #          (renamed *_old) && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw &&
@@ -111,6 +113,27 @@ if [ "$PART" = model ]; then
         done
     done
     grep -A8 "^strategy " "$OUT/bench.log"
+fi
+
+if [ "$PART" = interp ]; then
+    # interp 5000x3001 x 10 over a GPU rank and a CPU rank (PoCL on the Xeon, 28 threads: the
+    # cores less the MPI ranks' own): every strategy, the oracle with its seeds (each device
+    # alone), calibrated on three sizes first. Then, while the budget lasts, k-means' setup with
+    # rank 0 writing its own inputs whole (this build) against the build before (*_old).
+    export WORKSIZE_DB=$OUT/db.json
+    args=(bench --kernel interp --size 5000x3001 --iterations 10 --repeats 3 --sweep --calibration-sizes 1024,2048,4096
+          --select "0=${G[0]},1=0" --csv "$OUT/bench-interp.csv" --phases-csv "$OUT/bench-interp-phases.csv")
+    timeout 300 mpiexec -n 1 worksize "${args[@]}" : -n 1 env POCL_MAX_PTHREAD_COUNT=28 worksize "${args[@]}" \
+        >"$OUT/bench.log" 2>&1
+    echo "bench interp 5000x3001 x 10, GPU + CPU: rc $?" | tee -a "$OUT/machine.txt"
+    grep -B2 -A12 "^strategy " "$OUT/bench.log"
+    export EXAMPLE_NOVERIFY=1
+    for r in 1 2; do
+        late && break
+        for cfg in 1gpu 2ranks; do
+            for b in new old; do ex kmeans $b "$cfg" "$r" 16777216 16 16 20; done
+        done
+    done
 fi
 
 if [ "$PART" = data ]; then

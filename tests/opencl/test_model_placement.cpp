@@ -4,6 +4,7 @@
 // for the rank-0 GPU alone, which took 70: docs/results/engine-model-h200-x2/).
 #include <gtest/gtest.h>
 
+#include "synthetic_devices.hpp"
 #include "worksize/runtime/calibration.hpp"
 #include "worksize/scheduler/links.hpp"
 #include "worksize/scheduler/store.hpp"
@@ -11,15 +12,9 @@
 namespace worksize {
 namespace {
 
+/// One GPU of a kind on `rank` of host "node" (the fingerprint is the same on every rank).
 DeviceInfo gpu(int rank) {
-    DeviceInfo d;
-    d.name = "GPU-like";
-    d.vendor = "v";
-    d.platform = "p";
-    d.driver_version = "1";
-    d.compute_units = 100;
-    d.max_clock_mhz = 1000;
-    d.max_work_group_size = 1024;
+    DeviceInfo d = unit::gpu();
     d.host = "node";
     d.rank = rank;
     return d;
