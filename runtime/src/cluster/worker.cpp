@@ -17,6 +17,214 @@ using wire::kCmd;
 using wire::kPayload;
 using wire::kResult;
 
+/// One run command on a worker, in phases: its tasks read and their inputs received
+/// (receive()), executed in a lane per device (start_lanes()) while the main thread sends
+/// heartbeats and watches the deadlines (watch()), then answered (answer()).
+class Cluster::WorkerRun {
+public:
+    WorkerRun(Impl& impl, Comm& comm) : impl_(impl), comm_(comm) {}
+    void receive(const nlohmann::json& cmd);
+    void start_lanes();
+    /// Until every lane is done or held past --kernel-timeout. A command that came meanwhile
+    /// is returned (answered after the run's answers).
+    nlohmann::json watch();
+    /// Every task's answer; false when a lane is held (its tasks and buffers are left to the
+    /// process's end).
+    bool answer();
+
+private:
+    struct Work {
+        std::size_t task;
+        int device;
+        std::size_t slot = 0;  // the device's k-th task: its buffers in the pools
+        SliceSpec spec;
+        std::uint64_t host_bytes = 0;  // what the slice allocates beside its input (rank 0's estimate)
+        Bytes in, out;
+        SliceTimes times;
+        double exec_s = 0, gen_s = 0, check_s = 0;
+        bool local = false;  // rank-local inputs: made and checked here
+        Verdict verdict;
+        wire::Failure error;
+    };
+    /// One thread per device; tasks of one device run in order.
+    struct Lane {
+        std::vector<Work*> ws;
+        std::future<void> done;
+        SliceDeadline deadline;
+        std::atomic<std::size_t> current{0};  // the index in ws of the task it runs
+        bool held = false;  // past --kernel-timeout: its tasks from `current` on are failed
+    };
+    // A lane's thread sees only the Impl (the Cluster's) and its Lane: a held lane outlives this
+    // run, which the worker leaves to serve the next command.
+    static void run_lane(Impl& impl, Lane& lane);
+    static void execute(Impl& impl, Work& w);
+    std::map<const Work*, wire::Failure> held_failures() const;
+
+    Impl& impl_;
+    Comm& comm_;
+    std::vector<Work> work_;
+    std::vector<std::unique_ptr<Lane>> lanes_;
+};
+
+void Cluster::WorkerRun::receive(const nlohmann::json& cmd) {
+    for (const auto& t : cmd.at("tasks")) {
+        Work w;
+        w.task = t.at("task").get<std::size_t>();
+        w.device = t.at("device").get<int>();
+        w.host_bytes = t.value("host_bytes", std::uint64_t(0));
+        try {
+            w.spec = slice_spec_from_json(t.at("spec"));
+        } catch (const std::exception& e) {
+            w.error = wire::failure_of(e);
+        }
+        if (impl_.is_held(w.device))
+            w.error = {"its device is held by a kernel that ran past --kernel-timeout", ErrorReason::timed_out};
+        work_.push_back(std::move(w));
+    }
+    std::map<int, std::size_t> next_slot;
+    for (auto& w : work_) {
+        w.slot = next_slot[w.device]++;
+        w.in = impl_.take(impl_.in_pool, w.device, w.slot);
+        w.out = impl_.take(impl_.out_pool, w.device, w.slot);
+        const auto hdr = comm_.recv_json(0, kPayload);
+        if (!hdr.at("ok").get<bool>()) {
+            w.error = wire::failure_from_json(hdr);  // rank 0 could not pack it: nothing follows
+            continue;
+        }
+        w.local = hdr.value("local", false);
+        if (!w.local) comm_.recv_bytes_into(w.in, 0, kPayload);
+    }
+}
+
+void Cluster::WorkerRun::execute(Impl& impl, Work& w) {
+    if (w.local) {
+        const auto job = kernel_job(w.spec.kernel).make(job_options_from_json(w.spec.job_options));
+        DeviceRun run;
+        impl.run_local(*job, w.spec, w.device, w.in, w.out, w.host_bytes, run);
+        w.times = run.times;
+        w.exec_s = run.exec_s;
+        w.gen_s = run.gen_s;
+        w.check_s = run.check_s;
+        w.verdict = run.verdict;
+        return;
+    }
+    const double e = now_s();
+    w.times = impl.execute(w.device, w.spec, w.in, w.out, w.host_bytes);
+    w.exec_s = now_s() - e;
+}
+
+void Cluster::WorkerRun::run_lane(Impl& impl, Lane& lane) {
+    for (std::size_t k = 0; k < lane.ws.size(); ++k) {
+        Work* w = lane.ws[k];
+        lane.current = k;
+        if (!w->error.empty()) continue;
+        lane.deadline.at = now_s() + impl.slice_limit(w->spec);
+        try {
+            execute(impl, *w);
+        } catch (const std::exception& e) {
+            w->error = wire::failure_of(e);
+        }
+        lane.deadline.at = std::numeric_limits<double>::infinity();
+    }
+}
+
+void Cluster::WorkerRun::start_lanes() {
+    std::map<int, std::vector<Work*>> per_device;
+    for (auto& w : work_) per_device[w.device].push_back(&w);
+    for (auto& [dev, ws] : per_device) {
+        lanes_.push_back(std::make_unique<Lane>());
+        Lane& lane = *lanes_.back();
+        lane.ws = ws;
+        lane.done = std::async(std::launch::async, [&impl = impl_, &lane] { run_lane(impl, lane); });
+    }
+}
+
+// The main thread (MPI is funneled) tells rank 0 every comm.heartbeat() seconds that this rank
+// is alive, so that a long kernel is not taken for a lost rank, and leaves a lane whose slice is
+// past --kernel-timeout to itself (a kernel cannot be stopped).
+nlohmann::json Cluster::WorkerRun::watch() {
+    nlohmann::json pending;
+    for (double beat = now_s();;) {
+        Lane* waiting = nullptr;
+        for (auto& lane : lanes_) {
+            if (lane->held || lane->done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) continue;
+            if (lane->deadline.passed()) {
+                lane->held = true;
+                impl_.hold(lane->ws.front()->device);
+                continue;
+            }
+            waiting = lane.get();
+        }
+        if (!waiting) return pending;
+        // Rank 0 sends a command while this rank executes only when it has given up on the
+        // job without waiting for this rank's answers: after a lost rank, "exit" (lost).
+        // This rank then ends without waiting for its kernels (MPI_Abort does not end it
+        // under hydra's -disable-auto-cleanup once a rank has exited).
+        if (comm_.iprobe(0, kCmd)) {
+            const auto next = comm_.recv_json(0, kCmd);
+            if (next.value("cmd", "") == "exit" && next.value("lost", false) && impl_.owned_comm)
+                mpi::end_unfinalized(next.value("code", 1));
+            pending = next;  // answered after the run's answers (not sent by rank 0 today)
+        }
+        // Back at once when it is done; at least every 50 ms to look at the deadlines.
+        const double wait = std::clamp(beat + comm_.heartbeat() - now_s(), 0.0, 0.05);
+        waiting->done.wait_for(std::chrono::duration<double>(wait));
+        if (now_s() - beat >= comm_.heartbeat()) {
+            send_heartbeat(comm_);
+            beat = now_s();
+        }
+    }
+}
+
+/// The failures of a held lane's tasks, from the main thread's own record (the lane's thread
+/// may still write into them).
+std::map<const Cluster::WorkerRun::Work*, wire::Failure> Cluster::WorkerRun::held_failures() const {
+    std::map<const Work*, wire::Failure> held;
+    for (const auto& lane : lanes_) {
+        if (!lane->held) continue;
+        const std::size_t from = lane->current;
+        held[lane->ws[from]] = impl_.timed_out(lane->ws[from]->spec);
+        for (std::size_t k = from + 1; k < lane->ws.size(); ++k)
+            held[lane->ws[k]] = {"not run: its device is held by a kernel that ran past --kernel-timeout",
+                                 ErrorReason::timed_out};
+    }
+    return held;
+}
+
+bool Cluster::WorkerRun::answer() {
+    const auto held = held_failures();
+    for (auto& w : work_) {
+        const auto h = held.find(&w);
+        if (h != held.end() || !w.error.empty()) {
+            nlohmann::json reply = {{"task", w.task}, {"ok", false}};
+            wire::put_failure(reply, h != held.end() ? h->second : w.error);
+            comm_.send_json(reply, 0, kResult);
+            continue;
+        }
+        nlohmann::json reply = {
+            {"task", w.task},
+            {"ok", true},
+            {"times",
+             {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}, {"gen", w.gen_s}, {"check", w.check_s}}}};
+        if (w.local) reply["verdict"] = wire::verdict_to_json(w.verdict);  // the output stays here
+        comm_.send_json(reply, 0, kResult);
+        if (!w.local) comm_.send_bytes(w.out, 0, kResult);
+    }
+    if (!held.empty()) {
+        // A held lane's thread, tasks and buffers are left to the process's end (main's
+        // mpi::end_held): destroying them would wait on the kernel.
+        for (auto& lane : lanes_)
+            if (lane->held) (void)lane.release();
+        (void)new std::vector<Work>(std::move(work_));
+        return false;
+    }
+    for (auto& w : work_) {
+        impl_.put(impl_.in_pool, w.device, w.slot, std::move(w.in));
+        impl_.put(impl_.out_pool, w.device, w.slot, std::move(w.out));
+    }
+    return true;
+}
+
 int Cluster::serve() {
     if (is_master()) throw Error("Cluster::serve is for ranks other than 0");
     Comm& comm = *impl_->comm;
@@ -49,163 +257,11 @@ int Cluster::serve() {
             continue;
         }
         if (what != "run") throw Error("unknown command '" + what + "' from rank 0");
-        struct Work {
-            std::size_t task;
-            int device;
-            std::size_t slot = 0;  // the device's k-th task: its buffers in the pools
-            SliceSpec spec;
-            std::uint64_t host_bytes = 0;  // what the slice allocates beside its input (rank 0's estimate)
-            Bytes in, out;
-            SliceTimes times;
-            double exec_s = 0, gen_s = 0, check_s = 0;
-            bool local = false;  // rank-local inputs: made and checked here
-            Verdict verdict;
-            wire::Failure error;
-        };
-        std::vector<Work> work;
-        for (const auto& t : cmd.at("tasks")) {
-            Work w;
-            w.task = t.at("task").get<std::size_t>();
-            w.device = t.at("device").get<int>();
-            w.host_bytes = t.value("host_bytes", std::uint64_t(0));
-            try {
-                w.spec = slice_spec_from_json(t.at("spec"));
-            } catch (const std::exception& e) {
-                w.error = wire::failure_of(e);
-            }
-            if (impl_->is_held(w.device))
-                w.error = {"its device is held by a kernel that ran past --kernel-timeout", ErrorReason::timed_out};
-            work.push_back(std::move(w));
-        }
-        std::map<int, std::size_t> next_slot;
-        for (auto& w : work) {
-            w.slot = next_slot[w.device]++;
-            w.in = impl_->take(impl_->in_pool, w.device, w.slot);
-            w.out = impl_->take(impl_->out_pool, w.device, w.slot);
-            const auto hdr = comm.recv_json(0, kPayload);
-            if (!hdr.at("ok").get<bool>()) {
-                w.error = wire::failure_from_json(hdr);  // rank 0 could not pack it: nothing follows
-                continue;
-            }
-            w.local = hdr.value("local", false);
-            if (!w.local) comm.recv_bytes_into(w.in, 0, kPayload);
-        }
-        // One thread per device (a lane); tasks of one device run in order.
-        struct Lane {
-            std::vector<Work*> ws;
-            std::future<void> done;
-            SliceDeadline deadline;
-            std::atomic<std::size_t> current{0};  // the index in ws of the task it runs
-            bool held = false;  // past --kernel-timeout: its tasks from `current` on are failed
-        };
-        std::map<int, std::vector<Work*>> per_device;
-        for (auto& w : work) per_device[w.device].push_back(&w);
-        std::vector<std::unique_ptr<Lane>> lanes;
-        for (auto& [dev, ws] : per_device) {
-            lanes.push_back(std::make_unique<Lane>());
-            Lane& lane = *lanes.back();
-            lane.ws = ws;
-            lane.done = std::async(std::launch::async, [this, &lane] {
-                for (std::size_t k = 0; k < lane.ws.size(); ++k) {
-                    Work* w = lane.ws[k];
-                    lane.current = k;
-                    if (!w->error.empty()) continue;
-                    lane.deadline.at = now_s() + impl_->slice_limit(w->spec);
-                    try {
-                        if (w->local) {
-                            const auto job = kernel_job(w->spec.kernel).make(job_options_from_json(w->spec.job_options));
-                            DeviceRun run;
-                            impl_->run_local(*job, w->spec, w->device, w->in, w->out, w->host_bytes, run);
-                            w->times = run.times;
-                            w->exec_s = run.exec_s;
-                            w->gen_s = run.gen_s;
-                            w->check_s = run.check_s;
-                            w->verdict = run.verdict;
-                        } else {
-                            const double e = now_s();
-                            w->times = impl_->execute(w->device, w->spec, w->in, w->out, w->host_bytes);
-                            w->exec_s = now_s() - e;
-                        }
-                    } catch (const std::exception& e) {
-                        w->error = wire::failure_of(e);
-                    }
-                    lane.deadline.at = std::numeric_limits<double>::infinity();
-                }
-            });
-        }
-        // The main thread (MPI is funneled) tells rank 0 every comm.heartbeat() seconds that
-        // this rank is alive, so that a long kernel is not taken for a lost rank, and leaves a
-        // lane whose slice is past --kernel-timeout to itself (a kernel cannot be stopped).
-        for (double beat = now_s();;) {
-            Lane* waiting = nullptr;
-            for (auto& lane : lanes) {
-                if (lane->held || lane->done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) continue;
-                if (lane->deadline.passed()) {
-                    lane->held = true;
-                    impl_->hold(lane->ws.front()->device);
-                    continue;
-                }
-                waiting = lane.get();
-            }
-            if (!waiting) break;
-            // Rank 0 sends a command while this rank executes only when it has given up on the
-            // job without waiting for this rank's answers: after a lost rank, "exit" (lost).
-            // This rank then ends without waiting for its kernels (MPI_Abort does not end it
-            // under hydra's -disable-auto-cleanup once a rank has exited).
-            if (comm.iprobe(0, kCmd)) {
-                const auto next = comm.recv_json(0, kCmd);
-                if (next.value("cmd", "") == "exit" && next.value("lost", false) && impl_->owned_comm)
-                    mpi::end_unfinalized(next.value("code", 1));
-                pending = next;  // answered after the run's answers (not sent by rank 0 today)
-            }
-            // Back at once when it is done; at least every 50 ms to look at the deadlines.
-            const double wait = std::clamp(beat + comm.heartbeat() - now_s(), 0.0, 0.05);
-            waiting->done.wait_for(std::chrono::duration<double>(wait));
-            if (now_s() - beat >= comm.heartbeat()) {
-                send_heartbeat(comm);
-                beat = now_s();
-            }
-        }
-        // The failures of a held lane's tasks, from this thread's own record (its thread may
-        // still write into them).
-        std::map<const Work*, wire::Failure> held_failure;
-        for (auto& lane : lanes) {
-            if (!lane->held) continue;
-            const std::size_t from = lane->current;
-            held_failure[lane->ws[from]] = impl_->timed_out(lane->ws[from]->spec);
-            for (std::size_t k = from + 1; k < lane->ws.size(); ++k)
-                held_failure[lane->ws[k]] = {"not run: its device is held by a kernel that ran past --kernel-timeout",
-                                             ErrorReason::timed_out};
-        }
-        for (auto& w : work) {
-            const auto held = held_failure.find(&w);
-            if (held != held_failure.end() || !w.error.empty()) {
-                nlohmann::json reply = {{"task", w.task}, {"ok", false}};
-                wire::put_failure(reply, held != held_failure.end() ? held->second : w.error);
-                comm.send_json(reply, 0, kResult);
-                continue;
-            }
-            nlohmann::json reply = {
-                {"task", w.task},
-                {"ok", true},
-                {"times",
-                 {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}, {"gen", w.gen_s}, {"check", w.check_s}}}};
-            if (w.local) reply["verdict"] = wire::verdict_to_json(w.verdict);  // the output stays here
-            comm.send_json(reply, 0, kResult);
-            if (!w.local) comm.send_bytes(w.out, 0, kResult);
-        }
-        if (!held_failure.empty()) {
-            // A held lane's thread, tasks and buffers are left to the process's end (main's
-            // mpi::end_held): destroying them would wait on the kernel.
-            for (auto& lane : lanes)
-                if (lane->held) (void)lane.release();
-            (void)new std::vector<Work>(std::move(work));
-            continue;
-        }
-        for (auto& w : work) {
-            impl_->put(impl_->in_pool, w.device, w.slot, std::move(w.in));
-            impl_->put(impl_->out_pool, w.device, w.slot, std::move(w.out));
-        }
+        WorkerRun run(*impl_, comm);
+        run.receive(cmd);
+        run.start_lanes();
+        pending = run.watch();
+        (void)run.answer();
     }
 }
 

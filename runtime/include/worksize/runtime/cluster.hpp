@@ -140,6 +140,7 @@ private:
 
     struct Impl;
     class KernelRun;  ///< one run(KernelJob&) in phases (runtime/src/cluster/kernel_run.*)
+    class WorkerRun;  ///< a worker's part of one run command in phases (runtime/src/cluster/worker.cpp)
     std::unique_ptr<Impl> impl_;
 };
 
