@@ -201,163 +201,209 @@ void DeclaredJob::finish() {
     partials_.clear();
 }
 
+namespace {
+
+/// One declared slice on its device, as execute_declared() runs it in phases: its buffers (the
+/// guard zones' views with --check-bounds), the unit in row 0 of each, its kernels, their
+/// geometries and reduction records, the events of its copies and launches, and what it is
+/// doing (`where`, the context of an OpenCL error).
+struct DeclaredSlice {
+    const DataJobSpec& spec;
+    DeviceContext& ctx;
+    const SliceSpec& s;
+    std::string where;
+    std::vector<cl::Buffer> bufs{};
+    std::vector<bounds::Guarded> guards{};
+    std::vector<std::int64_t> origins{};
+    std::vector<cl::Kernel> kernels{};
+    std::vector<data::Geometry> geo{};
+    std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records{};
+    std::vector<cl::Event> h2d{}, runs{}, d2h{};
+
+    cl::CommandQueue& q() { return ctx.queue(); }
+    void check_alloc(const std::string& what, std::uint64_t bytes) const {
+        const auto most = ctx.info().max_alloc_bytes;
+        if (most && bytes > most)
+            throw Error(ErrorReason::device_limit, "job '" + spec.name + "': a slice of " + std::to_string(s.units) +
+                                                       " units needs " + detail::size_text(bytes) + " for " + what +
+                                                       ", more than the " + detail::size_text(most) +
+                                                       " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
+    }
+};
+
+/// The slice's input as input_parts() sends it, taken buffer by buffer.
+struct InputCursor {
+    const DataJobSpec& spec;
+    std::span<const std::byte> in;
+    std::size_t at = 0;
+    const std::byte* take(std::size_t n) {
+        if (at + n > in.size())
+            throw Error("job '" + spec.name + "': the slice's input holds " + std::to_string(in.size()) +
+                        " bytes, fewer than its declaration needs");
+        const std::byte* p = in.data() + at;
+        at += n;
+        return p;
+    }
+};
+
+/// Every buffer allocated (a shared one with its tail of `tail` bytes), the split inputs'
+/// rows written, outputs and device-only buffers zeroed unless written whole; then the shared
+/// inputs written.
+void allocate_and_upload(DeclaredSlice& d, InputCursor& in, std::byte tail) {
+    const DataJobSpec& spec = d.spec;
+    // The unit held in row 0 of each buffer: offset - halo, 0 for one held whole, or a buffer
+    // of its own units' first row.
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        d.origins.push_back(scaled(spec.buffers[b]) ? std::int64_t(input_rows(spec, int(b), d.s.offset, d.s.units).first)
+                                                    : first_held_unit(spec, int(b), d.s.offset));
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& bd = spec.buffers[b];
+        const bool shared = bd.layout == BufferLayout::shared;
+        const std::uint64_t bytes = shared ? bd.count * elem_size(bd.type)
+                                    : scaled(bd) ? input_rows(spec, int(b), d.s.offset, d.s.units).second * row_bytes(bd)
+                                                 : held_elements(spec, int(b), d.s.units) * elem_size(bd.type);
+        d.check_alloc("buffer '" + bd.name + "'", bytes);
+        const std::uint64_t tail_bytes = data::tail_bytes(bd, bytes, d.ctx.info().max_alloc_bytes);
+        if (bounds::enabled()) {  // guard zones (bounds.hpp), a shared buffer's tail first in the zone after
+            d.guards.push_back(bounds::make_for(d.ctx, spec, int(b), bytes, tail));
+            d.bufs.push_back(d.guards.back().view);
+        } else {
+            d.bufs.emplace_back(d.ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes + tail_bytes, 1));
+            if (tail_bytes) data::write_tail(d.q(), d.bufs.back(), bytes, tail_bytes, tail);  // what a read past the end finds
+        }
+        if (!bd.input) {
+            // Outputs and device-only buffers start as zeros, unless the kernels write them
+            // whole (no_init).
+            data::initial_fill(d.q(), d.bufs.back(), bd, bytes);
+            continue;
+        }
+        if (bd.layout == BufferLayout::split) {
+            const auto [first, n] = input_rows(spec, int(b), d.s.offset, d.s.units);
+            d.h2d.emplace_back();
+            d.q().enqueueWriteBuffer(d.bufs.back(), CL_FALSE, std::uint64_t(std::int64_t(first) - d.origins[b]) * row_bytes(bd),
+                                     n * row_bytes(bd), in.take(n * row_bytes(bd)), nullptr, &d.h2d.back());
+        }
+    }
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& bd = spec.buffers[b];
+        if (!bd.input || bd.layout != BufferLayout::shared) continue;
+        d.h2d.emplace_back();
+        d.q().enqueueWriteBuffer(d.bufs[b], CL_FALSE, 0, bd.count * elem_size(bd.type),
+                                 in.take(bd.count * elem_size(bd.type)), nullptr, &d.h2d.back());
+    }
+}
+
+/// The program and its kernels, each one's geometry on the slice and its reduction records.
+void build_kernels(DeclaredSlice& d) {
+    const DataJobSpec& spec = d.spec;
+    cl::Program program = d.ctx.program_from_source(spec.source, data::program_options(spec.build_options));
+    for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
+        d.kernels.push_back(data::make_kernel(program, spec.kernels[k]));
+        d.geo.push_back(data::geometry(spec, spec.kernels[k], d.s.offset, d.s.units,
+                                       data::launch_local(spec.kernels[k], d.s.local, d.kernels.back(), d.ctx.device())));
+        data::check_required_local(spec.kernels[k], d.geo.back(), d.kernels.back(), d.ctx.device());
+    }
+    for (const auto& [k, i] : reductions(spec)) {
+        const auto& bd = reduced_buffer(spec, {k, i});
+        const std::uint64_t bytes = data::record_count(spec.kernels[k].args[i], d.geo[k]) * bd.count * elem_size(bd.type);
+        d.check_alloc("the records of '" + bd.name + "'", bytes);
+        d.records.emplace(std::pair{k, i}, cl::Buffer(d.ctx.context(), CL_MEM_READ_WRITE, bytes));
+    }
+}
+
+/// The kernels in order, `iterations` times.
+void launch_all(DeclaredSlice& d) {
+    const DataJobSpec& spec = d.spec;
+    const auto halo = halos(spec);
+    for (std::uint64_t it = 0; it < std::max<std::uint64_t>(d.s.iterations, 1); ++it)
+        for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
+            const auto& kd = spec.kernels[k];
+            d.where = "kernel '" + kd.name + "' of job '" + spec.name + "' on " + d.ctx.info().name + " (global " +
+                      range_text(d.geo[k].global) + ", local " + range_text(d.geo[k].local) + ")";
+            // Per-item records are refilled before every launch; per-group ones once (every
+            // group writes its record each launch; no fill in the timed loop of quad).
+            for (std::size_t i = 0; i < kd.args.size(); ++i)
+                if (kd.args[i].kind == ArgKind::reduce && (it == 0 || !kd.args[i].per_group))
+                    data::fill_identity(d.q(), d.records.at({k, i}), spec.buffers[std::size_t(kd.args[i].buffer)],
+                                        kd.args[i].op, data::record_count(kd.args[i], d.geo[k]));
+            data::bind_args(d.kernels[k], kd, d.bufs,
+                            [&](std::size_t i) -> const cl::Buffer& { return d.records.at({k, i}); }, d.geo[k],
+                            d.s.offset, halo, nullptr, &d.origins,
+                            ExprScope{0, 1, 0, 0, std::int64_t(spec.units), nullptr});
+            d.runs.emplace_back();
+            d.q().enqueueNDRangeKernel(d.kernels[k], d.geo[k].offset, d.geo[k].global, d.geo[k].local, nullptr,
+                                       &d.runs.back());
+            if (!d.guards.empty())
+                bounds::check_writes(d.q(), spec, kd, d.guards, "",
+                                     "; a kernel that indexes whole arrays by global ids needs \"arrays\": \"whole\" "
+                                     "(C++: whole_arrays())");
+        }
+}
+
+/// Into `out`: each split output's own rows, then each reduction's combined record as doubles
+/// (per-group records first tree-combined on the device).
+void read_results(DeclaredSlice& d, Bytes& out, SliceTimes& t) {
+    const DataJobSpec& spec = d.spec;
+    d.where = "job '" + spec.name + "' on " + d.ctx.info().name + ", reading the results";
+    const auto reds = reductions(spec);
+    std::uint64_t n = 0;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+        if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::split)
+            n += own_rows(spec, int(b), d.s.offset, d.s.units).second * row_bytes(spec.buffers[b]);
+    for (const auto& r : reds) n += reduced_buffer(spec, r).count * sizeof(double);
+    out.resize(n);
+    std::uint64_t o = 0;
+    for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
+        const auto& bd = spec.buffers[b];
+        if (!bd.output || bd.layout != BufferLayout::split) continue;
+        const auto [first, rows] = own_rows(spec, int(b), d.s.offset, d.s.units);
+        d.d2h.emplace_back();
+        d.q().enqueueReadBuffer(d.bufs[b], CL_FALSE, std::uint64_t(std::int64_t(first) - d.origins[b]) * row_bytes(bd),
+                                rows * row_bytes(bd), out.data() + o, nullptr, &d.d2h.back());
+        o += rows * row_bytes(bd);
+    }
+    for (const auto& [k, i] : reds) {
+        const auto& a = spec.kernels[k].args[i];
+        const auto& bd = reduced_buffer(spec, {k, i});
+        std::uint64_t count = data::record_count(a, d.geo[k]);
+        cl::Buffer& buf = d.records.at({k, i});
+        if (a.per_group) {
+            d.where = "job '" + spec.name + "' on " + d.ctx.info().name + ", combining the records of '" + bd.name + "'";
+            data::combine_on_device(d.ctx, buf, count, bd, a.op, t.kernel);
+        }
+        Bytes rec(count * bd.count * elem_size(bd.type));
+        d.d2h.emplace_back();
+        d.q().enqueueReadBuffer(buf, CL_TRUE, 0, rec.size(), rec.data(), nullptr, &d.d2h.back());
+        std::vector<double> total(bd.count, data::identity(a.op));
+        data::combine_records(a.op, bd.type, rec.data(), count, total);
+        std::memcpy(out.data() + o, total.data(), total.size() * sizeof(double));
+        o += total.size() * sizeof(double);
+    }
+}
+
+}  // namespace
+
 SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
                             std::span<const std::byte> in, Bytes& out, std::byte tail) {
     SliceTimes t;
     out.clear();
-    const auto halo = halos(spec);
-    const auto& info = ctx.info();
-    std::string where = "job '" + spec.name + "' on " + info.name;
-    auto& q = ctx.queue();
+    DeclaredSlice d{spec, ctx, s, "job '" + spec.name + "' on " + ctx.info().name};
     try {
-        std::vector<cl::Buffer> bufs;
-        std::vector<bounds::Guarded> guards;  // with --check-bounds (bufs are their views)
-        std::vector<cl::Event> h2d, d2h;
-        std::size_t at = 0;
-        auto take = [&](std::size_t n) {
-            if (at + n > in.size())
-                throw Error("job '" + spec.name + "': the slice's input holds " + std::to_string(in.size()) +
-                            " bytes, fewer than its declaration needs");
-            const std::byte* p = in.data() + at;
-            at += n;
-            return p;
-        };
-        auto check_alloc = [&](const std::string& what, std::uint64_t bytes) {
-            if (info.max_alloc_bytes && bytes > info.max_alloc_bytes)
-                throw Error(ErrorReason::device_limit, "job '" + spec.name + "': a slice of " + std::to_string(s.units) +
-                                                           " units needs " + detail::size_text(bytes) + " for " + what + ", more than the " +
-                                                           detail::size_text(info.max_alloc_bytes) +
-                                                           " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + info.name);
-        };
-        // The unit held in row 0 of each buffer: offset - halo, 0 for one held whole, or a buffer
-        // of its own units' first row.
-        std::vector<std::int64_t> origins;
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-            origins.push_back(scaled(spec.buffers[b]) ? std::int64_t(input_rows(spec, int(b), s.offset, s.units).first)
-                                                      : first_held_unit(spec, int(b), s.offset));
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-            const auto& d = spec.buffers[b];
-            const bool shared = d.layout == BufferLayout::shared;
-            const std::uint64_t bytes = shared ? d.count * elem_size(d.type)
-                                        : scaled(d) ? input_rows(spec, int(b), s.offset, s.units).second * row_bytes(d)
-                                                    : held_elements(spec, int(b), s.units) * elem_size(d.type);
-            check_alloc("buffer '" + d.name + "'", bytes);
-            const std::uint64_t tail_bytes = data::tail_bytes(d, bytes, info.max_alloc_bytes);
-            if (bounds::enabled()) {  // guard zones (bounds.hpp), a shared buffer's tail first in the zone after
-                guards.push_back(bounds::make_for(ctx, spec, int(b), bytes, tail));
-                bufs.push_back(guards.back().view);
-            } else {
-                bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes + tail_bytes, 1));
-                if (tail_bytes) data::write_tail(q, bufs.back(), bytes, tail_bytes, tail);  // what a read past the end finds
-            }
-            if (!d.input) {
-                // Outputs and device-only buffers start as zeros, unless the kernels write them
-                // whole (no_init).
-                data::initial_fill(q, bufs.back(), d, bytes);
-                continue;
-            }
-            if (d.layout == BufferLayout::split) {
-                const auto [first, n] = input_rows(spec, int(b), s.offset, s.units);
-                h2d.emplace_back();
-                q.enqueueWriteBuffer(bufs.back(), CL_FALSE, std::uint64_t(std::int64_t(first) - origins[b]) * row_bytes(d),
-                                     n * row_bytes(d), take(n * row_bytes(d)), nullptr, &h2d.back());
-            }
-        }
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-            const auto& d = spec.buffers[b];
-            if (!d.input || d.layout != BufferLayout::shared) continue;
-            h2d.emplace_back();
-            q.enqueueWriteBuffer(bufs[b], CL_FALSE, 0, d.count * elem_size(d.type), take(d.count * elem_size(d.type)),
-                                 nullptr, &h2d.back());
-        }
-        cl::Program program = ctx.program_from_source(spec.source, data::program_options(spec.build_options));
-        std::vector<cl::Kernel> kernels;
-        std::vector<data::Geometry> geo;
-        std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records;
-        for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
-            kernels.push_back(data::make_kernel(program, spec.kernels[k]));
-            geo.push_back(
-                data::geometry(spec, spec.kernels[k], s.offset, s.units,
-                               data::launch_local(spec.kernels[k], s.local, kernels.back(), ctx.device())));
-            data::check_required_local(spec.kernels[k], geo.back(), kernels.back(), ctx.device());
-        }
-        const auto reds = reductions(spec);
-        for (const auto& [k, i] : reds) {
-            const auto& d = reduced_buffer(spec, {k, i});
-            const std::uint64_t bytes =
-                data::record_count(spec.kernels[k].args[i], geo[k]) * d.count * elem_size(d.type);
-            check_alloc("the records of '" + d.name + "'", bytes);
-            records.emplace(std::pair{k, i}, cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes));
-        }
-        std::vector<cl::Event> runs;
-        for (std::uint64_t it = 0; it < std::max<std::uint64_t>(s.iterations, 1); ++it)
-            for (std::size_t k = 0; k < spec.kernels.size(); ++k) {
-                const auto& kd = spec.kernels[k];
-                where = "kernel '" + kd.name + "' of job '" + spec.name + "' on " + info.name + " (global " +
-                        range_text(geo[k].global) + ", local " + range_text(geo[k].local) + ")";
-                // Per-item records are refilled before every launch; per-group ones once (every
-                // group writes its record each launch; no fill in the timed loop of quad).
-                for (std::size_t i = 0; i < kd.args.size(); ++i)
-                    if (kd.args[i].kind == ArgKind::reduce && (it == 0 || !kd.args[i].per_group))
-                        data::fill_identity(q, records.at({k, i}),
-                                            spec.buffers[std::size_t(kd.args[i].buffer)], kd.args[i].op,
-                                            data::record_count(kd.args[i], geo[k]));
-                data::bind_args(kernels[k], kd, bufs,
-                                [&](std::size_t i) -> const cl::Buffer& { return records.at({k, i}); }, geo[k], s.offset,
-                                halo, nullptr, &origins,
-                                ExprScope{0, 1, 0, 0, std::int64_t(spec.units), nullptr});
-                runs.emplace_back();
-                q.enqueueNDRangeKernel(kernels[k], geo[k].offset, geo[k].global, geo[k].local, nullptr, &runs.back());
-                if (!guards.empty())
-                    bounds::check_writes(q, spec, kd, guards, "",
-                                         "; a kernel that indexes whole arrays by global ids needs \"arrays\": \"whole\" "
-                                         "(C++: whole_arrays())");
-            }
-        where = "job '" + spec.name + "' on " + info.name + ", reading the results";
-        std::uint64_t n = 0;
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
-            if (spec.buffers[b].output && spec.buffers[b].layout == BufferLayout::split)
-                n += own_rows(spec, int(b), s.offset, s.units).second * row_bytes(spec.buffers[b]);
-        for (const auto& r : reds) n += reduced_buffer(spec, r).count * sizeof(double);
-        out.resize(n);
-        std::uint64_t o = 0;
-        for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
-            const auto& d = spec.buffers[b];
-            if (!d.output || d.layout != BufferLayout::split) continue;
-            const auto [first, rows] = own_rows(spec, int(b), s.offset, s.units);
-            d2h.emplace_back();
-            q.enqueueReadBuffer(bufs[b], CL_FALSE, std::uint64_t(std::int64_t(first) - origins[b]) * row_bytes(d),
-                                rows * row_bytes(d), out.data() + o, nullptr, &d2h.back());
-            o += rows * row_bytes(d);
-        }
-        for (const auto& [k, i] : reds) {
-            const auto& a = spec.kernels[k].args[i];
-            const auto& d = reduced_buffer(spec, {k, i});
-            std::uint64_t count = data::record_count(a, geo[k]);
-            cl::Buffer& buf = records.at({k, i});
-            if (a.per_group) {
-                where =
-                    "job '" + spec.name + "' on " + info.name + ", combining the records of '" + d.name + "'";
-                data::combine_on_device(ctx, buf, count, d, a.op, t.kernel);
-            }
-            Bytes rec(count * d.count * elem_size(d.type));
-            d2h.emplace_back();
-            q.enqueueReadBuffer(buf, CL_TRUE, 0, rec.size(), rec.data(), nullptr, &d2h.back());
-            std::vector<double> total(d.count, data::identity(a.op));
-            data::combine_records(a.op, d.type, rec.data(), count, total);
-            std::memcpy(out.data() + o, total.data(), total.size() * sizeof(double));
-            o += total.size() * sizeof(double);
-        }
-        q.finish();
-        for (const auto& e : h2d) t.h2d += event_seconds(e);
-        for (const auto& e : runs) t.kernel += event_seconds(e);
-        for (const auto& e : d2h) t.d2h += event_seconds(e);
+        InputCursor cursor{spec, in};
+        allocate_and_upload(d, cursor, tail);
+        build_kernels(d);
+        launch_all(d);
+        read_results(d, out, t);
+        d.q().finish();
+        for (const auto& e : d.h2d) t.h2d += event_seconds(e);
+        for (const auto& e : d.runs) t.kernel += event_seconds(e);
+        for (const auto& e : d.d2h) t.d2h += event_seconds(e);
     } catch (const cl::Error& e) {
-        finish_quietly(q);  // the copies already enqueued read `in` and write `out`
+        finish_quietly(d.q());  // the copies already enqueued read `in` and write `out`
         out.clear();
-        rethrow_cl(e, where);
+        rethrow_cl(e, d.where);
     } catch (...) {
-        finish_quietly(q);
+        finish_quietly(d.q());
         out.clear();
         throw;
     }
