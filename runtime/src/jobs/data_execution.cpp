@@ -268,6 +268,80 @@ void Execution::enqueue_downloads(int b, const std::function<std::span<std::byte
     }
 }
 
+void Execution::download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,
+              const std::function<void()>& progress) {
+    if (failed_) return;
+    guarded(
+        [&] {
+            const std::uint64_t at = device_row(s, b, s.desc.offset + first) * row_bytes(b);
+            cl::Event ev;
+            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, at, dest.size(), dest.data(),
+                                             nullptr, &ev);
+            s.ctx->queue().flush();
+            const auto w = watch(s);
+            while (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() > CL_COMPLETE) {
+                progress();
+                beat();
+                std::this_thread::yield();
+            }
+            if (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() < 0)
+                throw cl::Error(ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), "clEnqueueReadBuffer");
+        },
+        [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+}
+
+void Execution::download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of) {
+    if (failed_) return;
+    if (mine_.size() == 1) {  // one device: read here (a thread costs more than a small read)
+        SliceState& s = mine_.front();
+        const auto span = dest_of(s);
+        guarded(
+            [&] {
+                const auto w = watch(s);
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
+                                                 device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
+                                                 span.data());
+            },
+            [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+        return;
+    }
+    std::vector<std::future<void>> reads;
+    for (auto& s : mine_)
+        reads.push_back(std::async(std::launch::async, [&, span = dest_of(s)] {
+            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
+                                             device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
+                                             span.data());
+        }));
+    const auto w = watch(mine_.front());
+    for (std::size_t i = 0; i < reads.size(); ++i) {
+        try {
+            reads[i].get();
+        } catch (const cl::Error& e) {
+            fail(e, "device '" + mine_[i].ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'");
+        } catch (const std::exception& e) {
+            fail(e);
+        }
+    }
+}
+
+void Execution::download(SliceState& s, int b, std::span<std::byte> dest) {
+    if (failed_) return;
+    try {
+        const auto& d = spec_.buffers[std::size_t(b)];
+        const std::uint64_t at = d.layout == BufferLayout::split ? device_row(s, b, s.desc.offset) * row_bytes(b) : 0;
+        const auto w = watch(s);
+        wait_devices(
+            [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
+    } catch (const cl::Error& e) {
+        try {
+            rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" +
+                              spec_.buffers[std::size_t(b)].name + "'");
+        } catch (const std::exception& x) {
+            fail(x);
+        }
+    }
+}
+
 void Execution::check_guards(SliceState& s, const KernelDecl& kd) {
     bounds::check_writes(s.ctx->queue(), spec_, kd, s.guards, " on device '" + s.ctx->info().name + "'",
                          "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job "

@@ -257,84 +257,18 @@ public:
     void enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
                            bool alone = false);
 
-    /// Slice `s`'s own rows of split buffer `b` into `dest`.
     /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
     /// calling `progress` (e.g. an MPI send's test) until the read is done.
     void download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,
-                  const std::function<void()>& progress) {
-        if (failed_) return;
-        guarded(
-            [&] {
-                const std::uint64_t at = device_row(s, b, s.desc.offset + first) * row_bytes(b);
-                cl::Event ev;
-                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, at, dest.size(), dest.data(),
-                                                 nullptr, &ev);
-                s.ctx->queue().flush();
-                const auto w = watch(s);
-                while (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() > CL_COMPLETE) {
-                    progress();
-                    beat();
-                    std::this_thread::yield();
-                }
-                if (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() < 0)
-                    throw cl::Error(ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), "clEnqueueReadBuffer");
-            },
-            [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
-    }
+                  const std::function<void()>& progress);
 
     /// Each slice's own rows of split buffer `b` into dest_of(slice), all devices at once (a
     /// thread each: a blocking read into pageable memory holds its thread).
-    void download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of) {
-        if (failed_) return;
-        if (mine_.size() == 1) {  // one device: read here (a thread costs more than a small read)
-            SliceState& s = mine_.front();
-            const auto span = dest_of(s);
-            guarded(
-                [&] {
-                    const auto w = watch(s);
-                    s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
-                                                     device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
-                                                     span.data());
-                },
-                [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
-            return;
-        }
-        std::vector<std::future<void>> reads;
-        for (auto& s : mine_)
-            reads.push_back(std::async(std::launch::async, [&, span = dest_of(s)] {
-                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
-                                                 device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
-                                                 span.data());
-            }));
-        const auto w = watch(mine_.front());
-        for (std::size_t i = 0; i < reads.size(); ++i) {
-            try {
-                reads[i].get();
-            } catch (const cl::Error& e) {
-                fail(e, "device '" + mine_[i].ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'");
-            } catch (const std::exception& e) {
-                fail(e);
-            }
-        }
-    }
+    void download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of);
 
-    void download(SliceState& s, int b, std::span<std::byte> dest) {
-        if (failed_) return;
-        try {
-            const auto& d = spec_.buffers[std::size_t(b)];
-            const std::uint64_t at = d.layout == BufferLayout::split ? device_row(s, b, s.desc.offset) * row_bytes(b) : 0;
-            const auto w = watch(s);
-            wait_devices(
-                [&] { s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE, at, dest.size(), dest.data()); });
-        } catch (const cl::Error& e) {
-            try {
-                rethrow_cl(e, "device '" + s.ctx->info().name + "', reading '" +
-                                  spec_.buffers[std::size_t(b)].name + "'");
-            } catch (const std::exception& x) {
-                fail(x);
-            }
-        }
-    }
+    /// Slice `s`'s own rows of split buffer `b` (all of shared `b`) into `dest`, once every
+    /// device's queue is done.
+    void download(SliceState& s, int b, std::span<std::byte> dest);
 
 private:
     /// The engine's launch: kernel in.kernel over the instruction's units on its slice (a whole
