@@ -224,6 +224,134 @@ std::size_t calibration_steps(std::size_t devices, const CalibrationOptions& opt
     return devices * options.sizes.size() + co;
 }
 
+namespace {
+
+/// One device's calibration, in phases: the sizes measured (fixed or the adaptive ladder), then
+/// the model fitted and judged on them.
+struct DeviceCalibrator {
+    Cluster& cluster;
+    const std::string& kernel;
+    const JobMaker& make;
+    const CalibrationOptions& o;
+    const StepFn& step;
+    CalibrationResult& res;
+    std::size_t di;
+    DeviceCalibration dc{};
+    std::vector<std::vector<Sample>> per_step{};  ///< samples of each ladder step
+    std::vector<Sample> last_of{};                ///< one sample per step (for max_rel_error)
+    int dims = 1;
+
+    /// Runs one size on device di alone: a warm-up, then repeats until the median is stable.
+    void measure(GlobalSize size);
+    void run_fixed();
+    void run_adaptive();
+    /// The model from the fitted steps' samples, and its quality: its done time against each
+    /// fitted size's measured median.
+    void fit();
+};
+
+void DeviceCalibrator::measure(GlobalSize size) {
+    const auto& devices = cluster.devices();
+    auto probe = make(size, o.iterations);
+    std::vector<double> weights(devices.size(), 0.0);
+    weights[di] = 1.0;
+    const Plan plan = plan_with_weights(
+        devices, request_for(*probe, devices.size(), o.iterations, o.local, o.priority, o.priority_given), weights, o.tuning,
+        probe->tuning_key());
+    dims = plan.dims;
+    LadderStep ls;
+    ls.size = size;
+    for (const auto& a : plan.assignments)
+        if (a.device == int(di)) ls.work_items = double(a.global.x) * double(std::max<std::uint64_t>(1, a.global.y));
+    probe->generate();
+    checked_run(cluster, *probe, plan.assignments, kernel);
+    ++res.runs;
+    std::vector<double> done, kern, over;
+    std::vector<Sample> samples;
+    double prev_median = -1;
+    for (int r = 0; r < o.max_repeats; ++r) {
+        auto job = make(size, o.iterations);
+        job->generate();
+        const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
+        ++res.runs;
+        for (const auto& d : jr.devices) {
+            if (d.assignment.device != int(di) || d.assignment.units == 0) continue;
+            const Sample s = sample_of(d, *job, o.iterations, &jr);
+            samples.push_back(s);
+            dc.runs.push_back({dc.ladder.size(), s, d.pack_s, d.exec_s, d.done_s, jr.prepare_s, jr.combine_s, jr.makespan_s});
+            ls.ops = s.items;
+            done.push_back(d.done_s);
+            kern.push_back(s.kernel_s);
+            over.push_back(std::max(0.0, d.done_s - s.kernel_s));
+        }
+        if (int(done.size()) >= o.min_repeats) {
+            const double m = median_of(done);
+            if (prev_median > 0 && std::abs(m - prev_median) <= o.stable_rel * m) break;
+            prev_median = m;
+        }
+    }
+    ls.done_s = median_of(done);
+    ls.kernel_s = median_of(kern);
+    ls.overhead_s = median_of(over);
+    dc.ladder.push_back(ls);
+    last_of.push_back(samples.empty() ? Sample{} : samples.back());
+    per_step.push_back(std::move(samples));
+    if (step) step(kernel + " device " + std::to_string(di) + " size " + size_text(size, plan.dims));
+}
+
+void DeviceCalibrator::run_fixed() {
+    for (const auto& size : o.sizes) measure(size);
+    for (auto& ls : dc.ladder) ls.fitted = true;
+}
+
+void DeviceCalibrator::run_adaptive() {
+    const auto& a = o.adaptive;
+    const DeviceInfo& dev = cluster.devices()[di];
+    const double sat = saturation_items(dev, a);
+    double mem_limit = a.max_bytes;
+    if (dev.global_mem_bytes > 0) mem_limit = std::min(mem_limit, 0.25 * double(dev.global_mem_bytes));
+    GlobalSize size = a.start;
+    for (int k = 0; k < std::max(1, a.max_steps); ++k) {
+        measure(size);
+        if (judge_ladder(dc.ladder, sat, a)) break;
+        const GlobalSize next = next_ladder_size(size, dims);
+        if (a.max_size.x > 0 && (next.x > a.max_size.x || (dims == 2 && next.y > a.max_size.y))) break;
+        auto nj = make(next, o.iterations);
+        const SplitJob sj = split_job_for(*nj, o.iterations);
+        const double bytes = double(sj.total_units) * (sj.bytes_in_per_unit + sj.bytes_out_per_unit) + sj.bytes_in_fixed;
+        if (bytes > mem_limit) break;
+        const auto& cur = dc.ladder.back();
+        const double next_ops = double(sj.total_units) * sj.ops_per_unit;
+        const double predicted = cur.ops > 0 ? cur.done_s * next_ops / cur.ops : 0.0;
+        if (predicted > a.max_run_s) break;
+        size = next;
+    }
+    judge_ladder(dc.ladder, sat, a);
+    for (const auto& ls : dc.ladder)
+        if (ls.fitted && !ls.saturated) dc.saturated = false;
+}
+
+void DeviceCalibrator::fit() {
+    for (std::size_t i = 0; i < dc.ladder.size(); ++i)
+        if (dc.ladder[i].fitted) dc.samples.insert(dc.samples.end(), per_step[i].begin(), per_step[i].end());
+    dc.model = fit_cost_model(dc.samples);
+    std::vector<double> predicted, measured;
+    std::string first, last;
+    for (std::size_t i = 0; i < dc.ladder.size(); ++i) {
+        const auto& ls = dc.ladder[i];
+        if (!ls.fitted || !(ls.done_s > 0)) continue;
+        const Sample& s = last_of[i];
+        predicted.push_back(predict(dc.model, s.units, s.items, s.bytes_in, s.bytes_out).total_s);
+        measured.push_back(ls.done_s);
+        if (first.empty()) first = size_text(ls.size, dims);
+        last = size_text(ls.size, dims);
+    }
+    dc.model.fit = fit_quality(predicted, measured, first == last ? first : first + ".." + last);
+    dc.max_rel_error = dc.model.fit.max_rel;
+}
+
+}  // namespace
+
 CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const JobMaker& make,
                             const CalibrationOptions& o, const StepFn& step) {
     const bool adaptive = o.sizes.empty();
@@ -231,117 +359,21 @@ CalibrationResult calibrate(Cluster& cluster, const std::string& kernel, const J
         throw InvalidArgument("calibrate: no sizes and no start size for the adaptive ladder");
     if (o.min_repeats < 1 || o.max_repeats < o.min_repeats)
         throw InvalidArgument("calibrate: repeats must satisfy 1 <= min <= max");
-    const auto& devices = cluster.devices();
-    if (devices.empty()) throw Error("calibrate: the cluster has no device");
+    if (cluster.devices().empty()) throw Error("calibrate: the cluster has no device");
     CalibrationResult res;
     res.kernel = kernel;
     const double t_all = now_s();
-    for (std::size_t di = 0; di < devices.size(); ++di) {
-        DeviceCalibration dc;
-        dc.device = int(di);
+    for (std::size_t di = 0; di < cluster.devices().size(); ++di) {
         const double t_dev = now_s();
-        std::vector<std::vector<Sample>> per_step;   // samples of each ladder step
-        std::vector<Sample> last_of;                 // one sample per step (for max_rel_error)
-        int dims = 1;
-
-        // Run one size on device di alone: warm-up, then repeats until the median is stable.
-        auto measure = [&](GlobalSize size) {
-            auto probe = make(size, o.iterations);
-            std::vector<double> weights(devices.size(), 0.0);
-            weights[di] = 1.0;
-            const Plan plan = plan_with_weights(
-                devices, request_for(*probe, devices.size(), o.iterations, o.local, o.priority, o.priority_given), weights, o.tuning,
-                probe->tuning_key());
-            dims = plan.dims;
-            LadderStep ls;
-            ls.size = size;
-            for (const auto& a : plan.assignments)
-                if (a.device == int(di)) ls.work_items = double(a.global.x) * double(std::max<std::uint64_t>(1, a.global.y));
-            probe->generate();
-            checked_run(cluster, *probe, plan.assignments, kernel);
-            ++res.runs;
-            std::vector<double> done, kern, over;
-            std::vector<Sample> samples;
-            double prev_median = -1;
-            for (int r = 0; r < o.max_repeats; ++r) {
-                auto job = make(size, o.iterations);
-                job->generate();
-                const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
-                ++res.runs;
-                for (const auto& d : jr.devices) {
-                    if (d.assignment.device != int(di) || d.assignment.units == 0) continue;
-                    const Sample s = sample_of(d, *job, o.iterations, &jr);
-                    samples.push_back(s);
-                    dc.runs.push_back({dc.ladder.size(), s, d.pack_s, d.exec_s, d.done_s, jr.prepare_s, jr.combine_s,
-                                       jr.makespan_s});
-                    ls.ops = s.items;
-                    done.push_back(d.done_s);
-                    kern.push_back(s.kernel_s);
-                    over.push_back(std::max(0.0, d.done_s - s.kernel_s));
-                }
-                if (int(done.size()) >= o.min_repeats) {
-                    const double m = median_of(done);
-                    if (prev_median > 0 && std::abs(m - prev_median) <= o.stable_rel * m) break;
-                    prev_median = m;
-                }
-            }
-            ls.done_s = median_of(done);
-            ls.kernel_s = median_of(kern);
-            ls.overhead_s = median_of(over);
-            dc.ladder.push_back(ls);
-            last_of.push_back(samples.empty() ? Sample{} : samples.back());
-            per_step.push_back(std::move(samples));
-            if (step) step(kernel + " device " + std::to_string(di) + " size " + size_text(size, plan.dims));
-        };
-
-        if (!adaptive) {
-            for (const auto& size : o.sizes) measure(size);
-            for (auto& ls : dc.ladder) ls.fitted = true;
-        } else {
-            const auto& a = o.adaptive;
-            const double sat = saturation_items(devices[di], a);
-            double mem_limit = a.max_bytes;
-            if (devices[di].global_mem_bytes > 0) mem_limit = std::min(mem_limit, 0.25 * double(devices[di].global_mem_bytes));
-            GlobalSize size = a.start;
-            for (int k = 0; k < std::max(1, a.max_steps); ++k) {
-                measure(size);
-                if (judge_ladder(dc.ladder, sat, a)) break;
-                const GlobalSize next = next_ladder_size(size, dims);
-                if (a.max_size.x > 0 && (next.x > a.max_size.x || (dims == 2 && next.y > a.max_size.y))) break;
-                auto nj = make(next, o.iterations);
-                const SplitJob sj = split_job_for(*nj, o.iterations);
-                const double bytes = double(sj.total_units) * (sj.bytes_in_per_unit + sj.bytes_out_per_unit) +
-                                     sj.bytes_in_fixed;
-                if (bytes > mem_limit) break;
-                const auto& cur = dc.ladder.back();
-                const double next_ops = double(sj.total_units) * sj.ops_per_unit;
-                const double predicted = cur.ops > 0 ? cur.done_s * next_ops / cur.ops : 0.0;
-                if (predicted > a.max_run_s) break;
-                size = next;
-            }
-            judge_ladder(dc.ladder, sat, a);
-            for (const auto& ls : dc.ladder)
-                if (ls.fitted && !ls.saturated) dc.saturated = false;
-        }
-        for (std::size_t i = 0; i < dc.ladder.size(); ++i)
-            if (dc.ladder[i].fitted) dc.samples.insert(dc.samples.end(), per_step[i].begin(), per_step[i].end());
-        dc.model = fit_cost_model(dc.samples);
-        // The fit's quality: the model's done time against each fitted size's measured median.
-        std::vector<double> predicted, measured;
-        std::string first, last;
-        for (std::size_t i = 0; i < dc.ladder.size(); ++i) {
-            const auto& ls = dc.ladder[i];
-            if (!ls.fitted || !(ls.done_s > 0)) continue;
-            const Sample& s = last_of[i];
-            predicted.push_back(predict(dc.model, s.units, s.items, s.bytes_in, s.bytes_out).total_s);
-            measured.push_back(ls.done_s);
-            if (first.empty()) first = size_text(ls.size, dims);
-            last = size_text(ls.size, dims);
-        }
-        dc.model.fit = fit_quality(predicted, measured, first == last ? first : first + ".." + last);
-        dc.max_rel_error = dc.model.fit.max_rel;
-        dc.seconds = now_s() - t_dev;
-        res.devices.push_back(std::move(dc));
+        DeviceCalibrator c{cluster, kernel, make, o, step, res, di};
+        c.dc.device = int(di);
+        if (adaptive)
+            c.run_adaptive();
+        else
+            c.run_fixed();
+        c.fit();
+        c.dc.seconds = now_s() - t_dev;
+        res.devices.push_back(std::move(c.dc));
     }
     if (o.corun && res.devices.size() >= 2) corun(cluster, kernel, make, o, res, step);
     res.seconds = now_s() - t_all;
