@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <optional>
 
 #include "support/clock.hpp"
 #include "worksize/runtime/autotune.hpp"
@@ -102,42 +104,45 @@ JobResult checked_run(Cluster& cluster, KernelJob& job, const std::vector<Assign
     return r;
 }
 
-/// The co-run calibration (METHOD.md 2.1, paper 003; docs/models.md "Contention"): all devices
-/// together at the largest size every device fitted. Round 1 runs the split the solo models
-/// choose (every device at least `corun_min_share`); each device's median done time against its
-/// solo prediction gives its contention factor f, applied to every phase after its send:
-/// measured - start - send = f x (predicted - send), f clamped to [1, kMaxContention]. Rank 0's
-/// extra prepare time with several devices (sort's partition) is measured there too. Round 2
-/// repeats this at the split the models choose with those factors, when it differs by more than
-/// 5 % of the units and still uses two devices or more: the factors then come from the split the
-/// model will actually run.
-void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, const CalibrationOptions& o,
-           CalibrationResult& res, const StepFn& step) {
-    const auto& devices = cluster.devices();
-    // The largest common fitted size: the smallest of the devices' largest fitted sizes.
+/// The largest common fitted size: the smallest of the devices' largest fitted sizes (none when
+/// a device fitted no size).
+std::optional<GlobalSize> common_fitted_size(const CalibrationResult& res) {
     GlobalSize size{0, 0};
     double size_ops = -1;
     for (const auto& dc : res.devices) {
         const LadderStep* top = nullptr;
         for (const auto& ls : dc.ladder)
             if (ls.fitted && (!top || ls.ops > top->ops)) top = &ls;
-        if (!top) return;
+        if (!top) return std::nullopt;
         if (size_ops < 0 || top->ops < size_ops) {
             size_ops = top->ops;
             size = top->size;
         }
     }
-    auto probe = make(size, o.iterations);
-    const SplitJob sj = split_job_for(*probe, o.iterations);
-    const std::size_t n = devices.size();
-    auto current_models = [&] {
+    return size;
+}
+
+/// One co-run calibration at `size` (see corun()).
+struct Corun {
+    Cluster& cluster;
+    const std::string& kernel;
+    const JobMaker& make;
+    const CalibrationOptions& o;
+    CalibrationResult& res;
+    const StepFn& step;
+    GlobalSize size;
+    std::unique_ptr<KernelJob> probe = make(size, o.iterations);
+    SplitJob sj = split_job_for(*probe, o.iterations);
+    std::size_t n = cluster.devices().size();
+
+    std::vector<CostModel> current_models() const {
         std::vector<CostModel> models(n);
         for (const auto& dc : res.devices) models.at(std::size_t(dc.device)) = dc.model;
         return models;
-    };
-    // Units per device of the split the models choose; with `floor`, every device gets at least
-    // corun_min_share (renormalised).
-    auto model_units = [&](bool floor) {
+    }
+    /// The plan and units per device of the split the models choose; with `floor`, every device
+    /// gets at least corun_min_share (renormalised).
+    std::pair<Plan, std::vector<std::uint64_t>> model_units(bool floor) const {
         const SplitResult r = optimise_split(current_models(), sj);
         std::vector<double> w(n, 0.0);
         double sum = 0;
@@ -147,23 +152,24 @@ void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, co
             sum += w[i];
         }
         for (auto& x : w) x /= sum;
+        const auto& devices = cluster.devices();
         const Plan plan = plan_with_weights(
             devices, request_for(*probe, devices.size(), o.iterations, o.local, o.priority, o.priority_given), w, o.tuning,
             probe->tuning_key());
         std::vector<std::uint64_t> units(n, 0);
         for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
-        return std::pair{plan, units};
-    };
-    auto working = [](const std::vector<std::uint64_t>& u) {
+        return {plan, units};
+    }
+    static long working(const std::vector<std::uint64_t>& u) {
         return std::count_if(u.begin(), u.end(), [](std::uint64_t x) { return x > 0; });
-    };
-
-    auto round = [&](const Plan& plan, const std::vector<std::uint64_t>& units) {
+    }
+    /// Runs `plan` (a warm-up, then at least 3 repeats): each device's done times, rank 0's
+    /// prepare times.
+    std::vector<std::vector<double>> measure(const Plan& plan, std::vector<double>& prepare) {
         probe->generate();
         checked_run(cluster, *probe, plan.assignments, kernel);  // warm-up
         ++res.runs;
         std::vector<std::vector<double>> done(n);
-        std::vector<double> prepare;
         for (int r = 0; r < std::max(3, o.min_repeats); ++r) {
             auto job = make(size, o.iterations);
             job->generate();
@@ -179,7 +185,13 @@ void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, co
                                            d.done_s, jr.prepare_s, jr.combine_s, jr.makespan_s});
             }
         }
-        // Rank 0's prepare phase with several devices, per input byte of the job.
+        return done;
+    }
+    /// One round: the split measured, rank 0's prepare phase per input byte, and each device's
+    /// contention factor against its solo prediction of this split.
+    void round(const Plan& plan, const std::vector<std::uint64_t>& units) {
+        std::vector<double> prepare;
+        const auto done = measure(plan, prepare);
         const double job_in = double(sj.total_units) * sj.bytes_in_per_unit;
         const double prep = median_of(prepare);
         for (auto& dc : res.devices) {
@@ -203,17 +215,32 @@ void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, co
             dc.model.contention = std::clamp(std::isfinite(f) ? f : 1.0, 1.0, kMaxContention);
         }
         if (step) step(kernel + " co-run size " + size_text(size, plan.dims));
-    };
+    }
+};
 
-    auto [plan1, units1] = model_units(true);
-    if (working(units1) < 2) return;
-    round(plan1, units1);
-    auto [plan2, units2] = model_units(false);
-    if (working(units2) < 2) return;
+/// The co-run calibration (METHOD.md 2.1, paper 003; docs/models.md "Contention"): all devices
+/// together at the largest size every device fitted. Round 1 runs the split the solo models
+/// choose (every device at least `corun_min_share`); each device's median done time against its
+/// solo prediction gives its contention factor f, applied to every phase after its send:
+/// measured - start - send = f x (predicted - send), f clamped to [1, kMaxContention]. Rank 0's
+/// extra prepare time with several devices (sort's partition) is measured there too. Round 2
+/// repeats this at the split the models choose with those factors, when it differs by more than
+/// 5 % of the units and still uses two devices or more: the factors then come from the split the
+/// model will actually run.
+void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, const CalibrationOptions& o,
+           CalibrationResult& res, const StepFn& step) {
+    const auto size = common_fitted_size(res);
+    if (!size) return;
+    Corun c{cluster, kernel, make, o, res, step, *size};
+    auto [plan1, units1] = c.model_units(true);
+    if (Corun::working(units1) < 2) return;
+    c.round(plan1, units1);
+    auto [plan2, units2] = c.model_units(false);
+    if (Corun::working(units2) < 2) return;
     std::uint64_t moved = 0;
-    for (std::size_t i = 0; i < n; ++i) moved += units1[i] > units2[i] ? units1[i] - units2[i] : 0;
-    if (double(moved) <= 0.05 * double(sj.total_units)) return;
-    round(plan2, units2);
+    for (std::size_t i = 0; i < c.n; ++i) moved += units1[i] > units2[i] ? units1[i] - units2[i] : 0;
+    if (double(moved) <= 0.05 * double(c.sj.total_units)) return;
+    c.round(plan2, units2);
 }
 
 }  // namespace
