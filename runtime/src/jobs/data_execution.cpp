@@ -130,22 +130,7 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
         // move only every exchange_every steps (k times as deep), and the launches in
         // between cover the rows the next steps will read.
         executor.run(compiler.compile_step(step));
-        if (beats_ && fault_.slow_s > 0 && !mine_.empty())
-            wait_devices([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
-        for (auto& s : mine_)
-            for (const auto& [a, b] : spec_.swaps) std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
-        for (auto& s : mine_)
-            if (!s.guards.empty())
-                for (const auto& [a, b] : spec_.swaps)
-                    std::swap(s.guards[std::size_t(a)], s.guards[std::size_t(b)]);
-        if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
-            executor.drain();
-            gather_point(step + 1);
-        }
-        if (spec_.host_every && (step + 1) % spec_.host_every == 0 && host_point) {
-            executor.drain();
-            host_point(step + 1);
-        }
+        after_step(executor, step, gather_point, host_point);
     }
     executor.drain();
     mark("drained");
@@ -156,6 +141,30 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     report_.steps_s = now_s() - t0;
     write_timeline(t0);
     if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
+    report_device_times();
+}
+
+void Execution::after_step(engine::Executor& executor, std::uint64_t step,
+                           const std::function<void(std::uint64_t)>& gather_point,
+                           const std::function<void(std::uint64_t)>& host_point) {
+    if (beats_ && fault_.slow_s > 0 && !mine_.empty())
+        wait_devices([&] { std::this_thread::sleep_for(std::chrono::duration<double>(fault_.slow_s)); });
+    for (auto& s : mine_)
+        for (const auto& [a, b] : spec_.swaps) std::swap(s.bufs[std::size_t(a)], s.bufs[std::size_t(b)]);
+    for (auto& s : mine_)
+        if (!s.guards.empty())
+            for (const auto& [a, b] : spec_.swaps) std::swap(s.guards[std::size_t(a)], s.guards[std::size_t(b)]);
+    if (spec_.gather_every && (step + 1) % spec_.gather_every == 0 && step + 1 < spec_.steps) {
+        executor.drain();
+        gather_point(step + 1);
+    }
+    if (spec_.host_every && (step + 1) % spec_.host_every == 0 && host_point) {
+        executor.drain();
+        host_point(step + 1);
+    }
+}
+
+void Execution::report_device_times() {
     for (const auto& s : mine_) {
         if (failed_ || !s.first() || !s.last()) continue;
         try {

@@ -403,6 +403,13 @@ private:
     /// --check-bounds: after kernel `kd`'s launch on `s`, the guard zones of what it writes.
     void check_guards(SliceState& s, const KernelDecl& kd);
 
+    /// After a step's list: the fault's slow link, the buffers swapped, a gather or a host
+    /// step when one is due.
+    void after_step(engine::Executor& executor, std::uint64_t step, const std::function<void(std::uint64_t)>& gather_point,
+                    const std::function<void(std::uint64_t)>& host_point);
+    /// The report's device times: each device's span from its first launch to its last, and
+    /// with time_launches its median timed step and reduction.
+    void report_device_times();
     void finish_queues() {
         for (auto& s : mine_) {
             if (failed_) {
