@@ -357,7 +357,7 @@ void Execution::check_guards(SliceState& s, const KernelDecl& kd) {
                          "files: \"arrays\": \"whole\")");
 }
 
-void Execution::reduce(std::size_t k, std::size_t i) {
+std::vector<double> Execution::local_total(std::size_t k, std::size_t i) {
     const ArgDecl& a = spec_.kernels[k].args[i];
     const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
     const std::size_t R = d.count;
@@ -414,6 +414,14 @@ void Execution::reduce(std::size_t k, std::size_t i) {
             },
             [&] { return "reduction into '" + d.name + "'"; });
     }
+    return total;
+}
+
+void Execution::reduce(std::size_t k, std::size_t i) {
+    const ArgDecl& a = spec_.kernels[k].args[i];
+    const BufferDecl& d = spec_.buffers[std::size_t(a.buffer)];
+    const std::size_t R = d.count;
+    std::vector<double> total = local_total(k, i);
     // Along the ranks in slice order: running totals go right, the grand total comes back.
     const int left = rank_left(), right = rank_right();
     const std::size_t bytes = R * sizeof(double);

@@ -489,6 +489,9 @@ private:
     }
 
     void reduce(std::size_t k, std::size_t i);
+    /// Reduction (k, i) over this rank's slices, in slice order: each device's records
+    /// (per-group ones first combined on the device) read back and combined here.
+    std::vector<double> local_total(std::size_t k, std::size_t i);
 
     const DataJobSpec& spec_;
     Comm& comm_;
