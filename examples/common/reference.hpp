@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace example {
@@ -200,6 +201,62 @@ inline void kmeans_centres(const std::vector<float>& sums, std::vector<float>& c
 }
 
 /// The first k points as the initial centres, each with count 1.
+/// The k centres of kmeans_point_rows(): drawn as kmeans_points() draws its own (seeded, at least 10
+/// apart where possible), the same on every rank.
+inline std::vector<float> kmeans_seed_centres(int d, int k, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(0.0f, 100.0f);
+    std::vector<float> centres(std::size_t(k) * d);
+    for (int j = 0; j < k; ++j)
+        for (int attempt = 0; attempt < 1000; ++attempt) {
+            for (int dd = 0; dd < d; ++dd) centres[std::size_t(j) * d + dd] = u(rng);
+            bool far = true;
+            for (int i = 0; i < j && far; ++i) {
+                double dist2 = 0.0;
+                for (int dd = 0; dd < d; ++dd) {
+                    const double diff = centres[std::size_t(j) * d + dd] - centres[std::size_t(i) * d + dd];
+                    dist2 += diff * diff;
+                }
+                far = dist2 >= 100.0;
+            }
+            if (far) break;
+        }
+    return centres;
+}
+
+/// Points [first, first + count) of a set like kmeans_points()'s, each a function of its index
+/// alone (any rank makes any rows, in any order, the same): point i's centre is drawn from a
+/// hash of (seed, i), each coordinate's noise from a hash of (seed, i, coordinate) as the sum of
+/// four uniforms (Irwin-Hall, scaled to variance 1). In threads (hardware_concurrency) when large.
+inline void kmeans_point_rows(const std::vector<float>& centres, int d, int k, unsigned seed, std::uint64_t first,
+                              std::uint64_t count, float* out) {
+    auto mix = [](std::uint64_t z) {  // SplitMix64's finaliser
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    };
+    auto rows = [&](std::uint64_t from, std::uint64_t to) {
+        for (std::uint64_t i = from; i < to; ++i) {
+            const std::uint64_t p = first + i, h = mix(mix(seed) + (p + 1) * 0x9e3779b97f4a7c15ULL);
+            const std::size_t j = std::size_t(h % std::uint64_t(k));
+            for (int dd = 0; dd < d; ++dd) {
+                const std::uint64_t z = mix(h + std::uint64_t(dd + 1) * 0xd1b54a32d192ed03ULL);
+                const double s = double(z & 0xffff) + double((z >> 16) & 0xffff) + double((z >> 32) & 0xffff) +
+                                 double(z >> 48);
+                const double noise = (s / 65536.0 - 2.0) * 1.7320508075688772;  // four U(0,1): mean 2, variance 1/3
+                out[i * std::uint64_t(d) + std::uint64_t(dd)] = centres[j * std::size_t(d) + std::size_t(dd)] + float(noise);
+            }
+        }
+    };
+    const std::uint64_t threads = count < (1u << 16) ? 1 : std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    const std::uint64_t per = (count + threads - 1) / threads;
+    for (std::uint64_t t = 1; t < threads && t * per < count; ++t)
+        pool.emplace_back(rows, t * per, std::min(count, (t + 1) * per));
+    rows(0, std::min(count, per));
+    for (auto& th : pool) th.join();
+}
+
 inline std::vector<float> kmeans_initial_sums(const std::vector<float>& points, int d, int k) {
     std::vector<float> sums(std::size_t(k) * (d + 1));
     for (int j = 0; j < k; ++j) {

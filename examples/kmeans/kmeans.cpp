@@ -3,7 +3,9 @@
 // work-group's points per centre in __local memory (one record per group), worksize combines
 // the records on each device and then along the slices into `sums`, and rank 0's host step turns
 // them into the next centres, which go to every device. Rank 0 gets the labels and the sums at
-// the end.   mpiexec -n 3 worksize_example_kmeans [points] [dims] [k] [iterations]
+// the end. With --points local each rank makes its own slices' points (a registered generator,
+// each point a function of its index): nothing of them is sent.
+//   mpiexec -n 3 worksize_example_kmeans [points] [dims] [k] [iterations] [--points rank0|local]
 #include <iostream>
 
 #include "reference.hpp"
@@ -12,16 +14,50 @@
 using namespace worksize;
 
 int main(int argc, char** argv) {
-    return cluster_main(argc, argv, "kmeans", [](App& app) {
+    // Rows [first, first + count) of the points, made on the rank that holds them.
+    // args: {dims, k, seed}.
+    register_generator("kmeans_points", [](const std::vector<std::int64_t>& a, std::uint64_t first, std::uint64_t count,
+                                           std::span<std::byte> out) {
+        const int d = int(a[0]), k = int(a[1]);
+        const unsigned seed = unsigned(a[2]);
+        example::kmeans_point_rows(example::kmeans_seed_centres(d, k, seed), d, k, seed, first, count,
+                                   reinterpret_cast<float*>(out.data()));
+    });
+    const AppSpec spec{"[points] [dims] [k] [iterations]",
+                       {{"points", "where the points are made: rank0 (there, then sent to each slice) or local "
+                                   "(each rank its own slices', by a generator)",
+                         "rank0"}}};
+    return cluster_main(argc, argv, "kmeans", spec, [](App& app) {
         const auto n = app.count(0, 20000), d = app.count(1, 4), k = app.count(2, 5), iterations = app.count(3, 10);
+        const std::string where = app.option("points");
+        if (where != "rank0" && where != "local")
+            throw InvalidArgument("--points must be rank0 or local, not '" + where + "'");
+        const bool local = where == "local";
+        const unsigned seed = 5;
         const std::uint64_t group = 256;  // points per work-group, each summing k·(d+1) values in __local memory
-        const std::vector<float> points0 = example::kmeans_points(int(n), int(d), int(k), 5);
+        // Rank 0's copy of the points: the inputs it sends, or (local) what the CPU check reads.
+        std::vector<float> points0;
+        if (!local) {
+            points0 = example::kmeans_points(int(n), int(d), int(k), seed);
+        } else if (!example::skip_verify()) {
+            points0.resize(n * d);
+            example::kmeans_point_rows(example::kmeans_seed_centres(int(d), int(k), seed), int(d), int(k), seed, 0, n,
+                                       points0.data());
+        } else {  // the first k points only: the initial centres
+            points0.resize(std::min(n, k) * d);
+            example::kmeans_point_rows(example::kmeans_seed_centres(int(d), int(k), seed), int(d), int(k), seed, 0,
+                                       std::min(n, k), points0.data());
+        }
         const std::vector<float> centres0 = example::kmeans_initial_sums(points0, int(d), int(k));  // count 1 each
-        std::vector<float> points = points0, centres = centres0, last = centres0, sums(k * (d + 1));
+        std::vector<float> points = local ? std::vector<float>() : points0;
+        std::vector<float> centres = centres0, last = centres0, sums(k * (d + 1));
         std::vector<std::int32_t> labels(n);
 
         DataJob job("kmeans", read_text_file(example::kernel_path(EXAMPLE_DIR, "kmeans.cl")), n);
-        const auto p = job.split("points", d, points), l = job.split("labels", 1, labels);
+        const auto p = local ? job.split_generated<float>("points", d, "kmeans_points",
+                                                          {std::int64_t(d), std::int64_t(k), std::int64_t(seed)})
+                             : job.split("points", d, points);
+        const auto l = job.split("labels", 1, labels);
         const auto c = job.shared("centres", centres), s = job.shared("sums", sums);
         job.kernel("assign", {arg::in(p), arg::origin(p), arg::all(c), arg::out(l), arg::origin(l), arg::value<int>(k),
                               arg::value<int>(d), arg::end()});

@@ -67,6 +67,14 @@ verify heat "$heat" "96 90 200" 96x90x200
 verify filter2d "$filter2d" "200 150 3" 200x150
 verify kmeans "$kmeans" "5000 4 5 5" 5000x4-k5-i5
 
+# k-means with its points made by each rank for its own slices (a split_generated buffer):
+# verified on 3 unequal ranks; a --points that is neither rank0 nor local is one line, exit 2.
+mpmd_cmd "$mpx" "$kmeans" "$cus" 5000 4 5 5 --points local --select all; run 120 "${MPMD[@]}"
+expect_rc 0 "kmeans --points local on 3 ranks"
+expect_out "^worksize,kmeans,5000x4-k5-i5,3 ranks,[0-9.e+-]+,verified$" "kmeans --points local on 3 ranks: verified"
+run 60 "$mpx" -n 2 "$kmeans" 5000 4 5 5 --points nowhere --select all
+expect_fail_line 2 "^kmeans: error: --points must be rank0 or local, not 'nowhere'$" "kmeans --points nowhere: one line, exit 2"
+
 # A worker whose host runs ahead of its device is not taken for lost: filter2d's steps exchange
 # nothing, so their 300 launches are enqueued at once and the one wait at the end lasts about
 # a second; it beats beside it (with --rank-timeout 0.5 rank 0 once declared rank 1 lost there).
