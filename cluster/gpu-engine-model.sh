@@ -11,6 +11,7 @@
 # one rank and on one GPU, on a database seeded with an earlier call's calibration (DB_SEED).
 # PART=interp: bench of interp 5000x3001 x 10 over a GPU rank and a CPU rank (every strategy,
 # the oracle), then k-means' setup against the build before while the budget lasts.
+# PART=kmeans-local: k-means with --points local against rank 0's points, whole runs.
 #   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize build/examples/worksize_example_heat \
 #            build/examples/worksize_example_kmeans && cp OLD/build/examples/worksize_example_{heat,kmeans} .devbundle/bin/ ...
 #          (renamed *_old) && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw &&
@@ -52,7 +53,7 @@ ex() {
     steps=$(echo "$text" | grep -Eo ', steps [0-9.]+ ms, gather' | tail -1 | grep -Eo '[0-9.]+')
     total=$(echo "$text" | grep -Eo 'total [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
     st=$(echo "$text" | grep -Eo '^worksize,.*,(verified|unverified|FAILED)$' | tail -1 | awk -F, '{print $NF}')
-    echo "$name,$(echo "$*" | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED}" | tee -a "$OUT/runs.csv"
+    echo "$name,$(echo "$*" | sed 's/ --points [a-z0-9]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED}" | tee -a "$OUT/runs.csv"
 }
 [ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status" >"$OUT/runs.csv"
 
@@ -136,6 +137,20 @@ if [ "$PART" = interp ]; then
     done
 fi
 
+if [ "$PART" = kmeans-local ]; then
+    # k-means 16.8 M x 16 with its points made on each rank (--points local) against sent from
+    # rank 0: the whole run (setup, steps, gather) on one GPU, two in one rank and two GPU ranks.
+    ex kmeans new 2ranks 0 1000000 16 16 5 --points local
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            ex kmeans new "$cfg" "$r" 16777216 16 16 20
+            ex kmeans new "$cfg+local" "$r" 16777216 16 16 20 --points local
+        done
+    done
+fi
+
 if [ "$PART" = data ]; then
     export WORKSIZE_DB=$OUT/db.json EXAMPLE_NOVERIFY=1
     timeout 120 mpiexec -n 2 worksize calibrate --links --select "0=${G[0]},1=${G[1]}" >"$OUT/links.txt" 2>&1
@@ -173,9 +188,10 @@ for r in csv.DictReader(open(f"{out}/runs.csv")):
         except ValueError: pass
 med = {k: {m: statistics.median(v) for m, v in d.items() if v} for k, d in t.items()}
 for (ex, size, cfg, b), m in sorted(med.items()):
-    one = med.get((ex, size, "1gpu", b), {})
+    base = "1gpu+local" if cfg.endswith("+local") else "1gpu"  # local points against local points
+    one = med.get((ex, size, base, b), {})
     line = f"{ex} {size} {cfg} {b}: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in m.items())
-    if one and cfg != "1gpu":
+    if one and cfg != base:
         line += ", x one GPU: steps %.2f, total %.2f" % (one["steps_ms"] / m["steps_ms"], one["total_ms"] / m["total_ms"])
     print(line)
 PY
