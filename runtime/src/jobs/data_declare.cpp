@@ -263,6 +263,72 @@ void check_memory(const DataJobSpec& spec, const std::vector<DeviceInfo>& device
 }
 }  // namespace
 
+namespace {
+
+/// --strategy model: the closed-form split (`plan`, from `split`) against each device alone, both
+/// run through the simulator of the engine's instruction lists (overlap included): the faster
+/// is the plan, with each slice's predicted time (its own launches', at most the step).
+void choose_by_simulation(const DataJobSpec& spec, const std::vector<DeviceInfo>& devices, const PlanRequest& req,
+                          const DataSplit& split, const DataRunOptions& options, Plan& plan) {
+    const ProgramOptions po{options.overlap};
+    auto simulated = [&](const std::vector<Assignment>& a) {
+        return simulate_data_steps(spec, data_layout(spec, a), options.rates, options.links, po).step_s;
+    };
+    double best = simulated(plan.assignments);
+    int alone = -1;
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+        if (!options.rates[d].known()) continue;
+        PlanRequest one = req;
+        std::vector<double> w(devices.size(), 0.0);
+        w[d] = 1.0;
+        one.weights = w;
+        Plan p1 = make_plan(devices, one);
+        align_slices(spec, p1.assignments);
+        if (const double t = simulated(p1.assignments); t < best * 0.999) {
+            best = t;
+            alone = int(d);
+            plan = std::move(p1);
+        }
+    }
+    const DataLayout layout = data_layout(spec, plan.assignments);
+    const auto sim = simulate_data_steps(spec, layout, options.rates, options.links, po);
+    for (auto& a : plan.assignments) {
+        if (a.units == 0 && alone >= 0 && a.device != alone)
+            a.note = "left out: the simulated instruction lists are faster on device " + std::to_string(alone) + " alone";
+        else if (a.units == 0 && alone < 0 && !split.left_out[std::size_t(a.device)].empty())
+            a.note = split.left_out[std::size_t(a.device)];
+        for (std::size_t i = 0; i < layout.slices.size(); ++i)
+            if (layout.slices[i].device == a.device) a.predicted_s = sim.slice_busy_s[i] * double(spec.steps);
+    }
+    plan.predicted_makespan_s = best * double(spec.steps);
+}
+
+/// Kernels that require a shape of their own (not the plan's) or launch groups of their own
+/// geometry run with it; the report says so.
+void note_own_shapes(const DataJobSpec& spec, Plan& plan) {
+    for (const auto& k : spec.kernels) {
+        if (k.required_local.is_null() && k.group_units == 0) continue;
+        std::string note = "kernel '" + k.name + "' ";
+        if (k.group_units) {
+            note += "launches groups of " + std::to_string(k.group_items) + " items per ";
+            note += std::to_string(k.group_units) + " units";
+        } else {
+            note += "requires " + std::to_string(k.required_local.x);
+        }
+        if (spec.dims == 2 && k.group_units == 0) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
+            note += 'x';
+            note += std::to_string(k.required_local.y);
+        }
+        for (auto& a : plan.assignments) {
+            if (a.units == 0) continue;
+            if (!a.local_rule.empty()) a.local_rule += "; ";
+            a.local_rule += note;
+        }
+    }
+}
+
+}  // namespace
+
 Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
                    const DataRunOptions& options) {
     const DataJobSpec& spec = job.spec();
@@ -291,66 +357,9 @@ Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job,
     Plan plan = make_plan(devices, req);
     if (!model) balance_ghost_rows(spec, plan.assignments);  // the model counts ghost rows itself
     align_slices(spec, plan.assignments);
-    if (model) {
-        // The closed-form split against each device alone, both run through the simulator of
-        // the engine's instruction lists (overlap included): the faster is the plan.
-        const ProgramOptions po{options.overlap};
-        auto simulated = [&](const std::vector<Assignment>& a) {
-            return simulate_data_steps(spec, data_layout(spec, a), options.rates, options.links, po).step_s;
-        };
-        double best = simulated(plan.assignments);
-        int alone = -1;
-        for (std::size_t d = 0; d < devices.size(); ++d) {
-            if (!options.rates[d].known()) continue;
-            PlanRequest one = req;
-            std::vector<double> w(devices.size(), 0.0);
-            w[d] = 1.0;
-            one.weights = w;
-            Plan p1 = make_plan(devices, one);
-            align_slices(spec, p1.assignments);
-            if (const double t = simulated(p1.assignments); t < best * 0.999) {
-                best = t;
-                alone = int(d);
-                plan = std::move(p1);
-            }
-        }
-        // Each slice's predicted time is its own launches' (the simulation's), at most the step.
-        const DataLayout layout = data_layout(spec, plan.assignments);
-        const auto sim = simulate_data_steps(spec, layout, options.rates, options.links, po);
-        for (auto& a : plan.assignments) {
-            if (a.units == 0 && alone >= 0 && a.device != alone)
-                a.note = "left out: the simulated instruction lists are faster on device " + std::to_string(alone) +
-                         " alone";
-            else if (a.units == 0 && alone < 0 && !split.left_out[std::size_t(a.device)].empty())
-                a.note = split.left_out[std::size_t(a.device)];
-            for (std::size_t i = 0; i < layout.slices.size(); ++i)
-                if (layout.slices[i].device == a.device) a.predicted_s = sim.slice_busy_s[i] * double(spec.steps);
-        }
-        plan.predicted_makespan_s = best * double(spec.steps);
-    }
+    if (model) choose_by_simulation(spec, devices, req, split, options, plan);
     check_memory(spec, devices, plan.assignments);
-    // Kernels that require a shape of their own (not the plan's) or launch groups of their own
-    // geometry run with it; the report says so.
-    if (req.required_local.is_null())
-        for (const auto& k : spec.kernels) {
-            if (k.required_local.is_null() && k.group_units == 0) continue;
-            std::string note = "kernel '" + k.name + "' ";
-            if (k.group_units) {
-                note += "launches groups of " + std::to_string(k.group_items) + " items per ";
-                note += std::to_string(k.group_units) + " units";
-            } else {
-                note += "requires " + std::to_string(k.required_local.x);
-            }
-            if (spec.dims == 2 && k.group_units == 0) {  // appended piece by piece: GCC 12 misreads "x" + s (-Wrestrict)
-                note += 'x';
-                note += std::to_string(k.required_local.y);
-            }
-            for (auto& a : plan.assignments) {
-                if (a.units == 0) continue;
-                if (!a.local_rule.empty()) a.local_rule += "; ";
-                a.local_rule += note;
-            }
-        }
+    if (req.required_local.is_null()) note_own_shapes(spec, plan);
     return plan;
 }
 
