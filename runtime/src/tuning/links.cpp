@@ -201,6 +201,77 @@ LinkCalibration decode_answers(const std::vector<nlohmann::json>& answers,
     return out;
 }
 
+using Contexts = std::map<int, std::unique_ptr<DeviceContext>>;
+/// A rank that failed or went silent: rank 0 names it lost (and rethrows); the others rethrow.
+using LostFn = std::function<void(int, const Error&)>;
+
+/// Every MPI pair this rank is in, timed by ping-pong; the pairs it leads into `mine["ranks"]`.
+void measure_pairs(Comm& comm, const std::vector<std::pair<int, int>>& pairs, const LinkOptions& options,
+                   nlohmann::json& mine, const LostFn& lost) {
+    const int me = comm.rank();
+    Bytes buffer;
+    for (const auto& [a, b] : pairs) {
+        if (a != me && b != me) continue;
+        const int peer = a == me ? b : a;
+        LinkFit fit;
+        try {
+            fit = ping_pong(comm, peer, a == me, options, buffer);
+        } catch (const Error& e) {
+            lost(peer, e);
+        }
+        if (a == me) mine["ranks"].push_back({{"a", a}, {"b", b}, {"fit", to_json(fit)}});
+    }
+}
+
+/// A worker: its pairs' answer, then, on its turn, its devices' (a failure, once rank 0 has it,
+/// ends this rank as any rank's does: JobAborted).
+void worker_answers(Comm& comm, nlohmann::json& mine, Contexts& contexts, const LinkOptions& options,
+                    const std::function<void()>& beat) {
+    auto answer = [&] {
+        comm.send_json(mine, 0, wire::kLinks);
+        if (mine.at("ok").get<bool>()) return;
+        const auto f = wire::failure_from_json(mine);
+        throw JobAborted(f.reason, f.message);
+    };
+    answer();  // its pairs are done
+    (void)comm.recv_json(0, wire::kLinks);  // this rank's turn
+    mine = {{"ok", true}, {"devices", nlohmann::json::array()}};
+    on_worker(comm.rank(), mine, [&] { measure_devices(mine, contexts, options, beat); });
+    answer();
+}
+
+/// Rank 0: every worker's pairs, its own devices, then each worker's devices in turn.
+std::vector<nlohmann::json> rank0_answers(Comm& comm, const nlohmann::json& mine, Contexts& contexts,
+                                          const LinkOptions& options, const std::function<void()>& beat,
+                                          const LostFn& lost) {
+    auto answer = [&](int r) {  // each worker's answer, or its failure raised with its rank
+        nlohmann::json a;
+        try {
+            a = comm.recv_json(r, wire::kLinks);
+        } catch (const Error& e) {
+            lost(r, e);
+        }
+        if (!a.at("ok").get<bool>()) {
+            auto f = wire::failure_from_json(a);
+            f.message = "rank " + std::to_string(r) + ": " + f.message;
+            f.raise();
+        }
+        return a;
+    };
+    std::vector<nlohmann::json> answers{mine};
+    for (int r = 1; r < comm.size(); ++r) answers.push_back(answer(r));  // every pair is done
+    measure_devices(answers.front(), contexts, options, beat);
+    for (int r = 1; r < comm.size(); ++r) {
+        try {
+            comm.send_json({{"turn", true}}, r, wire::kLinks);
+        } catch (const Error& e) {
+            lost(r, e);
+        }
+        answers[std::size_t(r)]["devices"] = answer(r).at("devices");
+    }
+    return answers;
+}
+
 }  // namespace
 
 LinkCalibration Cluster::calibrate_links(const LinkOptions& options, const std::function<void()>& check) {
@@ -225,8 +296,8 @@ LinkCalibration Cluster::calibrate_links(const LinkOptions& options, const std::
         ~PulseScope() { comm.set_pulse({}); }
     } pulse{comm};
     comm.set_pulse(beat);
-    // A lost rank, as rank 0 reports it.
-    auto lost = [&](int r, const Error& e) {
+    // Called in the handler of `e`: `throw;` rethrows it as it was thrown.
+    const LostFn lost = [&](int r, const Error& e) {
         if (me != 0 || e.reason() != ErrorReason::lost_rank) throw;
         impl_->lost.push_back(r);
         mpi::note_lost_peer();
@@ -239,60 +310,13 @@ LinkCalibration Cluster::calibrate_links(const LinkOptions& options, const std::
     // while a link is timed.
     on_worker(me, mine, [&] {
         if (me != 0) fault::hang_data(fault::data_fault(), "links");
-        Bytes buffer;
-        for (const auto& [a, b] : pairs) {
-            if (a != me && b != me) continue;
-            const int peer = a == me ? b : a;
-            LinkFit fit;
-            try {
-                fit = ping_pong(comm, peer, a == me, options, buffer);
-            } catch (const Error& e) {
-                lost(peer, e);
-            }
-            if (a == me) mine["ranks"].push_back({{"a", a}, {"b", b}, {"fit", to_json(fit)}});
-        }
+        measure_pairs(comm, pairs, options, mine, lost);
     });
     if (me != 0) {
-        // A failure, once rank 0 has it, ends this rank as any rank's does (JobAborted).
-        auto answer = [&] {
-            comm.send_json(mine, 0, wire::kLinks);
-            if (mine.at("ok").get<bool>()) return;
-            const auto f = wire::failure_from_json(mine);
-            throw JobAborted(f.reason, f.message);
-        };
-        answer();  // its pairs are done
-        (void)comm.recv_json(0, wire::kLinks);  // this rank's turn
-        mine = {{"ok", true}, {"devices", nlohmann::json::array()}};
-        on_worker(me, mine, [&] { measure_devices(mine, impl_->contexts, options, beat); });
-        answer();
+        worker_answers(comm, mine, impl_->contexts, options, beat);
         return out;
     }
-    // Rank 0: each worker's answer, or its failure raised with its rank.
-    auto answer = [&](int r) {
-        nlohmann::json a;
-        try {
-            a = comm.recv_json(r, wire::kLinks);
-        } catch (const Error& e) {
-            lost(r, e);
-        }
-        if (!a.at("ok").get<bool>()) {
-            auto f = wire::failure_from_json(a);
-            f.message = "rank " + std::to_string(r) + ": " + f.message;
-            f.raise();
-        }
-        return a;
-    };
-    std::vector<nlohmann::json> answers{mine};
-    for (int r = 1; r < comm.size(); ++r) answers.push_back(answer(r));  // every pair is done
-    measure_devices(answers.front(), impl_->contexts, options, beat);
-    for (int r = 1; r < comm.size(); ++r) {
-        try {
-            comm.send_json({{"turn", true}}, r, wire::kLinks);
-        } catch (const Error& e) {
-            lost(r, e);
-        }
-        answers[std::size_t(r)]["devices"] = answer(r).at("devices");
-    }
+    const auto answers = rank0_answers(comm, mine, impl_->contexts, options, beat, lost);
     comm.drain_alive();
     out = decode_answers(answers, impl_->devices, impl_->hosts);
     out.seconds = now_s() - t0;
