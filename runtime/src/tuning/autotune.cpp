@@ -240,26 +240,22 @@ ConfigTime LocalTuner::measure_params(int device, const nlohmann::json& params, 
     return t;
 }
 
-ParamSearchResult LocalTuner::tune_params(int device, const TuneOptions& options) {
-    ParamSearchResult res;
-    res.keys = searched_params();
-    if (res.keys.empty()) throw InvalidArgument("tune: kernel '" + kernel_ + "' has no parameter to search");
-    res.strategy = to_string(options.strategy);
-    const auto& tunables = kernel_job(kernel_).tunables;
-    std::vector<const TunableParam*> dims;
-    for (const auto& k : res.keys)
-        for (const auto& t : tunables)
-            if (t.key == k) dims.push_back(&t);
-    // Every set of the product, checked by the job (cannot build) and for the device.
+namespace {
+
+/// Every set of the product of `dims`' values, checked by the job (it cannot build a set:
+/// InvalidArgument) and for the device (candidate_of(set).invalid); the valid ones, counted in
+/// res.sets and res.invalid.
+std::vector<ParamCandidate> valid_param_sets(const std::vector<const TunableParam*>& dims,
+                                             const std::function<ParamCandidate(const nlohmann::json&)>& candidate_of,
+                                             ParamSearchResult& res) {
     std::vector<ParamCandidate> valid;
     std::vector<std::size_t> idx(dims.size(), 0);
-    const DeviceInfo& dev = this->device(device);
     for (bool more = !dims.empty(); more;) {
         nlohmann::json set = nlohmann::json::object();
         for (std::size_t i = 0; i < dims.size(); ++i) set[dims[i]->key] = dims[i]->values.at(idx[i]);
         ++res.sets;
         try {
-            ParamCandidate c = param_make_(iterations_, set)->param_candidate(dev);
+            ParamCandidate c = candidate_of(set);
             c.params = set;
             if (c.invalid.empty())
                 valid.push_back(std::move(c));
@@ -277,6 +273,24 @@ ParamSearchResult LocalTuner::tune_params(int device, const TuneOptions& options
             idx[i] = 0;
         }
     }
+    return valid;
+}
+
+}  // namespace
+
+ParamSearchResult LocalTuner::tune_params(int device, const TuneOptions& options) {
+    ParamSearchResult res;
+    res.keys = searched_params();
+    if (res.keys.empty()) throw InvalidArgument("tune: kernel '" + kernel_ + "' has no parameter to search");
+    res.strategy = to_string(options.strategy);
+    const auto& tunables = kernel_job(kernel_).tunables;
+    std::vector<const TunableParam*> dims;
+    for (const auto& k : res.keys)
+        for (const auto& t : tunables)
+            if (t.key == k) dims.push_back(&t);
+    const DeviceInfo& dev = this->device(device);
+    const auto valid = valid_param_sets(
+        dims, [&](const nlohmann::json& set) { return param_make_(iterations_, set)->param_candidate(dev); }, res);
     const auto ranked = rank_param_candidates(dev, valid);
     res.candidates = ranked.size();
     for (const std::size_t i : param_search_order(ranked.size(), options)) {
