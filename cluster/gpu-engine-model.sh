@@ -2,8 +2,8 @@
 # Issue 26 on the nvidia-h200-x2 kind. PART=ab: this build against another one (its examples
 # copied into the bundle's bin/ as *_old), same call: heat 16384^2 x 500 and k-means 16.8 M x 16
 # (k 16, 20 iterations; its 1 GiB of points scattered from rank 0, which this build sends in
-# pieces) on one GPU, two GPUs in one rank and two GPU ranks; heat 8192^2 x 2000 with halo
-# writes and boundary launches flushed at once (WORKSIZE_EAGER_FLUSH=1) and not.
+# pieces) on one GPU, two GPUs in one rank and two GPU ranks; heat 8192^2 x 2000 (ab/ also ran it
+# with WORKSIZE_EAGER_FLUSH=1, an experiment of build 4c29a83 since removed).
 # PART=matmul: `worksize bench` (every strategy, the oracle's sweep with each GPU alone) of
 # matmul 8192 x 1 and 4096 x 10 on the two GPUs, over MPI and in one rank, links calibrated.
 # PART=data: heat and k-means with --strategy model (links calibrated) against even and one GPU.
@@ -73,7 +73,6 @@ if [ "$PART" = ab ]; then
         ex heat new 1gpu "$r" 8192 8192 2000
         for cfg in 1rank2gpus 2ranks; do
             ex heat new "$cfg" "$r" 8192 8192 2000
-            WORKSIZE_EAGER_FLUSH=1 ex heat new "$cfg+eager" "$r" 8192 8192 2000
         done
     done
 fi

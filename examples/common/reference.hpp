@@ -160,12 +160,9 @@ inline HeatInputs heat_inputs(int width, int height, unsigned seed) {
     return h;
 }
 
-/// n points (row-major n x d) drawn N(centre, 1) around k random centres in [0,100)^d that are
-/// kept at least 10 apart where possible (each point's centre is drawn uniformly).
-inline std::vector<float> kmeans_points(int n, int d, int k, unsigned seed) {
-    std::mt19937 rng(seed);
+/// k random centres in [0,100)^d kept at least 10 apart where possible, drawn from `rng`.
+inline std::vector<float> kmeans_draw_centres(std::mt19937& rng, int d, int k) {
     std::uniform_real_distribution<float> u(0.0f, 100.0f);
-    std::normal_distribution<float> noise(0.0f, 1.0f);
     std::vector<float> centres(std::size_t(k) * d);
     for (int j = 0; j < k; ++j)
         for (int attempt = 0; attempt < 1000; ++attempt) {
@@ -181,6 +178,15 @@ inline std::vector<float> kmeans_points(int n, int d, int k, unsigned seed) {
             }
             if (far) break;
         }
+    return centres;
+}
+
+/// n points (row-major n x d) drawn N(centre, 1) around k random centres in [0,100)^d that are
+/// kept at least 10 apart where possible (each point's centre is drawn uniformly).
+inline std::vector<float> kmeans_points(int n, int d, int k, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> noise(0.0f, 1.0f);
+    const std::vector<float> centres = kmeans_draw_centres(rng, d, k);
     std::uniform_int_distribution<int> pick(0, k - 1);
     std::vector<float> points(std::size_t(n) * d);
     for (int i = 0; i < n; ++i) {
@@ -200,28 +206,11 @@ inline void kmeans_centres(const std::vector<float>& sums, std::vector<float>& c
     }
 }
 
-/// The first k points as the initial centres, each with count 1.
-/// The k centres of kmeans_point_rows(): drawn as kmeans_points() draws its own (seeded, at least 10
-/// apart where possible), the same on every rank.
+/// The k centres of kmeans_point_rows(): drawn as kmeans_points() draws its own, the same on
+/// every rank.
 inline std::vector<float> kmeans_seed_centres(int d, int k, unsigned seed) {
     std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(0.0f, 100.0f);
-    std::vector<float> centres(std::size_t(k) * d);
-    for (int j = 0; j < k; ++j)
-        for (int attempt = 0; attempt < 1000; ++attempt) {
-            for (int dd = 0; dd < d; ++dd) centres[std::size_t(j) * d + dd] = u(rng);
-            bool far = true;
-            for (int i = 0; i < j && far; ++i) {
-                double dist2 = 0.0;
-                for (int dd = 0; dd < d; ++dd) {
-                    const double diff = centres[std::size_t(j) * d + dd] - centres[std::size_t(i) * d + dd];
-                    dist2 += diff * diff;
-                }
-                far = dist2 >= 100.0;
-            }
-            if (far) break;
-        }
-    return centres;
+    return kmeans_draw_centres(rng, d, k);
 }
 
 /// Points [first, first + count) of a set like kmeans_points()'s, each a function of its index
@@ -257,6 +246,7 @@ inline void kmeans_point_rows(const std::vector<float>& centres, int d, int k, u
     for (auto& th : pool) th.join();
 }
 
+/// The first k points as the initial centres, each with count 1.
 inline std::vector<float> kmeans_initial_sums(const std::vector<float>& points, int d, int k) {
     std::vector<float> sums(std::size_t(k) * (d + 1));
     for (int j = 0; j < k; ++j) {

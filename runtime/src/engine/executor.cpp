@@ -43,11 +43,6 @@ Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_
     // queues are still flushed before every wait.
     const char* f = std::getenv("WORKSIZE_STEP_FLUSH");
     flush_steps_ = !(f && std::string(f) == "0");
-    // WORKSIZE_EAGER_FLUSH=1 (an experiment): a boundary launch and a halo write are flushed to
-    // their device as soon as they are enqueued, not at the next wait (the host enqueues the
-    // step's reads, receives and interior launch in between).
-    const char* e = std::getenv("WORKSIZE_EAGER_FLUSH");
-    eager_flush_ = e && std::string(e) == "1";
 }
 
 Executor::~Executor() {
@@ -244,10 +239,7 @@ void Executor::write_rows(const Instruction& in, const std::vector<Instruction>&
         q.enqueueWriteBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
                              target_.row_offset(in.slice, in.buffer, in.first), in.bytes, src, nullptr, &s.write);
         if (target_.traced()) target_.trace(in, s.write, enqueued);
-        if (eager_flush_)
-            q.flush();
-        else
-            (writes_on_compute_ ? p.compute_dirty : p.copy_dirty) = true;
+        (writes_on_compute_ ? p.compute_dirty : p.copy_dirty) = true;
         if (!writes_on_compute_) p.writes.push_back(s.write);
     } catch (const cl::Error& e) {
         target_.fail(e, "device '" + target_.context(in.slice).info().name + "', writing halo rows");
@@ -284,7 +276,6 @@ void Executor::run(const std::vector<Instruction>& list) {
                 target_.launch(in, p.writes, keep[i] ? &done : nullptr);
                 p.writes.clear();
                 p.compute_dirty = true;
-                if (eager_flush_ && (in.part == LaunchPart::top || in.part == LaunchPart::bottom)) flush();
                 if (keep[i]) {
                     p.last_launch = done;
                     if (in.part == LaunchPart::interior && done()) interior_.push_back(done);

@@ -103,7 +103,6 @@ private:
     std::vector<cl::Event> interior_;  ///< the current list's interior launches so far
     bool writes_on_compute_ = false, host_waits_writes_ = false;
     bool flush_steps_ = true;  ///< WORKSIZE_STEP_FLUSH (an experiment)
-    bool eager_flush_ = false;  ///< WORKSIZE_EAGER_FLUSH (an experiment)
 };
 
 }  // namespace worksize::engine
