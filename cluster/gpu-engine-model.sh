@@ -12,6 +12,10 @@
 # PART=interp: bench of interp 5000x3001 x 10 over a GPU rank and a CPU rank (every strategy,
 # the oracle), then k-means' setup against the build before while the budget lasts.
 # PART=kmeans-local: k-means with --points local against rank 0's points, whole runs.
+# PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
+# 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
+# rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
+# ranks; each run's final gather (gather_ms) beside mpi-bw's rate in machine.txt.
 #   Here:  bash ../shared/gpu-machine/bundle.sh .devbundle build/apps/worksize build/examples/worksize_example_heat \
 #            build/examples/worksize_example_kmeans && cp OLD/build/examples/worksize_example_{heat,kmeans} .devbundle/bin/ ...
 #          (renamed *_old) && mpicc -O2 cluster/mpi-bw.c -o .devbundle/bin/mpi-bw &&
@@ -52,10 +56,11 @@ ex() {
     setup=$(echo "$text" | grep -Eo '^  setup [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
     steps=$(echo "$text" | grep -Eo ', steps [0-9.]+ ms, gather' | tail -1 | grep -Eo '[0-9.]+')
     total=$(echo "$text" | grep -Eo 'total [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
+    gather=$(echo "$text" | grep -Eo ', gather [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
     st=$(echo "$text" | grep -Eo '^worksize,.*,(verified|unverified|FAILED)$' | tail -1 | awk -F, '{print $NF}')
-    echo "$name,$(echo "$*" | sed 's/ --points [a-z0-9]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED}" | tee -a "$OUT/runs.csv"
+    echo "$name,$(echo "$*" | sed 's/ --points [a-z0-9]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED},${gather:-nan}" | tee -a "$OUT/runs.csv"
 }
-[ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status" >"$OUT/runs.csv"
+[ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status,gather_ms" >"$OUT/runs.csv"
 
 if [ "$PART" = ab ]; then
     # Verified first at sizes the CPU reference checks whole.
@@ -150,6 +155,23 @@ if [ "$PART" = kmeans-local ]; then
     done
 fi
 
+if [ "$PART" = heat16k ]; then
+    ex heat new 1rank2gpus 0 1024 1024 200
+    export EXAMPLE_NOVERIFY=1
+    for cfg in 1rank2gpus 2ranks; do
+        rm -f "$OUT/tl-$cfg.csv"*
+        WORKSIZE_TIMELINE=$OUT/tl-$cfg.csv ex heat new "$cfg+trace" 1 16384 16384 300
+        echo "== heat 16384^2 x 300, $cfg (traced)" >>"$OUT/gaps.txt"
+        python3 cluster/timeline_gaps.py "$OUT/tl-$cfg.csv"* >>"$OUT/gaps.txt" 2>&1
+    done
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do ex heat new "$cfg" "$r" 16384 16384 500; done
+        WORKSIZE_HALO_QUEUE=compute ex heat new 1rank2gpus+hq-compute "$r" 16384 16384 500
+    done
+    rm -f "$OUT"/tl-*
+fi
+
 if [ "$PART" = data ]; then
     export WORKSIZE_DB=$OUT/db.json EXAMPLE_NOVERIFY=1
     timeout 120 mpiexec -n 2 worksize calibrate --links --select "0=${G[0]},1=${G[1]}" >"$OUT/links.txt" 2>&1
@@ -182,7 +204,7 @@ t = collections.defaultdict(lambda: collections.defaultdict(list))
 for r in csv.DictReader(open(f"{out}/runs.csv")):
     if r["rep"] == "0" or r["status"] not in ("verified", "unverified"):
         continue
-    for k in ("setup_ms", "steps_ms", "total_ms"):
+    for k in ("setup_ms", "steps_ms", "total_ms", "gather_ms"):
         try: t[(r["example"], r["size"], r["config"], r["build"])][k].append(float(r[k]))
         except ValueError: pass
 med = {k: {m: statistics.median(v) for m, v in d.items() if v} for k, d in t.items()}
