@@ -108,6 +108,18 @@ expect_out "^worksize,heat,96x90x6,2 ranks,[0-9.e+-]+,verified$" "heat in pieces
 WORKSIZE_PIECE_BYTES=40 run 120 "$mpx" -n 2 "$kmeans" 5000 4 5 5 --select all
 expect_rc 0 "kmeans on 2 ranks, scattered in pieces of 40 bytes"
 expect_out "^worksize,kmeans,5000x4-k5-i5,2 ranks,[0-9.e+-]+,verified$" "kmeans in pieces of 40 bytes: verified"
+# One rank driving two devices (PoCL's basic and pthread devices): rank 0 writes each device's
+# inputs in a thread of its own and reads its outputs behind their last launches, a thread each;
+# generated points are made in pieces of 2 points through two pinned halves.
+POCL_DEVICES="basic pthread" run 120 "$heat" 96 90 6 --select 0=0+1
+expect_rc 0 "heat in one rank driving two devices"
+expect_out "^worksize,heat,96x90x6,1 ranks,[0-9.e+-]+,verified$" "heat in one rank driving two devices: verified"
+POCL_DEVICES="basic pthread" WORKSIZE_PIECE_BYTES=40 run 120 "$kmeans" 5000 4 5 5 --select 0=0+1 --points local
+expect_rc 0 "kmeans --points local in one rank driving two devices, made in pieces of 40 bytes"
+expect_out "^worksize,kmeans,5000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans --points local in pieces, two devices: verified"
+POCL_DEVICES="basic pthread" run 120 "$kmeans" 5000 4 5 5 --select 0=0+1
+expect_rc 0 "kmeans in one rank driving two devices"
+expect_out "^worksize,kmeans,5000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans in one rank driving two devices: verified"
 mpmd_cmd "$mpx" "$heat" "1 1" 96 90 6 --select all --instructions; run 120 "${MPMD[@]}"
 expect_rc 0 "heat --instructions on 2 ranks"
 expect_out "^rank 1:$" "--instructions lists rank 1's instructions"

@@ -1,6 +1,7 @@
 // The out-of-line parts of a rank's data-job Execution (data_execution.hpp): setup, the steps,
 // generated inputs, the bounds checks and the reductions.
 #include "jobs/data_execution.hpp"
+#include "jobs/data_transfer.hpp"
 #include "worksize/runtime/declared_job.hpp"
 
 #include <cstdio>
@@ -89,10 +90,18 @@ void Execution::generate(SliceState& s, int b) {
         upload(s, b, 0, all);
         return;
     }
+    // Made piece by piece into two pinned halves, each uploaded while the next one is made: no
+    // pageable copy of the whole slice (its pages cost more to touch than to fill, and a write
+    // from pageable memory is slow).
     const auto [first, n] = input_rows(spec_, b, s.desc.offset, s.desc.units);
-    Bytes rows(n * row_bytes(b));
-    (*g)(d.generator_args, first, n, rows);
-    upload(s, b, first, rows);
+    Stager stage(*this, s.ctx->host_memory(), [this] { comm_.pulse(); });
+    const std::uint64_t row = row_bytes(b), per = piece_rows(row);
+    for (std::uint64_t p = 0; p < n && !failed_; p += per) {
+        const std::uint64_t m = std::min(per, n - p);
+        (*g)(d.generator_args, first + p, m, stage.next(m * row));
+        stage.upload(s, b, first + p);
+    }
+    stage.finish();
 }
 
 void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point,
@@ -138,9 +147,12 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     mark("final reads enqueued");
     finish_queues();
     mark("queues finished");
-    report_.steps_s = now_s() - t0;
+    // The steps end where the last launches end: rank 0's own final reads behind them are the
+    // gather's (the run's gather_s), as a worker's sends are.
+    const double end = now_s() - final_reads_tail();
+    report_.steps_s = end - t0;
     write_timeline(t0);
-    if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = now_s() - t1;
+    if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = end - t1;
     report_device_times();
 }
 
@@ -256,25 +268,90 @@ void Execution::trace(const Instruction& in, const cl::Event& ev, double host_s)
                         host_s);
 }
 
-void Execution::enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
-                              bool alone) {
-    const bool blocking = alone && mine_.size() == 1;
+void Execution::enqueue_downloads(const std::vector<int>& bs,
+                                  const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of) {
     const bool traced = !timeline_path_.empty();
     for (auto& s : mine_) {
         if (failed_) return;
-        const auto span = dest_of(s);
-        guarded(
-            [&] {
-                const auto w = watch(s);
+        std::vector<std::span<std::byte>> spans;
+        for (int b : bs) spans.push_back(dest_of(s, b));
+        // The slice's reads, in order on its queue; only this thread touches s.final_read and
+        // s.timeline until finish_queues() has joined it.
+        auto reads = [this, &s, bs, spans = std::move(spans), traced] {
+            for (std::size_t i = 0; i < bs.size(); ++i) {
+                const int b = bs[i];
                 const double at = now_s();
                 cl::Event ev;
-                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE,
-                                                 device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
-                                                 span.data(), nullptr, traced ? &ev : nullptr);
+                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
+                                                 device_row(s, b, s.desc.offset) * row_bytes(b), spans[i].size(),
+                                                 spans[i].data(), nullptr, &ev);
                 if (traced) s.timeline.push_back({step_, "read:" + spec_.buffers[std::size_t(b)].name, at, ev});
-            },
-            [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+                s.final_read = ev;
+            }
+        };
+        if (mine_.size() == 1)
+            guarded(
+                [&] {
+                    const auto w = watch(s);
+                    reads();
+                },
+                [&] { return "device '" + s.ctx->info().name + "', reading the outputs"; });
+        else
+            s.reading = std::async(std::launch::async, std::move(reads));
     }
+}
+
+void Execution::upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs) {
+    if (failed_) return;
+    std::vector<std::future<void>> writes;
+    for (auto& s : mine_)
+        writes.push_back(std::async(std::launch::async, [this, &s, in = inputs(s)] {
+            for (const auto& i : in)
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_TRUE, input_offset(s, i.b, i.first),
+                                                  i.data.size(), i.data.data());
+        }));
+    const auto w = watch(mine_.front());
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+        try {
+            writes[i].get();
+        } catch (const cl::Error& e) {
+            if (!failed_) fail(e, "device '" + mine_[i].ctx->info().name + "', uploading the inputs");
+        } catch (const std::exception& e) {
+            if (!failed_) fail(e);
+        }
+    }
+    if (!failed_)
+        for (const auto& i : inputs(mine_.front())) note_value(i.b, i.first, i.data);
+}
+
+void Execution::join_final_reads() {
+    for (auto& s : mine_) {
+        if (!s.reading.valid()) continue;
+        try {
+            const auto w = watch(s);
+            wait_devices([&] { s.reading.get(); });
+        } catch (const cl::Error& e) {
+            if (!failed_) fail(e, "device '" + s.ctx->info().name + "', reading the outputs");
+        } catch (const std::exception& e) {
+            if (!failed_) fail(e);
+        }
+    }
+}
+
+double Execution::final_reads_tail() const {
+    double tail = -1;
+    for (const auto& s : mine_) {
+        if (failed_ || !s.last() || !s.final_read()) continue;
+        try {
+            const auto end = s.final_read.getProfilingInfo<CL_PROFILING_COMMAND_END>(),
+                       last = s.last.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+            const double d = end > last ? double(end - last) * 1e-9 : 0.0;
+            tail = tail < 0 ? d : std::min(tail, d);
+        } catch (const cl::Error&) {
+            return 0.0;  // a queue without profiling
+        }
+    }
+    return std::max(tail, 0.0);
 }
 
 void Execution::download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,

@@ -94,6 +94,11 @@ struct SliceState {
     std::vector<std::int64_t> origins;  ///< per buffer: the global unit in its row 0 (first_held_unit)
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
     double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
+    /// The final gather's reads queued behind the last launches (enqueue_downloads()): the last
+    /// one's event, and the thread that reads when it does not run on the rank's own thread
+    /// (joined by finish_queues()).
+    cl::Event final_read;
+    std::future<void> reading;
 };
 
 /// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor
@@ -222,21 +227,28 @@ public:
         if (failed_) return;
         guarded(
             [&] {
-                const auto& d = spec_.buffers[std::size_t(b)];
-                const std::uint64_t at = d.layout == BufferLayout::split ? device_row(s, b, first) * row_bytes(b)
-                                                                         : first * elem_size(d.type);
                 const auto w = watch(s);
-                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE, at,
-                                                  data.size(), data.data(), nullptr, done);
-                // A shared buffer's first element: the value of value_of arguments (rank-local).
-                if (d.layout == BufferLayout::shared && first == 0 && data.size() >= elem_size(d.type))
-                    values_[std::size_t(b)].bytes.assign(data.begin(), data.begin() + std::ptrdiff_t(elem_size(d.type)));
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(b)], blocking ? CL_TRUE : CL_FALSE,
+                                                  input_offset(s, b, first), data.size(), data.data(), nullptr, done);
+                note_value(b, first, data);
             },
             [&] {
                 return "device '" + s.ctx->info().name + "', uploading '" +
                        spec_.buffers[std::size_t(b)].name + "'";
             });
     }
+
+    /// An input of a slice: rows of split buffer `b` from global unit `first` (elements of shared
+    /// `b` from `first`).
+    struct Input {
+        int b;
+        std::uint64_t first;
+        std::span<const std::byte> data;
+    };
+    /// Every slice's inputs(slice) at once, a thread per device, each write blocking (a write
+    /// from pageable memory holds its thread: one after the other, k-means' 1 GiB onto two H200s
+    /// took as long as onto one, 140 against 137 ms).
+    void upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs);
 
 
     /// The steps, with a gather on rank 0's request every gather_every steps.
@@ -247,15 +259,15 @@ public:
                    const std::function<void(std::uint64_t)>& host_point = {},
                    const std::function<void()>& before_finish = {});
 
-    /// Each slice's own rows of split buffer `b` into dest_of(slice), enqueued without waiting
-    /// behind the slice's launches (finish_queues() completes them): the final gather starts as
-    /// the last launch ends, not after a finish and a cold read (pathfinder's 4 MB: 1.1-1.4 ms
-    /// after a finish on an H200, against 0.45 ms queued behind the launches).
-    /// `alone`: no other rank waits on this one; then a single device reads blocking, right
-    /// behind its launches, as a plain host does (a queued read into pageable memory may take
-    /// another path in the driver).
-    void enqueue_downloads(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of,
-                           bool alone = false);
+    /// Each slice's own rows of the split buffers `bs` into dest_of(slice, b), queued behind the
+    /// slice's launches (finish_queues() completes them): the final gather starts as the last
+    /// launch ends, not after a finish and a cold read (pathfinder's 4 MB: 1.1-1.4 ms after a
+    /// finish on an H200, against 0.45 ms queued behind the launches). The reads block, as a
+    /// plain host's do (a queued read into pageable memory takes a slower path in NVIDIA's
+    /// driver): on this thread for one device, else in a thread per device. The run's steps end
+    /// where the last launches end, not the reads (final_reads_tail()).
+    void enqueue_downloads(const std::vector<int>& bs,
+                           const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of);
 
     /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
     /// calling `progress` (e.g. an MPI send's test) until the read is done.
@@ -410,7 +422,11 @@ private:
     /// The report's device times: each device's span from its first launch to its last, and
     /// with time_launches its median timed step and reduction.
     void report_device_times();
+    /// How long the final reads ran after the last launches (device clocks; the least of the
+    /// devices', so that the steps are never reported shorter than they were).
+    double final_reads_tail() const;
     void finish_queues() {
+        join_final_reads();
         for (auto& s : mine_) {
             if (failed_) {
                 // What was enqueued still ends before the rank does: a process that exits while
@@ -430,6 +446,8 @@ private:
                     [&] { return "device '" + s.ctx->info().name + "'"; });
         }
     }
+
+    void join_final_reads();
 
     /// Runs `f`, a wait on this rank's devices: where steps are slow, on a worker or a rank with
     /// neighbours, in another thread while this one (MPI is funneled) beats (beat(): rank 0 and
@@ -514,6 +532,17 @@ private:
     data::Values values_;  ///< per buffer: its first element's bytes on this rank (value_of)
     std::unique_ptr<DeviceWatchdog> watchdog_ = std::make_unique<DeviceWatchdog>(0.0, "", 0);
     /// The scope of a wait on slice `s`'s device, behind the steps enqueued since the last wait.
+    /// Byte offset in slice `s`'s buffer `b` of global unit `first` (split) or element `first`.
+    std::uint64_t input_offset(const SliceState& s, int b, std::uint64_t first) const {
+        const auto& d = spec_.buffers[std::size_t(b)];
+        return d.layout == BufferLayout::split ? device_row(s, b, first) * row_bytes(b) : first * elem_size(d.type);
+    }
+    /// A shared buffer's first element, written: the value of value_of arguments (rank-local).
+    void note_value(int b, std::uint64_t first, std::span<const std::byte> data) {
+        const auto& d = spec_.buffers[std::size_t(b)];
+        if (d.layout == BufferLayout::shared && first == 0 && data.size() >= elem_size(d.type))
+            values_[std::size_t(b)].bytes.assign(data.begin(), data.begin() + std::ptrdiff_t(elem_size(d.type)));
+    }
     DeviceWatchdog::Scope watch(const SliceState& s) {
         return {*watchdog_, s.last_kernel, s.ctx ? s.ctx->info().name : "?", pending_steps()};
     }

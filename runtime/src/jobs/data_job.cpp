@@ -186,16 +186,15 @@ void master_steps(MasterRun& m) {
                 if (ok && m.job.on_gather()) m.job.on_gather()(step);
             },
             [&](std::uint64_t done) { host_step_master(m.job, m.x, m.comm, m.watch, m.workers, sender, done); },
-            [&m] {  // the final gather of its own slices, queued behind their last launches
-                for (int b : split_outputs(m.job.spec())) {
+            [&m] {
+                // Alone, rank 0 queues the final gather of its own slices behind their last
+                // launches. With workers it reads them in collect_reports(), while it takes
+                // theirs (its reads would otherwise hold up the workers' sends).
+                if (!m.workers.empty()) return;
+                m.x.enqueue_downloads(split_outputs(m.job.spec()), [&](const SliceState& s, int b) {
                     const std::uint64_t row = m.x.row_bytes(b);
-                    m.x.enqueue_downloads(
-                        b,
-                        [&](const SliceState& s) {
-                            return m.job.host(b).subspan(s.desc.offset * row, s.desc.units * row);
-                        },
-                        m.workers.empty());
-                }
+                    return m.job.host(b).subspan(s.desc.offset * row, s.desc.units * row);
+                });
                 m.own_outputs_read = true;
             });
     } catch (const LostWorker&) {

@@ -57,10 +57,9 @@ std::vector<int> inputs_of(const DataJobSpec& spec, BufferLayout layout) {
     return v;
 }
 
-/// Waits until the uploads `evs` are done (their staging half is free), calling `progress`
-/// (heartbeats, rank 0's sends) meanwhile.
-template <class P>
-void await_uploads(Execution& x, std::vector<cl::Event>& evs, P&& progress) {
+}  // namespace
+
+void await_uploads(Execution& x, std::vector<cl::Event>& evs, const std::function<void()>& progress) {
     for (auto& ev : evs) {
         if (!ev()) continue;  // not enqueued (this rank had failed)
         try {
@@ -71,13 +70,32 @@ void await_uploads(Execution& x, std::vector<cl::Event>& evs, P&& progress) {
             }
             if (st < 0) throw cl::Error(st, "clEnqueueWriteBuffer");
         } catch (const cl::Error& e) {
-            x.fail(e, "uploading the scattered inputs");
+            x.fail(e, "uploading the inputs");
         }
     }
     evs.clear();
 }
 
-}  // namespace
+Stager::Stager(Execution& x, std::shared_ptr<HostMemoryResource> pinned, std::function<void()> progress)
+    : x_(x), progress_(std::move(progress)), half_{Half{bytes_with(pinned), {}}, Half{bytes_with(pinned), {}}} {}
+
+Bytes& Stager::next(std::uint64_t bytes) {
+    Half& h = half_[std::size_t(next_)];
+    next_ ^= 1;
+    current_ = &h;
+    await_uploads(x_, h.uploads, progress_);
+    h.bytes.resize(bytes);
+    return h.bytes;
+}
+
+void Stager::upload(SliceState& s, int b, std::uint64_t first) {
+    x_.upload(s, b, first, current_->bytes, false, &current_->uploads.emplace_back());
+    if (!x_.failed()) s.ctx->queue().flush();  // under way while the next piece is made
+}
+
+void Stager::finish() {
+    for (auto& h : half_) await_uploads(x_, h.uploads, progress_);
+}
 
 void scatter(MasterRun& m) {
     const DataJobSpec& spec = m.spec;
@@ -102,17 +120,29 @@ void scatter(MasterRun& m) {
     // sends are tested until they end (MPI moves a message only inside its calls): k-means'
     // setup over two H200 ranks took 194 ms against 233 with rank 0 writing in blocking 16 MiB
     // pieces. Without, each write blocks, as before the scatter had pieces (on one H200 the
-    // driver's copy of 1 GiB of pageable memory was 9-25 ms slower polled or in pieces).
+    // driver's copy of 1 GiB of pageable memory was 9-25 ms slower polled or in pieces), each
+    // device's in a thread of its own when the rank has several.
     std::vector<cl::Event> uploads;
     const bool blocking = sends.empty();
-    for (auto& s : m.x.mine_mutable()) {
-        for (const auto& list : {split, shared})
-            for (int b : list) {
-                const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
-                m.x.upload(s, b, first, bytes, blocking, blocking ? nullptr : &uploads.emplace_back());
-            }
-        if (!blocking && !m.x.failed()) s.ctx->queue().flush();
-    }
+    if (blocking && m.x.mine().size() > 1) {
+        m.x.upload_each_device([&](const SliceState& s) {
+            std::vector<Execution::Input> in;
+            for (const auto& list : {split, shared})
+                for (int b : list) {
+                    const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
+                    in.push_back({b, first, bytes});
+                }
+            return in;
+        });
+    } else
+        for (auto& s : m.x.mine_mutable()) {
+            for (const auto& list : {split, shared})
+                for (int b : list) {
+                    const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
+                    m.x.upload(s, b, first, bytes, blocking, blocking ? nullptr : &uploads.emplace_back());
+                }
+            if (!blocking && !m.x.failed()) s.ctx->queue().flush();
+        }
     await_uploads(m.x, uploads, [&] { m.watch.test_sends(sends); });
     m.watch.await_sends(sends);
     // Every rank starts its steps together: each worker says it is set up (its inputs are on
@@ -128,41 +158,28 @@ void scatter(MasterRun& m) {
 void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm) {
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
-    // Two halves: piece k + 1 arrives while piece k is uploaded (to each device of the rank,
-    // for a shared input). Pinning them costs little; a scatter of gigabytes pinned no more.
-    struct Half {
-        Bytes bytes;
-        std::vector<cl::Event> uploads;
-    };
-    std::array<Half, 2> half{Half{bytes_with(pinned), {}}, Half{bytes_with(pinned), {}}};
-    int k = 0;
-    auto receive = [&](std::uint64_t bytes) -> Half& {
-        Half& h = half[std::size_t(k)];
-        k ^= 1;
-        await_uploads(x, h.uploads, [&] { comm.pulse(); });
-        h.bytes.resize(bytes);
-        comm.recv_bytes_exact(h.bytes, 0, kData);
-        return h;
-    };
-    auto upload = [&](SliceState& s, int b, std::uint64_t first, Half& h) {
-        x.upload(s, b, first, h.bytes, false, &h.uploads.emplace_back());
-        if (!x.failed()) s.ctx->queue().flush();  // under way while the next piece arrives
-    };
+    // Piece k + 1 arrives while piece k is uploaded (to each device of the rank, for a shared
+    // input). Pinning two halves costs little; a scatter of gigabytes pinned no more.
+    Stager stage(x, pinned, [&] { comm.pulse(); });
+    auto receive = [&](std::uint64_t bytes) { comm.recv_bytes_exact(stage.next(bytes), 0, kData); };
     for (auto& s : x.mine_mutable())
         for (int b : inputs_of(spec, BufferLayout::split)) {
             const auto [first, n] = input_rows(spec, b, s.desc.offset, s.desc.units);
             const std::uint64_t row = x.row_bytes(b), per = piece_rows(row);
-            for (std::uint64_t p = 0; p < n; p += per) upload(s, b, first + p, receive(std::min(per, n - p) * row));
+            for (std::uint64_t p = 0; p < n; p += per) {
+                receive(std::min(per, n - p) * row);
+                stage.upload(s, b, first + p);
+            }
         }
     for (int b : inputs_of(spec, BufferLayout::shared)) {
         const auto& d = spec.buffers[std::size_t(b)];
         const std::uint64_t elem = elem_size(d.type), per = piece_rows(elem);
         for (std::uint64_t e = 0; e < d.count; e += per) {
-            Half& h = receive(std::min(per, d.count - e) * elem);
-            for (auto& s : x.mine_mutable()) upload(s, b, e, h);
+            receive(std::min(per, d.count - e) * elem);
+            for (auto& s : x.mine_mutable()) stage.upload(s, b, e);
         }
     }
-    for (auto& h : half) await_uploads(x, h.uploads, [&] { comm.pulse(); });
+    stage.finish();
 }
 
 std::vector<int> split_outputs(const DataJobSpec& spec) {

@@ -1,10 +1,14 @@
 // A data job's bulk transfers between rank 0 and the workers (jobs/data_job.cpp describes the
 // protocol): the scatter of the inputs before the steps and the gathers of the outputs, both in
 // pieces of whole rows, so that a piece moves over MPI while the one before it goes on or comes
-// off a device, through two pinned staging halves of a piece each.
+// off a device, through two pinned staging halves of a piece each (Stager, also under the
+// inputs that each rank's generators make).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "jobs/data_execution.hpp"
@@ -19,6 +23,38 @@ constexpr std::uint64_t kPieceBytes = 16ull << 20;
 /// (test-only, docs/testing.md; the same on every rank) makes pieces smaller, so that small jobs
 /// use several.
 std::uint64_t piece_rows(std::uint64_t row);
+
+/// Waits until the uploads `evs` are done, calling `progress` (heartbeats, rank 0's sends)
+/// meanwhile; a failed one is the Execution's failure.
+void await_uploads(Execution& x, std::vector<cl::Event>& evs, const std::function<void()>& progress);
+
+/// Two pinned staging halves of a piece each, through which inputs go onto the devices: piece
+/// k + 1 is made (received, generated) in one half while piece k is uploaded from the other.
+class Stager {
+public:
+    Stager(Execution& x, std::shared_ptr<HostMemoryResource> pinned, std::function<void()> progress);
+    ~Stager() { finish(); }
+    Stager(const Stager&) = delete;
+    Stager& operator=(const Stager&) = delete;
+    /// The half to fill next, `bytes` long, once the uploads from it are done.
+    Bytes& next(std::uint64_t bytes);
+    /// The half that next() gave last, onto slice `s` without blocking: rows of split buffer `b` from
+    /// global unit `first`, or elements of shared `b` from `first`.
+    void upload(SliceState& s, int b, std::uint64_t first);
+    /// Until every upload is done.
+    void finish();
+
+private:
+    struct Half {
+        Bytes bytes;
+        std::vector<cl::Event> uploads;
+    };
+    Execution& x_;
+    std::function<void()> progress_;
+    std::array<Half, 2> half_;
+    int next_ = 0;
+    Half* current_ = nullptr;  ///< the half next() gave last
+};
 
 /// What rank 0's phases of one run share.
 struct MasterRun {
