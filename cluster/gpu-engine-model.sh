@@ -12,6 +12,9 @@
 # PART=interp: bench of interp 5000x3001 x 10 over a GPU rank and a CPU rank (every strategy,
 # the oracle), then k-means' setup against the build before while the budget lasts.
 # PART=kmeans-local: k-means with --points local against rank 0's points, whole runs.
+# PART=recheck: what this build's changes move, against the build before (old), same call: heat
+# 8192^2 in every layout (rank 0's own final reads are now the gather's, not the steps'), heat
+# 16384^2 on one GPU, k-means with its points made on each rank (now in pieces through pinned halves).
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -152,6 +155,21 @@ if [ "$PART" = kmeans-local ]; then
             ex kmeans new "$cfg" "$r" 16777216 16 16 20
             ex kmeans new "$cfg+local" "$r" 16777216 16 16 20 --points local
         done
+    done
+fi
+
+if [ "$PART" = recheck ]; then
+    ex heat new 1rank2gpus 0 1024 1024 200
+    ex kmeans new 1rank2gpus 0 1000000 16 16 5 --points local
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            for b in new old; do ex heat $b "$cfg" "$r" 8192 8192 2000; done
+            for b in new old; do ex kmeans $b "$cfg+local" "$r" 16777216 16 16 20 --points local; done
+        done
+        for b in new old; do ex heat $b 1gpu "$r" 16384 16384 500; done
+        ex kmeans new 1gpu "$r" 16777216 16 16 20
     done
 fi
 

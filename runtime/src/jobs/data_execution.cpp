@@ -95,7 +95,7 @@ void Execution::generate(SliceState& s, int b) {
     // from pageable memory is slow).
     const auto [first, n] = input_rows(spec_, b, s.desc.offset, s.desc.units);
     Stager stage(*this, s.ctx->host_memory(), [this] { comm_.pulse(); });
-    const std::uint64_t row = row_bytes(b), per = piece_rows(row);
+    const std::uint64_t row = row_bytes(b), per = piece_rows(row) * kGeneratedPieces;
     for (std::uint64_t p = 0; p < n && !failed_; p += per) {
         const std::uint64_t m = std::min(per, n - p);
         (*g)(d.generator_args, first + p, m, stage.next(m * row));

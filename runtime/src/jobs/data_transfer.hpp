@@ -23,6 +23,9 @@ constexpr std::uint64_t kPieceBytes = 16ull << 20;
 /// (test-only, docs/testing.md; the same on every rank) makes pieces smaller, so that small jobs
 /// use several.
 std::uint64_t piece_rows(std::uint64_t row);
+/// A generated input's pieces are kGeneratedPieces times as large: fewer calls, for a generator
+/// that spreads its rows over threads starts them per call.
+constexpr std::uint64_t kGeneratedPieces = 4;
 
 /// Waits until the uploads `evs` are done, calling `progress` (heartbeats, rank 0's sends)
 /// meanwhile; a failed one is the Execution's failure.
