@@ -103,6 +103,7 @@ overlap_case off 0
 WORKSIZE_PIECE_BYTES=1000 run 120 "$mpx" -n 2 "$heat" 96 90 6 --select all
 expect_rc 0 "heat on 2 ranks, scattered and gathered in pieces of 2 rows"
 expect_out "^worksize,heat,96x90x6,2 ranks,[0-9.e+-]+,verified$" "heat in pieces of 2 rows: verified"
+expect_out "^  final gather from the other ranks: [0-9.]+ MiB in [0-9.]+ ms \([0-9.e+-]+ GB/s\)$" "heat in pieces: the final gather's rate from the other ranks"
 # A shared input in pieces too: k-means' 20 centres in pieces of 10 floats, its points in pieces
 # of 2 points, uploaded by the worker as they arrive.
 WORKSIZE_PIECE_BYTES=40 run 120 "$mpx" -n 2 "$kmeans" 5000 4 5 5 --select all

@@ -433,6 +433,9 @@ std::string format_report(const DataRunResult& r, const std::vector<DeviceInfo>&
     o << "  setup " << r.setup_s * 1e3 << " ms, steps " << r.steps_s * 1e3 << " ms, gather "
       << r.gather_s * 1e3 << " ms (steps and gather " << r.run_s * 1e3 << " ms), total " << r.total_s * 1e3
       << " ms\n";
+    if (r.gathered_bytes && r.gathered_s > 0)
+        o << "  final gather from the other ranks: " << mib(r.gathered_bytes) << " in " << r.gathered_s * 1e3 << " ms ("
+          << double(r.gathered_bytes) / r.gathered_s * 1e-9 << " GB/s)\n";
     if (r.probe_s > 0) o << "  probe (before the plan, not in the total) " << r.probe_s * 1e3 << " ms\n";
     if (!r.links_note.empty()) o << "  " << r.links_note << "\n";
     if (r.plan.predicted_makespan_s >= 0)

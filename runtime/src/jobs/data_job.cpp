@@ -232,7 +232,7 @@ std::vector<RankReport> collect_reports(MasterRun& m) {
         RankReport rep = report_from_json(j);
         wire::Failure f;
         if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
-        const bool ok = recv_outputs(m.job, m.slices, r, m.comm, m.watch);
+        const bool ok = recv_outputs(m.job, m.slices, r, m.comm, m.watch, &m.final_gather);
         if (ok && r == sender)
             for (int b : shared_outputs(m.spec)) {
                 m.watch.await(r, kData);
@@ -314,6 +314,8 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     result.steps_s = 0;
     for (const auto& r : result.ranks) result.steps_s = std::max(result.steps_s, r.steps_s);
     result.gather_s = std::max(0.0, result.run_s - result.steps_s);
+    result.gathered_bytes = m.final_gather.bytes;
+    result.gathered_s = m.final_gather.last_s - m.final_gather.first_s;
     return result;
 }
 

@@ -224,7 +224,8 @@ void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& stag
 
 /// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
 /// when the rank had failed (its report says why).
-bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch) {
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch,
+                  GatherTally* tally) {
     const auto& spec = job.spec();
     watch.await(r, kData);
     const auto hdr = comm.recv_json(r, kData);
@@ -237,7 +238,12 @@ bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Com
             for (std::uint64_t first = 0; first < s.units; first += per) {
                 const std::uint64_t n = std::min(per, s.units - first);
                 watch.await(r, kData);  // the worker reads each piece from its device first
+                if (tally && tally->first_s == 0.0) tally->first_s = now_s();
                 comm.recv_bytes_exact(job.host(b).subspan((s.offset + first) * row, n * row), r, kData);
+                if (tally) {
+                    tally->bytes += n * row;
+                    tally->last_s = now_s();
+                }
             }
         }
     }

@@ -59,6 +59,13 @@ private:
     Half* current_ = nullptr;  ///< the half next() gave last
 };
 
+/// A final gather's bytes from the workers and the host times of its first and last piece (the
+/// link's share of the gather).
+struct GatherTally {
+    std::uint64_t bytes = 0;
+    double first_s = 0.0, last_s = 0.0;
+};
+
 /// What rank 0's phases of one run share.
 struct MasterRun {
     DataJob& job;
@@ -69,6 +76,7 @@ struct MasterRun {
     const std::vector<SliceDesc>& slices;
     const std::vector<int>& workers;
     bool own_outputs_read = false;  ///< rank 0's own slices' outputs read behind its last launches
+    GatherTally final_gather{};     ///< the workers' outputs at the end
 };
 
 /// Rank 0: posts every worker's input pieces at once, uploads its own slices' inputs while they
@@ -82,9 +90,10 @@ void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm);
 std::vector<int> split_outputs(const DataJobSpec& spec);
 /// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
 void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging);
-/// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
-/// when the rank had failed (its report says why).
-bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch);
+/// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory, counted
+/// in `tally`. False when the rank had failed (its report says why).
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch,
+                  GatherTally* tally = nullptr);
 /// Rank 0's own slices' outputs, read from its devices into the job's host memory.
 void read_own_outputs(DataJob& job, Execution& x);
 

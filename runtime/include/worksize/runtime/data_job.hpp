@@ -316,9 +316,13 @@ struct DataRunResult {
     Plan plan;
     DataLayout layout;
     double setup_s = 0.0;    ///< rank 0: commands, its own buffers and builds, the scatter
-    double steps_s = 0.0;    ///< the slowest rank's steps (RankReport::steps_s)
+    double steps_s = 0.0;    ///< the slowest rank's steps, until their last launches end (RankReport::steps_s)
     double run_s = 0.0;      ///< rank 0: from the end of its setup until every output is in
     double gather_s = 0.0;   ///< run_s - steps_s: what the final gather adds
+    /// The final gather's messages from the other ranks: their bytes, and the time from rank 0's
+    /// receive of the first piece to the last byte (their rate is the link's).
+    std::uint64_t gathered_bytes = 0;
+    double gathered_s = 0.0;
     double total_s = 0.0;    ///< rank 0: the whole run
     double probe_s = 0.0;    ///< --strategy model: the probe before the plan (not in total_s)
     std::vector<RankReport> ranks;  ///< the ranks that ran slices, by rank
