@@ -15,6 +15,8 @@
 # PART=recheck: what this build's changes move, against the build before (old), same call: heat
 # 8192^2 in every layout (rank 0's own final reads are now the gather's, not the steps'), heat
 # 16384^2 on one GPU, k-means with its points made on each rank (now in pieces through pinned halves).
+# PART=gather: the final gather's rate from the other rank (the report's line) beside mpi-bw's,
+# heat 16384^2 and 8192^2 and k-means over two GPU ranks; heat 16384^2 on one GPU and in one rank.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -60,10 +62,11 @@ ex() {
     steps=$(echo "$text" | grep -Eo ', steps [0-9.]+ ms, gather' | tail -1 | grep -Eo '[0-9.]+')
     total=$(echo "$text" | grep -Eo 'total [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
     gather=$(echo "$text" | grep -Eo ', gather [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
+    rate=$(echo "$text" | grep -Eo 'final gather from the other ranks: .* \([0-9.]+ GB/s\)' | tail -1 | grep -Eo '[0-9.]+ GB/s' | grep -Eo '[0-9.]+')
     st=$(echo "$text" | grep -Eo '^worksize,.*,(verified|unverified|FAILED)$' | tail -1 | awk -F, '{print $NF}')
-    echo "$name,$(echo "$*" | sed 's/ --points [a-z0-9]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED},${gather:-nan}" | tee -a "$OUT/runs.csv"
+    echo "$name,$(echo "$*" | sed 's/ --points [a-z0-9]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED},${gather:-nan},${rate:-nan}" | tee -a "$OUT/runs.csv"
 }
-[ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status,gather_ms" >"$OUT/runs.csv"
+[ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status,gather_ms,gather_gbps" >"$OUT/runs.csv"
 
 if [ "$PART" = ab ]; then
     # Verified first at sizes the CPU reference checks whole.
@@ -173,6 +176,18 @@ if [ "$PART" = recheck ]; then
     done
 fi
 
+if [ "$PART" = gather ]; then
+    ex heat new 2ranks 0 1024 1024 200
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do ex heat new "$cfg" "$r" 16384 16384 500; done
+        ex heat new 2ranks "$r" 8192 8192 2000
+        ex kmeans new 2ranks "$r" 16777216 16 16 20
+    done
+    for n in 2; do echo "mpi-bw $n ranks (256 MiB), after: $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+fi
+
 if [ "$PART" = heat16k ]; then
     ex heat new 1rank2gpus 0 1024 1024 200
     export EXAMPLE_NOVERIFY=1
@@ -222,14 +237,15 @@ t = collections.defaultdict(lambda: collections.defaultdict(list))
 for r in csv.DictReader(open(f"{out}/runs.csv")):
     if r["rep"] == "0" or r["status"] not in ("verified", "unverified"):
         continue
-    for k in ("setup_ms", "steps_ms", "total_ms", "gather_ms"):
-        try: t[(r["example"], r["size"], r["config"], r["build"])][k].append(float(r[k]))
-        except ValueError: pass
+    for k in ("setup_ms", "steps_ms", "total_ms", "gather_ms", "gather_gbps"):
+        try: v = float(r.get(k) or "nan")
+        except ValueError: continue
+        if v == v: t[(r["example"], r["size"], r["config"], r["build"])][k].append(v)
 med = {k: {m: statistics.median(v) for m, v in d.items() if v} for k, d in t.items()}
 for (ex, size, cfg, b), m in sorted(med.items()):
     base = "1gpu+local" if cfg.endswith("+local") else "1gpu"  # local points against local points
     one = med.get((ex, size, base, b), {})
-    line = f"{ex} {size} {cfg} {b}: " + ", ".join(f"{k[:-3]} {v:.1f} ms" for k, v in m.items())
+    line = f"{ex} {size} {cfg} {b}: " + ", ".join(f"{k[:-3]} {v:.1f} ms" if k.endswith("_ms") else f"gather rate {v:.2f} GB/s" for k, v in m.items())
     if one and cfg != base:
         line += ", x one GPU: steps %.2f, total %.2f" % (one["steps_ms"] / m["steps_ms"], one["total_ms"] / m["total_ms"])
     print(line)
