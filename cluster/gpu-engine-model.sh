@@ -17,6 +17,8 @@
 # 16384^2 on one GPU, k-means with its points made on each rank (now in pieces through pinned halves).
 # PART=gather: the final gather's rate from the other rank (the report's line) beside mpi-bw's,
 # heat 16384^2 and 8192^2 and k-means over two GPU ranks; heat 16384^2 on one GPU and in one rank.
+# PART=gather3: the same gathers with rank 0 driving no device (3 ranks: the GPUs on ranks 1 and
+# 2), beside two GPU ranks, in one call: whether rank 0's reads of its own outputs slow the link.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -53,6 +55,7 @@ ex() {
     case $cfg in
         2ranks*) n=2 sel="0=${G[0]},1=${G[1]}";;
         1rank2gpus*) sel="0=${G[0]}+${G[1]}";;
+        3ranks*) n=3 sel="1=${G[0]},2=${G[1]}";;  # rank 0 drives no device
     esac
     [ "$build" = old ] && bin=${bin}_old
     text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$name timeout 150 mpiexec -n $n "$bin" "$@" \
@@ -186,6 +189,19 @@ if [ "$PART" = gather ]; then
         ex kmeans new 2ranks "$r" 16777216 16 16 20
     done
     for n in 2; do echo "mpi-bw $n ranks (256 MiB), after: $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+fi
+
+if [ "$PART" = gather3 ]; then
+    ex heat new 3ranks 0 1024 1024 200
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 2ranks 3ranks; do
+            ex heat new "$cfg" "$r" 16384 16384 500
+            ex heat new "$cfg" "$r" 8192 8192 2000
+        done
+    done
+    echo "mpi-bw 2 ranks (256 MiB), after: $(timeout 60 mpiexec -n 2 mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
 fi
 
 if [ "$PART" = heat16k ]; then
