@@ -1,4 +1,4 @@
-// The text of `worksize tune`'s tables (cmd_tune.cpp): local sizes, times, ratios, heat maps,
+// The text of `worksize tune`'s tables (tune_run.hpp): local sizes, times, ratios, heat maps,
 // and the line that says where a tuning stopped.
 #pragma once
 
