@@ -14,24 +14,23 @@
 // Worker: `algo` radix (the default, `auto`): the LSD radix sort of radix.cl; bitonic: the bitonic
 // sort of the slice padded to a power of two with +INFINITY (sort.cl). Either runs R times from a
 // pristine device-side copy; the kernel events of all iterations are timed.
+// partition.cpp holds the partition, bitonic.cpp and radix.cpp the two algorithms, sort_impl.hpp
+// what they share.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <limits>
 #include <memory>
 #include <mutex>
-#include <numeric>
 #include <random>
-#include <thread>
 
 #include "jobs/job_util.hpp"
 #include "sample_kernels.hpp"
+#include "sort_impl.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize::detail {
+namespace sort_kernel {
 namespace {
 
 /// Uniform double in [0, 1) from a 64-bit engine, identical on every standard library.
@@ -123,42 +122,6 @@ std::string distribution_param(const nlohmann::json& p) {
     throw InvalidArgument("sort: unknown distribution '" + d + "' (known: mixed, uniform, duplicates, sorted, reversed)");
 }
 
-/// Threads of rank 0's partition: `wanted` (0: the host's hardware threads), at most one per
-/// 64 Ki items.
-std::size_t partition_threads(std::uint64_t n, std::uint64_t wanted) {
-    const std::uint64_t hw = wanted ? wanted : std::max(1u, std::thread::hardware_concurrency());
-    return std::size_t(std::clamp<std::uint64_t>(n >> 16, 1, hw));
-}
-
-/// f(0) ... f(T - 1), each in its own thread (f(0) in the caller's); the first exception any
-/// of them threw is rethrown once all have ended.
-template <class F>
-void parallel_for(std::size_t T, F f) {
-    std::vector<std::exception_ptr> errors(T);
-    auto guarded = [&](std::size_t t) {
-        try {
-            f(t);
-        } catch (...) {
-            errors[t] = std::current_exception();
-        }
-    };
-    std::vector<std::thread> threads;
-    threads.reserve(T);
-    for (std::size_t t = 1; t < T; ++t) threads.emplace_back(guarded, t);
-    guarded(0);
-    for (auto& th : threads) th.join();
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
-}
-
-/// The slice's parameters as the executor reads them: the algorithm and the radix build options.
-struct SortParams {
-    std::string algo = "auto";   ///< auto | radix | bitonic
-    std::uint64_t bits = 0;      ///< radix bits per pass; 0: the device's default
-    std::uint64_t items = 0;     ///< radix keys per work-item; 0: the device's default
-    std::uint64_t split = 0;     ///< radix local sort's bits per split (1 or 2); 0: the default
-};
-
 std::uint64_t uint_param(const nlohmann::json& p, const char* key, std::uint64_t lo, std::uint64_t hi) {
     if (!p.is_object() || !p.contains(key)) return 0;
     const auto& v = p.at(key);
@@ -249,184 +212,11 @@ public:
     }
 
     void partition(std::vector<Assignment>& as) override {
-        if (as.empty()) throw InvalidArgument("sort: no assignments to partition");
-        std::vector<std::size_t> order(as.size());
-        std::iota(order.begin(), order.end(), std::size_t{0});
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t x, std::size_t y) { return as[x].offset < as[y].offset; });
-        std::uint64_t planned = 0;
-        for (auto i : order) planned += as[i].units;
-        if (planned != n_)
-            throw InvalidArgument("sort: the assignments cover " + std::to_string(planned) + " of " +
-                                  std::to_string(n_) + " items");
-        // Only devices with work get a bucket: a device planned to get nothing keeps nothing.
-        std::erase_if(order, [&](std::size_t i) { return as[i].units == 0; });
+        const std::vector<std::size_t> order = bucket_order(as, n_);
         partitioned_.reset();
         // One device sorts the whole input: no splitters, no scatter (rank 0's O(n) pass).
         if (order.size() <= 1) return;
-        const std::size_t k = order.size();
-        const std::size_t nb = k - 1;  // bucket boundaries
-
-        // Planned end of each bucket but the last.
-        std::vector<std::uint64_t> target(nb);
-        for (std::size_t i = 0, acc = 0; i < nb; ++i) target[i] = acc += as[order[i]].units;
-
-        // Splitters: quantiles of a seeded sample (the whole input when it is small).
-        const std::uint64_t m_goal = std::max<std::uint64_t>(4096, 256 * k);
-        std::vector<float> sample;
-        if (n_ <= m_goal) {
-            sample = input();
-        } else {
-            std::mt19937_64 rng(seed_ ^ 0x9e3779b97f4a7c15ull);
-            sample.resize(m_goal);
-            for (auto& s : sample) s = input()[rng() % n_];
-        }
-        std::sort(sample.begin(), sample.end());
-        const std::uint64_t m = sample.size();
-        std::vector<float> split(nb);
-        for (std::size_t i = 0; i < nb; ++i) {
-            const auto q = std::min<std::uint64_t>(
-                m - 1, std::uint64_t(double(target[i]) / double(n_) * double(m)));
-            split[i] = sample[q];
-        }
-
-        // Distinct splitter values u_g, the items strictly between u_{g-1} and u_g, and equal to u_g.
-        std::vector<float> u(split.begin(), split.end());
-        u.erase(std::unique(u.begin(), u.end()), u.end());  // ==: +-0 count as one value
-        const std::size_t G = u.size();
-        // The group of x: how many distinct splitters lie below it, counted without branches
-        // (G is below the number of devices). ue: u with a NaN after it, equal to nothing.
-        auto group_of = [&](float x) {
-            std::size_t g = 0;
-            for (float v : u) g += v < x;
-            return g;
-        };
-        std::vector<float> ue(u);
-        ue.push_back(std::numeric_limits<float>::quiet_NaN());
-        // The input in T contiguous chunks, one thread each; no pass over the whole input is
-        // serial. Pass 1 counts, per chunk, the items of each group and those equal to u_g.
-        const std::size_t T = partition_threads(n_, threads_);
-        auto chunk = [&](std::size_t t) { return std::pair{n_ * t / T, n_ * (t + 1) / T}; };
-        std::vector<std::vector<std::uint64_t>> below_t(T, std::vector<std::uint64_t>(G + 1, 0)),
-            equal_t(T, std::vector<std::uint64_t>(G + 1, 0));  // [G]: always 0
-        // Each thread counts into its own copies and stores them at the end: the threads' small
-        // count vectors may share a cache line.
-        parallel_for(T, [&](std::size_t t) {
-            const auto [lo, hi] = chunk(t);
-            std::vector<std::uint64_t> bl(G + 1, 0), eq(G + 1, 0);
-            const float* const in = input().data();
-            for (std::uint64_t j = lo; j < hi; ++j) {
-                const float x = in[j];
-                const auto g = group_of(x);
-                const bool e = ue[g] == x;
-                eq[g] += e;
-                bl[g] += !e;
-            }
-            below_t[t] = std::move(bl);
-            equal_t[t] = std::move(eq);
-        });
-        std::vector<std::uint64_t> below(G + 1, 0), equal(G, 0);
-        for (std::size_t t = 0; t < T; ++t) {
-            for (std::size_t g = 0; g <= G; ++g) below[g] += below_t[t][g];
-            for (std::size_t g = 0; g < G; ++g) equal[g] += equal_t[t][g];
-        }
-        // less[g]: items < u_g. first_b/last_b: the boundaries whose splitter is u_g.
-        std::vector<std::uint64_t> less(G, 0);
-        for (std::size_t g = 0, acc = 0; g < G; ++g) {
-            acc += below[g];
-            less[g] = acc;
-            acc += equal[g];
-        }
-        std::vector<std::size_t> first_b(G, nb), last_b(G, 0), group(nb);
-        for (std::size_t i = 0; i < nb; ++i) {
-            group[i] = group_of(split[i]);
-            first_b[group[i]] = std::min(first_b[group[i]], i);
-            last_b[group[i]] = std::max(last_b[group[i]], i);
-        }
-        // Quota: how many items equal to split[i] lie below boundary i; end[i] = bucket i's end.
-        std::vector<std::uint64_t> quota(nb), end(k);
-        for (std::size_t i = 0; i < nb; ++i) {
-            const auto g = group[i];
-            const auto want = target[i] > less[g] ? target[i] - less[g] : 0;
-            quota[i] = std::min(want, equal[g]);
-            end[i] = less[g] + quota[i];
-        }
-        end[nb] = n_;
-
-        // Where each item goes. An item strictly below u_g goes to the first boundary of group g
-        // (the last bucket past every splitter); the c-th item equal to u_g (c counted over the
-        // whole input in its order) to the first boundary i of its group with c < quota[i], else
-        // past the group. Chunk t's equal items of group g are those with c in [seen_t, seen_t +
-        // equal_t), so its count per bucket follows from pass 1 without another pass.
-        std::vector<std::vector<std::uint64_t>> seen_t(T, std::vector<std::uint64_t>(G, 0));
-        std::vector<std::vector<std::uint64_t>> count_t(T, std::vector<std::uint64_t>(k, 0));
-        for (std::size_t t = 0; t < T; ++t) {
-            for (std::size_t g = 0; g < G; ++g) {
-                seen_t[t][g] = t == 0 ? 0 : seen_t[t - 1][g] + equal_t[t - 1][g];
-                count_t[t][first_b[g]] += below_t[t][g];
-                const std::uint64_t c0 = seen_t[t][g], c1 = c0 + equal_t[t][g];
-                std::uint64_t lo = 0;
-                for (std::size_t i = first_b[g]; i <= last_b[g] + 1; ++i) {
-                    const std::uint64_t hi = i <= last_b[g] ? quota[i] : c1;
-                    if (hi > lo) count_t[t][i] += std::min(hi, c1) > std::max(lo, c0) ? std::min(hi, c1) - std::max(lo, c0) : 0;
-                    lo = std::max(lo, hi);
-                }
-            }
-            count_t[t][nb] += below_t[t][G];
-        }
-        // Chunk t writes bucket b from cursor_t[t][b]: after bucket b's earlier chunks.
-        std::vector<std::vector<std::uint64_t>> cursor_t(T, std::vector<std::uint64_t>(k, 0));
-        for (std::size_t b = 0; b < k; ++b)
-            for (std::size_t t = 0, acc = b == 0 ? 0 : end[b - 1]; t < T; ++t) {
-                cursor_t[t][b] = acc;
-                acc += count_t[t][b];
-            }
-        // Pass 2, the parallel scatter. The buffer is not zeroed first (that would be a serial
-        // pass): every item of it is written exactly once below, which the counts check.
-        partitioned_.reset(new float[n_]);
-        float* const dst = partitioned_.get();
-        std::vector<std::vector<std::uint64_t>> done_t(T);
-        std::vector<std::size_t> bucket_of(first_b);  // of an item of group g not equal to u_g
-        bucket_of.push_back(nb);
-        parallel_for(T, [&](std::size_t t) {
-            const auto [lo, hi] = chunk(t);
-            std::vector<std::uint64_t> cur = cursor_t[t];  // own copy, stored at the end
-            auto seen = seen_t[t];
-            const float* const in = input().data();
-            for (std::uint64_t j = lo; j < hi; ++j) {
-                const float x = in[j];
-                const auto g = group_of(x);
-                std::size_t b = bucket_of[g];
-                if (ue[g] == x) {
-                    const auto c = seen[g]++;
-                    while (b <= last_b[g] && c >= quota[b]) ++b;
-                }
-                dst[cur[b]++] = x;
-            }
-            done_t[t] = std::move(cur);
-        });
-        for (std::size_t t = 0; t < T; ++t)
-            for (std::size_t i = 0; i < k; ++i)
-                if (done_t[t][i] != cursor_t[t][i] + count_t[t][i] ||
-                    (t + 1 == T && done_t[t][i] != end[i]))
-                    throw Error("sort: internal error, bucket " + std::to_string(i) +
-                                " does not match its count");
-
-        for (std::size_t i = 0; i < k; ++i) {
-            Assignment& a = as[order[i]];
-            a.offset = i == 0 ? 0 : end[i - 1];
-            a.units = end[i] - a.offset;
-            a.share = double(a.units) / double(n_);
-            // Keep the planner's local size: a bucket that is no multiple of it gets an NDRange
-            // rounded up (the kernels are grid-stride loops, the extra work-items idle).
-            a.global = {a.units, 1};
-            a.padded_global = a.global;
-            if (!a.local.is_null() && a.units % a.local.x != 0) {
-                a.padded_global.x = (a.units / a.local.x + 1) * a.local.x;
-                a.note = "bucket of " + std::to_string(a.units) + " items; NDRange padded to " +
-                         std::to_string(a.padded_global.x) + " for local size " + std::to_string(a.local.x);
-            }
-        }
+        partition_into_buckets(as, order, input(), seed_, threads_, partitioned_);
     }
 
     SliceSpec slice_spec(const Assignment& a) const override {
@@ -543,7 +333,9 @@ private:
     std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_;  ///< accepted (offset, units)
 };
 
-/// Checks common to both algorithms; returns false for an empty slice.
+}  // namespace
+
+/// Checks common to both algorithms.
 void check_buffer(const DeviceInfo& info, std::uint64_t units, std::uint64_t elems) {
     if (elems > (std::uint64_t{1} << 31))
         throw InvalidArgument("sort: a slice of " + std::to_string(units) +
@@ -555,210 +347,20 @@ void check_buffer(const DeviceInfo& info, std::uint64_t units, std::uint64_t ele
                     "'s largest allocation (" + std::to_string(info.max_alloc_bytes >> 20) + " MiB)");
 }
 
-SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                           Bytes& out) {
-    SliceTimes t;
-    const std::uint64_t units = s.units;
-    const std::uint64_t P = std::bit_ceil(units);
-    check_buffer(ctx.info(), units, P);
-    const std::uint64_t bytes = P * sizeof(float);
-    const auto& info = ctx.info();
-    const std::uint64_t L = s.local.x;
-    std::uint64_t G = std::max(s.global.x, units);
-    if (L && G % L) G = (G / L + 1) * L;
-    const std::string where = "sort.cl on " + info.name + " (global " + std::to_string(G) + ", local " +
-                              (L ? std::to_string(L) : std::string("NULL")) + ")";
-    auto& q = ctx.queue();
-    try {
-        cl::Program prog = ctx.program("sort");
-        cl::Kernel step(prog, "bitonic_step");
-        cl::Kernel local(prog, "bitonic_local");
-        cl::Buffer pristine(ctx.context(), CL_MEM_READ_WRITE, bytes);
-        cl::Buffer work(ctx.context(), CL_MEM_READ_WRITE, bytes);
-        cl::Event w, fill;
-        q.enqueueWriteBuffer(pristine, CL_FALSE, 0, units * sizeof(float), in.data(), nullptr, &w);
-        if (P > units)
-            q.enqueueFillBuffer(pristine, std::numeric_limits<float>::infinity(), units * sizeof(float),
-                                (P - units) * sizeof(float), nullptr, &fill);
-        q.finish();
-        t.h2d = event_seconds(w) + (P > units ? event_seconds(fill) : 0.0);
-
-        // The local-memory stages need a power-of-two group with 2L <= P that fits the kernel.
-        const bool use_local =
-            L >= 2 && std::has_single_bit(L) && 2 * L <= P &&
-            L <= local.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device()) &&
-            2 * L * sizeof(float) <= info.local_mem_bytes;
-        const cl::NDRange global(G), lsz = L ? cl::NDRange(L) : cl::NullRange;
-        step.setArg(0, work);
-        step.setArg(1, cl_uint(P / 2));
-        if (use_local) {
-            local.setArg(0, work);
-            local.setArg(1, cl_uint(P));
-            local.setArg(4, cl::Local(2 * L * sizeof(float)));
-        }
-        std::vector<cl::Event> events;
-        for (std::uint64_t r = 0; r < s.iterations; ++r) {
-            q.enqueueCopyBuffer(pristine, work, 0, 0, bytes);
-            auto launch = [&](cl::Kernel& kern) {
-                events.emplace_back();
-                q.enqueueNDRangeKernel(kern, cl::NullRange, global, lsz, nullptr, &events.back());
-            };
-            std::uint64_t k = 2;
-            if (use_local) {
-                const std::uint64_t k_last = std::min(2 * L, P);
-                local.setArg(2, cl_uint(2));
-                local.setArg(3, cl_uint(k_last));
-                launch(local);
-                k = k_last * 2;
-            }
-            for (; k <= P; k *= 2) {
-                const std::uint64_t j_stop = use_local ? L : 0;  // local kernel does j <= L
-                for (std::uint64_t j = k / 2; j > j_stop; j /= 2) {
-                    step.setArg(2, cl_uint(j));
-                    step.setArg(3, cl_uint(k));
-                    launch(step);
-                }
-                if (use_local) {
-                    local.setArg(2, cl_uint(k));
-                    local.setArg(3, cl_uint(k));
-                    launch(local);
-                }
-            }
-            // Bounded event lists: collect each iteration's times (R may be in the thousands).
-            q.finish();
-            for (const auto& e : events) t.kernel += event_seconds(e);
-            events.clear();
-        }
-        out.resize(units * sizeof(float));
-        cl::Event rd;
-        q.enqueueReadBuffer(work, CL_TRUE, 0, out.size(), out.data(), nullptr, &rd);
-        t.d2h = event_seconds(rd);
-    } catch (const cl::Error& e) {
-        finish_quietly(q);  // the upload enqueued from `in` may still be running
-        rethrow_cl(e, where);
-    }
-    return t;
+void add_kernel_seconds(cl::CommandQueue& q, std::vector<cl::Event>& events, double& seconds) {
+    q.finish();
+    for (const auto& e : events) seconds += event_seconds(e);
+    events.clear();
 }
 
-/// The radix sort's geometry on one device: the work-group size (the slice's local size where
-/// it is a power of two from 16 (GPUs: 128) to 1024, else the device type's default) and the
-/// build options.
-struct RadixGeometry {
-    std::uint64_t wg = 0, bits = 0, items = 0, split = 0;
-    std::uint64_t tile() const { return wg * items; }
-    /// radix_scatter's local memory: two tiles with a padding word per 32, the packed scan's
-    /// ulongs (at most 2 per work-item with their padding and run sums) and the digit row.
-    std::uint64_t scatter_local_bytes() const {
-        return (2 * (tile() + tile() / 32 + 1) + (std::uint64_t{1} << bits)) * 4 + 2 * wg * 8;
-    }
-    std::string options() const {
-        return "-DRADIX_WG=" + std::to_string(wg) + " -DRADIX_BITS=" + std::to_string(bits) +
-               " -DRADIX_ITEMS=" + std::to_string(items) + " -DRADIX_SPLIT=" + std::to_string(split);
-    }
-};
-
-RadixGeometry radix_geometry(const DeviceInfo& info, const SliceSpec& s, const SortParams& p) {
-    const bool cpu = info.type == DeviceType::cpu;
-    RadixGeometry g;
-    const std::uint64_t L = s.local.x;
-    // Below 128 on a GPU the tiles get small and the digit counts to scan many: its default then.
-    const std::uint64_t least = cpu ? 16 : 128;
-    g.wg = (L >= least && L <= 1024 && std::has_single_bit(L)) ? L : (cpu ? 64 : 256);
-    if (info.max_work_group_size) g.wg = std::min(g.wg, std::bit_floor(info.max_work_group_size));
-    // GPUs: 6 bits (H200, 2^26 keys: 8.7 Gkeys/s against 8.4 with 4 and 8.1 with 8 bits).
-    g.bits = p.bits ? p.bits : (cpu ? 8 : 6);
-    g.items = p.items ? p.items : (cpu ? 16 : 8);
-    // Two bits per local split: one packed scan where one bit took one scan each.
-    g.split = p.split ? p.split : 2;
-    // The scatter's local tile must fit the device (4 bytes a key, plus the scan and digit rows).
-    while (info.local_mem_bytes && g.items > 1 && g.scatter_local_bytes() > info.local_mem_bytes)
-        g.items /= 2;
-    return g;
+double read_back(cl::CommandQueue& q, const cl::Buffer& from, std::uint64_t bytes, Bytes& out) {
+    out.resize(bytes);
+    cl::Event rd;
+    q.enqueueReadBuffer(from, CL_TRUE, 0, bytes, out.data(), nullptr, &rd);
+    return event_seconds(rd);
 }
 
-SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                         Bytes& out, const SortParams& p) {
-    SliceTimes t;
-    const std::uint64_t n = s.units;
-    const auto& info = ctx.info();
-    check_buffer(info, n, n);
-    const RadixGeometry geo = radix_geometry(info, s, p);
-    const std::uint64_t tiles = (n + geo.tile() - 1) / geo.tile();
-    const std::uint64_t m = (std::uint64_t{1} << geo.bits) * tiles;  // histogram entries
-    const std::uint64_t blocks = (m + geo.tile() - 1) / geo.tile();  // scan blocks
-    const std::uint64_t bytes = n * sizeof(float);
-    const std::string where = "radix.cl on " + info.name + " (" + geo.options() + ", " +
-                              std::to_string(tiles) + " tiles)";
-    auto& q = ctx.queue();
-    try {
-        cl::Program prog = ctx.program("radix", geo.options());
-        cl::Kernel to_keys(prog, "radix_to_keys"), from_keys(prog, "radix_from_keys");
-        cl::Kernel hist(prog, "radix_histogram"), reduce(prog, "radix_scan_reduce");
-        cl::Kernel top(prog, "radix_scan_top"), down(prog, "radix_scan_down");
-        cl::Kernel scatter(prog, "radix_scatter");
-        cl::Buffer pristine(ctx.context(), CL_MEM_READ_WRITE, bytes);
-        cl::Buffer keys[2] = {cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes),
-                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes)};
-        cl::Buffer counts(ctx.context(), CL_MEM_READ_WRITE, m * sizeof(cl_uint));
-        cl::Buffer sums(ctx.context(), CL_MEM_READ_WRITE, blocks * sizeof(cl_uint));
-        cl::Event w;
-        q.enqueueWriteBuffer(pristine, CL_FALSE, 0, bytes, in.data(), nullptr, &w);
-        q.finish();
-        t.h2d = event_seconds(w);
-
-        const std::uint64_t passes = (32 + geo.bits - 1) / geo.bits;
-        const cl::NDRange L(geo.wg), tiles_range(tiles * geo.wg), blocks_range(blocks * geo.wg);
-        // The conversions are grid-stride loops: enough groups to fill the device, no more.
-        const std::uint64_t cu = std::max<std::uint64_t>(1, info.compute_units);
-        const cl::NDRange map_range(std::min(tiles, cu * 8) * geo.wg);
-        hist.setArg(2, cl_uint(n));
-        set_args(reduce, counts, sums, cl_uint(m));
-        set_args(top, sums, cl_uint(blocks));
-        set_args(down, counts, sums, cl_uint(m));
-        scatter.setArg(2, counts);
-        scatter.setArg(3, cl_uint(n));
-        std::vector<cl::Event> events;
-        auto launch = [&](cl::Kernel& k, const cl::NDRange& g) {
-            events.emplace_back();
-            q.enqueueNDRangeKernel(k, cl::NullRange, g, L, nullptr, &events.back());
-        };
-        std::size_t cur = 0;
-        for (std::uint64_t r = 0; r < s.iterations; ++r) {
-            set_args(to_keys, pristine, keys[0], cl_uint(n));
-            launch(to_keys, map_range);
-            cur = 0;
-            for (std::uint64_t pass = 0; pass < passes; ++pass) {
-                const cl_uint shift = cl_uint(pass * geo.bits);
-                hist.setArg(0, keys[cur]);
-                hist.setArg(1, counts);
-                hist.setArg(3, shift);
-                launch(hist, tiles_range);
-                launch(reduce, blocks_range);
-                launch(top, L);
-                launch(down, blocks_range);
-                scatter.setArg(0, keys[cur]);
-                scatter.setArg(1, keys[1 - cur]);
-                scatter.setArg(4, shift);
-                launch(scatter, tiles_range);
-                cur = 1 - cur;
-            }
-            // Back to floats, into the other key buffer.
-            set_args(from_keys, keys[cur], keys[1 - cur], cl_uint(n));
-            launch(from_keys, map_range);
-            q.finish();
-            for (const auto& e : events) t.kernel += event_seconds(e);
-            events.clear();
-        }
-        out.resize(bytes);
-        cl::Event rd;
-        q.enqueueReadBuffer(keys[1 - cur], CL_TRUE, 0, bytes, out.data(), nullptr, &rd);
-        t.d2h = event_seconds(rd);
-    } catch (const cl::Error& e) {
-        finish_quietly(q);  // the upload enqueued from `in` may still be running
-        rethrow_cl(e, where);
-    }
-    return t;
-}
+namespace {
 
 SliceTimes execute_sort(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
                         Bytes& out) {
@@ -774,12 +376,13 @@ SliceTimes execute_sort(DeviceContext& ctx, const SliceSpec& s, std::span<const 
 }
 
 }  // namespace
+}  // namespace sort_kernel
 
 KernelJobFactory sort_job_factory() {
     KernelJobFactory f;
     f.name = "sort";
-    f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new SortJob(o)); };
-    f.execute = execute_sort;
+    f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new sort_kernel::SortJob(o)); };
+    f.execute = sort_kernel::execute_sort;
     f.dims = 1;
     f.description = "sorts n floats: splitter-based range partition, a bitonic sort per device";
     f.params = {{"distribution", "the input: mixed (default), uniform, duplicates, sorted, reversed"},
