@@ -100,8 +100,13 @@ void check_writable(const std::string& path, const std::string& option, bool mak
     if (!(exists && fs::is_character_file(st))) {
         if (exists && !fs::is_regular_file(st)) refuse("not a regular file");
         fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-        if (make_dirs)  // the directories will be made: the nearest existing one must take them
+        const fs::path named = dir;
+        if (make_dirs) {  // the directories will be made: the nearest existing one must take them
+            // "missing/../x" names x once `missing` is made: judge the directory it will name.
+            if (dir.lexically_normal() != dir)
+                if (const auto c = fs::weakly_canonical(dir, ec); !ec) dir = c;
             while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir) dir = dir.parent_path();
+        }
         if (!fs::is_directory(dir, ec)) refuse("no directory '" + dir.string() + "'");
         std::string probe_name = ".";  // appended piece by piece: GCC 12 misreads "." + s (-Wrestrict)
         probe_name.append(p.filename().string()).append(".worksize-probe-").append(std::to_string(::getpid()));
@@ -111,7 +116,7 @@ void check_writable(const std::string& path, const std::string& option, bool mak
             if (!f) refuse("cannot create files in '" + dir.string() + "'");
         }
         fs::remove(probe, ec);
-        if (!exists && dir != (p.has_parent_path() ? p.parent_path() : fs::path("."))) return;  // made later
+        if (!exists && dir != named) return;  // made later
     }
     // Append: an existing file keeps its contents until the work has succeeded.
     std::ofstream f(path, std::ios::out | std::ios::app);

@@ -72,6 +72,12 @@ mkdir "$tmp/locked.json.lock"
 run 30 "$ws" tune --kernel sort --size 256 "${fast[@]}" --db "$tmp/locked.json"
 expect_fail_line 2 "lock file '.*locked.json.lock' is a directory" "a directory at <db>.lock (before the tuning)"
 if [ ! -e "$tmp/db.json" ] && [ ! -e "$tmp/locked.json" ]; then ok "nothing saved by the refused commands"; else bad "a refused command saved a database"; fi
+# A --db through a directory still to be made ("missing/../x") is judged by the directory it
+# names once made: here /proc, which takes no files (it used to fail at the save, exit 1).
+nx="/nonexistent-worksize-$$"
+run 30 "$ws" tune --kernel sort --size 256 "${fast[@]}" --db "$nx/../proc/x.json"
+expect_fail_line 2 "cannot write --db '$nx/../proc/x.json': cannot create files in '/proc'" "--db missing/../proc/x.json (before the tuning)"
+if [ ! -e "$nx" ]; then ok "the refused --db made no directory"; else bad "the refused --db made $nx"; rmdir "$nx"; fi
 
 # 7. The database: a text file is refused, not converted; a damaged one is copied aside and the
 #    copy named; temporary files of dead saves go; the OS's reason in errors.
