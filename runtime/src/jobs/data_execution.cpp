@@ -268,70 +268,29 @@ void Execution::trace(const Instruction& in, const cl::Event& ev, double host_s)
                         host_s);
 }
 
-void Execution::enqueue_downloads(const std::vector<int>& bs,
-                                  const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of) {
-    const bool traced = !timeline_path_.empty();
-    for (auto& s : mine_) {
-        if (failed_) return;
-        std::vector<std::span<std::byte>> spans;
-        for (int b : bs) spans.push_back(dest_of(s, b));
-        // The slice's reads, in order on its queue; only this thread touches s.final_read and
-        // s.timeline until finish_queues() has joined it.
-        auto reads = [this, &s, bs, spans = std::move(spans), traced] {
-            for (std::size_t i = 0; i < bs.size(); ++i) {
-                const int b = bs[i];
-                const double at = now_s();
-                cl::Event ev;
-                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
-                                                 device_row(s, b, s.desc.offset) * row_bytes(b), spans[i].size(),
-                                                 spans[i].data(), nullptr, &ev);
-                if (traced) s.timeline.push_back({step_, "read:" + spec_.buffers[std::size_t(b)].name, at, ev});
-                s.final_read = ev;
-            }
-        };
-        if (mine_.size() == 1)
-            guarded(
-                [&] {
-                    const auto w = watch(s);
-                    reads();
-                },
-                [&] { return "device '" + s.ctx->info().name + "', reading the outputs"; });
-        else
-            s.reading = std::async(std::launch::async, std::move(reads));
-    }
-}
-
 void Execution::upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs) {
     if (failed_) return;
+    std::vector<std::vector<Input>> in;
+    for (const auto& s : mine_) in.push_back(inputs(s));
     std::vector<std::future<void>> writes;
-    for (auto& s : mine_)
-        writes.push_back(std::async(std::launch::async, [this, &s, in = inputs(s)] {
+    for (std::size_t k = 0; k < mine_.size(); ++k)
+        writes.push_back(std::async(std::launch::async, [this, &s = mine_[k], &in = in[k]] {
             for (const auto& i : in)
                 s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_TRUE, input_offset(s, i.b, i.first),
                                                   i.data.size(), i.data.data());
         }));
-    const auto w = watch(mine_.front());
-    for (std::size_t i = 0; i < writes.size(); ++i) {
-        try {
-            writes[i].get();
-        } catch (const cl::Error& e) {
-            if (!failed_) fail(e, "device '" + mine_[i].ctx->info().name + "', uploading the inputs");
-        } catch (const std::exception& e) {
-            if (!failed_) fail(e);
-        }
-    }
+    join_each_device(writes, "uploading the inputs");
     if (!failed_)
-        for (const auto& i : inputs(mine_.front())) note_value(i.b, i.first, i.data);
+        for (const auto& i : in.front()) note_value(i.b, i.first, i.data);
 }
 
-void Execution::join_final_reads() {
-    for (auto& s : mine_) {
-        if (!s.reading.valid()) continue;
+void Execution::join_each_device(std::vector<std::future<void>>& threads, const std::string& what) {
+    const auto w = watch(mine_.front());
+    for (std::size_t i = 0; i < threads.size(); ++i) {
         try {
-            const auto w = watch(s);
-            wait_devices([&] { s.reading.get(); });
+            threads[i].get();
         } catch (const cl::Error& e) {
-            if (!failed_) fail(e, "device '" + s.ctx->info().name + "', reading the outputs");
+            if (!failed_) fail(e, "device '" + mine_[i].ctx->info().name + "', " + what);
         } catch (const std::exception& e) {
             if (!failed_) fail(e);
         }
@@ -376,38 +335,43 @@ void Execution::download(SliceState& s, int b, std::span<std::byte> dest, std::u
         [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
 }
 
-void Execution::download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of) {
+void Execution::download_all(const std::vector<int>& bs,
+                             const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of,
+                             bool final) {
     if (failed_) return;
+    const bool traced = final && !timeline_path_.empty();
+    // A slice's reads in order on its queue, each blocking; a thread touches only its slice.
+    auto reads = [this, &bs, final, traced](SliceState& s, const std::vector<std::span<std::byte>>& spans) {
+        for (std::size_t i = 0; i < bs.size(); ++i) {
+            const int b = bs[i];
+            const double at = now_s();
+            cl::Event ev;
+            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
+                                             device_row(s, b, s.desc.offset) * row_bytes(b), spans[i].size(),
+                                             spans[i].data(), nullptr, final ? &ev : nullptr);
+            if (traced) s.timeline.push_back({step_, "read:" + spec_.buffers[std::size_t(b)].name, at, ev});
+            if (final) s.final_read = ev;
+        }
+    };
+    std::vector<std::vector<std::span<std::byte>>> spans;
+    for (const auto& s : mine_) {
+        spans.emplace_back();
+        for (int b : bs) spans.back().push_back(dest_of(s, b));
+    }
     if (mine_.size() == 1) {  // one device: read here (a thread costs more than a small read)
         SliceState& s = mine_.front();
-        const auto span = dest_of(s);
         guarded(
             [&] {
                 const auto w = watch(s);
-                s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
-                                                 device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
-                                                 span.data());
+                reads(s, spans.front());
             },
-            [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
+            [&] { return "device '" + s.ctx->info().name + "', reading the outputs"; });
         return;
     }
-    std::vector<std::future<void>> reads;
-    for (auto& s : mine_)
-        reads.push_back(std::async(std::launch::async, [&, span = dest_of(s)] {
-            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
-                                             device_row(s, b, s.desc.offset) * row_bytes(b), span.size(),
-                                             span.data());
-        }));
-    const auto w = watch(mine_.front());
-    for (std::size_t i = 0; i < reads.size(); ++i) {
-        try {
-            reads[i].get();
-        } catch (const cl::Error& e) {
-            fail(e, "device '" + mine_[i].ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'");
-        } catch (const std::exception& e) {
-            fail(e);
-        }
-    }
+    std::vector<std::future<void>> threads;
+    for (std::size_t i = 0; i < mine_.size(); ++i)
+        threads.push_back(std::async(std::launch::async, [&, i] { reads(mine_[i], spans[i]); }));
+    join_each_device(threads, "reading the outputs");
 }
 
 void Execution::download(SliceState& s, int b, std::span<std::byte> dest) {

@@ -94,11 +94,8 @@ struct SliceState {
     std::vector<std::int64_t> origins;  ///< per buffer: the global unit in its row 0 (first_held_unit)
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
     double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
-    /// The final gather's reads queued behind the last launches (enqueue_downloads()): the last
-    /// one's event, and the thread that reads when it does not run on the rank's own thread
-    /// (joined by finish_queues()).
+    /// The last of the final gather's reads behind the last launches (download_all(..., true)).
     cl::Event final_read;
-    std::future<void> reading;
 };
 
 /// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor
@@ -254,29 +251,25 @@ public:
     /// The steps, with a gather on rank 0's request every gather_every steps.
     /// `host_point(done)`: after every host_every-th step (DataJobSpec::host_every), the last too.
     /// `before_finish()`: after the last step's instructions, before the queues are finished (the
-    /// final reads enqueued behind the last launches: enqueue_downloads()).
+    /// final reads behind the last launches: download_all(..., true)).
     void run_steps(const std::function<void(std::uint64_t)>& gather_point,
                    const std::function<void(std::uint64_t)>& host_point = {},
                    const std::function<void()>& before_finish = {});
-
-    /// Each slice's own rows of the split buffers `bs` into dest_of(slice, b), queued behind the
-    /// slice's launches (finish_queues() completes them): the final gather starts as the last
-    /// launch ends, not after a finish and a cold read (pathfinder's 4 MB: 1.1-1.4 ms after a
-    /// finish on an H200, against 0.45 ms queued behind the launches). The reads block, as a
-    /// plain host's do (a queued read into pageable memory takes a slower path in NVIDIA's
-    /// driver): on this thread for one device, else in a thread per device. The run's steps end
-    /// where the last launches end, not the reads (final_reads_tail()).
-    void enqueue_downloads(const std::vector<int>& bs,
-                           const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of);
 
     /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
     /// calling `progress` (e.g. an MPI send's test) until the read is done.
     void download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,
                   const std::function<void()>& progress);
 
-    /// Each slice's own rows of split buffer `b` into dest_of(slice), all devices at once (a
-    /// thread each: a blocking read into pageable memory holds its thread).
-    void download_all(int b, const std::function<std::span<std::byte>(const SliceState&)>& dest_of);
+    /// Each slice's own rows of the split buffers `bs` into dest_of(slice, b), all devices at once
+    /// (a thread each; one device reads here). The reads block, as a plain host's do: a blocking
+    /// read into pageable memory holds its thread, and a queued one takes a slower path in
+    /// NVIDIA's driver. `final`: the run's last reads, enqueued before its queues are finished, so
+    /// that each starts as its slice's last launch ends (pathfinder's 4 MB: 1.1-1.4 ms after a
+    /// finish on an H200, against 0.45 ms behind the launches); their events tell where the
+    /// steps ended (final_reads_tail()), and WORKSIZE_TIMELINE traces them.
+    void download_all(const std::vector<int>& bs,
+                      const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of, bool final = false);
 
     /// Slice `s`'s own rows of split buffer `b` (all of shared `b`) into `dest`, once every
     /// device's queue is done.
@@ -422,11 +415,13 @@ private:
     /// The report's device times: each device's span from its first launch to its last, and
     /// with time_launches its median timed step and reduction.
     void report_device_times();
+    /// Joins `threads`, one per slice of mine_ in order, within --kernel-timeout; a thread's
+    /// error is this rank's failure, at `what` on its device.
+    void join_each_device(std::vector<std::future<void>>& threads, const std::string& what);
     /// How long the final reads ran after the last launches (device clocks; the least of the
     /// devices', so that the steps are never reported shorter than they were).
     double final_reads_tail() const;
     void finish_queues() {
-        join_final_reads();
         for (auto& s : mine_) {
             if (failed_) {
                 // What was enqueued still ends before the rank does: a process that exits while
@@ -446,8 +441,6 @@ private:
                     [&] { return "device '" + s.ctx->info().name + "'"; });
         }
     }
-
-    void join_final_reads();
 
     /// Runs `f`, a wait on this rank's devices: where steps are slow, on a worker or a rank with
     /// neighbours, in another thread while this one (MPI is funneled) beats (beat(): rank 0 and

@@ -191,10 +191,7 @@ void master_steps(MasterRun& m) {
                 // launches. With workers it reads them in collect_reports(), while it takes
                 // theirs (its reads would otherwise hold up the workers' sends).
                 if (!m.workers.empty()) return;
-                m.x.enqueue_downloads(split_outputs(m.job.spec()), [&](const SliceState& s, int b) {
-                    const std::uint64_t row = m.x.row_bytes(b);
-                    return m.job.host(b).subspan(s.desc.offset * row, s.desc.units * row);
-                });
+                read_own_outputs(m.job, m.x, true);
                 m.own_outputs_read = true;
             });
     } catch (const LostWorker&) {

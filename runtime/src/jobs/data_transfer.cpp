@@ -122,25 +122,23 @@ void scatter(MasterRun& m) {
     // pieces. Without, each write blocks, as before the scatter had pieces (on one H200 the
     // driver's copy of 1 GiB of pageable memory was 9-25 ms slower polled or in pieces), each
     // device's in a thread of its own when the rank has several.
+    auto own_inputs = [&](const SliceState& s) {  // a slice's split inputs, then the shared ones
+        std::vector<Execution::Input> in;
+        for (const auto& list : {split, shared})
+            for (int b : list) {
+                const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
+                in.push_back({b, first, bytes});
+            }
+        return in;
+    };
     std::vector<cl::Event> uploads;
     const bool blocking = sends.empty();
-    if (blocking && m.x.mine().size() > 1) {
-        m.x.upload_each_device([&](const SliceState& s) {
-            std::vector<Execution::Input> in;
-            for (const auto& list : {split, shared})
-                for (int b : list) {
-                    const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
-                    in.push_back({b, first, bytes});
-                }
-            return in;
-        });
-    } else
+    if (blocking && m.x.mine().size() > 1)
+        m.x.upload_each_device(own_inputs);
+    else
         for (auto& s : m.x.mine_mutable()) {
-            for (const auto& list : {split, shared})
-                for (int b : list) {
-                    const auto bytes = input_of(m, b, s.desc.offset, s.desc.units, &unit, &first);
-                    m.x.upload(s, b, first, bytes, blocking, blocking ? nullptr : &uploads.emplace_back());
-                }
+            for (const auto& i : own_inputs(s))
+                m.x.upload(s, i.b, i.first, i.data, blocking, blocking ? nullptr : &uploads.emplace_back());
             if (!blocking && !m.x.failed()) s.ctx->queue().flush();
         }
     await_uploads(m.x, uploads, [&] { m.watch.test_sends(sends); });
@@ -251,11 +249,14 @@ bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Com
 }
 
 /// Rank 0's own slices' outputs, read from its devices into the job's host memory.
-void read_own_outputs(DataJob& job, Execution& x) {
-    for (int b : split_outputs(job.spec())) {
-        const std::uint64_t row = x.row_bytes(b);
-        x.download_all(b, [&](const SliceState& s) { return job.host(b).subspan(s.desc.offset * row, s.desc.units * row); });
-    }
+void read_own_outputs(DataJob& job, Execution& x, bool final) {
+    x.download_all(
+        split_outputs(job.spec()),
+        [&](const SliceState& s, int b) {
+            const std::uint64_t row = x.row_bytes(b);
+            return job.host(b).subspan(s.desc.offset * row, s.desc.units * row);
+        },
+        final);
 }
 
 }  // namespace worksize::data_exec

@@ -94,7 +94,8 @@ void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& stag
 /// in `tally`. False when the rank had failed (its report says why).
 bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch,
                   GatherTally* tally = nullptr);
-/// Rank 0's own slices' outputs, read from its devices into the job's host memory.
-void read_own_outputs(DataJob& job, Execution& x);
+/// Rank 0's own slices' outputs, read from its devices into the job's host memory; `final`: the
+/// run's last reads, behind its last launches (Execution::download_all).
+void read_own_outputs(DataJob& job, Execution& x, bool final = false);
 
 }  // namespace worksize::data_exec
