@@ -352,7 +352,8 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     receive_inputs(x, spec, comm);
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
-    Bytes staging = bytes_with(pinned);  // the gathers' and host steps' first half
+    Bytes staging = bytes_with(pinned);  // the host steps'
+    PieceSender pieces(comm, pinned);     // the gathers'
     // Set up; every rank starts its steps on rank 0's word.
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     (void)comm.recv_json(0, kData);
@@ -368,7 +369,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
             x.run_steps(
                 [&](std::uint64_t) {
                     const PatienceScope gather(comm, 0.0);
-                    send_outputs(x, spec, comm, staging);
+                    send_outputs(x, spec, comm, pieces);
                 },
                 [&](std::uint64_t done) {
                     const PatienceScope wait(comm, 0.0);  // rank 0's host step takes what it takes
@@ -382,7 +383,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     }
     fault::hang_data(fault, "gather");
     comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
-    send_outputs(x, spec, comm, staging);
+    send_outputs(x, spec, comm, pieces);
     if (!x.failed() && comm.rank() == shared_sender(slices) &&
         !std::any_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; }))
         for (int b : shared_outputs(spec)) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <deque>
 #include <thread>
 
 namespace worksize::data_exec {
@@ -187,64 +188,135 @@ std::vector<int> split_outputs(const DataJobSpec& spec) {
     return v;
 }
 
-/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
-void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging) {
+PieceSender::PieceSender(Comm& comm, const std::shared_ptr<HostMemoryResource>& pinned) : comm_(comm) {
+    for (auto& b : buffers_) b.bytes = bytes_with(pinned);
+}
+
+PieceSender::~PieceSender() {
+    for (auto& b : buffers_)
+        if (b.sending) comm_.abandon_send(b.id);
+}
+
+void PieceSender::complete(Buffer& b) {
+    while (b.sending && !comm_.test_send(b.id)) {
+        for (auto& other : buffers_)  // the others move too (MPI moves a message inside its calls)
+            if (&other != &b && other.sending && comm_.test_send(other.id)) other.sending = false;
+        comm_.pulse();  // this rank's signs of life
+        std::this_thread::yield();
+    }
+    b.sending = false;
+}
+
+Bytes& PieceSender::next(std::uint64_t bytes) {
+    Buffer& b = buffers_[next_];
+    next_ = (next_ + 1) % buffers_.size();
+    complete(b);
+    b.bytes.resize(bytes);
+    current_ = &b;
+    return b.bytes;
+}
+
+void PieceSender::send() {
+    current_->id = comm_.isend_short(current_->bytes, 0, kData);
+    current_->sending = true;
+}
+
+void PieceSender::progress() {
+    for (auto& b : buffers_)
+        if (b.sending && comm_.test_send(b.id)) b.sending = false;
+}
+
+void PieceSender::finish() {
+    for (auto& b : buffers_) complete(b);
+}
+
+void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, PieceSender& pieces) {
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     if (x.failed()) return;
-    // Two staging halves: piece k+1 is read from the device while piece k is sent.
-    Bytes other = bytes_with(staging.get_allocator().resource());
-    Bytes* half[2] = {&staging, &other};
-    std::size_t sending = 0;
-    bool pending = false;
-    auto finish_send = [&] {
-        while (pending && !comm.test_send(sending)) std::this_thread::yield();
-        pending = false;
-    };
-    int k = 0;
     for (auto& s : x.mine_mutable())
         for (int b : split_outputs(spec)) {
             const std::uint64_t row = x.row_bytes(b), per = piece_rows(row);
-            for (std::uint64_t first = 0; first < s.desc.units; first += per, k ^= 1) {
-                const std::uint64_t n = std::min(per, s.desc.units - first);
-                Bytes& buf = *half[k];
-                buf.resize(n * row);
+            for (std::uint64_t first = 0; first < s.desc.units; first += per) {
+                Bytes& buf = pieces.next(std::min(per, s.desc.units - first) * row);
                 // A failure now sends what is there; the report says so.
-                x.download(s, b, buf, first, [&] {
-                    if (pending && comm.test_send(sending)) pending = false;
-                });
-                finish_send();
-                sending = comm.isend_parts(std::array<std::span<const std::byte>, 1>{std::span<const std::byte>(buf)}, 0, kData);
-                pending = true;
+                x.download(s, b, buf, first, [&] { pieces.progress(); });
+                pieces.send();
             }
         }
-    finish_send();
+    pieces.finish();
 }
 
-/// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory. False
-/// when the rank had failed (its report says why).
-bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch,
-                  GatherTally* tally) {
+namespace {
+
+/// Where each of rank `r`'s gather pieces goes in the job's host memory, in the order it sends them.
+std::vector<std::span<std::byte>> gather_pieces(DataJob& job, const std::vector<SliceDesc>& slices, int r) {
     const auto& spec = job.spec();
-    watch.await(r, kData);
-    const auto hdr = comm.recv_json(r, kData);
-    if (!hdr.at("ok").get<bool>()) return false;
+    std::vector<std::span<std::byte>> pieces;
     for (const auto& s : slices) {
         if (s.rank != r) continue;
         for (int b : split_outputs(spec)) {
             const auto& d = spec.buffers[std::size_t(b)];
             const std::uint64_t row = d.pitch * elem_size(d.type), per = piece_rows(row);
-            for (std::uint64_t first = 0; first < s.units; first += per) {
-                const std::uint64_t n = std::min(per, s.units - first);
-                watch.await(r, kData);  // the worker reads each piece from its device first
-                if (tally && tally->first_s == 0.0) tally->first_s = now_s();
-                comm.recv_bytes_exact(job.host(b).subspan((s.offset + first) * row, n * row), r, kData);
-                if (tally) {
-                    tally->bytes += n * row;
-                    tally->last_s = now_s();
-                }
-            }
+            for (std::uint64_t first = 0; first < s.units; first += per)
+                pieces.push_back(job.host(b).subspan((s.offset + first) * row, std::min(per, s.units - first) * row));
         }
     }
+    return pieces;
+}
+
+/// Rank `r`'s pieces into `pieces`, in order, kRecvWindow receives posted ahead, under rank 0's
+/// deadline on `r` (its heartbeats); receives still posted on a failure are cancelled.
+void receive_pieces(Comm& comm, Watch& watch, int r, const std::vector<std::span<std::byte>>& pieces,
+                    GatherTally* tally) {
+    const PatienceScope patience(comm, 0.0);  // the Watch's deadline, not the message's
+    std::deque<std::size_t> posted;
+    struct Cancel {
+        Comm& comm;
+        std::deque<std::size_t>& posted;
+        ~Cancel() {
+            for (std::size_t id : posted) comm.abandon_short(id);
+        }
+    } cancel{comm, posted};
+    std::size_t next = 0;
+    if (tally && tally->first_s == 0.0) tally->first_s = now_s();
+    for (std::size_t done = 0; done < pieces.size();) {
+        while (next < pieces.size() && posted.size() < kRecvWindow)
+            posted.push_back(comm.irecv_short(r, kData, pieces[next++]));
+        std::size_t got = 0;
+        bool arrived = false;
+        try {
+            arrived = comm.test_short(posted.front(), &got);
+        } catch (const Error& e) {
+            posted.pop_front();  // forgotten by the Comm
+            if (e.reason() == ErrorReason::lost_rank) watch.lose(r, e.what());
+            throw;
+        }
+        if (!arrived) {
+            watch.listen(r);
+            std::this_thread::yield();  // not a sleep: MPI moves a message only inside its calls
+            continue;
+        }
+        posted.pop_front();
+        if (got != pieces[done].size())
+            throw Error("rank " + std::to_string(r) + " sent " + std::to_string(got) + " bytes of output where " +
+                        std::to_string(pieces[done].size()) + " were expected");
+        watch.heard(r);
+        if (tally) {
+            tally->bytes += got;
+            tally->last_s = now_s();
+        }
+        ++done;
+    }
+}
+
+}  // namespace
+
+bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch,
+                  GatherTally* tally) {
+    watch.await(r, kData);
+    const auto hdr = comm.recv_json(r, kData);
+    if (!hdr.at("ok").get<bool>()) return false;
+    receive_pieces(comm, watch, r, gather_pieces(job, slices, r), tally);
     return true;
 }
 

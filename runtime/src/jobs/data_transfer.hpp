@@ -88,10 +88,49 @@ void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm);
 
 /// The output split buffers, in declaration order.
 std::vector<int> split_outputs(const DataJobSpec& spec);
-/// A worker's side of a gather: a header, then each slice's output rows, slice by slice.
-void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, Bytes& staging);
+
+/// A worker's side of the gathers, kept for its whole run: kSendDepth pinned staging buffers of
+/// a piece each; a piece is read from its device into the buffer whose send ended first while
+/// the pieces before it move, so that up to kSendDepth - 1 messages are in flight at once (one
+/// at a time left the link idle between a message's end and the next one's start: the 512 MiB
+/// gather of heat 16384² over two H200 ranks ran at 86 % of `mpi-bw`).
+class PieceSender {
+public:
+    static constexpr std::size_t kSendDepth = 3;
+    PieceSender(Comm& comm, const std::shared_ptr<HostMemoryResource>& pinned);
+    /// Sends still in flight on a failure are left to MPI (abandon_send).
+    ~PieceSender();
+    PieceSender(const PieceSender&) = delete;
+    PieceSender& operator=(const PieceSender&) = delete;
+    /// The buffer for the next piece, `bytes` long, once its last send is done.
+    Bytes& next(std::uint64_t bytes);
+    /// The buffer next() gave last, to rank 0 as one message (kData), without waiting.
+    void send();
+    /// One look at the sends in flight (while the next piece is read).
+    void progress();
+    /// Until every send is done.
+    void finish();
+
+private:
+    struct Buffer {
+        Bytes bytes;
+        std::size_t id = 0;
+        bool sending = false;
+    };
+    void complete(Buffer& b);
+    Comm& comm_;
+    std::array<Buffer, kSendDepth> buffers_;
+    std::size_t next_ = 0;
+    Buffer* current_ = nullptr;
+};
+
+/// A worker's side of a gather: a header, then each slice's output rows, slice by slice, in
+/// pieces of piece_rows() rows, each its own message (Comm::isend_short).
+void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, PieceSender& pieces);
 /// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory, counted
-/// in `tally`. False when the rank had failed (its report says why).
+/// in `tally`, the receives of kRecvWindow pieces posted ahead. False when the rank had failed
+/// (its report says why).
+constexpr std::size_t kRecvWindow = 8;
 bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch,
                   GatherTally* tally = nullptr);
 /// Rank 0's own slices' outputs, read from its devices into the job's host memory; `final`: the

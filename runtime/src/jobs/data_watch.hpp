@@ -78,6 +78,13 @@ public:
                 std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
     }
+    /// Rank 0 waits on worker `r` (a message in flight): the heartbeats taken at most every
+    /// millisecond, `r` lost once silent for --rank-timeout.
+    void listen(int r) {
+        if (!heard_.count(r)) heard(r);
+        if (now_s() - listened_ >= 0.001) poll();
+        check(r);
+    }
     /// Waits until the sends in `sends` (rank, handle) are done.
     void await_sends(std::vector<std::pair<int, std::size_t>>& sends) {
         while (!sends.empty()) {

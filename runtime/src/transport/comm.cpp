@@ -164,6 +164,8 @@ public:
         return true;
     }
 
+    void abandon_short(std::size_t id) override { recvs_.erase(id); }
+
     bool iprobe(int source, int tag, int* from) override {
         std::lock_guard lock(hub_->m);
         for (const auto& msg : hub_->inbox[static_cast<std::size_t>(rank_)])

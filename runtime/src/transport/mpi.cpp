@@ -513,6 +513,16 @@ bool MpiComm::test_short(std::size_t id, std::size_t* got) {
     return true;
 }
 
+void MpiComm::abandon_short(std::size_t id) {
+    auto it = shorts_.find(id);
+    if (it == shorts_.end()) return;
+    if (it->second->request != MPI_REQUEST_NULL) {
+        MPI_Cancel(&it->second->request);
+        MPI_Request_free(&it->second->request);
+    }
+    shorts_.erase(it);
+}
+
 bool MpiComm::iprobe(int source, int tag, int* from) {
     int flag = 0;
     MPI_Status st;

@@ -76,6 +76,9 @@ public:
     /// (lost_rank) when MPI fails or nothing arrives for patience() seconds, Error for a message
     /// longer than the room posted.
     virtual bool test_short(std::size_t id, std::size_t* got) = 0;
+    /// Give up an irecv_short() not yet done (its sender is lost, or the receiver gives up):
+    /// cancelled, so that nothing is written into its memory afterwards; never tested again.
+    virtual void abandon_short(std::size_t id) = 0;
     /// Whether a message with `tag` from `source` (any_source) is waiting, without receiving it
     /// or waiting; its sender in *from.
     virtual bool iprobe(int source, int tag, int* from = nullptr) = 0;

@@ -104,6 +104,7 @@ public:
     std::size_t isend_short(std::span<const std::byte> data, int dest, int tag) override;
     std::size_t irecv_short(int source, int tag, std::span<std::byte> dest) override;
     bool test_short(std::size_t id, std::size_t* got) override;
+    void abandon_short(std::size_t id) override;
     std::vector<std::string> gather_strings(const std::string& mine) override;
     std::string broadcast_string(const std::string& value) override;
 
