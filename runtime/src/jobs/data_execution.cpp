@@ -94,7 +94,9 @@ void Execution::generate(SliceState& s, int b) {
     // pageable copy of the whole slice (its pages cost more to touch than to fill, and a write
     // from pageable memory is slow).
     const auto [first, n] = input_rows(spec_, b, s.desc.offset, s.desc.units);
-    Stager stage(*this, s.ctx->host_memory(), [this] { comm_.pulse(); });
+    // Nothing between the pieces: a worker sets up in a thread beside its heartbeats, and MPI is
+    // funneled (only the main thread calls it).
+    Stager stage(*this, s.ctx->host_memory(), [] {});
     const std::uint64_t row = row_bytes(b), per = piece_rows(row) * kGeneratedPieces;
     for (std::uint64_t p = 0; p < n && !failed_; p += per) {
         const std::uint64_t m = std::min(per, n - p);

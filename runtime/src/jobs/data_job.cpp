@@ -343,11 +343,12 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         Comm& comm;
         ~PulseScope() { comm.set_pulse({}); }
     } pulse{comm};
-    comm.set_pulse([&x] { x.beat(); });
     {
+        // The setup's thread calls no MPI (funneled): this thread sends the heartbeats.
         auto setup = std::async(std::launch::async, [&x] { x.setup(); });
         wait_beating(comm, setup);
     }
+    comm.set_pulse([&x] { x.beat(); });
     fault::hang_data(fault, "scatter");
     receive_inputs(x, spec, comm);
     std::shared_ptr<HostMemoryResource> pinned;
