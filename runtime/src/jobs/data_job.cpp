@@ -16,7 +16,7 @@
 // (kReduce: totals go right, the grand total comes back left). Each message starts with a status
 // word: a rank that failed keeps walking its lists and sends "failed" instead of data, so its
 // neighbours learn it and nobody waits for a message that will not come. Gathers (kData: a
-// header, then the output rows of each slice in pieces of kPieceBytes, data_transfer.hpp) go to rank 0 at the end,
+// header, then the output rows of each slice in pieces, data_transfer.hpp) go to rank 0 at the end,
 // or every N steps; the final one follows each rank's report (kResult). With ghost zones (exchange_every k) the halo
 // exchanges happen only on every k-th step, k times as deep, and the launches of the steps
 // between cover the rows the next steps will read (ghost_rows()).

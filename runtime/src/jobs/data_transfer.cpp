@@ -3,24 +3,16 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <deque>
 #include <thread>
+
+#include "transport/pieces.hpp"
 
 namespace worksize::data_exec {
 
 using wire::kData;
 
 std::uint64_t piece_rows(std::uint64_t row) {
-    static const std::uint64_t piece = [] {
-        const char* v = std::getenv("WORKSIZE_PIECE_BYTES");
-        try {
-            return v && *v ? std::max<std::uint64_t>(std::stoull(v), 1) : kPieceBytes;
-        } catch (const std::exception&) {
-            return kPieceBytes;
-        }
-    }();
-    return std::max<std::uint64_t>(1, piece / std::max<std::uint64_t>(row, 1));
+    return std::max<std::uint64_t>(1, pieces::piece_bytes() / std::max<std::uint64_t>(row, 1));
 }
 
 namespace {
@@ -264,48 +256,30 @@ std::vector<std::span<std::byte>> gather_pieces(DataJob& job, const std::vector<
     return pieces;
 }
 
-/// Rank `r`'s pieces into `pieces`, in order, kRecvWindow receives posted ahead, under rank 0's
-/// deadline on `r` (its heartbeats); receives still posted on a failure are cancelled.
-void receive_pieces(Comm& comm, Watch& watch, int r, const std::vector<std::span<std::byte>>& pieces,
-                    GatherTally* tally) {
-    const PatienceScope patience(comm, 0.0);  // the Watch's deadline, not the message's
-    std::deque<std::size_t> posted;
-    struct Cancel {
-        Comm& comm;
-        std::deque<std::size_t>& posted;
-        ~Cancel() {
-            for (std::size_t id : posted) comm.abandon_short(id);
-        }
-    } cancel{comm, posted};
-    std::size_t next = 0;
+/// Rank `r`'s pieces into their places, in order (pieces::Inbound), under rank 0's deadline on
+/// `r` (its heartbeats), not the message's.
+void receive_pieces(Comm& comm, Watch& watch, int r, std::vector<std::span<std::byte>> places, GatherTally* tally) {
+    const PatienceScope patience(comm, 0.0);
     if (tally && tally->first_s == 0.0) tally->first_s = now_s();
-    for (std::size_t done = 0; done < pieces.size();) {
-        while (next < pieces.size() && posted.size() < kRecvWindow)
-            posted.push_back(comm.irecv_short(r, kData, pieces[next++]));
-        std::size_t got = 0;
+    pieces::Inbound in(comm, r, kData, std::move(places));
+    while (!in.done()) {
         bool arrived = false;
         try {
-            arrived = comm.test_short(posted.front(), &got);
+            arrived = in.poll();
         } catch (const Error& e) {
-            posted.pop_front();  // forgotten by the Comm
             if (e.reason() == ErrorReason::lost_rank) watch.lose(r, e.what());
             throw;
         }
-        if (!arrived) {
-            watch.listen(r);
-            std::this_thread::yield();  // not a sleep: MPI moves a message only inside its calls
+        if (arrived) {
+            watch.heard(r);
             continue;
         }
-        posted.pop_front();
-        if (got != pieces[done].size())
-            throw Error("rank " + std::to_string(r) + " sent " + std::to_string(got) + " bytes of output where " +
-                        std::to_string(pieces[done].size()) + " were expected");
-        watch.heard(r);
-        if (tally) {
-            tally->bytes += got;
-            tally->last_s = now_s();
-        }
-        ++done;
+        watch.listen(r);
+        std::this_thread::yield();  // not a sleep: MPI moves a message only inside its calls
+    }
+    if (tally) {
+        tally->bytes += in.total();
+        tally->last_s = now_s();
     }
 }
 

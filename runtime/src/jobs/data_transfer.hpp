@@ -16,12 +16,8 @@
 
 namespace worksize::data_exec {
 
-/// A scatter or gather message holds at most this many bytes (whole rows, at least one).
-constexpr std::uint64_t kPieceBytes = 16ull << 20;
-
-/// Rows (or a shared buffer's elements) per message of rows of `row` bytes. WORKSIZE_PIECE_BYTES
-/// (test-only, docs/testing.md; the same on every rank) makes pieces smaller, so that small jobs
-/// use several.
+/// Rows (or a shared buffer's elements) per message of rows of `row` bytes: as many whole rows as
+/// a piece holds (transport/pieces.hpp: 16 MiB, or WORKSIZE_PIECE_BYTES), at least one.
 std::uint64_t piece_rows(std::uint64_t row);
 /// A generated input's pieces are kGeneratedPieces times as large: fewer calls, for a generator
 /// that spreads its rows over threads starts them per call.
@@ -128,9 +124,8 @@ private:
 /// pieces of piece_rows() rows, each its own message (Comm::isend_short).
 void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, PieceSender& pieces);
 /// Rank 0's side: rank `r`'s slices' output rows, straight into the job's host memory, counted
-/// in `tally`, the receives of kRecvWindow pieces posted ahead. False when the rank had failed
-/// (its report says why).
-constexpr std::size_t kRecvWindow = 8;
+/// in `tally`, the receives of pieces::Inbound::kWindow pieces posted ahead. False when the rank
+/// had failed (its report says why).
 bool recv_outputs(DataJob& job, const std::vector<SliceDesc>& slices, int r, Comm& comm, Watch& watch,
                   GatherTally* tally = nullptr);
 /// Rank 0's own slices' outputs, read from its devices into the job's host memory; `final`: the
