@@ -529,6 +529,7 @@ KernelJobFactory interp_job_factory() {
     f.name = "interp";
     f.make = [](const JobOptions& o) { return std::make_unique<InterpJob>(o); };
     f.execute = execute_interp;
+    f.streams_input = true;  // execute_declared (input_feed.hpp)
     f.dims = 2;
     f.description = "FP32 bilinear resize of an in_w x in_h image to --size, split by output rows";
     f.params = {{"scale", "output / input size per axis (default: 2)"},

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "clblast_gemm.hpp"
+#include "jobs/input_feed.hpp"
 #include "jobs/job_util.hpp"
 #include "sample_kernels.hpp"
 #include "worksize/embedded_kernels.hpp"
@@ -523,6 +524,7 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
         check_alloc(ctx, "B", b_bytes);
         check_alloc(ctx, "its rows of A", a_bytes);
         check_alloc(ctx, "its rows of C", padded * n * sizeof(float));
+        if (const InputFeed* feed = InputFeed::current()) feed->wait(feed->total());  // CLBlast takes it whole
         return execute_matmul_clblast(ctx, padded, n, k, s.iterations, in, out);
     }
     return execute_declared(matmul_declaration(s.problem, n, k, reg, rows, s.local, &ctx.info()), ctx, s, in, out);
@@ -536,6 +538,7 @@ KernelJobFactory matmul_job_factory() {
     f.make = [](const JobOptions& o) { return std::make_unique<MatmulJob>(o); };
     f.execute = execute_matmul;
     f.dims = 2;
+    f.streams_input = true;  // execute_declared (input_feed.hpp)
     f.description = "FP32 C = A*B (C: --size NxM, A: MxK, B: KxN), split by rows of C";
     f.backends = {"clblast"};
     f.params = {{"k", "the inner dimension K (default: N)"},

@@ -283,6 +283,7 @@ KernelJobFactory quad_job_factory() {
     f.name = "quad";
     f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new QuadJob(o)); };
     f.execute = execute_quad;
+    f.streams_input = true;  // execute_declared (input_feed.hpp)
     f.dims = 1;
     f.description = "trapezoid rule over n intervals of [a, b], split by intervals";
     f.params = {{"integrand", "sin (default), exp, poly or runge"},

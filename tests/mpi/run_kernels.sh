@@ -41,6 +41,24 @@ for algo in radix bitonic; do
     bad "sort 300007 algo=$algo split over two ranks"
   fi
 done
+# The tasks' inputs and outputs in pieces of 4000 bytes (transport/pieces.hpp; many per part):
+# matmul, interp and a job file upload each piece as it comes, sort waits for its whole input;
+# every output comes back in pieces. Each verified against the CPU reference.
+for k in "matmul 100" "interp 101x37" "sort 4099" "quad 100003"; do
+  set -- $k
+  mpmd_cmd "$mpx" "$ws" "2 1 2" run "$1" --size "$2" --strategy even --iterations 2 --json
+  WORKSIZE_PIECE_BYTES=4000 run 120 "${MPMD[@]}"
+  if [ "$rc" -eq 0 ] && jq -e '.verified == true and (.devices | length) == 2' "$out" >/dev/null; then
+    ok "$1 size $2 in pieces of 4000 bytes: verified on ranks 1 and 2"
+  else
+    bad "$1 size $2 in pieces of 4000 bytes"
+  fi
+done
+mpmd_cmd "$mpx" "$ws" "2 1 2" run --job "$(dirname "$0")/../../examples/jobs/filter5x5.json" --size 300x200 --strategy even --json
+WORKSIZE_PIECE_BYTES=4000 run 120 "${MPMD[@]}"
+if [ "$rc" -eq 0 ] && jq -e '.verified == true' "$out" >/dev/null; then ok "job file filter5x5 in pieces of 4000 bytes: verified"
+else bad "job file filter5x5 in pieces of 4000 bytes"; fi
+
 # The measured strategies: model (after a calibration into the same database) and oracle.
 mpmd_cmd "$mpx" "$ws" "2 1 2" calibrate --kernel all --db "$db"; run 300 "${MPMD[@]}"
 expect_rc 0 "calibrate all kernels over ranks 1 and 2"

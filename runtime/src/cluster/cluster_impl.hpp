@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cluster/fault.hpp"
+#include "jobs/input_feed.hpp"
 #include "support/clock.hpp"
 #include "worksize/runtime/cluster.hpp"
 #include "worksize/runtime/host_memory.hpp"
@@ -117,14 +118,18 @@ struct Cluster::Impl {
     /// what the slice allocates beside its input (slice_host_bytes), checked first against the
     /// process's memory limit (less the output buffer this rank already holds for it; OpenCL has
     /// started: no reserve for it, check_job_memory() kept one before the inputs were made).
+    /// `feed`: the input still arriving (a worker's task), taken part by part by an executor that
+    /// streams its input, else awaited whole first.
     SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out,
-                       std::uint64_t host_bytes = 0) {
+                       std::uint64_t host_bytes = 0, InputFeed* feed = nullptr) {
         auto& ctx = context(device_index);
         if (host_bytes > out.capacity())
             check_host_memory(host_bytes - out.capacity(),
                               "the slice of '" + spec.kernel + "' (its output and device buffers)", 0);
         fault::before_execute(ctx.info());
         const auto& factory = kernel_job(spec.kernel);
+        if (feed && !factory.streams_input) feed->wait(feed->total());
+        const InputFeed::Scope streaming(factory.streams_input ? feed : nullptr);
         SliceTimes t = factory.execute(ctx, spec, in, out);
         fault::after_execute(spec, out);
         fault::scale_times(spec, t);

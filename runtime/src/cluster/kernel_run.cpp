@@ -203,8 +203,13 @@ void Cluster::KernelRun::post_payload(int r, std::size_t i) {
             const double s = now_s();
             tasks_[i].run.pack_s = s - p;
             tasks_[i].run.send_start_s = s - t0_;
-            post_json({{"ok", true}}, r, kPayload);
-            pending_.push_back({r, i, comm_.isend_parts(parts, r, kPayload)});
+            // The parts' sizes, then each part in pieces (transport/pieces.hpp): the worker posts
+            // every piece's receive and uploads each as it comes.
+            std::vector<std::uint64_t> sizes;
+            for (const auto& part : parts) sizes.push_back(part.size());
+            post_json({{"ok", true}, {"parts", sizes}}, r, kPayload);
+            for (const auto& part : parts)
+                for (std::size_t id : pieces::post(comm_, part, r, kPayload)) pending_.push_back({r, i, id});
             return;
         }
     }
@@ -308,7 +313,8 @@ bool Cluster::KernelRun::poll_outputs() {
         auto& t = tasks_[it->second.task];
         bool done = false;
         try {
-            done = comm_.test_recv(it->second.id);
+            it->second.in->poll();
+            done = it->second.in->done();
         } catch (const Error& e) {
             if (e.reason() == ErrorReason::lost_rank) {
                 it = receiving_.erase(it);
@@ -391,13 +397,25 @@ bool Cluster::KernelRun::receive_header(int from) {
         return true;
     }
     // Whatever fails here, the output is still received: the worker is not left sending.
+    const auto bytes = hdr.at("bytes").get<std::uint64_t>();
     try {
         t.target = job_.output_target(t.a);
     } catch (const std::exception& e) {
         t.error = wire::failure_of(e);
         t.target = {};
     }
-    receiving_[from] = {i, comm_.irecv_start(from, kResult, t.target, t.target.empty() ? &t.out : nullptr)};
+    if (!t.target.empty() && t.target.size() != bytes) {
+        t.error = {"rank " + std::to_string(from) + " sent " + std::to_string(bytes) + " bytes of output where " +
+                       std::to_string(t.target.size()) + " were expected",
+                   ErrorReason::generic};
+        t.target = {};
+    }
+    std::span<std::byte> dest = t.target;
+    if (dest.empty()) {
+        t.out.resize(bytes);
+        dest = t.out;
+    }
+    receiving_[from] = {i, std::make_unique<pieces::Inbound>(comm_, from, kResult, pieces::cut(dest, pieces::piece_bytes()))};
     return false;
 }
 

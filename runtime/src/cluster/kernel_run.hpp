@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cluster/cluster_impl.hpp"
+#include "transport/pieces.hpp"
 
 namespace worksize {
 
@@ -57,7 +58,7 @@ private:
     };
     struct Receiving {
         std::size_t task;
-        std::size_t id;
+        std::unique_ptr<pieces::Inbound> in;  ///< its output's pieces
     };
 
     static void run_own_slice(Impl& impl, KernelJob& job, Task& t);

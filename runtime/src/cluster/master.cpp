@@ -9,9 +9,11 @@
 // (docs/cluster.md, "The fault model").
 //
 // Protocol (tags, wire.hpp): kCmd {"cmd":"run","job":…,"tasks":[{"task","device","spec"}]}; per
-// task kPayload {"ok":true} then the input bytes, or {"ok":false,"error","reason"}, or (rank-local
-// inputs, SliceSpec::local_inputs) {"ok":true,"local":true} and nothing; the worker answers each
-// task with kResult {"task","ok","times"|"error","reason"} followed, if ok, by the output bytes
+// task kPayload {"ok":true,"parts":[bytes...]} then each part's bytes in pieces (transport/pieces.hpp:
+// messages of at most 16 MiB, the worker posting every receive and uploading each piece as it
+// comes), or {"ok":false,"error","reason"}, or (rank-local inputs, SliceSpec::local_inputs)
+// {"ok":true,"local":true} and nothing; the worker answers each task with kResult
+// {"task","ok","times","bytes"|"error","reason"} followed, if ok, by the output's bytes in pieces
 // (rank-local inputs: {"task","ok","times","verdict"} and no output); while it executes it sends kHeartbeat {} every Comm::heartbeat() seconds (a third of --rank-timeout, at most one). {"cmd":"collect","what"} is answered by kResult {"ok","data"|"error","reason"};
 // {"cmd":"exit","code":N} ends serve().
 #include <chrono>
@@ -19,6 +21,7 @@
 
 #include "cluster/cluster_impl.hpp"
 #include "cluster/kernel_run.hpp"
+#include "transport/pieces.hpp"
 #include "worksize/scheduler/log.hpp"
 
 namespace worksize {
@@ -114,7 +117,10 @@ void Cluster::drain_owed() {
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 }
                 const auto hdr = comm.recv_json(r, kResult);
-                if (hdr.value("ok", false)) comm.recv_bytes_into(scratch, r, kResult);
+                if (hdr.value("ok", false) && hdr.contains("bytes")) {  // an output follows, in pieces
+                    scratch.resize(hdr.at("bytes").get<std::uint64_t>());
+                    pieces::receive_all(comm, r, kResult, scratch);
+                }
             } catch (const Error& e) {
                 if (e.reason() != ErrorReason::lost_rank) throw;
                 impl_->lost.push_back(r);

@@ -1,8 +1,9 @@
 // The workers' side of the job protocol (see master.cpp for the messages): serve() runs rank 0's
-// commands until it says exit. A run command's tasks are received (an input, or rank 0's error
-// header when its packing failed), executed one thread per device, and every task is answered,
-// failed ones with their error and reason, so that rank 0 always hears back; then the worker
-// goes back to serving.
+// commands until it says exit. A run command's tasks are read (rank 0's error header when its
+// packing failed), executed one thread per device while the main thread takes their inputs'
+// pieces (an executor that streams its input uploads each as it comes), and every task is
+// answered, failed ones with their error and reason, so that rank 0 always hears back; then the
+// worker goes back to serving.
 #include <chrono>
 #include <future>
 #include <map>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "cluster/cluster_impl.hpp"
+#include "transport/pieces.hpp"
 
 namespace worksize {
 
@@ -17,16 +19,17 @@ using wire::kCmd;
 using wire::kPayload;
 using wire::kResult;
 
-/// One run command on a worker, in phases: its tasks read and their inputs received
-/// (receive()), executed in a lane per device (start_lanes()) while the main thread sends
-/// heartbeats and watches the deadlines (watch()), then answered (answer()).
+/// One run command on a worker, in phases: its tasks read and their inputs' receives posted
+/// (receive()), executed in a lane per device (start_lanes()) while the main thread takes the
+/// inputs' pieces, sends heartbeats and watches the deadlines (watch()), then answered
+/// (answer()).
 class Cluster::WorkerRun {
 public:
     WorkerRun(Impl& impl, Comm& comm) : impl_(impl), comm_(comm) {}
     void receive(const nlohmann::json& cmd);
     void start_lanes();
-    /// Until every lane is done or held past --kernel-timeout. A command that came meanwhile
-    /// is returned (answered after the run's answers).
+    /// Until every input has come and every lane is done or held past --kernel-timeout. A
+    /// command that came meanwhile is returned (answered after the run's answers).
     nlohmann::json watch();
     /// Every task's answer; false when a lane is held (its tasks and buffers are left to the
     /// process's end).
@@ -43,6 +46,8 @@ private:
         SliceTimes times;
         double exec_s = 0, gen_s = 0, check_s = 0;
         bool local = false;  // rank-local inputs: made and checked here
+        std::unique_ptr<pieces::Inbound> inbound;  // its input's pieces, until they have all come
+        std::unique_ptr<InputFeed> feed;           // how far they have come, for its lane
         Verdict verdict;
         wire::Failure error;
     };
@@ -58,12 +63,17 @@ private:
     // run, which the worker leaves to serve the next command.
     static void run_lane(Impl& impl, Lane& lane);
     static void execute(Impl& impl, Work& w);
+    void post_input(Work& w, const nlohmann::json& hdr);
+    /// One look at the inputs' pieces; whether some came. Sets inputs_pending_.
+    bool take_inputs();
+    void input_done(Work& w);
     std::map<const Work*, wire::Failure> held_failures() const;
 
     Impl& impl_;
     Comm& comm_;
     std::vector<Work> work_;
     std::vector<std::unique_ptr<Lane>> lanes_;
+    bool inputs_pending_ = false;
 };
 
 void Cluster::WorkerRun::receive(const nlohmann::json& cmd) {
@@ -92,7 +102,62 @@ void Cluster::WorkerRun::receive(const nlohmann::json& cmd) {
             continue;
         }
         w.local = hdr.value("local", false);
-        if (!w.local) comm_.recv_bytes_into(w.in, 0, kPayload);
+        if (!w.local) post_input(w, hdr);
+    }
+}
+
+// Every piece's receive is posted now, into the task's input buffer: the next task's header
+// follows them on the same tag.
+void Cluster::WorkerRun::post_input(Work& w, const nlohmann::json& hdr) {
+    const auto parts = hdr.at("parts").get<std::vector<std::uint64_t>>();
+    std::uint64_t total = 0;
+    for (auto n : parts) total += n;
+    w.in.resize(total);
+    std::vector<std::span<std::byte>> places;
+    std::uint64_t at = 0;
+    for (auto n : parts) {
+        for (auto p : pieces::cut(std::span(w.in).subspan(at, n), pieces::piece_bytes())) places.push_back(p);
+        at += n;
+    }
+    w.feed = std::make_unique<InputFeed>(total);
+    const std::size_t count = places.size();
+    w.inbound = std::make_unique<pieces::Inbound>(comm_, 0, kPayload, std::move(places), std::max<std::size_t>(count, 1));
+    inputs_pending_ = true;
+}
+
+bool Cluster::WorkerRun::take_inputs() {
+    bool progress = false;
+    inputs_pending_ = false;
+    for (auto& w : work_) {
+        if (!w.inbound) continue;
+        try {
+            if (w.inbound->poll()) {
+                progress = true;
+                w.feed->arrived(w.inbound->arrived());
+            }
+        } catch (const std::exception& e) {
+            w.feed->fail(e.what());
+            w.inbound.reset();
+            continue;
+        }
+        if (w.inbound->done())
+            input_done(w);
+        else
+            inputs_pending_ = true;
+    }
+    return progress;
+}
+
+// The input is all there: the lane running it gets --kernel-timeout from now (its wait for the
+// input is not the kernel's).
+void Cluster::WorkerRun::input_done(Work& w) {
+    w.inbound.reset();
+    w.feed->arrived(w.feed->total());
+    for (auto& lane : lanes_) {
+        if (lane->ws[lane->current] != &w) continue;
+        double at = lane->deadline.at.load();
+        if (at != std::numeric_limits<double>::infinity())
+            lane->deadline.at.compare_exchange_strong(at, now_s() + impl_.slice_limit(w.spec));
     }
 }
 
@@ -109,7 +174,7 @@ void Cluster::WorkerRun::execute(Impl& impl, Work& w) {
         return;
     }
     const double e = now_s();
-    w.times = impl.execute(w.device, w.spec, w.in, w.out, w.host_bytes);
+    w.times = impl.execute(w.device, w.spec, w.in, w.out, w.host_bytes, w.feed.get());
     w.exec_s = now_s() - e;
 }
 
@@ -145,9 +210,15 @@ void Cluster::WorkerRun::start_lanes() {
 nlohmann::json Cluster::WorkerRun::watch() {
     nlohmann::json pending;
     for (double beat = now_s();;) {
+        const bool came = take_inputs();
         Lane* waiting = nullptr;
         for (auto& lane : lanes_) {
             if (lane->held || lane->done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) continue;
+            const Work* w = lane->ws[lane->current];
+            if (w->feed && !w->feed->complete()) {  // waiting on its input, not on a kernel
+                waiting = lane.get();
+                continue;
+            }
             if (lane->deadline.passed()) {
                 lane->held = true;
                 impl_.hold(lane->ws.front()->device);
@@ -155,7 +226,7 @@ nlohmann::json Cluster::WorkerRun::watch() {
             }
             waiting = lane.get();
         }
-        if (!waiting) return pending;
+        if (!waiting && !inputs_pending_) return pending;  // every input taken, even a failed task's
         // Rank 0 sends a command while this rank executes only when it has given up on the
         // job without waiting for this rank's answers: after a lost rank, "exit" (lost).
         // This rank then ends without waiting for its kernels (MPI_Abort does not end it
@@ -166,9 +237,14 @@ nlohmann::json Cluster::WorkerRun::watch() {
                 mpi::end_unfinalized(next.value("code", 1));
             pending = next;  // answered after the run's answers (not sent by rank 0 today)
         }
-        // Back at once when it is done; at least every 50 ms to look at the deadlines.
+        // Back at once when it is done; at least every 50 ms to look at the deadlines. While
+        // pieces move, no sleep: MPI moves a message only inside its calls.
         const double wait = std::clamp(beat + comm_.heartbeat() - now_s(), 0.0, 0.05);
-        waiting->done.wait_for(std::chrono::duration<double>(wait));
+        if (inputs_pending_) {
+            if (!came) std::this_thread::yield();
+        } else {
+            waiting->done.wait_for(std::chrono::duration<double>(wait));
+        }
         if (now_s() - beat >= comm_.heartbeat()) {
             send_heartbeat(comm_);
             beat = now_s();
@@ -206,9 +282,12 @@ bool Cluster::WorkerRun::answer() {
             {"ok", true},
             {"times",
              {{"h2d", w.times.h2d}, {"kernel", w.times.kernel}, {"d2h", w.times.d2h}, {"exec", w.exec_s}, {"gen", w.gen_s}, {"check", w.check_s}}}};
-        if (w.local) reply["verdict"] = wire::verdict_to_json(w.verdict);  // the output stays here
+        if (w.local)
+            reply["verdict"] = wire::verdict_to_json(w.verdict);  // the output stays here
+        else
+            reply["bytes"] = w.out.size();  // in pieces after the header
         comm_.send_json(reply, 0, kResult);
-        if (!w.local) comm_.send_bytes(w.out, 0, kResult);
+        if (!w.local) pieces::send_all(comm_, w.out, 0, kResult);
     }
     if (!held.empty()) {
         // A held lane's thread, tasks and buffers are left to the process's end (main's

@@ -7,7 +7,9 @@
 
 #include "jobs/bounds.hpp"
 #include "jobs/data_kernels.hpp"
+#include "jobs/input_feed.hpp"
 #include "jobs/job_util.hpp"
+#include "transport/pieces.hpp"
 #include "worksize/runtime/opencl.hpp"
 
 namespace worksize {
@@ -231,11 +233,13 @@ struct DeclaredSlice {
     }
 };
 
-/// The slice's input as input_parts() sends it, taken buffer by buffer.
+/// The slice's input as input_parts() sends it, taken buffer by buffer; on a worker, while it
+/// arrives (InputFeed).
 struct InputCursor {
     const DataJobSpec& spec;
     std::span<const std::byte> in;
     std::size_t at = 0;
+    const InputFeed* feed = InputFeed::current();
     const std::byte* take(std::size_t n) {
         if (at + n > in.size())
             throw Error("job '" + spec.name + "': the slice's input holds " + std::to_string(in.size()) +
@@ -245,6 +249,22 @@ struct InputCursor {
         return p;
     }
 };
+
+/// The cursor's next `n` bytes into `buf` from byte `offset` on, without blocking. While the
+/// input arrives, piece by piece as each is there, so that it goes onto the device while the
+/// next one moves.
+void write_input(DeclaredSlice& d, cl::Buffer& buf, std::uint64_t offset, std::uint64_t n, InputCursor& in) {
+    const std::uint64_t start = in.at;
+    const std::byte* p = in.take(n);
+    const std::uint64_t piece = in.feed ? pieces::piece_bytes() : std::max<std::uint64_t>(n, 1);
+    for (std::uint64_t o = 0; o < n; o += piece) {
+        const std::uint64_t c = std::min(piece, n - o);
+        if (in.feed) in.feed->wait(start + o + c);
+        d.h2d.emplace_back();
+        d.q().enqueueWriteBuffer(buf, CL_FALSE, offset + o, c, p + o, nullptr, &d.h2d.back());
+        if (in.feed) d.q().flush();
+    }
+}
 
 /// Every buffer allocated (a shared one with its tail of `tail` bytes), the split inputs'
 /// rows written, outputs and device-only buffers zeroed unless written whole; then the shared
@@ -279,17 +299,13 @@ void allocate_and_upload(DeclaredSlice& d, InputCursor& in, std::byte tail) {
         }
         if (bd.layout == BufferLayout::split) {
             const auto [first, n] = input_rows(spec, int(b), d.s.offset, d.s.units);
-            d.h2d.emplace_back();
-            d.q().enqueueWriteBuffer(d.bufs.back(), CL_FALSE, std::uint64_t(std::int64_t(first) - d.origins[b]) * row_bytes(bd),
-                                     n * row_bytes(bd), in.take(n * row_bytes(bd)), nullptr, &d.h2d.back());
+            write_input(d, d.bufs.back(), std::uint64_t(std::int64_t(first) - d.origins[b]) * row_bytes(bd),
+                        n * row_bytes(bd), in);
         }
     }
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         const auto& bd = spec.buffers[b];
-        if (!bd.input || bd.layout != BufferLayout::shared) continue;
-        d.h2d.emplace_back();
-        d.q().enqueueWriteBuffer(d.bufs[b], CL_FALSE, 0, bd.count * elem_size(bd.type),
-                                 in.take(bd.count * elem_size(bd.type)), nullptr, &d.h2d.back());
+        if (bd.input && bd.layout == BufferLayout::shared) write_input(d, d.bufs[b], 0, bd.count * elem_size(bd.type), in);
     }
 }
 

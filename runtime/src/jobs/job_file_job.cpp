@@ -294,6 +294,7 @@ std::string register_job_file(std::shared_ptr<const JobFile> file) {
     KernelJobFactory f;
     f.name = name;
     f.dims = file->spec.dims;
+    f.streams_input = true;  // execute_declared (input_feed.hpp)
     f.description = file->description.empty() ? "from job file " + file->path : file->description;
     f.make = [specs](const JobOptions& o) { return std::make_unique<FileJob>(specs, o); };
     f.execute = [specs](DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "worksize/scheduler/types.hpp"
 
@@ -85,6 +86,20 @@ std::vector<std::size_t> post(Comm& comm, std::span<const std::byte> bytes, int 
     std::vector<std::size_t> ids;
     for (const auto& p : cut(bytes, piece_bytes())) ids.push_back(comm.isend_short(p, dest, tag));
     return ids;
+}
+
+void send_all(Comm& comm, std::span<const std::byte> bytes, int dest, int tag) {
+    for (std::size_t id : post(comm, bytes, dest, tag))
+        while (!comm.test_send(id)) {
+            comm.pulse();
+            std::this_thread::yield();  // MPI moves a message only inside its calls
+        }
+}
+
+void receive_all(Comm& comm, int source, int tag, std::span<std::byte> dest) {
+    Inbound in(comm, source, tag, cut(dest, piece_bytes()));
+    while (!in.done())
+        if (!in.poll()) std::this_thread::yield();
 }
 
 }  // namespace worksize::pieces

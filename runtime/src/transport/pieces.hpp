@@ -53,5 +53,9 @@ private:
 /// Posts every piece of `bytes` to rank `dest` (`tag`) at once; the handles, for Comm::test_send.
 /// The memory must stay as it is until they are done.
 std::vector<std::size_t> post(Comm& comm, std::span<const std::byte> bytes, int dest, int tag);
+/// post(), then until every piece is sent (Comm::pulse() between the looks).
+void send_all(Comm& comm, std::span<const std::byte> bytes, int dest, int tag);
+/// Every piece of `dest.size()` bytes from `source` into `dest`, through an Inbound.
+void receive_all(Comm& comm, int source, int tag, std::span<std::byte> dest);
 
 }  // namespace worksize::pieces

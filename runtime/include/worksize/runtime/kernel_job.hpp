@@ -227,6 +227,9 @@ struct KernelJobFactory {
     nlohmann::json gpu_params = nlohmann::json::object();
     /// Its case in `run --paper-experiment`, if the paper's experiment has one.
     std::optional<PaperCase> paper_case;
+    /// `execute` may start before a worker has received the whole input: it takes each part as it
+    /// arrives (execute_declared does). Otherwise the input is all there before `execute` runs.
+    bool streams_input = false;
 };
 
 /// PlanRequest::backends for `devices` devices: job.backend(i) each; empty when all are "kernel".
