@@ -19,6 +19,12 @@
 # heat 16384^2 and 8192^2 and k-means over two GPU ranks; heat 16384^2 on one GPU and in one rank.
 # PART=gather3: the same gathers with rank 0 driving no device (3 ranks: the GPUs on ranks 1 and
 # 2), beside two GPU ranks, in one call: whether rank 0's reads of its own outputs slow the link.
+# PART=pieces: the gathers' and the kernel tasks' pieces (several in flight, receives posted
+# ahead, a worker uploading each input piece as it comes) against the build before (old), same
+# call: heat 16384^2 and k-means over two GPU ranks (the final gather's rate beside mpi-bw's),
+# matmul 8192 offloaded from rank 0 to two GPU ranks (mm.csv; the bound from mpi-bw's rates),
+# then the issue's figures of this build: heat 16384^2 and 8192^2, k-means on one GPU, two in one
+# rank and two ranks; matmul with rank-local inputs on one GPU, two in one rank and two ranks.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -68,6 +74,20 @@ ex() {
     rate=$(echo "$text" | grep -Eo 'final gather from the other ranks: .* \([0-9.]+ GB/s\)' | tail -1 | grep -Eo '[0-9.]+ GB/s' | grep -Eo '[0-9.]+')
     st=$(echo "$text" | grep -Eo '^worksize,.*,(verified|unverified|FAILED)$' | tail -1 | awk -F, '{print $NF}')
     echo "$name,$(echo "$*" | sed 's/ --points [a-z0-9]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED},${gather:-nan},${rate:-nan}" | tee -a "$OUT/runs.csv"
+}
+# mm CONFIG BUILD REP LAUNCHER... -- ARGS...: one `worksize run --kernel matmul --size 8192` (MM_SIZE);
+# its makespan and verdict into mm.csv.
+mm() {
+    local cfg=$1 build=$2 rep=$3 pre=() text ms st bin=worksize; shift 3
+    [ "$build" = old ] && bin=worksize_old
+    while [ "$1" != -- ]; do pre+=("$1"); shift; done
+    shift
+    text=$(timeout 200 "${pre[@]}" "$bin" run --kernel matmul --size "${MM_SIZE:-8192}" "$@" 2>&1)
+    printf '=== matmul %s %s rep %s: %s\n%s\n' "$cfg" "$build" "$rep" "${pre[*]} $*" "$text" >>"$OUT/mm.log"
+    ms=$(echo "$text" | grep -Eo '^makespan [0-9.]+ ms' | grep -Eo '[0-9.]+')
+    st=$(echo "$text" | grep -q '^makespan .*verified' && echo verified || echo FAILED)
+    [ -f "$OUT/mm.csv" ] || echo "config,build,rep,makespan_ms,status" >"$OUT/mm.csv"
+    echo "$cfg,$build,$rep,${ms:-nan},$st" | tee -a "$OUT/mm.csv"
 }
 [ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status,gather_ms,gather_gbps" >"$OUT/runs.csv"
 
@@ -204,6 +224,28 @@ if [ "$PART" = gather3 ]; then
     echo "mpi-bw 2 ranks (256 MiB), after: $(timeout 60 mpiexec -n 2 mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
 fi
 
+if [ "$PART" = pieces ]; then
+    for cfg in 2ranks 1rank2gpus; do ex heat new "$cfg" 0 1024 1024 200; done
+    ex kmeans new 2ranks 0 1000000 16 16 5
+    MM_SIZE=1000 mm verify2 new 0 mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do
+            ex heat $b 2ranks "$r" 16384 16384 500
+            ex kmeans $b 2ranks "$r" 16777216 16 16 20
+            mm offload2 $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+        done
+        for cfg in 1gpu 1rank2gpus; do ex heat new "$cfg" "$r" 16384 16384 500; done
+        for cfg in 1gpu 1rank2gpus 2ranks; do ex heat new "$cfg" "$r" 8192 8192 2000; done
+        for cfg in 1gpu 1rank2gpus; do ex kmeans new "$cfg" "$r" 16777216 16 16 20; done
+        mm local1 new "$r" env -- --select "0=${G[0]}" --inputs local
+        mm local2 new "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --inputs local
+        mm local2ranks new "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+    done
+    for n in 2 3; do echo "mpi-bw $n ranks (256 MiB), after: $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+fi
+
 if [ "$PART" = heat16k ]; then
     ex heat new 1rank2gpus 0 1024 1024 200
     export EXAMPLE_NOVERIFY=1
@@ -265,5 +307,13 @@ for (ex, size, cfg, b), m in sorted(med.items()):
     if one and cfg != base:
         line += ", x one GPU: steps %.2f, total %.2f" % (one["steps_ms"] / m["steps_ms"], one["total_ms"] / m["total_ms"])
     print(line)
+PY
+[ -f "$OUT/mm.csv" ] && python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
+import csv, statistics, sys, collections
+t = collections.defaultdict(list)
+for r in csv.DictReader(open(f"{sys.argv[1]}/mm.csv")):
+    if r["rep"] != "0" and r["status"] == "verified": t[(r["config"], r["build"])].append(float(r["makespan_ms"]))
+for (cfg, b), v in sorted(t.items()):
+    print(f"matmul 8192 {cfg} {b}: makespan median {statistics.median(v):.1f} ms ({', '.join(f'{x:.1f}' for x in v)})")
 PY
 echo "elapsed $(( $(date +%s) - T0 )) s"
