@@ -354,7 +354,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
     Bytes staging = bytes_with(pinned);  // the host steps'
-    PieceSender pieces(comm, pinned);     // the gathers'
+    PieceSender pieces(comm, pinned, x.failed() ? 0 : largest_gather_piece(x, spec));  // the gathers'
     // Set up; every rank starts its steps on rank 0's word.
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     (void)comm.recv_json(0, kData);

@@ -180,8 +180,12 @@ std::vector<int> split_outputs(const DataJobSpec& spec) {
     return v;
 }
 
-PieceSender::PieceSender(Comm& comm, const std::shared_ptr<HostMemoryResource>& pinned) : comm_(comm) {
-    for (auto& b : buffers_) b.bytes = bytes_with(pinned);
+PieceSender::PieceSender(Comm& comm, const std::shared_ptr<HostMemoryResource>& pinned, std::uint64_t reserve)
+    : comm_(comm) {
+    for (auto& b : buffers_) {
+        b.bytes = bytes_with(pinned);
+        b.bytes.reserve(reserve);
+    }
 }
 
 PieceSender::~PieceSender() {
@@ -220,6 +224,16 @@ void PieceSender::progress() {
 
 void PieceSender::finish() {
     for (auto& b : buffers_) complete(b);
+}
+
+std::uint64_t largest_gather_piece(const Execution& x, const DataJobSpec& spec) {
+    std::uint64_t most = 0;
+    for (const auto& s : x.mine())
+        for (int b : split_outputs(spec)) {
+            const std::uint64_t row = x.row_bytes(b);
+            most = std::max(most, std::min(piece_rows(row), s.desc.units) * row);
+        }
+    return most;
 }
 
 void send_outputs(Execution& x, const DataJobSpec& spec, Comm& comm, PieceSender& pieces) {
