@@ -25,6 +25,9 @@
 # matmul 8192 offloaded from rank 0 to two GPU ranks (mm.csv; the bound from mpi-bw's rates),
 # then the issue's figures of this build: heat 16384^2 and 8192^2, k-means on one GPU, two in one
 # rank and two ranks; matmul with rank-local inputs on one GPU, two in one rank and two ranks.
+# PART=piecesize: whether the pieces' size holds the link back: mpi-bw with 16, 64 and 256 MiB
+# messages, then heat 16384^2 and k-means over two GPU ranks and matmul 8192 offloaded to two,
+# with pieces of 16 (the default) and 64 MiB (WORKSIZE_PIECE_BYTES), against the build before.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -244,6 +247,23 @@ if [ "$PART" = pieces ]; then
         mm local2ranks new "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
     done
     for n in 2 3; do echo "mpi-bw $n ranks (256 MiB), after: $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+fi
+
+if [ "$PART" = piecesize ]; then
+    bw() { for m in 16 64 256; do echo "mpi-bw 2 ranks ($m MiB)$1: $(timeout 60 mpiexec -n 2 mpi-bw $m 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done; }
+    bw ""
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for v in new old new+p64; do
+            b=${v%+*} pb=
+            [ "$v" = new+p64 ] && pb=$((64 << 20))
+            WORKSIZE_PIECE_BYTES=$pb ex heat $b "2ranks${pb:++p64}" "$r" 16384 16384 500
+            WORKSIZE_PIECE_BYTES=$pb ex kmeans $b "2ranks${pb:++p64}" "$r" 16777216 16 16 20
+            WORKSIZE_PIECE_BYTES=$pb mm "offload2${pb:++p64}" $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+        done
+    done
+    bw ", after"
 fi
 
 if [ "$PART" = heat16k ]; then
