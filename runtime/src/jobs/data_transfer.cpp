@@ -99,7 +99,7 @@ void scatter(MasterRun& m) {
     std::vector<std::pair<int, std::size_t>> sends;  // (worker, handle)
     auto post = [&](int r, std::span<const std::byte> bytes) {
         for_pieces(bytes, unit, [&](std::uint64_t, std::span<const std::byte> piece) {
-            sends.emplace_back(r, m.comm.isend_parts({&piece, 1}, r, kData));
+            sends.emplace_back(r, m.comm.isend_short(piece, r, kData));
         });
     };
     for (int r : m.workers) {
@@ -152,7 +152,7 @@ void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm) {
     // Piece k + 1 arrives while piece k is uploaded (to each device of the rank, for a shared
     // input). Pinning two halves costs little; a scatter of gigabytes pinned no more.
     Stager stage(x, pinned, [&] { comm.pulse(); });
-    auto receive = [&](std::uint64_t bytes) { comm.recv_bytes_exact(stage.next(bytes), 0, kData); };
+    auto receive = [&](std::uint64_t bytes) { pieces::receive_all(comm, 0, kData, stage.next(bytes)); };
     for (auto& s : x.mine_mutable())
         for (int b : inputs_of(spec, BufferLayout::split)) {
             const auto [first, n] = input_rows(spec, b, s.desc.offset, s.desc.units);
