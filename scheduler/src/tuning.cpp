@@ -1,15 +1,12 @@
-// Local-size candidates, the analytic wave/occupancy ranking and the tuner's search strategies
-// (see tuning.hpp and docs/models.md).
+// Local-size candidates and the analytic wave/occupancy ranking of local sizes and of kernel
+// parameter sets (see tuning.hpp and docs/models.md); the tuner's search, its checks and the
+// record it stores are tuning_search.cpp.
 #include "worksize/scheduler/tuning.hpp"
 
 #include <algorithm>
 #include <random>
-#include <bit>
 #include <cmath>
-#include <cstdio>
 #include <limits>
-#include <map>
-#include <set>
 
 namespace worksize {
 
@@ -27,6 +24,113 @@ std::vector<std::uint64_t> sizes_1d(std::uint64_t global, std::uint64_t limit, b
     for (std::uint64_t d = 1; d <= top; ++d)
         if (any || global % d == 0) out.push_back(d);
     return out;
+}
+
+/// The figures rank_candidates() scores every candidate with: the device's and the kernel's,
+/// and the occupancy parameters.
+struct Scoring {
+    const KernelLimits& limits;
+    Priority priority;
+    const OccupancyParams& occ;
+    bool gpu;
+    std::uint64_t tpc, max_groups, warp, local_mem, cus;
+    double simd, sat, gpu_lo, gpu_hi, coalesce_x, cpu_lo, cpu_hi;
+
+    /// The time of `s.candidate` on a GPU, relative, before the size and shape factors, which
+    /// it sets in `s` with the warp efficiency, the resident groups and the waves.
+    double gpu_time(CandidateScore& s, std::uint64_t items, bool two_d) const;
+    /// The same on a CPU device.
+    double cpu_time(CandidateScore& s, std::uint64_t items, bool two_d) const;
+};
+
+Scoring scoring(const DeviceInfo& device, const KernelLimits& limits, Priority priority,
+                const OccupancyParams& occ) {
+    const bool gpu = device.type == DeviceType::gpu;
+    const std::uint64_t tpc = or_default(occ.threads_per_cu, gpu ? 2048 : std::max<std::uint64_t>(1, device.max_work_group_size));
+    const std::uint64_t max_groups = or_default(occ.max_groups_per_cu, gpu ? 32 : 1);
+    const std::uint64_t warp = std::max<std::uint64_t>(1, or_default(limits.preferred_multiple, device.preferred_wg_multiple));
+    const std::uint64_t local_mem = or_default(limits.device_local_mem_bytes, device.local_mem_bytes);
+    const std::uint64_t cus = std::max<std::uint32_t>(1, device.compute_units);
+    // SIMD lanes of one CPU core (PEs/CU from the native vector width), at least 2.
+    const double simd = double(std::max<std::uint32_t>(2, device.pes_per_cu));
+    // GPU: threads an SM needs in flight to hide latency (a share of its thread limit).
+    const double sat = std::max(1.0, occ.saturation * double(tpc));
+    // GPU group-size sweet spot, in warps of the preferred multiple: 4-8 warps (128-256 threads
+    // at 32). Below it the per-SM group limit caps occupancy and each barrier has little to
+    // overlap; above it one barrier stalls more warps, and registers / local memory are held
+    // in larger blocks (fewer resident groups, a longer tail).
+    const double gpu_lo = double(occ.gpu_group_warps_lo * warp), gpu_hi = double(occ.gpu_group_warps_hi * warp);
+    // GPU coalescing: consecutive work-items in x read consecutive words; a row of fewer than
+    // half a warp (16 floats = 64 B, two 32-byte sectors) wastes memory transactions.
+    const double coalesce_x = std::max(1.0, double(warp) / 2);
+    // CPU (PoCL pthread-like: a work-group is one task on one core, its items a loop the
+    // compiler vectorises along x): a group of items near the vector width, from half of it
+    // (LLVM prefers 256-bit vectors on AVX-512 cores, i.e. half the native float lanes) to the
+    // full width. Smaller groups leave lanes idle and pay the per-group overhead more often;
+    // larger ones grow the per-group context (work-item loops with local arrays) out of L1.
+    const double cpu_lo = std::max(1.0, simd / 2), cpu_hi = simd;
+    return {limits, priority, occ, gpu, tpc, max_groups, warp, local_mem, cus,
+            simd, sat, gpu_lo, gpu_hi, coalesce_x, cpu_lo, cpu_hi};
+}
+
+double Scoring::gpu_time(CandidateScore& s, std::uint64_t items, bool two_d) const {
+    const Candidate& c = s.candidate;
+    const std::uint64_t padded = ceil_div(items, warp) * warp;
+    s.warp_efficiency = double(items) / double(padded);
+    std::uint64_t resident = std::min(tpc / padded, max_groups);
+    const std::uint64_t lm = limits.local_mem_fixed_bytes + limits.local_mem_per_item_bytes * items;
+    if (lm > 0 && local_mem > 0) resident = std::min(resident, local_mem / lm);
+    s.resident = std::max<std::uint64_t>(1, resident);
+    const std::uint64_t slots = cus * s.resident;
+    s.waves = ceil_div(c.groups, slots);
+    const std::uint64_t last = c.groups - (s.waves - 1) * slots;
+    s.last_wave_efficiency = double(last) / double(slots);
+    const double full_wave = std::max(1.0, double(s.resident * padded) / sat);
+    const double last_wave = std::max(1.0, double(ceil_div(last, cus) * padded) / sat);
+    const double time = double(s.waves - 1) * full_wave + last_wave;
+    const double it = double(items);
+    s.size_factor = it < gpu_lo ? std::pow(gpu_lo / it, 0.25 * occ.size_weight)
+                  : it > gpu_hi ? std::pow(it / gpu_hi, 0.25 * occ.size_weight) : 1.0;
+    double shape = std::pow(std::max(1.0, coalesce_x / double(c.local.x)), 0.5 * occ.shape_weight);
+    if (two_d) {
+        if (priority == Priority::x) {
+            // x-priority: a warp spanning several rows splits its accesses.
+            const double rows = std::ceil(double(std::min(warp, items)) / double(c.local.x));
+            shape *= std::pow(rows, 0.5 * occ.shape_weight);
+        } else {
+            // y-priority: rows share cache, so the tallest group whose x still coalesces.
+            shape *= std::pow(std::max(1.0, double(c.local.x) / coalesce_x), 0.125 * occ.shape_weight);
+        }
+    }
+    s.shape_factor = shape;
+    return time;
+}
+
+double Scoring::cpu_time(CandidateScore& s, std::uint64_t items, bool two_d) const {
+    const Candidate& c = s.candidate;
+    // One group per core at a time; the time is the busiest core's items (the last
+    // wave's imbalance: few groups per core leave cores idle), scaled by the group-size
+    // prior around the SIMD width.
+    s.resident = 1;
+    s.waves = ceil_div(c.groups, cus);
+    const std::uint64_t last = c.groups - (s.waves - 1) * cus;
+    s.last_wave_efficiency = double(last) / double(cus);
+    const double per_core = double(c.launch_global.x) * double(c.launch_global.y) / double(cus);
+    const double time = std::max(1.0, double(s.waves) * double(items) / std::max(1.0, per_core));
+    const double it = double(items);
+    s.size_factor = it < cpu_lo ? std::pow(cpu_lo / it, 0.5 * occ.size_weight)
+                  : it > cpu_hi ? std::pow(it / cpu_hi, 0.1 * occ.size_weight) : 1.0;
+    if (two_d) {
+        if (priority == Priority::x) {
+            // The vectorised loop runs along x: a group that is not one row splits it.
+            const double rows = std::ceil(std::min(simd, it) / double(c.local.x));
+            s.shape_factor = std::pow(rows, 0.5 * occ.shape_weight);
+        } else {
+            s.shape_factor = std::pow(std::max(1.0, double(c.local.x) / double(c.local.y)),
+                                      0.25 * occ.shape_weight);
+        }
+    }
+    return time;
 }
 
 }  // namespace
@@ -68,91 +172,14 @@ std::vector<Candidate> local_candidates(const DeviceInfo& device, const KernelLi
 std::vector<CandidateScore> rank_candidates(const DeviceInfo& device, const KernelLimits& limits,
                                             const std::vector<Candidate>& candidates,
                                             Priority priority, const OccupancyParams& occ) {
-    const bool gpu = device.type == DeviceType::gpu;
-    const std::uint64_t tpc = or_default(occ.threads_per_cu, gpu ? 2048 : std::max<std::uint64_t>(1, device.max_work_group_size));
-    const std::uint64_t max_groups = or_default(occ.max_groups_per_cu, gpu ? 32 : 1);
-    const std::uint64_t warp = std::max<std::uint64_t>(1, or_default(limits.preferred_multiple, device.preferred_wg_multiple));
-    const std::uint64_t local_mem = or_default(limits.device_local_mem_bytes, device.local_mem_bytes);
-    const std::uint64_t cus = std::max<std::uint32_t>(1, device.compute_units);
-    // SIMD lanes of one CPU core (PEs/CU from the native vector width), at least 2.
-    const double simd = double(std::max<std::uint32_t>(2, device.pes_per_cu));
-    // GPU: threads an SM needs in flight to hide latency (a share of its thread limit).
-    const double sat = std::max(1.0, occ.saturation * double(tpc));
-    // GPU group-size sweet spot, in warps of the preferred multiple: 4-8 warps (128-256 threads
-    // at 32). Below it the per-SM group limit caps occupancy and each barrier has little to
-    // overlap; above it one barrier stalls more warps, and registers / local memory are held
-    // in larger blocks (fewer resident groups, a longer tail).
-    const double gpu_lo = double(occ.gpu_group_warps_lo * warp), gpu_hi = double(occ.gpu_group_warps_hi * warp);
-    // GPU coalescing: consecutive work-items in x read consecutive words; a row of fewer than
-    // half a warp (16 floats = 64 B, two 32-byte sectors) wastes memory transactions.
-    const double coalesce_x = std::max(1.0, double(warp) / 2);
-    // CPU (PoCL pthread-like: a work-group is one task on one core, its items a loop the
-    // compiler vectorises along x): a group of items near the vector width, from half of it
-    // (LLVM prefers 256-bit vectors on AVX-512 cores, i.e. half the native float lanes) to the
-    // full width. Smaller groups leave lanes idle and pay the per-group overhead more often;
-    // larger ones grow the per-group context (work-item loops with local arrays) out of L1.
-    const double cpu_lo = std::max(1.0, simd / 2), cpu_hi = simd;
-
+    const Scoring sc = scoring(device, limits, priority, occ);
     std::vector<CandidateScore> out;
     for (const Candidate& c : candidates) {
         CandidateScore s;
         s.candidate = c;
         const std::uint64_t items = c.local.x * c.local.y;
         const bool two_d = c.local.y > 1 || c.launch_global.y > 1;
-        double time = 0;
-        if (gpu) {
-            const std::uint64_t padded = ceil_div(items, warp) * warp;
-            s.warp_efficiency = double(items) / double(padded);
-            std::uint64_t resident = std::min(tpc / padded, max_groups);
-            const std::uint64_t lm = limits.local_mem_fixed_bytes + limits.local_mem_per_item_bytes * items;
-            if (lm > 0 && local_mem > 0) resident = std::min(resident, local_mem / lm);
-            s.resident = std::max<std::uint64_t>(1, resident);
-            const std::uint64_t slots = cus * s.resident;
-            s.waves = ceil_div(c.groups, slots);
-            const std::uint64_t last = c.groups - (s.waves - 1) * slots;
-            s.last_wave_efficiency = double(last) / double(slots);
-            const double full_wave = std::max(1.0, double(s.resident * padded) / sat);
-            const double last_wave = std::max(1.0, double(ceil_div(last, cus) * padded) / sat);
-            time = double(s.waves - 1) * full_wave + last_wave;
-            const double it = double(items);
-            s.size_factor = it < gpu_lo ? std::pow(gpu_lo / it, 0.25 * occ.size_weight)
-                          : it > gpu_hi ? std::pow(it / gpu_hi, 0.25 * occ.size_weight) : 1.0;
-            double shape = std::pow(std::max(1.0, coalesce_x / double(c.local.x)), 0.5 * occ.shape_weight);
-            if (two_d) {
-                if (priority == Priority::x) {
-                    // x-priority: a warp spanning several rows splits its accesses.
-                    const double rows = std::ceil(double(std::min(warp, items)) / double(c.local.x));
-                    shape *= std::pow(rows, 0.5 * occ.shape_weight);
-                } else {
-                    // y-priority: rows share cache, so the tallest group whose x still coalesces.
-                    shape *= std::pow(std::max(1.0, double(c.local.x) / coalesce_x), 0.125 * occ.shape_weight);
-                }
-            }
-            s.shape_factor = shape;
-        } else {
-            // One group per core at a time; the time is the busiest core's items (the last
-            // wave's imbalance: few groups per core leave cores idle), scaled by the group-size
-            // prior around the SIMD width.
-            s.resident = 1;
-            s.waves = ceil_div(c.groups, cus);
-            const std::uint64_t last = c.groups - (s.waves - 1) * cus;
-            s.last_wave_efficiency = double(last) / double(cus);
-            const double per_core = double(c.launch_global.x) * double(c.launch_global.y) / double(cus);
-            time = std::max(1.0, double(s.waves) * double(items) / std::max(1.0, per_core));
-            const double it = double(items);
-            s.size_factor = it < cpu_lo ? std::pow(cpu_lo / it, 0.5 * occ.size_weight)
-                          : it > cpu_hi ? std::pow(it / cpu_hi, 0.1 * occ.size_weight) : 1.0;
-            if (two_d) {
-                if (priority == Priority::x) {
-                    // The vectorised loop runs along x: a group that is not one row splits it.
-                    const double rows = std::ceil(std::min(simd, it) / double(c.local.x));
-                    s.shape_factor = std::pow(rows, 0.5 * occ.shape_weight);
-                } else {
-                    s.shape_factor = std::pow(std::max(1.0, double(c.local.x) / double(c.local.y)),
-                                              0.25 * occ.shape_weight);
-                }
-            }
-        }
+        const double time = sc.gpu ? sc.gpu_time(s, items, two_d) : sc.cpu_time(s, items, two_d);
         s.predicted_rel = time * s.size_factor * s.shape_factor;
         out.push_back(s);
     }
@@ -238,444 +265,6 @@ std::vector<std::size_t> param_search_order(std::size_t n, const TuneOptions& op
 std::size_t guided_budget(std::size_t n, const TuneOptions& o) {
     const auto frac = std::size_t(std::floor(o.budget_fraction * double(n)));
     return std::min(n, std::max(o.min_budget, frac));
-}
-
-namespace {
-
-/// One call of a measuring function: true and `seconds` on a positive finite time, else false
-/// and `error` (an exception, NaN, inf or <= 0 all mean the configuration failed). A lost rank
-/// or a kernel past --kernel-timeout (ends_command()) is no failure of the configuration: it is
-/// rethrown, and the search ends (each further candidate would wait out the timeout again).
-bool time_once(const MeasureFn& measure, const LocalSize& local, double& seconds, std::string& error) {
-    try {
-        seconds = measure(local);
-        if (std::isfinite(seconds) && seconds > 0) return true;
-        error = "no valid time (" + std::to_string(seconds) + ")";
-    } catch (const Error& e) {
-        if (ends_command(e.reason())) throw;
-        error = e.what();
-    } catch (const std::exception& e) {
-        error = e.what();
-    } catch (...) {
-        error = "unknown exception";
-    }
-    seconds = std::numeric_limits<double>::quiet_NaN();
-    return false;
-}
-
-class Search {
-public:
-    Search(const std::vector<CandidateScore>& ranked, const MeasureFn& measure)
-        : ranked_(ranked), measure_(measure), done_(ranked.size(), 0), came_from_(ranked.size()) {
-        for (std::size_t i = 0; i < ranked.size(); ++i) {
-            const auto l = ranked[i].candidate.local;
-            index_[{l.x, l.y}] = i;
-            xs_.insert(l.x);
-            ys_.insert(l.y);
-        }
-    }
-
-    bool measured(std::size_t i) const { return done_[i]; }
-
-    void run(std::size_t i) {
-        if (done_[i]) return;
-        done_[i] = 1;
-        Measurement m;
-        m.local = ranked_[i].candidate.local;
-        m.predicted_rel = ranked_[i].predicted_rel;
-        m.ok = time_once(measure_, m.local, m.seconds, m.error);
-        if (!m.ok) {
-            ++result_.failed;
-        } else if (!result_.found || m.seconds < result_.best_s) {
-            came_from_ = result_.found ? best_index_ : ranked_.size();
-            result_.found = true;
-            result_.best = m.local;
-            result_.best_s = m.seconds;
-            best_index_ = i;
-        }
-        result_.measurements.push_back(m);
-        ++result_.measured;
-    }
-
-    /// Unmeasured neighbours of candidate i: adjacent valid x and y values and x, y doubled
-    /// or halved. Ordered: continuation of the move that led to i first, then single-axis
-    /// steps, then diagonal ones (reshapes), ties by analytic rank.
-    std::vector<std::size_t> neighbours(std::size_t i) const {
-        const auto l = ranked_[i].candidate.local;
-        auto around = [](const std::set<std::uint64_t>& s, std::uint64_t v) {
-            std::set<std::uint64_t> out{v, v * 2};
-            if (v / 2 >= 1) out.insert(v / 2);
-            auto it = s.find(v);
-            if (it != s.begin()) out.insert(*std::prev(it));
-            if (std::next(it) != s.end()) out.insert(*std::next(it));
-            return out;
-        };
-        auto sgn = [](std::uint64_t a, std::uint64_t b) { return a < b ? -1 : (a > b ? 1 : 0); };
-        std::vector<std::pair<int, std::size_t>> keyed;
-        for (auto x : around(xs_, l.x))
-            for (auto y : around(ys_, l.y)) {
-                auto it = index_.find({x, y});
-                if (it == index_.end() || done_[it->second]) continue;
-                const int dx = sgn(x, l.x), dy = sgn(y, l.y);
-                int key = (dx != 0) + (dy != 0);  // 1: axis step, 2: diagonal
-                if (i == best_index_ && came_from_ != ranked_.size()) {
-                    const auto p = ranked_[came_from_].candidate.local;
-                    if (dx == sgn(l.x, p.x) && dy == sgn(l.y, p.y)) key = 0;
-                }
-                keyed.push_back({key, it->second});
-            }
-        std::sort(keyed.begin(), keyed.end());
-        std::vector<std::size_t> out;
-        for (const auto& k : keyed) out.push_back(k.second);
-        return out;
-    }
-
-    std::size_t best_index() const { return best_index_; }
-    TuneResult& result() { return result_; }
-
-private:
-    const std::vector<CandidateScore>& ranked_;
-    const MeasureFn& measure_;
-    std::vector<char> done_;
-    std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> index_;
-    std::set<std::uint64_t> xs_, ys_;
-    std::size_t best_index_ = 0;
-    std::size_t came_from_ = 0;  ///< the best before the current one (size(): none)
-    TuneResult result_;
-};
-
-/// The confirmation phase of tune(): re-time the fastest few successful measurements afresh
-/// and choose the lowest median of all their timings. A finalist that fails on re-timing is
-/// marked failed in `r.measurements` (it is unreliable: never chosen, never stored); if every
-/// finalist drops, the next fastest are taken. With fewer than two successful measurements
-/// there is nothing to decide and nothing is re-timed.
-void confirm(TuneResult& r, const MeasureFn& fresh, const TuneOptions& o) {
-    if (o.confirm_top < 2 || o.confirm_runs == 0) return;
-    for (;;) {
-        const auto idx = confirm_finalists(r.measurements, o.confirm_top);
-        if (idx.size() < 2) break;
-        std::vector<Retimed> configs;
-        for (std::size_t i : idx) configs.push_back({r.measurements[i].local, {r.measurements[i].seconds}, false, {}, 0});
-        const RetimeResult c = retime(std::move(configs), fresh, o.confirm_runs);
-        r.confirm_runs += c.runs;
-        for (std::size_t k = 0; k < idx.size(); ++k) {
-            const Retimed& f = c.configs[k];
-            r.finalists.push_back(f.local);
-            if (!f.dropped) continue;
-            Measurement& m = r.measurements[idx[k]];
-            m.ok = false;
-            m.seconds = std::numeric_limits<double>::quiet_NaN();
-            m.error = "failed on re-timing: " + f.error;
-            ++r.failed;
-        }
-        if (c.chosen != RetimeResult{}.chosen) {
-            r.found = true;
-            r.best = c.configs[c.chosen].local;
-            r.best_s = c.configs[c.chosen].median_s;
-            return;
-        }
-    }
-    // No confirmed choice: the fastest successful measurement left (if any).
-    r.found = false;
-    r.best = {};
-    for (const auto& m : r.measurements)
-        if (m.ok && (!r.found || m.seconds < r.best_s)) {
-            r.found = true;
-            r.best = m.local;
-            r.best_s = m.seconds;
-        }
-}
-
-}  // namespace
-
-std::size_t planned_confirm_runs(std::size_t ok, const TuneOptions& o) {
-    const std::size_t k = std::min(ok, o.confirm_top);
-    return k >= 2 ? k * o.confirm_runs : 0;
-}
-
-double median_time(std::vector<double> v) {
-    if (v.empty()) throw InvalidArgument("median_time: no values");
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::vector<std::size_t> confirm_finalists(const std::vector<Measurement>& measurements, std::size_t top) {
-    std::vector<std::size_t> ok;
-    for (std::size_t i = 0; i < measurements.size(); ++i)
-        if (measurements[i].ok) ok.push_back(i);
-    std::stable_sort(ok.begin(), ok.end(),
-                     [&](std::size_t a, std::size_t b) { return measurements[a].seconds < measurements[b].seconds; });
-    if (ok.size() > top) ok.resize(top);
-    return ok;
-}
-
-std::vector<std::size_t> rotated_order(std::size_t n, std::size_t round) {
-    std::vector<std::size_t> out;
-    for (std::size_t j = 0; j < n; ++j) out.push_back((round + j) % n);
-    return out;
-}
-
-RetimeResult retime(std::vector<Retimed> configs, const MeasureFn& fresh, std::size_t runs) {
-    if (!fresh) throw InvalidArgument("retime: no measuring function");
-    RetimeResult r;
-    r.configs = std::move(configs);
-    for (std::size_t round = 0; round < runs; ++round) {
-        for (std::size_t i : rotated_order(r.configs.size(), round)) {
-            Retimed& c = r.configs[i];
-            if (c.dropped) continue;
-            double s = 0;
-            std::string error;
-            ++r.runs;
-            if (time_once(fresh, c.local, s, error)) {
-                c.samples.push_back(s);
-            } else {
-                c.dropped = true;
-                c.error = error;
-            }
-        }
-    }
-    for (std::size_t i = 0; i < r.configs.size(); ++i) {
-        Retimed& c = r.configs[i];
-        c.median_s = c.dropped || c.samples.empty() ? std::numeric_limits<double>::quiet_NaN() : median_time(c.samples);
-        if (std::isnan(c.median_s)) continue;
-        if (r.chosen == RetimeResult{}.chosen || c.median_s < r.configs[r.chosen].median_s) r.chosen = i;
-    }
-    return r;
-}
-
-TuneResult tune(const std::vector<CandidateScore>& ranked, const MeasureFn& measure,
-                const TuneOptions& options, const MeasureFn& remeasure) {
-    if (ranked.empty()) throw InvalidArgument("tune: no candidate local sizes");
-    if (!measure) throw InvalidArgument("tune: no measuring function");
-    Search s(ranked, measure);
-    const std::size_t n = ranked.size();
-    if (options.strategy == SearchStrategy::exhaustive) {
-        for (std::size_t i = 0; i < n; ++i) s.run(i);
-    } else {
-        const std::size_t budget = std::max<std::size_t>(1, guided_budget(n, options));
-        // 1. Seeds (at most half the budget): walk down the analytic ranking, skipping a
-        //    candidate within three octave-steps of a seed already taken (|log2 x/x'| +
-        //    |log2 y/y'| < 3), so that the seeds cover the model's best region *and* its
-        //    near-ties in other shapes; fill up with the next-ranked if the walk runs dry.
-        const std::size_t seed_cap = std::max<std::size_t>(1, budget / 2);
-        const std::size_t want = std::min(seed_cap, std::max<std::size_t>(1, std::size_t(std::ceil(options.top_fraction * double(n)))));
-        std::vector<std::size_t> seeds;
-        auto octaves = [&](std::size_t a, std::size_t b) {
-            const auto la = ranked[a].candidate.local, lb = ranked[b].candidate.local;
-            return std::abs(std::log2(double(la.x) / double(lb.x))) + std::abs(std::log2(double(la.y) / double(lb.y)));
-        };
-        for (std::size_t i = 0; i < n && seeds.size() < want; ++i) {
-            bool close = false;
-            for (std::size_t j : seeds) close = close || octaves(i, j) < 3.0;
-            if (!close) seeds.push_back(i);
-        }
-        for (std::size_t i = 0; i < n && seeds.size() < want; ++i)
-            if (std::find(seeds.begin(), seeds.end(), i) == seeds.end()) seeds.push_back(i);
-        for (std::size_t i : seeds) s.run(i);
-        // 2. Refinement: pattern search around the best so far. Its unmeasured neighbours are
-        //    measured, the continuation of the last improving move first, then single-axis
-        //    steps, then diagonal ones; the search moves as soon as one is better, and stops
-        //    when the best has no unmeasured neighbour or the budget is spent.
-        while (s.result().measured < budget) {
-            if (!s.result().found) {  // everything failed so far: walk down the ranking
-                std::size_t i = 0;
-                while (i < n && s.measured(i)) ++i;
-                if (i == n) break;
-                s.run(i);
-                continue;
-            }
-            const std::size_t from = s.best_index();
-            const auto nb = s.neighbours(from);
-            if (nb.empty()) break;
-            for (std::size_t i : nb) {
-                if (s.result().measured >= budget) break;
-                s.run(i);
-                if (s.best_index() != from) break;
-            }
-        }
-    }
-    TuneResult r = std::move(s.result());
-    confirm(r, remeasure ? remeasure : measure, options);
-    r.candidates = n;
-    r.strategy = to_string(options.strategy);
-    if (!r.found) r.best_s = std::numeric_limits<double>::quiet_NaN();
-    return r;
-}
-
-std::string nothing_to_tune(const TuneResult& r, int dims, LocalSize required) {
-    if (!r.found || r.candidates != 1) return {};
-    const std::string local = "(" + std::to_string(r.best.x) + (dims == 2 ? "," + std::to_string(r.best.y) : "") + ")";
-    if (!required.is_null()) return "the kernel requires the local size " + local + ": nothing to tune";
-    return "only 1 candidate local size " + local +
-           ": nothing to tune; the kernel needs a padded or bounds-checked NDRange";
-}
-
-TuningRecord to_record(const TuneResult& r) {
-    if (!r.found) throw InvalidArgument("tuning result has no successful measurement to store");
-    return {r.best, r.best_s, r.measured, r.candidates, r.strategy};
-}
-
-TuningRecord to_record(const TuneResult& r, const BaselineCheck& check) {
-    TuningRecord rec = to_record(r);
-    if (check.source == "tuned") return rec;
-    rec.tuned_local = r.best;
-    rec.tuned_s = check.tuned_s;
-    rec.best = check.local;
-    rec.best_s = check.baseline_s;
-    rec.source = check.source;
-    return rec;
-}
-
-std::string search_too_small(const TuneResult& r, const TuneOptions& options, std::size_t floor) {
-    if (!r.found || r.strategy != to_string(SearchStrategy::guided)) return {};
-    if (r.measured >= std::min(r.candidates, floor)) return {};
-    if (r.measured < guided_budget(r.candidates, options)) return {};  // it stopped by itself
-    return "the guided search measured " + std::to_string(r.measured) + " of " + std::to_string(r.candidates) +
-           " candidates, all its budget allowed";
-}
-
-BaselineCheck check_baselines(const TuneResult& r, const std::vector<Baseline>& baselines, const MeasureFn& fresh,
-                              std::size_t runs, double margin) {
-    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-    if (!(margin >= 0) || !std::isfinite(margin))
-        throw InvalidArgument("check_baselines: the margin must be a finite fraction >= 0");
-    BaselineCheck c;
-    c.local = r.best;
-    c.tuned_s = c.baseline_s = nan;
-    if (!r.found || runs == 0) return c;
-    std::vector<Retimed> configs{{r.best, {}, false, {}, 0}};
-    std::vector<std::string> sources{"tuned"};
-    for (const auto& b : baselines) {
-        if (b.source != "paper" && b.source != "null")
-            throw InvalidArgument("check_baselines: unknown baseline '" + b.source + "' (paper or null)");
-        if (b.source == "null" && !b.local.is_null())
-            throw InvalidArgument("check_baselines: the null baseline's local size must be {0,0}");
-        const bool seen = std::any_of(configs.begin(), configs.end(), [&](const Retimed& t) { return t.local == b.local; });
-        if (seen) continue;  // the choice itself, or a baseline already in
-        configs.push_back({b.local, {}, false, {}, 0});
-        sources.push_back(b.source);
-    }
-    if (configs.size() < 2) return c;
-    const RetimeResult t = retime(std::move(configs), fresh, runs);
-    c.checked = true;
-    c.runs = t.runs;
-    c.timed = t.configs;
-    c.tuned_failed = t.configs[0].dropped;
-    c.tuned_s = t.configs[0].median_s;
-    for (std::size_t i = 1; i < t.configs.size(); ++i) {
-        const Retimed& b = t.configs[i];
-        if (b.dropped || !std::isfinite(b.median_s)) continue;
-        if (c.baseline.empty() || b.median_s < c.baseline_s) {
-            c.baseline = sources[i];
-            c.baseline_local = b.local;
-            c.baseline_s = b.median_s;
-        }
-    }
-    if (!c.tuned_failed && !c.baseline.empty() && c.tuned_s > (1.0 + margin) * c.baseline_s) {
-        c.source = c.baseline;
-        c.local = c.baseline_local;
-    }
-    return c;
-}
-
-std::string baseline_warning(const BaselineCheck& c, const std::string& strategy, int dims) {
-    if (c.source == "tuned") return {};
-    auto local = [dims](const LocalSize& l) {
-        if (l.is_null()) return std::string("NULL");
-        std::string t = "(" + std::to_string(l.x);
-        if (dims == 2) t.append(",").append(std::to_string(l.y));
-        return t.append(")");
-    };
-    auto ms = [](double s) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-        return std::string(buf);
-    };
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2fx", c.tuned_s / c.baseline_s);
-    const std::string base = c.source == "null" ? std::string("NULL (the driver's choice)")
-                                                : std::string("the paper rule's ").append(local(c.local));
-    const std::size_t each = c.timed.empty() ? 0 : c.timed.front().samples.size();
-    std::string w = "the " + strategy;
-    w.append(" search's local size ").append(local(c.timed.empty() ? LocalSize{} : c.timed.front().local));
-    w.append(" ran ").append(ms(c.tuned_s)).append(" against ").append(ms(c.baseline_s)).append(" with ").append(base);
-    w.append(", ").append(ratio).append(" slower, in ").append(std::to_string(each)).append(" fresh runs each; ");
-    w.append(local(c.local)).append(" stored instead (source ").append(c.source).append(")");
-    return w;
-}
-
-double per_iteration_s(const TuningRecord& r) {
-    return r.iterations ? r.best_s / double(r.iterations) : r.best_s;
-}
-
-nlohmann::json to_json(const TuningRecord& r) {
-    nlohmann::json j = {{"local", {r.best.x, r.best.y}}, {"best_s", r.best_s},   {"measured", r.measured},
-                        {"candidates", r.candidates},   {"strategy", r.strategy}};
-    if (r.iterations) j["iterations"] = r.iterations;
-    j["source"] = r.source;
-    if (r.source != "tuned") {
-        j["tuned_local"] = {r.tuned_local.x, r.tuned_local.y};
-        j["tuned_s"] = r.tuned_s;
-    }
-    if (r.params.is_object() && !r.params.empty()) j["params"] = r.params;
-    if (r.default_s > 0) j["default_s"] = r.default_s;
-    return j;
-}
-
-TuningRecord tuning_record_from_json(const nlohmann::json& j) {
-    auto fail = [](const std::string& what) { throw InvalidArgument("tuning record: " + what); };
-    if (!j.is_object()) fail("not a JSON object");
-    TuningRecord r;
-    if (!j.contains("local") || !j["local"].is_array() || j["local"].size() != 2 ||
-        !j["local"][0].is_number_unsigned() || !j["local"][1].is_number_unsigned())
-        fail("'local' must be [x, y] with non-negative integers");
-    r.best = {j["local"][0].get<std::uint64_t>(), j["local"][1].get<std::uint64_t>()};
-    // "source" (absent in entries written before it existed: "tuned"); only "null" is NULL.
-    if (j.contains("source")) {
-        if (!j["source"].is_string()) fail("'source' must be a string");
-        r.source = j["source"].get<std::string>();
-        if (r.source != "tuned" && r.source != "paper" && r.source != "null")
-            fail("'source' must be tuned, paper or null, not '" + r.source + "'");
-    }
-    if (r.source == "null" && !(r.best.x == 0 && r.best.y == 0)) fail("'local' must be [0, 0] (NULL) with source null");
-    if (r.source != "null" && (r.best.x == 0 || r.best.y == 0)) fail("'local' must not be 0");
-    if (r.source != "tuned") {
-        if (!j.contains("tuned_local") || !j["tuned_local"].is_array() || j["tuned_local"].size() != 2 ||
-            !j["tuned_local"][0].is_number_unsigned() || !j["tuned_local"][1].is_number_unsigned())
-            fail("'tuned_local' must be [x, y] with non-negative integers when the source is not tuned");
-        r.tuned_local = {j["tuned_local"][0].get<std::uint64_t>(), j["tuned_local"][1].get<std::uint64_t>()};
-        if (!j.contains("tuned_s") || !j["tuned_s"].is_number()) fail("missing or non-numeric 'tuned_s'");
-        r.tuned_s = j["tuned_s"].get<double>();
-        if (!std::isfinite(r.tuned_s) || r.tuned_s <= 0) fail("'tuned_s' must be a positive time");
-    }
-    if (!j.contains("best_s") || !j["best_s"].is_number()) fail("missing or non-numeric 'best_s'");
-    r.best_s = j["best_s"].get<double>();
-    if (!std::isfinite(r.best_s) || r.best_s <= 0) fail("'best_s' must be a positive time");
-    for (const char* k : {"measured", "candidates"})
-        if (!j.contains(k) || !j[k].is_number_unsigned()) fail(std::string("missing or non-integer '") + k + "'");
-    r.measured = j["measured"].get<std::size_t>();
-    r.candidates = j["candidates"].get<std::size_t>();
-    if (j.contains("strategy") && !j["strategy"].is_string()) fail("'strategy' must be a string");
-    r.strategy = j.value("strategy", "");
-    if (j.contains("iterations")) {
-        if (!j["iterations"].is_number_unsigned() || j["iterations"].get<std::uint64_t>() == 0)
-            fail("'iterations' must be a positive integer");
-        r.iterations = j["iterations"].get<std::uint64_t>();
-    }
-    // "params" and "default_s": absent in entries without a parameter search.
-    if (j.contains("params")) {
-        if (!j["params"].is_object()) fail("'params' must be an object of kernel parameters");
-        for (const auto& [key, value] : j["params"].items())
-            if (!value.is_primitive() || value.is_null()) fail("'params' value of '" + key + "' must be a number or a string");
-        r.params = j["params"];
-    }
-    if (j.contains("default_s")) {
-        if (!j["default_s"].is_number() || !std::isfinite(j["default_s"].get<double>()) || j["default_s"].get<double>() <= 0)
-            fail("'default_s' must be a positive time");
-        r.default_s = j["default_s"].get<double>();
-    }
-    return r;
 }
 
 }  // namespace worksize
