@@ -319,8 +319,8 @@ struct DataRunResult {
     double steps_s = 0.0;    ///< the slowest rank's steps, until their last launches end (RankReport::steps_s)
     double run_s = 0.0;      ///< rank 0: from the end of its setup until every output is in
     double gather_s = 0.0;   ///< run_s - steps_s: what the final gather adds
-    /// The final gather's messages from the other ranks: their bytes, and the time from rank 0's
-    /// receive of the first piece to the last byte (their rate is the link's).
+    /// The final gather's messages from the other ranks: their bytes, and the time from the first
+    /// worker's header (its read of its first piece follows) to the last byte.
     std::uint64_t gathered_bytes = 0;
     double gathered_s = 0.0;
     double total_s = 0.0;    ///< rank 0: the whole run
