@@ -76,8 +76,10 @@ struct MasterRun {
 };
 
 /// Rank 0: posts every worker's input pieces at once, uploads its own slices' inputs while they
-/// move, waits for the sends; then every rank starts its steps on rank 0's word.
+/// move, waits for the sends.
 void scatter(MasterRun& m);
+/// Rank 0: every worker says it is set up, then every rank starts its steps on rank 0's word.
+void start_together(MasterRun& m);
 /// A worker: its slices' input pieces, each uploaded from a staging half while the next one
 /// arrives; returns once every upload is done (or this rank has failed).
 void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm);
