@@ -28,6 +28,9 @@
 # PART=piecesize: whether the pieces' size holds the link back: mpi-bw with 16, 64 and 256 MiB
 # messages, then heat 16384^2 and k-means over two GPU ranks and matmul 8192 offloaded to two,
 # with pieces of 16 (the default) and 64 MiB (WORKSIZE_PIECE_BYTES), against the build before.
+# PART=buildoverlap: the setup with the programs built while the inputs move (new) against the
+# build just before that change (prev: its examples copied in as *_prev), alternating: heat
+# 16384^2 and k-means over two GPU ranks, on one GPU, k-means in one rank driving both.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -66,7 +69,7 @@ ex() {
         1rank2gpus*) sel="0=${G[0]}+${G[1]}";;
         3ranks*) n=3 sel="1=${G[0]},2=${G[1]}";;  # rank 0 drives no device
     esac
-    [ "$build" = old ] && bin=${bin}_old
+    [ "$build" != new ] && bin=${bin}_$build  # old, prev: another build's examples
     text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$name timeout 150 mpiexec -n $n "$bin" "$@" \
         --select "$sel" --local null --strategy "${STRATEGY:-even}" 2>&1)
     printf '=== %s %s %s rep %s: %s (strategy %s)\n%s\n' "$name" "$build" "$cfg" "$rep" "$*" "${STRATEGY:-even}" "$text" >>"$OUT/runs.log"
@@ -264,6 +267,20 @@ if [ "$PART" = piecesize ]; then
         done
     done
     bw ", after"
+fi
+
+if [ "$PART" = buildoverlap ]; then
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new prev; do
+            ex heat $b 2ranks "$r" 16384 16384 500
+            ex kmeans $b 2ranks "$r" 16777216 16 16 20
+            ex heat $b 1gpu "$r" 16384 16384 500
+            ex kmeans $b 1gpu "$r" 16777216 16 16 20
+            ex kmeans $b 1rank2gpus "$r" 16777216 16 16 20
+        done
+    done
 fi
 
 if [ "$PART" = heat16k ]; then
