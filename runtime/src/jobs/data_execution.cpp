@@ -9,12 +9,59 @@
 
 namespace worksize::data_exec {
 
-void Execution::setup_buffers() {
+void Execution::setup() {
     for (auto& s : mine_) {
         if (failed_) return;
         const std::string where = "device '" + (s.ctx ? s.ctx->info().name : std::string("?")) + "'";
         try {
-            for (std::size_t b = 0; b < spec_.buffers.size(); ++b) make_buffer(s, int(b));
+            auto& ctx = *s.ctx;
+            for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
+                const auto& d = spec_.buffers[b];
+                const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
+                // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
+                const std::uint64_t most = ctx.info().max_alloc_bytes, data_bytes = elems * elem_size(d.type);
+                const std::uint64_t tail = data::tail_bytes(d, data_bytes, most), bytes = data_bytes + tail;
+                if (most && bytes > most)
+                    throw Error(ErrorReason::device_limit,
+                                "data job '" + spec_.name + "', buffer '" + d.name + "': " + std::to_string(bytes) +
+                                    " bytes on device '" + ctx.info().name +
+                                    "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
+                s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
+                if (check_bounds_) {  // guard zones; a shared buffer's tail first in the zone after
+                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), data_bytes, kRunTail));
+                    s.bufs.push_back(s.guards.back().view);
+                } else {
+                    s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
+                    if (tail) data::write_tail(ctx.queue(), s.bufs.back(), data_bytes, tail, kRunTail);
+                }
+                if (!d.generator.empty())
+                    generate(s, int(b));
+                else if (!d.input)
+                    data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
+            }
+            cl::Program program =
+                ctx.program_from_source(spec_.source, data::program_options(spec_.build_options));
+            for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+                const auto& kd = spec_.kernels[k];
+                s.kernels.push_back(data::make_kernel(program, kd));
+                s.bound.emplace_back();
+                s.geometry.push_back(
+                    data::geometry(spec_, kd, s.desc.offset, s.desc.units,
+                                   data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
+                data::check_required_local(kd, s.geometry.back(), s.kernels.back(), ctx.device());
+                // One record per launched item, or per work-group (no ghost zones with reductions:
+                // every step launches this geometry).
+                for (std::size_t i = 0; i < kd.args.size(); ++i)
+                    if (kd.args[i].kind == ArgKind::reduce) {
+                        const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
+                        s.records.emplace(std::pair{k, i},
+                                          cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
+                                                     std::max<std::uint64_t>(
+                                                         data::record_count(kd.args[i], s.geometry.back()) *
+                                                             d.count * elem_size(d.type),
+                                                         1)));
+                    }
+            }
         } catch (const cl::Error& e) {
             try {
                 rethrow_cl(e, where);
@@ -24,79 +71,6 @@ void Execution::setup_buffers() {
         } catch (const std::exception& e) {
             fail(e);
         }
-    }
-}
-
-void Execution::make_buffer(SliceState& s, int b) {
-    auto& ctx = *s.ctx;
-    const auto& d = spec_.buffers[std::size_t(b)];
-    const std::uint64_t elems = held_elements(spec_, b, s.desc.units);
-    // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
-    const std::uint64_t most = ctx.info().max_alloc_bytes, data_bytes = elems * elem_size(d.type);
-    const std::uint64_t tail = data::tail_bytes(d, data_bytes, most), bytes = data_bytes + tail;
-    if (most && bytes > most)
-        throw Error(ErrorReason::device_limit,
-                    "data job '" + spec_.name + "', buffer '" + d.name + "': " + std::to_string(bytes) + " bytes on device '" +
-                        ctx.info().name + "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
-    s.origins.push_back(first_held_unit(spec_, b, s.desc.offset));
-    if (check_bounds_) {  // guard zones; a shared buffer's tail first in the zone after
-        s.guards.push_back(bounds::make_for(ctx, spec_, b, data_bytes, kRunTail));
-        s.bufs.push_back(s.guards.back().view);
-    } else {
-        s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
-        if (tail) data::write_tail(ctx.queue(), s.bufs.back(), data_bytes, tail, kRunTail);
-    }
-    if (!d.generator.empty())
-        generate(s, b);
-    else if (!d.input)
-        data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
-}
-
-void Execution::build_kernels() {
-    for (auto& s : mine_) {
-        const std::string where = "device '" + (s.ctx ? s.ctx->info().name : std::string("?")) + "'";
-        try {
-            build_slice_kernels(s);
-        } catch (const cl::Error& e) {
-            rethrow_cl(e, where);
-        }
-    }
-}
-
-void Execution::build_slice_kernels(SliceState& s) {
-    auto& ctx = *s.ctx;
-    cl::Program program = ctx.program_from_source(spec_.source, data::program_options(spec_.build_options));
-    for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
-        const auto& kd = spec_.kernels[k];
-        s.kernels.push_back(data::make_kernel(program, kd));
-        s.bound.emplace_back();
-        s.geometry.push_back(data::geometry(spec_, kd, s.desc.offset, s.desc.units,
-                                            data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
-        data::check_required_local(kd, s.geometry.back(), s.kernels.back(), ctx.device());
-        // One record per launched item, or per work-group (no ghost zones with reductions:
-        // every step launches this geometry).
-        for (std::size_t i = 0; i < kd.args.size(); ++i)
-            if (kd.args[i].kind == ArgKind::reduce) {
-                const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
-                s.records.emplace(std::pair{k, i},
-                                  cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
-                                             std::max<std::uint64_t>(
-                                                 data::record_count(kd.args[i], s.geometry.back()) * d.count * elem_size(d.type), 1)));
-            }
-    }
-}
-
-std::future<void> Execution::start_kernels() {
-    if (failed_) return {};
-    return std::async(std::launch::async, [this] { build_kernels(); });
-}
-
-void Execution::join_kernels(std::future<void>& build) {
-    if (!build.valid()) return;
-    try {
-        build.get();
-    } catch (const std::exception& e) {
-        fail(e);
     }
 }
 

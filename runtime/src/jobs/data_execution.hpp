@@ -208,15 +208,8 @@ public:
         return false;
     }
 
-    /// The setup, in two parts. Every slice's buffers, zeroed or generated (no inputs yet): a
-    /// failure is this rank's.
-    void setup_buffers();
-    /// The programs and kernels of every slice, their geometries and reduction records, in a
-    /// thread while this one moves the inputs (the scatter waits on the buffers alone): it touches
-    /// only those parts of the slices and throws what fails, which join_kernels() makes this
-    /// rank's failure. An empty future when the rank has failed already.
-    std::future<void> start_kernels();
-    void join_kernels(std::future<void>& build);
+    /// Buffers, programs and kernels of this rank's slices.
+    void setup();
 
     /// Buffer `b`'s contents made here by its generator (BufferDecl::generator) into slice `s`:
     /// its rows, halos included, of a split buffer; all of a shared one (made once per rank).
@@ -283,9 +276,6 @@ public:
     void download(SliceState& s, int b, std::span<std::byte> dest);
 
 private:
-    void make_buffer(SliceState& s, int b);
-    void build_kernels();
-    void build_slice_kernels(SliceState& s);
     /// The engine's launch: kernel in.kernel over the instruction's units on its slice (a whole
     /// slice with ghost zones covers the rows the next steps read).
     void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) override {

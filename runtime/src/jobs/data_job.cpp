@@ -297,13 +297,9 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     x.kernel_timeout(impl_->kernel_timeout_s);
     x.overlap(options.overlap);
     x.check_bounds(options.check_bounds || bounds::enabled());
-    // The programs build while the inputs move (Execution::start_kernels).
-    x.setup_buffers();
-    auto kernels = x.start_kernels();
+    x.setup();
     MasterRun m{job, spec, comm, watch, x, slices, workers};
     scatter(m);
-    x.join_kernels(kernels);
-    start_together(m);
     x.report().setup_s = now_s() - t0;
     result.setup_s = x.report().setup_s;
     const double s0 = now_s();
@@ -348,17 +344,13 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         ~PulseScope() { comm.set_pulse({}); }
     } pulse{comm};
     {
-        // The setup's threads call no MPI (funneled): this thread sends the heartbeats.
-        auto buffers = std::async(std::launch::async, [&x] { x.setup_buffers(); });
-        wait_beating(comm, buffers);
+        // The setup's thread calls no MPI (funneled): this thread sends the heartbeats.
+        auto setup = std::async(std::launch::async, [&x] { x.setup(); });
+        wait_beating(comm, setup);
     }
     comm.set_pulse([&x] { x.beat(); });
-    auto kernels = x.start_kernels();  // the programs build while the inputs arrive
     fault::hang_data(fault, "scatter");
     receive_inputs(x, spec, comm);
-    while (kernels.valid() && kernels.wait_for(std::chrono::duration<double>(comm.heartbeat())) != std::future_status::ready)
-        send_heartbeat(comm);
-    x.join_kernels(kernels);
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
     Bytes staging = bytes_with(pinned);  // the host steps'

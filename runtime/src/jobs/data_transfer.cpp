@@ -136,9 +136,6 @@ void scatter(MasterRun& m) {
         }
     await_uploads(m.x, uploads, [&] { m.watch.test_sends(sends); });
     m.watch.await_sends(sends);
-}
-
-void start_together(MasterRun& m) {
     // Every rank starts its steps together: each worker says it is set up (its inputs are on
     // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
     // waited on its neighbours' setup in the first step, and under load past --rank-timeout.

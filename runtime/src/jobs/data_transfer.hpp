@@ -76,10 +76,8 @@ struct MasterRun {
 };
 
 /// Rank 0: posts every worker's input pieces at once, uploads its own slices' inputs while they
-/// move, waits for the sends.
+/// move, waits for the sends; then every rank starts its steps on rank 0's word.
 void scatter(MasterRun& m);
-/// Rank 0: every worker says it is set up, then every rank starts its steps on rank 0's word.
-void start_together(MasterRun& m);
 /// A worker: its slices' input pieces, each uploaded from a staging half while the next one
 /// arrives; returns once every upload is done (or this rank has failed).
 void receive_inputs(Execution& x, const DataJobSpec& spec, Comm& comm);
