@@ -175,6 +175,13 @@ namespace {
 
 int source_of(int source) { return source == Comm::any_source ? MPI_ANY_SOURCE : source; }
 
+/// A receive given up: cancelled and freed (nothing is written into its memory afterwards).
+void cancel_request(MPI_Request& request) {
+    if (request == MPI_REQUEST_NULL) return;
+    MPI_Cancel(&request);
+    MPI_Request_free(&request);
+}
+
 
 /// Between two polls of a message in flight: yield the core, do not sleep. MPI moves a large
 /// message only inside MPI calls (UCX's rendezvous pipeline advances a fragment per call), so a
@@ -200,8 +207,7 @@ void wait_patiently(Comm& self, MPI_Request& request, MPI_Status* st, double pat
         check(MPI_Test(&request, &done, st), "MPI_Test");
         if (done) return;
         if (self.silent(peer, start, patience)) {  // its signs of life (Comm::set_alive_tag) count
-            MPI_Cancel(&request);
-            MPI_Request_free(&request);
+            cancel_request(request);
             mpi::note_lost_peer();
             throw Error(ErrorReason::lost_rank, "rank " + std::to_string(peer) + " sent nothing for " +
                                                     std::to_string(patience) + " s" +
@@ -211,8 +217,7 @@ void wait_patiently(Comm& self, MPI_Request& request, MPI_Status* st, double pat
         try {
             self.pulse();
         } catch (...) {  // the pulse ended the wait (rank 0 found a worker lost)
-            MPI_Cancel(&request);
-            MPI_Request_free(&request);
+            cancel_request(request);
             throw;
         }
         // The first milliseconds of a wait poll without sleeping: a step's halo rows or a
@@ -388,10 +393,7 @@ bool MpiComm::test_recv(std::size_t id) {
     if (it == recvs_.end()) return true;
     PendingRecv& p = *it->second;
     auto fail = [&](ErrorReason reason, const std::string& what) {
-        if (p.request != MPI_REQUEST_NULL) {
-            MPI_Cancel(&p.request);
-            MPI_Request_free(&p.request);
-        }
+        cancel_request(p.request);
         recvs_.erase(it);
         throw Error(reason, what);
     };
@@ -487,10 +489,7 @@ bool MpiComm::test_short(std::size_t id, std::size_t* got) {
     MPI_Status st;
     const int rc = MPI_Test(&p.request, &done, &st);
     auto fail = [&](ErrorReason reason, const std::string& what) {
-        if (p.request != MPI_REQUEST_NULL) {
-            MPI_Cancel(&p.request);
-            MPI_Request_free(&p.request);
-        }
+        cancel_request(p.request);
         shorts_.erase(it);
         throw Error(reason, what);
     };
@@ -516,10 +515,7 @@ bool MpiComm::test_short(std::size_t id, std::size_t* got) {
 void MpiComm::abandon_short(std::size_t id) {
     auto it = shorts_.find(id);
     if (it == shorts_.end()) return;
-    if (it->second->request != MPI_REQUEST_NULL) {
-        MPI_Cancel(&it->second->request);
-        MPI_Request_free(&it->second->request);
-    }
+    cancel_request(it->second->request);
     shorts_.erase(it);
 }
 
