@@ -41,7 +41,13 @@ po::variables_map parse(const std::vector<std::string>& args, const po::options_
     all.add(desc).add(logging_options(&quiet, &level));
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+        // Whole option names only: Boost's guessing took `--devices 7` for `--devices-per-rank 7`.
+        po::store(po::command_line_parser(args)
+                      .options(all)
+                      .positional(pos)
+                      .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+                      .run(),
+                  vm);
         po::notify(vm);
     } catch (const po::error& e) {
         throw InvalidArgument(e.what());

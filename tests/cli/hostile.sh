@@ -14,6 +14,9 @@ cal=(calibrate --kernel sort --sizes 1024 --min-repeats 1 --max-repeats 1)
 
 # 1. Numbers range-checked where they are parsed (bm=0 died of SIGFPE, bk=0 never ended, a size
 #    of 2^64 - 1 spun in the share rounding).
+# Whole option names only: a prefix is not guessed (`--devices` was taken for `--devices-per-rank`).
+run 30 "$ws" bench --kernel matmul --devices 7;      expect_fail_line 2 "unrecognised option '--devices'" "bench --devices 7 (a prefix of --devices-per-rank)"
+run 30 "$ws" run matmul --size 64 --iter 2;         expect_fail_line 2 "unrecognised option '--iter'" "run --iter (a prefix of --iterations)"
 run 30 "$ws" plan --kernel matmul --param bm=0;   expect_fail_line 2 "matmul: parameter 'bm' must be a positive integer, got 0" "matmul --param bm=0"
 run 30 "$ws" run matmul --param bk=0;             expect_fail_line 2 "matmul: parameter 'bk' must be a positive integer, got 0" "run matmul --param bk=0"
 run 30 "$ws" tune --kernel matmul --size 64 --param bn=0; expect_fail_line 2 "matmul: parameter 'bn' must be a positive integer, got 0" "tune matmul --param bn=0"

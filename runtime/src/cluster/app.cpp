@@ -115,7 +115,12 @@ CommandLine parse_command_line(int argc, char** argv, const std::string& name, c
     pos.add("args", -1);
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(joined_arguments(argc, argv)).options(all).positional(pos).run(), vm);
+        po::store(po::command_line_parser(joined_arguments(argc, argv))
+                      .options(all)
+                      .positional(pos)
+                      .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+                      .run(),
+                  vm);  // whole option names only (no guessing from a prefix)
         po::notify(vm);
     } catch (const po::error& e) {
         throw InvalidArgument(e.what());
