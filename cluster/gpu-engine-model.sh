@@ -31,6 +31,8 @@
 # PART=buildoverlap: the setup with the programs built while the inputs move (new) against the
 # build just before that change (prev: its examples copied in as *_prev), alternating: heat
 # 16384^2 and k-means over two GPU ranks, on one GPU, k-means in one rank driving both.
+# PART=declared: matmul, interp and quad slices on the engine (instruction lists, new) against the
+#   build before (old), one GPU and matmul offloaded to two GPU ranks, kernel times and makespans.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -94,6 +96,21 @@ mm() {
     st=$(echo "$text" | grep -q '^makespan .*verified' && echo verified || echo FAILED)
     [ -f "$OUT/mm.csv" ] || echo "config,build,rep,makespan_ms,status" >"$OUT/mm.csv"
     echo "$cfg,$build,$rep,${ms:-nan},$st" | tee -a "$OUT/mm.csv"
+}
+# kr KERNEL SIZE CONFIG BUILD REP LAUNCHER... -- ARGS...: one `worksize run` of a sample kernel; its
+# makespan, its devices' kernel time (summed) and verdict into kr.csv.
+kr() {
+    local kernel=$1 size=$2 cfg=$3 build=$4 rep=$5 pre=() text ms kms st bin=worksize; shift 5
+    [ "$build" = old ] && bin=worksize_old
+    while [ "$1" != -- ]; do pre+=("$1"); shift; done
+    shift
+    text=$(timeout 200 "${pre[@]}" "$bin" run --kernel "$kernel" --size "$size" "$@" 2>&1)
+    printf '=== %s %s %s %s rep %s: %s\n%s\n' "$kernel" "$size" "$cfg" "$build" "$rep" "${pre[*]} $*" "$text" >>"$OUT/kr.log"
+    ms=$(echo "$text" | grep -Eo '^makespan [0-9.]+ ms' | grep -Eo '[0-9.]+')
+    kms=$(echo "$text" | awk '/^[0-9]+: / { s += $(NF-5) } END { if (NR) print s }')
+    st=$(echo "$text" | grep -q '^makespan .*verified' && echo verified || echo FAILED)
+    [ -f "$OUT/kr.csv" ] || echo "kernel,size,config,build,rep,makespan_ms,kernel_ms,status" >"$OUT/kr.csv"
+    echo "$kernel,$size,$cfg,$build,$rep,${ms:-nan},${kms:-nan},$st" | tee -a "$OUT/kr.csv"
 }
 [ -f "$OUT/runs.csv" ] || echo "example,size,config,build,rep,setup_ms,steps_ms,total_ms,status,gather_ms,gather_gbps" >"$OUT/runs.csv"
 
@@ -250,6 +267,26 @@ if [ "$PART" = pieces ]; then
         mm local2ranks new "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
     done
     for n in 2 3; do echo "mpi-bw $n ranks (256 MiB), after: $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+fi
+
+if [ "$PART" = declared ]; then
+    # Declared slices (matmul, interp, quad) as instruction lists on the engine (new) against the
+    # build before (old, execute_declared's own phases), alternating, one GPU and matmul offloaded
+    # to two GPU ranks; the small runs first, verified.
+    kr matmul 1000 verify new 0 mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+    kr interp 1000 verify new 0 env -- --select "0=${G[0]}+${G[1]}" --strategy even
+    kr quad 1000000 verify new 0 env -- --select "0=${G[0]}+${G[1]}" --strategy even
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do
+            kr matmul 8192 1gpu $b "$r" env -- --select "0=${G[0]}" --iterations 3
+            kr interp 8192 1gpu $b "$r" env -- --select "0=${G[0]}" --iterations 10
+            kr quad 268435456 1gpu $b "$r" env -- --select "0=${G[0]}" --iterations 10
+            kr matmul 8192 offload2 $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+            kr matmul 8192 local2ranks $b "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+        done
+    done
+    echo "mpi-bw 3 ranks (256 MiB), after: $(timeout 60 mpiexec -n 3 mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
 fi
 
 if [ "$PART" = piecesize ]; then

@@ -456,10 +456,8 @@ std::uint64_t spec_u64(const SliceSpec& s, const char* key) {
     }
 }
 
-SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                          Bytes& out) {
-    out.clear();
-    if (s.units == 0) return {};
+/// A worker's slice as it runs on `device`: its declaration, checked (the factory's `declare`).
+DataJobSpec declare_interp(const SliceSpec& s, const DeviceInfo& device) {
     const std::uint64_t in_w = spec_u64(s, "in_w"), in_h = spec_u64(s, "in_h"),
                         out_w = spec_u64(s, "out_w"), out_h = spec_u64(s, "out_h"),
                         vw = spec_u64(s, "vw"), ry = spec_u64(s, "ry");
@@ -494,31 +492,40 @@ SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<cons
     spec.kernels[0].args[kSrcRowsArg].value = double(src_rows);
     const std::uint64_t in_bytes = src_rows * in_w * sizeof(float);
     const std::uint64_t out_bytes = input_rows(spec, 1, s.offset, s.units).second * out_w * sizeof(float);
-    if (in.size() != in_bytes)
-        throw InvalidArgument("interp: slice input has " + std::to_string(in.size()) +
-                              " bytes, expected " + std::to_string(in_bytes));
-    const std::uint64_t limit = ctx.info().max_alloc_bytes;
+    const std::uint64_t limit = device.max_alloc_bytes;
     for (const auto& [what, bytes] :
          {std::pair{"its input rows", in_bytes}, std::pair{"its output rows", out_bytes}})
         if (limit != 0 && bytes > limit)
             throw Error(std::string("interp slice needs ") + size_text(bytes) + " for " + what +
                         ", more than the " + size_text(limit) +
-                        " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
+                        " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + device.name);
 
     spec.build_options = "-DVW=";
     spec.build_options.append(std::to_string(vw)).append(" -DRY=").append(std::to_string(ry));
     if (stage == 1) {
-        if (const std::string why = stage_check(group, vw, ry, sx, sy, in_w, in_h, ctx.info()); !why.empty())
-            throw Error(ErrorReason::device_limit, "interp: stage=1 does not fit " + ctx.info().name + ": " + why);
+        if (const std::string why = stage_check(group, vw, ry, sx, sy, in_w, in_h, device); !why.empty())
+            throw Error(ErrorReason::device_limit, "interp: stage=1 does not fit " + device.name + ": " + why);
         if (!s.local.is_null() && !(s.local == group))
             throw InvalidArgument("interp: stage=1 runs with local size " + local_text(group) + ", not " +
                                   local_text(s.local));
-        const StageTile tile = stage_tile(group, vw, ry, sx, sy, in_w, in_h, ctx.info().local_mem_bytes);
+        const StageTile tile = stage_tile(group, vw, ry, sx, sy, in_w, in_h, device.local_mem_bytes);
         const std::pair<const char*, std::uint64_t> defs[] = {
             {" -DSTAGE=", 1}, {" -DGX=", group.x}, {" -DGY=", group.y}, {" -DTW=", tile.tw}, {" -DTH=", tile.th}};
         for (const auto& [name, value] : defs) spec.build_options.append(name).append(std::to_string(value));
         spec.kernels[0].required_local = group;  // stage = 1: its own work-group, the NDRange padded to it
     }
+    return spec;
+}
+
+SliceTimes execute_interp(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                          Bytes& out) {
+    out.clear();
+    if (s.units == 0) return {};
+    const DataJobSpec spec = declare_interp(s, ctx.info());
+    const std::uint64_t in_bytes = input_rows(spec, 0, s.offset, s.units).second * spec.buffers[0].pitch * sizeof(float);
+    if (in.size() != in_bytes)
+        throw InvalidArgument("interp: slice input has " + std::to_string(in.size()) +
+                              " bytes, expected " + std::to_string(in_bytes));
     return execute_declared(spec, ctx, s, in, out);
 }
 
@@ -529,6 +536,7 @@ KernelJobFactory interp_job_factory() {
     f.name = "interp";
     f.make = [](const JobOptions& o) { return std::make_unique<InterpJob>(o); };
     f.execute = execute_interp;
+    f.declare = declare_interp;
     f.streams_input = true;  // execute_declared (input_feed.hpp)
     f.dims = 2;
     f.description = "FP32 bilinear resize of an in_w x in_h image to --size, split by output rows";

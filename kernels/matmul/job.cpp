@@ -481,10 +481,8 @@ void check_alloc(const DeviceContext& ctx, const char* what, std::uint64_t bytes
                     size_text(limit) + " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
 }
 
-SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                          Bytes& out) {
-    out.clear();
-    if (s.units == 0) return {};
+/// The checks of a worker's slice on `device`; its rows of C.
+std::uint64_t check_matmul_slice(const SliceSpec& s, const DeviceInfo& device) {
     const std::uint64_t m = param_u64(s.params, "m", 0), n = param_u64(s.params, "n", 0),
                         k = param_u64(s.params, "k", 0), wpt = param_u64(s.params, "wpt", 0);
     require_positive_int("M (rows)", m);
@@ -505,29 +503,48 @@ SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<cons
                               std::to_string(s.problem.y) + "), not this job's (" + std::to_string(cols) + "," +
                               std::to_string((m + rpu - 1) / rpu) + ")");
     if (reg.on()) {
-        if (const std::string why = reg_device_check(reg, ctx.info()); !why.empty())
+        if (const std::string why = reg_device_check(reg, device); !why.empty())
             throw Error(ErrorReason::device_limit, "matmul: tile parameters " + reg.text() + " do not fit " +
-                                                       ctx.info().name + ": " + why);
+                                                       device.name + ": " + why);
         if (!s.local.is_null() && !(s.local == reg.shape()))
             throw InvalidArgument("matmul: kernel reg with " + reg.text() + " runs with local size " +
                                   local_text(reg.shape()) + ", not " + local_text(s.local));
     }
-    if (s.params.contains("backend")) {  // a library backend (clblast_gemm.cpp)
-        const auto b = s.params.at("backend");
-        if (b != "clblast") throw InvalidArgument("matmul: no backend " + b.dump() + " (valid: kernel, clblast)");
-        // The declared input: the slice's whole row units of A (rows past M are zeros), then B.
-        const std::uint64_t padded = s.units * rpu;
-        const std::uint64_t a_bytes = padded * k * sizeof(float), b_bytes = k * n * sizeof(float);
-        if (in.size() != a_bytes + b_bytes)
-            throw InvalidArgument("matmul: slice input has " + std::to_string(in.size()) + " bytes, expected " +
-                                  std::to_string(a_bytes + b_bytes));
-        check_alloc(ctx, "B", b_bytes);
-        check_alloc(ctx, "its rows of A", a_bytes);
-        check_alloc(ctx, "its rows of C", padded * n * sizeof(float));
-        if (const InputFeed* feed = InputFeed::current()) feed->wait(feed->total());  // CLBlast takes it whole
-        return execute_matmul_clblast(ctx, padded, n, k, s.iterations, in, out);
-    }
-    return execute_declared(matmul_declaration(s.problem, n, k, reg, rows, s.local, &ctx.info()), ctx, s, in, out);
+    return rows;
+}
+
+/// A slice of matmul's own kernels as it runs on `device` (the factory's `declare`).
+DataJobSpec declare_matmul(const SliceSpec& s, const DeviceInfo& device) {
+    if (s.params.contains("backend"))
+        throw InvalidArgument("matmul: a slice on the clblast backend is a library call, not a declared kernel");
+    const std::uint64_t rows = check_matmul_slice(s, device);
+    return matmul_declaration(s.problem, param_u64(s.params, "n", 0), param_u64(s.params, "k", 0), reg_params(s.params),
+                              rows, s.local, &device);
+}
+
+SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                          Bytes& out) {
+    out.clear();
+    if (s.units == 0) return {};
+    if (!s.params.contains("backend")) return execute_declared(declare_matmul(s, ctx.info()), ctx, s, in, out);
+    check_matmul_slice(s, ctx.info());
+    // A library backend (clblast_gemm.cpp).
+    const auto b = s.params.at("backend");
+    if (b != "clblast") throw InvalidArgument("matmul: no backend " + b.dump() + " (valid: kernel, clblast)");
+    const std::uint64_t n = param_u64(s.params, "n", 0), k = param_u64(s.params, "k", 0);
+    const RegParams reg = reg_params(s.params);
+    const std::uint64_t rpu = reg.on() ? reg.tm : kWpt;
+    // The declared input: the slice's whole row units of A (rows past M are zeros), then B.
+    const std::uint64_t padded = s.units * rpu;
+    const std::uint64_t a_bytes = padded * k * sizeof(float), b_bytes = k * n * sizeof(float);
+    if (in.size() != a_bytes + b_bytes)
+        throw InvalidArgument("matmul: slice input has " + std::to_string(in.size()) + " bytes, expected " +
+                              std::to_string(a_bytes + b_bytes));
+    check_alloc(ctx, "B", b_bytes);
+    check_alloc(ctx, "its rows of A", a_bytes);
+    check_alloc(ctx, "its rows of C", padded * n * sizeof(float));
+    if (const InputFeed* feed = InputFeed::current()) feed->wait(feed->total());  // CLBlast takes it whole
+    return execute_matmul_clblast(ctx, padded, n, k, s.iterations, in, out);
 }
 
 }  // namespace
@@ -537,6 +554,7 @@ KernelJobFactory matmul_job_factory() {
     f.name = "matmul";
     f.make = [](const JobOptions& o) { return std::make_unique<MatmulJob>(o); };
     f.execute = execute_matmul;
+    f.declare = declare_matmul;
     f.dims = 2;
     f.streams_input = true;  // execute_declared (input_feed.hpp)
     f.description = "FP32 C = A*B (C: --size NxM, A: MxK, B: KxN), split by rows of C";

@@ -266,14 +266,18 @@ private:
 
 /// Worker side: the slice's declaration (the fused kernel for the plan's local size, the two
 /// launches for NULL) run by execute_declared.
-SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out) {
-    out.clear();
-    if (s.units == 0) return {};
+DataJobSpec declare_quad(const SliceSpec& s, const DeviceInfo&) {
     const auto& f = integrand(s.params.value("integrand", std::string("sin")));
     const double a = s.params.value("a", f.a), b = s.params.value("b", f.b);
     const std::uint64_t n = s.problem.x;
     check_slice("quad", s.offset, s.units, n, "intervals");  // units > 0: n = 0 is outside too
-    return execute_declared(quad_declaration(n, f, a, b, s.local), ctx, s, in, out);
+    return quad_declaration(n, f, a, b, s.local);
+}
+
+SliceTimes execute_quad(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out) {
+    out.clear();
+    if (s.units == 0) return {};
+    return execute_declared(declare_quad(s, ctx.info()), ctx, s, in, out);
 }
 
 }  // namespace
@@ -283,6 +287,7 @@ KernelJobFactory quad_job_factory() {
     f.name = "quad";
     f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new QuadJob(o)); };
     f.execute = execute_quad;
+    f.declare = declare_quad;
     f.streams_input = true;  // execute_declared (input_feed.hpp)
     f.dims = 1;
     f.description = "trapezoid rule over n intervals of [a, b], split by intervals";

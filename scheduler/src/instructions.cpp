@@ -15,6 +15,9 @@ const char* to_string(InstrKind k) {
         case InstrKind::send: return "send";
         case InstrKind::recv: return "recv";
         case InstrKind::reduce: return "reduce";
+        case InstrKind::alloc: return "alloc";
+        case InstrKind::upload: return "upload";
+        case InstrKind::download: return "download";
     }
     return "?";
 }
@@ -261,10 +264,25 @@ std::vector<Instruction> StepCompiler::compile_step(std::uint64_t step) {
     return std::move(e.list);
 }
 
+namespace {
+/// "[a, b)" of `n` from `a`.
+std::string range(std::uint64_t a, std::uint64_t n) {
+    return "[" + std::to_string(a) + ", " + std::to_string(a + n) + ")";
+}
+/// What rows or bytes of its buffer an upload or download moves, and from or into where.
+void describe_copy(std::ostream& o, const Instruction& in, const DataJobSpec& spec) {
+    const auto& bd = spec.buffers[std::size_t(in.buffer)];
+    o << ' ' << bd.name << " slice " << in.slice << (bd.layout == BufferLayout::split ? " rows " : " bytes ")
+      << range(in.first, in.rows) << (in.kind == InstrKind::upload ? " from input " : " into output ")
+      << range(in.at, in.bytes) << ' ' << in.bytes << " B";
+}
+}  // namespace
+
 std::string describe(const Instruction& in, const DataJobSpec& spec) {
     std::ostringstream o;
     o << to_string(in.kind);
     auto buf = [&] { return spec.buffers[std::size_t(in.buffer)].name; };
+    const bool message = in.kind == InstrKind::send || in.kind == InstrKind::recv;
     switch (in.kind) {
         case InstrKind::launch:
             o << ' ' << spec.kernels[std::size_t(in.kernel)].name << " slice " << in.slice << " units [" << in.first
@@ -277,20 +295,58 @@ std::string describe(const Instruction& in, const DataJobSpec& spec) {
             break;
         case InstrKind::send:
         case InstrKind::recv:
+            if (in.buffer < 0) {  // a kernel slice's input or output
+                o << (in.result ? " output" : " input") << " of slice " << in.slice
+                  << (in.kind == InstrKind::send ? " to rank " : " from rank ") << in.peer << ' ' << range(in.at, in.bytes)
+                  << ' ' << in.bytes << " B";
+                break;
+            }
             o << ' ' << buf() << (in.kind == InstrKind::send ? " to rank " : " from rank ") << in.peer << " rows ["
               << in.first << ", " << in.first + in.rows << ") slot " << in.staging << ' ' << in.bytes << " B";
             break;
         case InstrKind::reduce:
             o << ' ' << spec.kernels[std::size_t(in.kernel)].name << " argument " << in.arg << " into "
               << spec.buffers[std::size_t(spec.kernels[std::size_t(in.kernel)].args[std::size_t(in.arg)].buffer)].name;
+            if (in.result) o << " slice " << in.slice << ", output " << range(in.at, in.bytes);
             break;
+        case InstrKind::alloc: o << ' ' << buf() << " slice " << in.slice << ' ' << in.bytes << " B"; break;
+        case InstrKind::upload:
+        case InstrKind::download: describe_copy(o, in, spec); break;
     }
-    if (in.kind != InstrKind::launch && in.kind != InstrKind::reduce) o << " for step " << in.feeds_step;
+    if (in.kind == InstrKind::read_rows || in.kind == InstrKind::write_rows || (message && in.buffer >= 0))
+        o << " for step " << in.feeds_step;
     if (!in.deps.empty()) {
         o << " after";
         for (int d : in.deps) o << ' ' << d;
     }
     return o.str();
+}
+
+nlohmann::json instruction_to_json(const Instruction& in, const DataJobSpec& spec) {
+    nlohmann::json j = {{"kind", to_string(in.kind)}, {"deps", in.deps}};
+    if (in.slice >= 0) j["slice"] = in.slice;
+    if (in.kernel >= 0) j["kernel"] = spec.kernels[std::size_t(in.kernel)].name;
+    if (in.kind == InstrKind::reduce) j["arg"] = in.arg;
+    if (in.buffer >= 0) j["buffer"] = spec.buffers[std::size_t(in.buffer)].name;
+    if (in.kind == InstrKind::launch) j["part"] = to_string(in.part);
+    if (in.kind == InstrKind::launch || (in.kind != InstrKind::reduce && in.kind != InstrKind::alloc && in.buffer >= 0)) {
+        j["first"] = in.first;
+        j["rows"] = in.rows;
+    }
+    if (in.peer >= 0) j["peer"] = in.peer;
+    if (in.staging >= 0) {
+        j["staging"] = in.staging;
+        j["bytes"] = in.bytes;
+        j["feeds_step"] = in.feeds_step;
+    }
+    const bool kernel_slice = in.kind == InstrKind::alloc || in.kind == InstrKind::upload ||
+                              in.kind == InstrKind::download || in.result || (in.buffer < 0 && in.peer >= 0);
+    if (kernel_slice) {
+        j["bytes"] = in.bytes;
+        if (in.kind != InstrKind::alloc) j["at"] = in.at;
+        if (in.kind == InstrKind::send || in.kind == InstrKind::recv) j["stream"] = in.result ? "output" : "input";
+    }
+    return j;
 }
 
 namespace {
@@ -329,25 +385,7 @@ nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& l
         nlohmann::json js = nlohmann::json::array();
         for (std::uint64_t s = 0; s < shown_steps(spec, steps); ++s) {
             nlohmann::json list = nlohmann::json::array();
-            for (const auto& in : c.compile_step(s)) {
-                nlohmann::json j = {{"kind", to_string(in.kind)}, {"deps", in.deps}};
-                if (in.slice >= 0) j["slice"] = in.slice;
-                if (in.kernel >= 0) j["kernel"] = spec.kernels[std::size_t(in.kernel)].name;
-                if (in.kind == InstrKind::reduce) j["arg"] = in.arg;
-                if (in.buffer >= 0) j["buffer"] = spec.buffers[std::size_t(in.buffer)].name;
-                if (in.kind == InstrKind::launch) j["part"] = to_string(in.part);
-                if (in.kind != InstrKind::reduce) {
-                    j["first"] = in.first;
-                    j["rows"] = in.rows;
-                }
-                if (in.peer >= 0) j["peer"] = in.peer;
-                if (in.staging >= 0) {
-                    j["staging"] = in.staging;
-                    j["bytes"] = in.bytes;
-                    j["feeds_step"] = in.feeds_step;
-                }
-                list.push_back(std::move(j));
-            }
+            for (const auto& in : c.compile_step(s)) list.push_back(instruction_to_json(in, spec));
             js.push_back(std::move(list));
         }
         ranks.push_back({{"rank", r}, {"steps", std::move(js)}});

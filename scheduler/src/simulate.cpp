@@ -97,6 +97,16 @@ struct Sim {
                 s.writes = std::max(s.writes, end);
                 break;
             }
+            case InstrKind::alloc:  // a kernel job's slice (slice_program.hpp): no data job has these
+                end = x.host;
+                break;
+            case InstrKind::upload:
+            case InstrKind::download: {  // on the compute queue, in order with the launches
+                auto& s = slices[std::size_t(in.slice)];
+                end = std::max(s.compute, x.host) + copy_one_way.time(double(in.bytes));
+                s.compute = end;
+                break;
+            }
             case InstrKind::reduce: {
                 double ready = x.host;
                 for (int d : in.deps) ready = std::max(ready, x.done[x.step][std::size_t(d)]);

@@ -31,7 +31,11 @@ struct Executor::PerSlice {
     bool compute_dirty = false, copy_dirty = false;  ///< enqueued since the last flush
 };
 
-Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_(comm), tag_(tag) {
+void Target::allocate(const Instruction& in) { throw Error(std::string("this job has no ") + to_string(in.kind) + " instructions"); }
+void Target::upload(const Instruction& in) { allocate(in); }
+void Target::download(const Instruction& in) { allocate(in); }
+
+Executor::Executor(Target& target, Comm* comm, int tag) : target_(target), comm_(comm), tag_(tag) {
     // WORKSIZE_HALO_QUEUE=compute (an experiment, docs/testing.md): halo writes on the device's
     // own queue, in order before its next launch, instead of the copy queue and an event.
     // WORKSIZE_HALO_QUEUE=host-wait: the host waits for a device's halo writes to finish before
@@ -48,11 +52,11 @@ Executor::Executor(Target& target, Comm& comm, int tag) : target_(target), comm_
 Executor::~Executor() {
     // Sends still in flight (a failure between run() and drain()): MPI keeps them.
     for (auto& s : slots_)
-        if (s && s->sending) comm_.abandon_send(s->send_id);
+        if (s && s->sending) comm_->abandon_send(s->send_id);
     // The copy queues outlive this executor (DeviceContext keeps them): their transfers read
     // and write its staging slots, which go now.
     for (auto& p : slices_) {
-        if (!p) continue;
+        if (!p || !p->copy()) continue;
         try {
             p->copy.finish();
         } catch (const cl::Error&) {
@@ -64,11 +68,19 @@ Executor::~Executor() {
 Executor::PerSlice& Executor::slice(int s) {
     if (std::size_t(s) >= slices_.size()) slices_.resize(std::size_t(s) + 1);
     auto& p = slices_[std::size_t(s)];
-    if (!p) {
-        p = std::make_unique<PerSlice>();
-        p->copy = target_.context(s).copy_queue();  // kept from run to run
-    }
+    if (!p) p = std::make_unique<PerSlice>();
     return *p;
+}
+
+cl::CommandQueue& Executor::copy_queue(int s) {
+    PerSlice& p = slice(s);
+    if (!p.copy()) p.copy = target_.context(s).copy_queue();  // kept from run to run
+    return p.copy;
+}
+
+Comm& Executor::comm() {
+    if (!comm_) throw Error("an instruction list with messages needs the job's ranks (the executor has none)");
+    return *comm_;
 }
 
 /// Two slots per staging id, by the parity of the step the rows feed: reusing a slot waits for
@@ -89,7 +101,7 @@ void Executor::flush() {
         if (!p) continue;
         try {
             if (p->compute_dirty) target_.context(int(&p - slices_.data())).queue().flush();
-            if (p->copy_dirty) p->copy.flush();
+            if (p->copy_dirty && p->copy()) p->copy.flush();
         } catch (const cl::Error& e) {
             target_.fail(e, "flushing a queue");
         }
@@ -106,7 +118,7 @@ void Executor::wait_event(const cl::Event& ev, int s) {
         cl_int status = CL_QUEUED;
         target_.device_wait(s, true);
         while ((status = ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>()) > CL_COMPLETE) {
-            comm_.pulse();
+            if (comm_) comm_->pulse();
             std::this_thread::yield();
         }
         target_.device_wait(s, false);
@@ -120,12 +132,12 @@ void Executor::complete_send(Slot& s) {
     if (!s.sending) return;
     const double start = now_s();
     target_.with_peer(s.send_peer, true, [&] {
-        while (!comm_.test_send(s.send_id)) {
-            if (comm_.patience() > 0 && now_s() - start > comm_.patience())
+        while (!comm().test_send(s.send_id)) {
+            if (comm().patience() > 0 && now_s() - start > comm().patience())
                 throw Error(ErrorReason::lost_rank, "rank " + std::to_string(s.send_peer) +
                                                         " took nothing sent to it for " +
-                                                        std::to_string(comm_.patience()) + " s (--rank-timeout)");
-            comm_.pulse();
+                                                        std::to_string(comm().patience()) + " s (--rank-timeout)");
+            comm().pulse();
             std::this_thread::yield();
         }
     });
@@ -136,7 +148,7 @@ void Executor::complete_recv(Slot& s) {
     if (!s.receiving) return;
     flush();  // the devices work while this rank waits
     target_.with_peer(s.recv_peer, false, [&] {
-        while (!comm_.test_short(s.recv_id, &s.got)) std::this_thread::yield();
+        while (!comm().test_short(s.recv_id, &s.got)) std::this_thread::yield();
     });
     s.receiving = false;
     if (target_.traced()) {
@@ -173,7 +185,7 @@ void Executor::post_recv(const Instruction& in) {
     s.recv_peer = in.peer;
     s.received_ok = false;
     s.got = 0;
-    target_.with_peer(in.peer, false, [&] { s.recv_id = comm_.irecv_short(in.peer, tag_, s.in); });
+    target_.with_peer(in.peer, false, [&] { s.recv_id = comm().irecv_short(in.peer, tag_, s.in); });
     s.receiving = true;
 }
 
@@ -194,7 +206,7 @@ void Executor::read_rows(const Instruction& in) {
     if (p.last_launch()) wait.push_back(p.last_launch);
     try {
         const double enqueued = now_s();
-        p.copy.enqueueReadBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
+        copy_queue(in.slice).enqueueReadBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
                                  target_.row_offset(in.slice, in.buffer, in.first), in.bytes, s.rows.data() + 8,
                                  wait.empty() ? nullptr : &wait, &s.read);
         p.copy_dirty = true;
@@ -213,7 +225,7 @@ void Executor::send(const Instruction& in) {
     std::memcpy(s.rows.data(), &status, 8);
     const auto message = std::span<const std::byte>(s.rows).first(ok ? 8 + in.bytes : 8);
     target_.before_send();
-    target_.with_peer(in.peer, true, [&] { s.send_id = comm_.isend_short(message, in.peer, tag_); });
+    target_.with_peer(in.peer, true, [&] { s.send_id = comm().isend_short(message, in.peer, tag_); });
     if (target_.traced()) target_.trace(in, cl::Event(), now_s());
     s.sending = true;
     s.send_peer = in.peer;
@@ -234,7 +246,7 @@ void Executor::write_rows(const Instruction& in, const std::vector<Instruction>&
     if (target_.failed() || !src) return;
     PerSlice& p = slice(in.slice);
     try {
-        auto& q = writes_on_compute_ ? target_.context(in.slice).queue() : p.copy;
+        auto& q = writes_on_compute_ ? target_.context(in.slice).queue() : copy_queue(in.slice);
         const double enqueued = now_s();
         q.enqueueWriteBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
                              target_.row_offset(in.slice, in.buffer, in.first), in.bytes, src, nullptr, &s.write);
@@ -289,6 +301,15 @@ void Executor::run(const std::vector<Instruction>& list) {
             case InstrKind::reduce:
                 flush();
                 target_.host_step(in);
+                break;
+            case InstrKind::alloc: target_.allocate(in); break;
+            case InstrKind::upload:
+                target_.upload(in);
+                slice(in.slice).compute_dirty = true;
+                break;
+            case InstrKind::download:
+                target_.download(in);
+                slice(in.slice).compute_dirty = true;
                 break;
         }
     }

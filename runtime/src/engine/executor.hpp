@@ -39,6 +39,11 @@ public:
     virtual void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) = 0;
     /// A host step (reduce): runs when every launch before it has been enqueued.
     virtual void host_step(const Instruction& in) = 0;
+    /// A kernel slice's alloc, upload and download (slice_program.hpp), on the slice's own
+    /// queue in list order; a data job has none.
+    virtual void allocate(const Instruction& in);
+    virtual void upload(const Instruction& in);
+    virtual void download(const Instruction& in);
     virtual bool failed() const = 0;
     virtual void fail(const std::exception& e, const std::string& where) = 0;
     /// A neighbour's message said it had failed (or was short).
@@ -68,7 +73,9 @@ public:
 
 class Executor {
 public:
-    Executor(Target& target, Comm& comm, int tag);
+    /// `comm`: the ranks of the job; null for a list without messages (a kernel slice, run on
+    /// a worker's lane thread, which must not call MPI).
+    Executor(Target& target, Comm* comm, int tag);
     Executor(const Executor&) = delete;
     Executor& operator=(const Executor&) = delete;
     ~Executor();
@@ -85,6 +92,8 @@ private:
     struct Slot;
     struct PerSlice;
     PerSlice& slice(int s);
+    cl::CommandQueue& copy_queue(int s);
+    Comm& comm();
     Slot& slot(int id);
     Slot& slot(const Instruction& in);
     void read_rows(const Instruction& in);
@@ -96,7 +105,7 @@ private:
     void wait_event(const cl::Event& ev, int s);
 
     Target& target_;
-    Comm& comm_;
+    Comm* comm_;
     int tag_;
     std::vector<std::unique_ptr<PerSlice>> slices_;
     std::vector<std::unique_ptr<Slot>> slots_;

@@ -112,7 +112,7 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
     if (const char* t = std::getenv("WORKSIZE_TIMELINE"); t && *t)
         timeline_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
-    engine::Executor executor(*this, comm_, kHalo);
+    engine::Executor executor(*this, &comm_, kHalo);
     report_.sent_per_step.assign(spec_.steps, 0);
     report_.halo_per_step.assign(spec_.steps, 0);
     report_.records_per_step.assign(spec_.steps, 0);

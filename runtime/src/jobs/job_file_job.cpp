@@ -300,6 +300,7 @@ std::string register_job_file(std::shared_ptr<const JobFile> file) {
     f.execute = [specs](DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out) {
         return execute_declared(specs->at(s.problem), ctx, s, in, out);
     };
+    f.declare = [specs](const SliceSpec& s, const DeviceInfo&) { return specs->at(s.problem); };
     const GlobalSize size = file->size();
     f.tune_size = file->spec.dims == 2 ? std::to_string(size.x) + "x" + std::to_string(size.y) : std::to_string(size.x);
     f.calibration_sizes = {};

@@ -1,7 +1,8 @@
 // A KernelJob whose data movement is declared, not written: the job gives a data-job declaration
 // (scheduler/data_spec.hpp: buffers, kernels, each argument's access) and rank 0's memory of each
 // buffer; the slices' inputs, outputs and reductions follow from the declaration, and one
-// executor (execute_declared) runs every such slice on its device. Job files (job_file_job.cpp)
+// executor (execute_declared: the slice's instruction list, scheduler/slice_program.hpp, on the
+// engine) runs every such slice on its device. Job files (job_file_job.cpp)
 // and the sample kernels matmul, quad and interp are declared jobs; sort is not (its
 // splitter-based partition moves data by value).
 //
@@ -18,6 +19,7 @@
 
 #include "worksize/runtime/kernel_job.hpp"
 #include "worksize/scheduler/data_spec.hpp"
+#include "worksize/scheduler/slice_program.hpp"
 
 namespace worksize {
 
@@ -67,8 +69,6 @@ private:
     std::vector<std::vector<double>> reduced_;
 };
 
-/// The reduce arguments of `spec`, as (kernel, argument) pairs, in order.
-std::vector<std::pair<std::size_t, std::size_t>> reductions(const DataJobSpec& spec);
 
 /// Worker side: run slice `s` of `spec` on `ctx`, its input as DeclaredJob::input_parts sends
 /// it, its kernels `s.iterations` times in order, the output as DeclaredJob::accept_output takes

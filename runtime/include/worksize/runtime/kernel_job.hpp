@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "worksize/runtime/bytes.hpp"
+#include "worksize/scheduler/data_spec.hpp"
 #include "worksize/scheduler/planner.hpp"
 #include "worksize/scheduler/tuning.hpp"
 #include "worksize/scheduler/types.hpp"
@@ -230,6 +231,11 @@ struct KernelJobFactory {
     /// `execute` may start before a worker has received the whole input: it takes each part as it
     /// arrives (execute_declared does). Otherwise the input is all there before `execute` runs.
     bool streams_input = false;
+    /// A declared job's slice (declared_job.hpp) as `execute` runs it on a device: its
+    /// declaration (the kernel variant, build options and launch details), checked. What
+    /// `worksize plan --instructions` lists (scheduler/slice_program.hpp); empty for a job whose
+    /// slices are not declared (sort). It throws for a slice that calls a library (CLBlast).
+    std::function<DataJobSpec(const SliceSpec&, const DeviceInfo&)> declare;
 };
 
 /// PlanRequest::backends for `devices` devices: job.backend(i) each; empty when all are "kernel".

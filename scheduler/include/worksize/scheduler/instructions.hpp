@@ -29,6 +29,10 @@ enum class InstrKind {
     send,        ///< a staging slot to rank `peer` (MPI, after the read that fills it)
     recv,        ///< rows from rank `peer` into a staging slot (MPI, posted early)
     reduce,      ///< kernel `kernel`'s reduction argument `arg`: records read, combined along the ranks
+                 ///< (a kernel job's slice: into its output at `at`, slice_program.hpp)
+    alloc,       ///< buffer `buffer` on slice's device, `bytes` (a kernel job's slice)
+    upload,      ///< the slice's input bytes [at, at + bytes) into buffer rows (compute queue)
+    download,    ///< buffer rows into the slice's output bytes [at, at + bytes) (compute queue)
 };
 const char* to_string(InstrKind k);
 
@@ -52,6 +56,12 @@ struct Instruction {
     /// Halo traffic: the step whose launches read these rows (an exchange after step s's kernel
     /// feeds step s + 1; one before a launch feeds its own step).
     std::uint64_t feeds_step = 0;
+    /// upload, download, a kernel slice's reduce and its input's or output's messages (buffer
+    /// -1): the byte offset in the slice's input (upload) or output stream (slice_program.hpp).
+    /// upload and download of a shared buffer: `first` and `rows` are bytes of the buffer.
+    std::uint64_t at = 0;
+    /// A kernel slice's send or recv (buffer -1): of its output (else of its input).
+    bool result = false;
     /// Indexes into the same list that must be complete first. Across steps, the executor keeps
     /// each device's queue order: a read waits for the launches enqueued before it on its
     /// device, a launch for the writes into its device's halo rows since the previous launch.
@@ -96,5 +106,6 @@ std::string format_instructions(const DataJobSpec& spec, const DataLayout& layou
 nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
                                     ProgramOptions options = {});
 std::string describe(const Instruction& in, const DataJobSpec& spec);
+nlohmann::json instruction_to_json(const Instruction& in, const DataJobSpec& spec);
 
 }  // namespace worksize

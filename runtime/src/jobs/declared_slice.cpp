@@ -1,0 +1,249 @@
+// A declared job's slice on its device (execute_declared, declared_job.hpp): its instruction list
+// (scheduler/slice_program.hpp) run by the engine's executor, with the slice as the Target.
+#include <cstring>
+
+#include "engine/executor.hpp"
+#include "jobs/bounds.hpp"
+#include "jobs/data_kernels.hpp"
+#include "jobs/input_feed.hpp"
+#include "jobs/job_util.hpp"
+#include "transport/pieces.hpp"
+#include "worksize/runtime/declared_job.hpp"
+#include "worksize/runtime/opencl.hpp"
+#include "worksize/scheduler/slice_program.hpp"
+
+namespace worksize {
+
+namespace {
+
+/// "(x,y)" of a launch's NDRange, "NULL" for none.
+std::string range_text(const cl::NDRange& r) {
+    if (r.dimensions() == 0) return "NULL";
+    std::string t = "(";
+    for (cl_uint d = 0; d < r.dimensions(); ++d) {
+        if (d) t += ',';
+        t += std::to_string(r.get()[d]);
+    }
+    t += ')';
+    return t;
+}
+
+std::vector<std::uint64_t> halos(const DataJobSpec& s) {
+    std::vector<std::uint64_t> h;
+    for (std::size_t b = 0; b < s.buffers.size(); ++b) h.push_back(halo_rows(s, int(b)));
+    return h;
+}
+
+/// One declared slice on its device, as the engine's Target: its buffers (the guard zones' views
+/// with --check-bounds), the unit in row 0 of each, its kernels (built at the first launch, while
+/// the uploads run), their geometries and reduction records, the events of its copies and
+/// launches, and what it is doing (`where`, the context of an OpenCL error). Everything runs on
+/// the device's own queue, in the list's order.
+class SliceTarget final : public engine::Target {
+public:
+    SliceTarget(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
+                Bytes& out, std::byte tail)
+        : spec_(spec), ctx_(ctx), s_(s), in_(in), out_(out), tail_(tail), halo_(halos(spec)) {
+        where_ = "job '" + spec.name + "' on " + ctx.info().name;
+        // The unit held in row 0 of each buffer: offset - halo, 0 for one held whole, or a
+        // buffer of its own units' first row.
+        for (std::size_t b = 0; b < spec.buffers.size(); ++b)
+            origins_.push_back(scaled(spec.buffers[b]) ? std::int64_t(input_rows(spec, int(b), s.offset, s.units).first)
+                                                       : first_held_unit(spec, int(b), s.offset));
+        out.resize(slice_output_bytes(spec, s.offset, s.units));
+    }
+
+    DeviceContext& context(int) override { return ctx_; }
+    DeviceContext& home() override { return ctx_; }
+    cl::Buffer& buffer(int, int b) override { return bufs_.at(std::size_t(b)); }
+    std::uint64_t row_offset(int, int b, std::uint64_t row) const override {
+        return std::uint64_t(std::int64_t(row) - origins_[std::size_t(b)]) * row_bytes(spec_.buffers[std::size_t(b)]);
+    }
+    bool failed() const override { return false; }
+    /// An error of the executor's own (a flush): thrown at once, as every error of this slice.
+    void fail(const std::exception& e, const std::string& where) override {
+        if (const auto* c = dynamic_cast<const cl::Error*>(&e)) rethrow_cl(*c, where_ + ", " + where);
+        throw Error(where_ + ", " + where + ": " + e.what());
+    }
+    void peer_failed(int) override {}
+    void with_peer(int, bool, const std::function<void()>& f) override { f(); }
+    void count(const Instruction&) override {}
+    void arrived(bool, bool) override {}
+    bool has_neighbour(int) const override { return false; }
+
+    void allocate(const Instruction& in) override;
+    void upload(const Instruction& in) override;
+    void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) override;
+    void download(const Instruction& in) override;
+    /// A reduction's records (per-group ones first tree-combined on the device) read back and
+    /// combined into the slice's output as doubles.
+    void host_step(const Instruction& in) override;
+
+    const std::string& where() const { return where_; }
+    SliceTimes times() const {
+        SliceTimes t;
+        for (const auto& e : h2d_) t.h2d += event_seconds(e);
+        for (const auto& e : runs_) t.kernel += event_seconds(e);
+        for (const auto& e : d2h_) t.d2h += event_seconds(e);
+        t.kernel += combine_s_;
+        return t;
+    }
+
+private:
+    cl::CommandQueue& q() { return ctx_.queue(); }
+    void check_alloc(const std::string& what, std::uint64_t bytes) const;
+    void build();
+
+    const DataJobSpec& spec_;
+    DeviceContext& ctx_;
+    const SliceSpec& s_;
+    std::span<const std::byte> in_;
+    Bytes& out_;
+    std::byte tail_;
+    std::vector<std::uint64_t> halo_;
+    const InputFeed* feed_ = InputFeed::current();
+    std::string where_;
+    std::vector<cl::Buffer> bufs_;
+    std::vector<bounds::Guarded> guards_;
+    std::vector<std::int64_t> origins_;
+    std::vector<cl::Kernel> kernels_;
+    std::vector<data::Geometry> geo_;
+    std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records_;
+    std::vector<cl::Event> h2d_, runs_, d2h_;
+    double combine_s_ = 0.0;
+};
+
+void SliceTarget::check_alloc(const std::string& what, std::uint64_t bytes) const {
+    const auto most = ctx_.info().max_alloc_bytes;
+    if (most && bytes > most)
+        throw Error(ErrorReason::device_limit, "job '" + spec_.name + "': a slice of " + std::to_string(s_.units) +
+                                                   " units needs " + detail::size_text(bytes) + " for " + what +
+                                                   ", more than the " + detail::size_text(most) +
+                                                   " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx_.info().name);
+}
+
+/// Buffer `b` (a shared one with its tail of `tail` bytes); an output or device-only buffer
+/// zeroed unless the kernels write it whole.
+void SliceTarget::allocate(const Instruction& in) {
+    const auto& bd = spec_.buffers[std::size_t(in.buffer)];
+    check_alloc("buffer '" + bd.name + "'", in.bytes);
+    const std::uint64_t tail_bytes = data::tail_bytes(bd, in.bytes, ctx_.info().max_alloc_bytes);
+    if (bounds::enabled()) {  // guard zones (bounds.hpp), a shared buffer's tail first in the zone after
+        guards_.push_back(bounds::make_for(ctx_, spec_, in.buffer, in.bytes, tail_));
+        bufs_.push_back(guards_.back().view);
+    } else {
+        bufs_.emplace_back(ctx_.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(in.bytes + tail_bytes, 1));
+        if (tail_bytes) data::write_tail(q(), bufs_.back(), in.bytes, tail_bytes, tail_);  // what a read past the end finds
+    }
+    if (!bd.input) data::initial_fill(q(), bufs_.back(), bd, in.bytes);
+}
+
+/// The input's bytes [at, at + bytes), without blocking; while the input arrives (InputFeed), as
+/// soon as they are there, so that they go onto the device while the next ones move.
+void SliceTarget::upload(const Instruction& in) {
+    if (in.at + in.bytes > in_.size())
+        throw Error("job '" + spec_.name + "': the slice's input holds " + std::to_string(in_.size()) +
+                    " bytes, fewer than its declaration needs");
+    if (feed_) feed_->wait(in.at + in.bytes);
+    const bool split = spec_.buffers[std::size_t(in.buffer)].layout == BufferLayout::split;
+    h2d_.emplace_back();
+    q().enqueueWriteBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, split ? row_offset(0, in.buffer, in.first) : in.first,
+                           in.bytes, in_.data() + in.at, nullptr, &h2d_.back());
+    if (feed_) q().flush();
+}
+
+/// The program and its kernels, each one's geometry on the slice and its reduction records.
+void SliceTarget::build() {
+    cl::Program program = ctx_.program_from_source(spec_.source, data::program_options(spec_.build_options));
+    for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+        kernels_.push_back(data::make_kernel(program, spec_.kernels[k]));
+        geo_.push_back(data::geometry(spec_, spec_.kernels[k], s_.offset, s_.units,
+                                      data::launch_local(spec_.kernels[k], s_.local, kernels_.back(), ctx_.device())));
+        data::check_required_local(spec_.kernels[k], geo_.back(), kernels_.back(), ctx_.device());
+    }
+    for (const auto& [k, i] : reductions(spec_)) {
+        const auto& bd = spec_.buffers[std::size_t(spec_.kernels[k].args[i].buffer)];
+        const std::uint64_t bytes = data::record_count(spec_.kernels[k].args[i], geo_[k]) * bd.count * elem_size(bd.type);
+        check_alloc("the records of '" + bd.name + "'", bytes);
+        records_.emplace(std::pair{k, i}, cl::Buffer(ctx_.context(), CL_MEM_READ_WRITE, bytes));
+    }
+}
+
+void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) {
+    if (kernels_.empty()) build();
+    const std::size_t k = std::size_t(in.kernel);
+    const auto& kd = spec_.kernels[k];
+    where_ = "kernel '" + kd.name + "' of job '" + spec_.name + "' on " + ctx_.info().name + " (global " +
+             range_text(geo_[k].global) + ", local " + range_text(geo_[k].local) + ")";
+    // Per-item records are refilled before every launch; per-group ones once (every group
+    // writes its record each launch; no fill in the timed loop of quad).
+    for (std::size_t i = 0; i < kd.args.size(); ++i)
+        if (kd.args[i].kind == ArgKind::reduce && (in.feeds_step == 0 || !kd.args[i].per_group))
+            data::fill_identity(q(), records_.at({k, i}), spec_.buffers[std::size_t(kd.args[i].buffer)], kd.args[i].op,
+                                data::record_count(kd.args[i], geo_[k]));
+    data::bind_args(kernels_[k], kd, bufs_, [&](std::size_t i) -> const cl::Buffer& { return records_.at({k, i}); },
+                    geo_[k], s_.offset, halo_, nullptr, &origins_,
+                    ExprScope{0, 1, 0, 0, std::int64_t(spec_.units), nullptr});
+    runs_.emplace_back();
+    q().enqueueNDRangeKernel(kernels_[k], geo_[k].offset, geo_[k].global, geo_[k].local,
+                             wait.empty() ? nullptr : &wait, &runs_.back());
+    if (done) *done = runs_.back();
+    if (!guards_.empty())
+        bounds::check_writes(q(), spec_, kd, guards_, "",
+                             "; a kernel that indexes whole arrays by global ids needs \"arrays\": \"whole\" "
+                             "(C++: whole_arrays())");
+}
+
+void SliceTarget::download(const Instruction& in) {
+    where_ = "job '" + spec_.name + "' on " + ctx_.info().name + ", reading the results";
+    d2h_.emplace_back();
+    q().enqueueReadBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, row_offset(0, in.buffer, in.first), in.bytes,
+                          out_.data() + in.at, nullptr, &d2h_.back());
+}
+
+void SliceTarget::host_step(const Instruction& in) {
+    const std::size_t k = std::size_t(in.kernel), i = std::size_t(in.arg);
+    const auto& a = spec_.kernels[k].args[i];
+    const auto& bd = spec_.buffers[std::size_t(a.buffer)];
+    std::uint64_t count = data::record_count(a, geo_[k]);
+    cl::Buffer& buf = records_.at({k, i});
+    if (a.per_group) {
+        where_ = "job '" + spec_.name + "' on " + ctx_.info().name + ", combining the records of '" + bd.name + "'";
+        data::combine_on_device(ctx_, buf, count, bd, a.op, combine_s_);
+    }
+    where_ = "job '" + spec_.name + "' on " + ctx_.info().name + ", reading the results";
+    Bytes rec(count * bd.count * elem_size(bd.type));
+    d2h_.emplace_back();
+    q().enqueueReadBuffer(buf, CL_TRUE, 0, rec.size(), rec.data(), nullptr, &d2h_.back());
+    std::vector<double> total(bd.count, data::identity(a.op));
+    data::combine_records(a.op, bd.type, rec.data(), count, total);
+    std::memcpy(out_.data() + in.at, total.data(), total.size() * sizeof(double));
+}
+
+}  // namespace
+
+SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
+                            std::span<const std::byte> in, Bytes& out, std::byte tail) {
+    out.clear();
+    SliceTarget target(spec, ctx, s, in, out, tail);
+    try {
+        const std::uint64_t piece = InputFeed::current() ? pieces::piece_bytes() : 0;
+        const auto list = compile_slice(spec, s.offset, s.units, {0, s.iterations, piece});
+        {
+            engine::Executor executor(target, nullptr, 0);
+            executor.run(list);
+        }
+        ctx.queue().finish();
+        return target.times();
+    } catch (const cl::Error& e) {
+        finish_quietly(ctx.queue());  // the copies already enqueued read `in` and write `out`
+        out.clear();
+        rethrow_cl(e, target.where());
+    } catch (...) {
+        finish_quietly(ctx.queue());
+        out.clear();
+        throw;
+    }
+}
+
+}  // namespace worksize
