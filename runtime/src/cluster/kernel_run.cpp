@@ -40,7 +40,13 @@ Verdict slices_verdict(const std::vector<DeviceRun>& runs) {
 }  // namespace
 
 Cluster::KernelRun::KernelRun(Cluster& cluster, KernelJob& job, const std::string& name, const JobOptions* local_inputs)
-    : cluster_(cluster), impl_(*cluster.impl_), comm_(*impl_.comm), job_(job), name_(name), local_inputs_(local_inputs) {}
+    : cluster_(cluster),
+      impl_(*cluster.impl_),
+      comm_(*impl_.comm),
+      job_(job),
+      name_(name),
+      local_inputs_(local_inputs),
+      watch_(comm_, impl_.rank_timeout_s) {}
 
 Cluster::KernelRun::~KernelRun() = default;
 
@@ -251,16 +257,12 @@ bool Cluster::KernelRun::waiting() const {
 // One polling loop waits for everything: the sends completing, the workers' heartbeats and
 // their answers and outputs.
 void Cluster::KernelRun::wait_for_workers() {
-    for (const auto& [r, n] : outstanding_) heard_[r] = now_s();
+    for (const auto& [r, n] : outstanding_) watch_.heard(r);
     const double saved_patience = comm_.patience();
     comm_.set_patience(impl_.rank_timeout_s);
     while (waiting()) {
         bool progress = poll_sends();
-        int from = 0;
-        while (comm_.iprobe(Comm::any_source, wire::kHeartbeat, &from)) {
-            (void)comm_.recv_bytes(from, wire::kHeartbeat);
-            heard_[from] = now_s();
-        }
+        watch_.listen();
         progress = poll_outputs() || progress;
         progress = poll_answers() || progress;
         if (progress) continue;
@@ -293,7 +295,7 @@ bool Cluster::KernelRun::poll_sends() {
             ++it;
             continue;
         }
-        heard_[r] = now_s();
+        watch_.heard(r);
         if (it->task != npos) {
             auto& run = tasks_[it->task].run;
             run.send_end_s = now_s() - t0_;
@@ -331,7 +333,7 @@ bool Cluster::KernelRun::poll_outputs() {
         }
         t.run.done_s = t.run.recv_end_s = now_s() - t0_;
         t.run.recv_s = t.run.recv_end_s - t.run.recv_start_s;
-        heard_[r] = now_s();
+        watch_.heard(r);
         if (outstanding_[r] > 0) --outstanding_[r];
         it = receiving_.erase(it);
         progress = true;
@@ -345,7 +347,7 @@ bool Cluster::KernelRun::poll_answers() {
     for (auto& [r, n] : outstanding_) {
         if (n == 0 || receiving_.count(r) || !comm_.iprobe(r, kResult)) continue;
         progress = true;
-        heard_[r] = now_s();
+        watch_.heard(r);
         try {
             if (receive_header(r)) --n;
         } catch (const Error& e) {
@@ -357,14 +359,12 @@ bool Cluster::KernelRun::poll_answers() {
 }
 
 void Cluster::KernelRun::check_silence() {
-    const double now = now_s();
     for (const auto& [r, n] : outstanding_) {
         // A worker whose output is being received is heard by test_recv's patience.
         const bool owed = (n > 0 && !receiving_.count(r)) ||
                           std::any_of(pending_.begin(), pending_.end(), [r = r](const Pending& p) { return p.rank == r; });
-        if (owed && now - heard_[r] > impl_.rank_timeout_s) {
-            lose(r, "nothing heard from it for " + format_seconds(now - heard_[r], 3) + " (--rank-timeout " +
-                        format_seconds(impl_.rank_timeout_s, 3) + ")");
+        if (owed && watch_.silent(r)) {
+            lose(r, watch_.silence(r));
             return;
         }
     }

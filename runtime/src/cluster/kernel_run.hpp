@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cluster/cluster_impl.hpp"
+#include "cluster/rank_watch.hpp"
 #include "transport/pieces.hpp"
 
 namespace worksize {
@@ -90,7 +91,7 @@ private:
     std::deque<Bytes> packs_;        ///< packed inputs, alive until sent
     std::map<int, std::size_t> outstanding_;  ///< results still expected, by rank
     std::map<int, Receiving> receiving_;      ///< by rank: the output being received
-    std::map<int, double> heard_;
+    RankWatch watch_;  ///< --rank-timeout over the workers
     std::map<int, std::string> lost_why_;
     wire::Failure pack_failure_, held_failure_;
 };

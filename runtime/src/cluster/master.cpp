@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cluster/cluster_impl.hpp"
+#include "cluster/rank_watch.hpp"
 #include "cluster/kernel_run.hpp"
 #include "transport/pieces.hpp"
 #include "worksize/scheduler/log.hpp"
@@ -101,19 +102,17 @@ void Cluster::drain_owed() {
     const double saved_patience = comm.patience();
     comm.set_patience(impl_->rank_timeout_s);
     Bytes scratch;
+    RankWatch watch(comm, impl_->rank_timeout_s);
     for (auto& [r, n] : impl_->owed) {
         for (; n > 0 && !impl_->is_lost(r); --n) {
             try {
                 // The worker may still be executing: its heartbeats come first.
-                for (double heard = now_s();;) {
+                watch.heard(r);
+                for (;;) {
                     if (comm.iprobe(r, kResult)) break;
-                    if (comm.iprobe(r, wire::kHeartbeat)) {
-                        (void)comm.recv_bytes(r, wire::kHeartbeat);
-                        heard = now_s();
-                        continue;
-                    }
-                    if (now_s() - heard > impl_->rank_timeout_s)
-                        throw Error(ErrorReason::lost_rank, "nothing heard while its answers were awaited");
+                    watch.listen();
+                    if (watch.silent(r))
+                        throw Error(ErrorReason::lost_rank, watch.silence(r) + " while its answers were awaited");
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 }
                 const auto hdr = comm.recv_json(r, kResult);

@@ -11,31 +11,25 @@
 #include <vector>
 
 #include "cluster/cluster_impl.hpp"
+#include "cluster/rank_watch.hpp"
 #include "jobs/data_execution.hpp"
 #include "worksize/scheduler/format.hpp"
 
 namespace worksize::data_exec {
 
-/// Rank 0's deadlines on the workers of a data job, the kernel jobs' rule: a worker is lost when
-/// rank 0 has heard nothing from it (a heartbeat, a message, a send taken) for --rank-timeout
-/// while it listened (time rank 0 spent on its own work, away from MPI, does not count).
+/// Rank 0's deadlines on the workers of a data job: the rule of every job (RankWatch), with the
+/// data jobs' waits on it and a worker's report of a lost neighbour.
 class Watch {
 public:
     Watch(Comm& comm, double timeout_s, std::function<std::string(int)> describe, std::function<void(int)> on_lost)
-        : comm_(comm), timeout_s_(timeout_s), describe_(std::move(describe)), on_lost_(std::move(on_lost)) {}
+        : comm_(comm), ranks_(comm, timeout_s), describe_(std::move(describe)), on_lost_(std::move(on_lost)) {}
 
-    /// Takes the heartbeats that came, and moves every deadline on by the time rank 0 was away;
-    /// raises the loss a worker reported of its neighbour (wire::kLost).
+    /// Takes the heartbeats that came (RankWatch::listen); raises the loss a worker reported of
+    /// its neighbour (wire::kLost).
     void poll() {
-        const double now = now_s();
-        if (const double away = now - listened_; listened_ > 0 && away > 0.01)
-            for (auto& [r, t] : heard_) t += away;
-        listened_ = now;
+        last_poll_ = now_s();
+        ranks_.listen();
         int from = 0;
-        while (comm_.iprobe(Comm::any_source, wire::kHeartbeat, &from)) {
-            (void)comm_.recv_bytes(from, wire::kHeartbeat);
-            heard_[from] = now_s();
-        }
         if (comm_.iprobe(Comm::any_source, wire::kLost, &from)) {
             const auto j = comm_.recv_json(from, wire::kLost);
             const int lost = j.at("lost").get<int>();
@@ -46,23 +40,23 @@ public:
     }
     /// poll() at most every 10 ms: rank 0's pulse while it steps with its own slices.
     void pulse() {
-        if (now_s() - listened_ >= 0.01) poll();
+        if (now_s() - last_poll_ >= 0.01) poll();
     }
-    void heard(int r) { heard_[r] = now_s(); }
+    void heard(int r) { ranks_.heard(r); }
     /// Rank 0's own wait on neighbour `r` ran out (`why`): `r` is lost, unless it is alive
     /// (its heartbeats come) and waiting itself on a lost rank, which it then names (kLost).
     [[noreturn]] void settle(int r, const std::string& why) {
-        if (!heard_.count(r)) heard(r);
+        ranks_.watch(r);
         for (;;) {
             poll();
-            if (silent(r)) lose(r, why);
+            if (ranks_.silent(r)) lose(r, why);
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
     /// Waits until a message with `tag` from worker `r` has come (it is then received with
     /// --rank-timeout as the patience between its pieces).
     void await(int r, int tag) {
-        if (!heard_.count(r)) heard(r);
+        ranks_.watch(r);
         const double start = now_s();
         for (;;) {
             poll();
@@ -81,8 +75,8 @@ public:
     /// Rank 0 waits on worker `r` (a message in flight): the heartbeats taken at most every
     /// millisecond, `r` lost once silent for --rank-timeout.
     void listen(int r) {
-        if (!heard_.count(r)) heard(r);
-        if (now_s() - listened_ >= 0.001) poll();
+        ranks_.watch(r);
+        if (now_s() - last_poll_ >= 0.001) poll();
         check(r);
     }
     /// Waits until the sends in `sends` (rank, handle) are done.
@@ -95,8 +89,7 @@ public:
     /// One look at the sends in `sends`: the done ones are taken out (their ranks heard);
     /// whether any was. A send that failed, or whose rank was silent too long, loses its rank.
     bool test_sends(std::vector<std::pair<int, std::size_t>>& sends) {
-        for (const auto& [r, id] : sends)
-            if (!heard_.count(r)) heard(r);
+        for (const auto& [r, id] : sends) ranks_.watch(r);
         poll();
         bool progress = false;
         for (auto it = sends.begin(); it != sends.end();) {
@@ -119,9 +112,9 @@ public:
         }
         if (progress) return true;
         for (const auto& [r, id] : sends)
-            if (silent(r)) {
+            if (ranks_.silent(r)) {
                 const int lost = r;
-                const std::string why = silence(lost);
+                const std::string why = ranks_.silence(lost);
                 abandon(sends);
                 lose(lost, why);
             }
@@ -134,13 +127,8 @@ public:
     }
 
 private:
-    bool silent(int r) const { return now_s() - heard_.at(r) > timeout_s_; }
-    std::string silence(int r) const {
-        return "nothing heard from it for " + format_seconds(now_s() - heard_.at(r), 3) + " (--rank-timeout " +
-               format_seconds(timeout_s_, 3) + ")";
-    }
     void check(int r) {
-        if (silent(r)) lose(r, silence(r));
+        if (ranks_.silent(r)) lose(r, ranks_.silence(r));
     }
     void abandon(std::vector<std::pair<int, std::size_t>>& sends) {
         for (const auto& [r, id] : sends) comm_.abandon_send(id);
@@ -148,11 +136,10 @@ private:
     }
 
     Comm& comm_;
-    double timeout_s_;
+    RankWatch ranks_;
     std::function<std::string(int)> describe_;
     std::function<void(int)> on_lost_;
-    std::map<int, double> heard_;
-    double listened_ = 0;
+    double last_poll_ = 0;
 };
 
 }  // namespace worksize::data_exec
