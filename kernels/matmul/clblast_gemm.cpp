@@ -2,7 +2,8 @@
 #include "clblast_gemm.hpp"
 
 #include <algorithm>
-#include <chrono>
+#include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,14 @@ const char* clblast_missing_text() {
 
 bool clblast_available() { return false; }
 
-SliceTimes execute_matmul_clblast(DeviceContext&, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
-                                  std::span<const std::byte>, Bytes&) {
-    throw InvalidArgument(clblast_missing_text());
+LibraryCall clblast_sgemm_call() {
+    LibraryCall c;
+    c.prepare = [](DeviceContext&, const std::vector<double>&, const std::string&) -> std::shared_ptr<void> {
+        throw InvalidArgument(clblast_missing_text());
+    };
+    c.call = [](DeviceContext&, const std::vector<cl::Buffer>&, const std::vector<double>&, void*,
+                const std::string&) -> cl::Event { throw InvalidArgument(clblast_missing_text()); };
+    return c;
 }
 
 #else
@@ -165,9 +171,6 @@ void check(const Quiet& q, const std::string& call, const std::string& where) {
     throw ClError("CLBlast " + call, static_cast<cl_int>(code), where + said);
 }
 
-/// CL_PROFILING_COMMAND_END of an event, in seconds.
-double end_of(const cl::Event& ev) { return double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>()) * 1e-9; }
-
 /// Contexts whose CLBlast program is built. CLBlast caches its programs by context and device,
 /// and a cached program keeps its context alive, so a handle here is never a new context's.
 std::mutex warmed_mutex;
@@ -244,91 +247,61 @@ void warm_up(DeviceContext& ctx, const std::string& where) {
     warmed.insert(key);
 }
 
-/// C (m x n) = A (m x k) · B (k x n), `iterations` times; the device seconds (see the header).
-double sgemm(DeviceContext& ctx, const cl::Buffer& a, const cl::Buffer& b, const cl::Buffer& c, std::uint64_t m,
-             std::uint64_t n, std::uint64_t k, std::uint64_t iterations, const std::string& where) {
+/// A slice's CLBlast state: its temporary buffer (padded or transposed copies), allocated once
+/// rather than by CLBlast inside every call.
+struct SgemmState {
+    std::size_t temp_bytes = 0;
+    cl::Buffer temp;
+};
+
+/// m, n, k of the call's values.
+std::array<std::size_t, 3> dims(const std::vector<double>& values, const std::string& where) {
+    if (values.size() != 3) throw InvalidArgument("clblast_sgemm takes the values m, n, k, for " + where);
+    return {std::size_t(values[0]), std::size_t(values[1]), std::size_t(values[2])};
+}
+
+std::shared_ptr<void> prepare(DeviceContext& ctx, const std::vector<double>& values, const std::string& where) {
     using clblast::Layout;
     using clblast::Transpose;
-    cl::CommandQueue& queue = ctx.queue();
-    cl_command_queue qh = queue();
-    // CLBlast's temporary buffer (padded or transposed copies), allocated here rather than
-    // by CLBlast inside every call.
-    std::size_t temp_bytes = 0;
+    const auto [m, n, k] = dims(values, where);
+    warm_up(ctx, where);  // outside the timing: CLBlast compiles its program on first use
+    auto state = std::make_shared<SgemmState>();
+    cl_command_queue qh = ctx.queue()();
     check(quietly([&] {
               return clblast::GemmTempBufferSize<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 0,
-                                                        k, 0, n, 0, n, &qh, temp_bytes);
+                                                        k, 0, n, 0, n, &qh, state->temp_bytes);
           }),
           "GemmTempBufferSize", where);
-    cl::Buffer temp;
-    if (temp_bytes > 0) temp = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, temp_bytes);
+    if (state->temp_bytes > 0) state->temp = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, state->temp_bytes);
+    return state;
+}
 
-    std::vector<cl::Event> markers, runs;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (std::uint64_t it = 0; it < std::max<std::uint64_t>(iterations, 1); ++it) {
-        cl::Event marker;
-        queue.enqueueMarkerWithWaitList(nullptr, &marker);
-        markers.push_back(marker);
-        cl_event ev = nullptr;
-        check(quietly([&] {
-                  return clblast::Gemm<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 1.0f, a(), 0,
-                                              k, b(), 0, n, 0.0f, c(), 0, n, &qh, &ev,
-                                              temp_bytes > 0 ? temp() : nullptr);
-              }),
-              "SGEMM", where);
-        runs.emplace_back(ev);  // takes CLBlast's reference
-    }
-    cl::Event::waitForEvents(runs);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double span = 0.0, own = 0.0;
-    bool markers_timed = true;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        own += event_seconds(runs[i]);
-        try {
-            span += end_of(runs[i]) - end_of(markers[i]);
-        } catch (const cl::Error&) {
-            markers_timed = false;  // no profiling times for markers: CLBlast's events alone
-        }
-    }
-    // The span covers CLBlast's own event and fits in the host's wall time of the calls (a
-    // marker stamped by another clock would not): else CLBlast's events alone.
-    return markers_timed && span >= own && span <= wall ? span : own;
+/// C (m x n) = A (m x k) · B (k x n) on the slice's queue; the event of CLBlast's last kernel.
+cl::Event call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const std::vector<double>& values,
+               void* state, const std::string& where) {
+    using clblast::Layout;
+    using clblast::Transpose;
+    const auto [m, n, k] = dims(values, where);
+    if (buffers.size() != 3) throw InvalidArgument("clblast_sgemm takes the buffers A, B, C, for " + where);
+    auto& st = *static_cast<SgemmState*>(state);
+    cl_command_queue qh = ctx.queue()();
+    cl_event ev = nullptr;
+    check(quietly([&] {
+              return clblast::Gemm<float>(Layout::kRowMajor, Transpose::kNo, Transpose::kNo, m, n, k, 1.0f,
+                                          buffers[0](), 0, k, buffers[1](), 0, n, 0.0f, buffers[2](), 0, n, &qh, &ev,
+                                          st.temp_bytes > 0 ? st.temp() : nullptr);
+          }),
+          "SGEMM", where);
+    return cl::Event(ev);  // takes CLBlast's reference
 }
 
 }  // namespace
 
-SliceTimes execute_matmul_clblast(DeviceContext& ctx, std::uint64_t rows, std::uint64_t n, std::uint64_t k,
-                                  std::uint64_t iterations, std::span<const std::byte> in, Bytes& out) {
-    const std::uint64_t a_bytes = rows * k * sizeof(float);
-    const std::uint64_t b_bytes = k * n * sizeof(float);
-    const std::uint64_t c_bytes = rows * n * sizeof(float);
-    std::string where = "the matmul slice of ";
-    where.append(std::to_string(rows)).append(" rows x ").append(std::to_string(n)).append(" columns (K ");
-    where.append(std::to_string(k)).append(") on ").append(ctx.info().name);
-    try {
-        warm_up(ctx, where);  // outside the timing: CLBlast compiles its program on first use
-        const cl::Context& context = ctx.context();
-        cl::CommandQueue& queue = ctx.queue();
-        cl::Buffer a_buf(context, CL_MEM_READ_ONLY, a_bytes);
-        cl::Buffer b_buf(context, CL_MEM_READ_ONLY, b_bytes);
-        cl::Buffer c_buf(context, CL_MEM_READ_WRITE, c_bytes);  // beta = 0: CLBlast still binds C as read-write
-        cl::Event wa, wb;
-        queue.enqueueWriteBuffer(a_buf, CL_FALSE, 0, a_bytes, in.data(), nullptr, &wa);
-        queue.enqueueWriteBuffer(b_buf, CL_FALSE, 0, b_bytes, in.data() + a_bytes, nullptr, &wb);
-        SliceTimes t;
-        t.kernel = sgemm(ctx, a_buf, b_buf, c_buf, rows, n, k, iterations, where);
-        out.resize(c_bytes);
-        cl::Event rc;
-        queue.enqueueReadBuffer(c_buf, CL_TRUE, 0, c_bytes, out.data(), nullptr, &rc);
-        t.h2d = event_seconds(wa) + event_seconds(wb);
-        t.d2h = event_seconds(rc);
-        return t;
-    } catch (const cl::Error& e) {
-        out.clear();
-        rethrow_cl(e, where);
-    } catch (...) {
-        out.clear();
-        throw;
-    }
+LibraryCall clblast_sgemm_call() {
+    LibraryCall c;
+    c.prepare = prepare;
+    c.call = call;
+    return c;
 }
 
 #endif

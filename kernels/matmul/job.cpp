@@ -19,7 +19,6 @@
 #include <thread>
 
 #include "clblast_gemm.hpp"
-#include "jobs/input_feed.hpp"
 #include "jobs/job_util.hpp"
 #include "sample_kernels.hpp"
 #include "worksize/embedded_kernels.hpp"
@@ -473,14 +472,6 @@ private:
     std::vector<float> a_, b_, c_;  ///< A and C padded to whole row units
 };
 
-/// Throw when one buffer of a slice exceeds the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE.
-void check_alloc(const DeviceContext& ctx, const char* what, std::uint64_t bytes) {
-    const std::uint64_t limit = ctx.info().max_alloc_bytes;
-    if (limit != 0 && bytes > limit)
-        throw Error("matmul slice needs " + size_text(bytes) + " for " + what + ", more than the " +
-                    size_text(limit) + " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + ctx.info().name);
-}
-
 /// The checks of a worker's slice on `device`; its rows of C.
 std::uint64_t check_matmul_slice(const SliceSpec& s, const DeviceInfo& device) {
     const std::uint64_t m = param_u64(s.params, "m", 0), n = param_u64(s.params, "n", 0),
@@ -513,38 +504,33 @@ std::uint64_t check_matmul_slice(const SliceSpec& s, const DeviceInfo& device) {
     return rows;
 }
 
-/// A slice of matmul's own kernels as it runs on `device` (the factory's `declare`).
+/// A slice as it runs on `device` (the factory's `declare`): matmul's own kernel, or on the
+/// clblast backend CLBlast's SGEMM as a library routine over the same buffers (the slice's whole
+/// row units: rows past M are zeros in A, and C's rows past M are not read).
 DataJobSpec declare_matmul(const SliceSpec& s, const DeviceInfo& device) {
-    if (s.params.contains("backend"))
-        throw InvalidArgument("matmul: a slice on the clblast backend is a library call, not a declared kernel");
     const std::uint64_t rows = check_matmul_slice(s, device);
-    return matmul_declaration(s.problem, param_u64(s.params, "n", 0), param_u64(s.params, "k", 0), reg_params(s.params),
-                              rows, s.local, &device);
+    const std::uint64_t n = param_u64(s.params, "n", 0), k = param_u64(s.params, "k", 0);
+    const RegParams reg = reg_params(s.params);
+    DataJobSpec spec = matmul_declaration(s.problem, n, k, reg, rows, s.local, &device);
+    if (!s.params.contains("backend")) return spec;
+    const auto b = s.params.at("backend");
+    if (b != "clblast") throw InvalidArgument("matmul: no backend " + b.dump() + " (valid: kernel, clblast)");
+    if (!clblast_available()) throw InvalidArgument(clblast_missing_text());
+    const std::uint64_t rpu = reg.on() ? reg.tm : kWpt;
+    KernelDecl kd;
+    kd.name = kd.library = kClblastSgemm;
+    kd.args = {arg::value<int>(s.units * rpu), arg::value<int>(n), arg::value<int>(k),
+               arg::in({0}),                   arg::all({1}),      arg::out({2})};
+    spec.kernels = {kd};
+    spec.build_options.clear();
+    return spec;
 }
 
 SliceTimes execute_matmul(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
                           Bytes& out) {
     out.clear();
     if (s.units == 0) return {};
-    if (!s.params.contains("backend")) return execute_declared(declare_matmul(s, ctx.info()), ctx, s, in, out);
-    check_matmul_slice(s, ctx.info());
-    // A library backend (clblast_gemm.cpp).
-    const auto b = s.params.at("backend");
-    if (b != "clblast") throw InvalidArgument("matmul: no backend " + b.dump() + " (valid: kernel, clblast)");
-    const std::uint64_t n = param_u64(s.params, "n", 0), k = param_u64(s.params, "k", 0);
-    const RegParams reg = reg_params(s.params);
-    const std::uint64_t rpu = reg.on() ? reg.tm : kWpt;
-    // The declared input: the slice's whole row units of A (rows past M are zeros), then B.
-    const std::uint64_t padded = s.units * rpu;
-    const std::uint64_t a_bytes = padded * k * sizeof(float), b_bytes = k * n * sizeof(float);
-    if (in.size() != a_bytes + b_bytes)
-        throw InvalidArgument("matmul: slice input has " + std::to_string(in.size()) + " bytes, expected " +
-                              std::to_string(a_bytes + b_bytes));
-    check_alloc(ctx, "B", b_bytes);
-    check_alloc(ctx, "its rows of A", a_bytes);
-    check_alloc(ctx, "its rows of C", padded * n * sizeof(float));
-    if (const InputFeed* feed = InputFeed::current()) feed->wait(feed->total());  // CLBlast takes it whole
-    return execute_matmul_clblast(ctx, padded, n, k, s.iterations, in, out);
+    return execute_declared(declare_matmul(s, ctx.info()), ctx, s, in, out);
 }
 
 }  // namespace
@@ -554,6 +540,7 @@ KernelJobFactory matmul_job_factory() {
     f.name = "matmul";
     f.make = [](const JobOptions& o) { return std::make_unique<MatmulJob>(o); };
     f.execute = execute_matmul;
+    register_library_call(kClblastSgemm, clblast_sgemm_call());
     f.declare = declare_matmul;
     f.dims = 2;
     f.streams_input = true;  // execute_declared (input_feed.hpp)

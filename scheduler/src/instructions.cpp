@@ -287,6 +287,7 @@ std::string describe(const Instruction& in, const DataJobSpec& spec) {
         case InstrKind::launch:
             o << ' ' << spec.kernels[std::size_t(in.kernel)].name << " slice " << in.slice << " units [" << in.first
               << ", " << in.first + in.rows << ") " << to_string(in.part);
+            if (!spec.kernels[std::size_t(in.kernel)].library.empty()) o << " (library)";
             break;
         case InstrKind::read_rows:
         case InstrKind::write_rows:

@@ -46,6 +46,11 @@ expect_jq '[.assignments[] | select(.units > 0) | .local_rule == "chosen by clbl
   "plan --local tuned: no tuned or fallback rule for CLBlast"
 run 60 "$ws" plan --kernel matmul --size 512 --devices "$prof" --backend clblast
 expect_out "backend" "the plan table has a backend column"
+# The instruction lists: CLBlast's SGEMM is a library call between the slice's uploads and its
+# download; the kernel's devices launch matmul's own kernel.
+run 60 "$ws" plan --kernel matmul --size 1531 --devices "$prof" --backend 0=clblast --strategy even --instructions
+expect_out "launch clblast_sgemm slice 0 units .* whole \(library\) after" "--instructions: device 0 calls CLBlast"
+expect_out "launch matmul_(tiled|direct|reg) slice 1 " "--instructions: device 1 launches the kernel"
 
 # Models: one calibrated with CLBlast is not used for the kernel (nor the other way round).
 run 300 "$ws" calibrate --kernel matmul --sizes 32,64 --min-repeats 1 --max-repeats 1 --backend clblast --db "$db"

@@ -1,6 +1,10 @@
 // A declared job's slice on its device (execute_declared, declared_job.hpp): its instruction list
 // (scheduler/slice_program.hpp) run by the engine's executor, with the slice as the Target.
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "engine/executor.hpp"
 #include "jobs/bounds.hpp"
@@ -13,6 +17,32 @@
 #include "worksize/scheduler/slice_program.hpp"
 
 namespace worksize {
+
+namespace {
+
+std::mutex library_mutex;
+/// The routines by name; entries are never erased (library_call()'s references stay valid).
+std::map<std::string, std::unique_ptr<LibraryCall>>& libraries() {
+    static std::map<std::string, std::unique_ptr<LibraryCall>> m;
+    return m;
+}
+
+}  // namespace
+
+void register_library_call(const std::string& name, LibraryCall call) {
+    if (name.empty() || !call.call) throw InvalidArgument("register_library_call: needs a name and a call");
+    std::lock_guard lock(library_mutex);
+    auto& slot = libraries()[name];
+    if (slot) *slot = std::move(call);
+    else slot = std::make_unique<LibraryCall>(std::move(call));
+}
+
+const LibraryCall& library_call(const std::string& name) {
+    std::lock_guard lock(library_mutex);
+    const auto it = libraries().find(name);
+    if (it == libraries().end()) throw InvalidArgument("no library routine '" + name + "' is registered");
+    return *it->second;
+}
 
 namespace {
 
@@ -85,7 +115,7 @@ public:
         for (const auto& e : h2d_) t.h2d += event_seconds(e);
         for (const auto& e : runs_) t.kernel += event_seconds(e);
         for (const auto& e : d2h_) t.d2h += event_seconds(e);
-        t.kernel += combine_s_;
+        t.kernel += combine_s_ + library_seconds();
         return t;
     }
 
@@ -111,6 +141,12 @@ private:
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records_;
     std::vector<cl::Event> h2d_, runs_, d2h_;
     double combine_s_ = 0.0;
+    /// Per kernel: a library routine's state (KernelDecl::library), else null.
+    std::vector<std::shared_ptr<void>> library_state_;
+    /// Each library call: the marker enqueued just before it, and its last command's event.
+    std::vector<std::pair<cl::Event, cl::Event>> library_runs_;
+    void call_library(std::size_t k);
+    double library_seconds() const;
 };
 
 void SliceTarget::check_alloc(const std::string& what, std::uint64_t bytes) const {
@@ -152,14 +188,46 @@ void SliceTarget::upload(const Instruction& in) {
     if (feed_) q().flush();
 }
 
-/// The program and its kernels, each one's geometry on the slice and its reduction records.
+bool library_buffer(ArgKind k) {
+    return k == ArgKind::read || k == ArgKind::write || k == ArgKind::read_write || k == ArgKind::halo ||
+           k == ArgKind::all;
+}
+
+/// The values of a library routine's arguments, in order (it takes buffers and values only).
+std::vector<double> library_values(const KernelDecl& kd, const std::string& job) {
+    std::vector<double> v;
+    for (const auto& a : kd.args) {
+        if (a.kind == ArgKind::scalar) v.push_back(a.value);
+        else if (!library_buffer(a.kind))
+            throw InvalidArgument("job '" + job + "': library routine '" + kd.library +
+                                  "' takes buffers and values only, not a '" + to_string(a.kind) + "' argument");
+    }
+    return v;
+}
+
+/// The program and its kernels (a library routine: prepared instead), each one's geometry on
+/// the slice and its reduction records.
 void SliceTarget::build() {
-    cl::Program program = ctx_.program_from_source(spec_.source, data::program_options(spec_.build_options));
+    cl::Program program;
+    const bool any_kernel =
+        std::any_of(spec_.kernels.begin(), spec_.kernels.end(), [](const KernelDecl& k) { return k.library.empty(); });
+    if (any_kernel) program = ctx_.program_from_source(spec_.source, data::program_options(spec_.build_options));
     for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
-        kernels_.push_back(data::make_kernel(program, spec_.kernels[k]));
-        geo_.push_back(data::geometry(spec_, spec_.kernels[k], s_.offset, s_.units,
-                                      data::launch_local(spec_.kernels[k], s_.local, kernels_.back(), ctx_.device())));
-        data::check_required_local(spec_.kernels[k], geo_.back(), kernels_.back(), ctx_.device());
+        const auto& kd = spec_.kernels[k];
+        if (!kd.library.empty()) {
+            const LibraryCall& lib = library_call(kd.library);
+            const auto values = library_values(kd, spec_.name);
+            where_ = "library routine '" + kd.library + "' of job '" + spec_.name + "' on " + ctx_.info().name;
+            library_state_.push_back(lib.prepare ? lib.prepare(ctx_, values, where_) : nullptr);
+            kernels_.emplace_back();
+            geo_.emplace_back();
+            continue;
+        }
+        library_state_.push_back(nullptr);
+        kernels_.push_back(data::make_kernel(program, kd));
+        geo_.push_back(data::geometry(spec_, kd, s_.offset, s_.units,
+                                      data::launch_local(kd, s_.local, kernels_.back(), ctx_.device())));
+        data::check_required_local(kd, geo_.back(), kernels_.back(), ctx_.device());
     }
     for (const auto& [k, i] : reductions(spec_)) {
         const auto& bd = spec_.buffers[std::size_t(spec_.kernels[k].args[i].buffer)];
@@ -169,10 +237,49 @@ void SliceTarget::build() {
     }
 }
 
+void SliceTarget::call_library(std::size_t k) {
+    const auto& kd = spec_.kernels[k];
+    where_ = "library routine '" + kd.library + "' of job '" + spec_.name + "' on " + ctx_.info().name;
+    std::vector<cl::Buffer> buffers;
+    for (const auto& a : kd.args)
+        if (library_buffer(a.kind)) buffers.push_back(bufs_.at(std::size_t(a.buffer)));
+    cl::Event marker;
+    q().enqueueMarkerWithWaitList(nullptr, &marker);
+    cl::Event ev = library_call(kd.library).call(ctx_, buffers, library_values(kd, spec_.name), library_state_[k].get(), where_);
+    library_runs_.emplace_back(marker, ev);
+}
+
+/// Each call from its marker to its last command's end, where the markers have profiling times
+/// that fit (the span at least the call's own event); else the calls' own events.
+double SliceTarget::library_seconds() const {
+    double span = 0.0, own = 0.0;
+    bool markers_timed = true;
+    for (const auto& [marker, ev] : library_runs_) {
+        if (!ev()) continue;
+        const double e = event_seconds(ev);
+        own += e;
+        try {
+            const double s = double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                    marker.getProfilingInfo<CL_PROFILING_COMMAND_END>()) * 1e-9;
+            if (s < e) markers_timed = false;
+            span += s;
+        } catch (const cl::Error&) {
+            markers_timed = false;
+        }
+    }
+    return markers_timed ? span : own;
+}
+
 void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) {
     if (kernels_.empty()) build();
     const std::size_t k = std::size_t(in.kernel);
     const auto& kd = spec_.kernels[k];
+    if (!kd.library.empty()) {  // in order after the uploads on the device's queue; `wait` is empty here
+        call_library(k);
+        if (done) *done = library_runs_.back().second;
+        if (!guards_.empty()) bounds::check_writes(q(), spec_, kd, guards_, "", "");
+        return;
+    }
     where_ = "kernel '" + kd.name + "' of job '" + spec_.name + "' on " + ctx_.info().name + " (global " +
              range_text(geo_[k].global) + ", local " + range_text(geo_[k].local) + ")";
     // Per-item records are refilled before every launch; per-group ones once (every group

@@ -13,11 +13,15 @@
 // tree-combined on the device, down to at most kMaxGroupRecords).
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
+#include <string>
 #include <span>
 #include <vector>
 
 #include "worksize/runtime/kernel_job.hpp"
+#include "worksize/runtime/opencl.hpp"
 #include "worksize/scheduler/data_spec.hpp"
 #include "worksize/scheduler/slice_program.hpp"
 
@@ -83,5 +87,28 @@ inline constexpr std::uint64_t kSharedTail = 256;
 inline constexpr std::byte kRunTail{0x7f}, kReferenceTail{0xff};
 SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
                             std::span<const std::byte> in, Bytes& out, std::byte tail = kRunTail);
+
+/// A library routine that a declared slice calls in place of an OpenCL kernel
+/// (KernelDecl::library), on the slice's device, queue and buffers: what the slice's launch
+/// instruction does for such a "kernel". Its arguments are the declaration's: each buffer
+/// argument's buffer (`buffers`, in argument order) and each value argument (`values`, in
+/// argument order).
+struct LibraryCall {
+    /// Once per slice, before its first call and outside the timing (a library that compiles its
+    /// programs on first use, a scratch buffer): the state its calls get. `where` names the slice.
+    std::function<std::shared_ptr<void>(DeviceContext& ctx, const std::vector<double>& values, const std::string& where)>
+        prepare;
+    /// Enqueues one call on ctx.queue() (in order after the slice's uploads) and returns the
+    /// event of its last command; the slice's kernel time runs from a marker enqueued just before
+    /// it to that event's end (where the device's profiling times allow; else the event's own).
+    /// @throws Error naming the library's failure and `where`.
+    std::function<cl::Event(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const std::vector<double>& values,
+                            void* state, const std::string& where)>
+        call;
+};
+/// Registers (or replaces) library routine `name`. @throws InvalidArgument without a name or call.
+void register_library_call(const std::string& name, LibraryCall call);
+/// The routine registered as `name`. @throws InvalidArgument for an unknown one.
+const LibraryCall& library_call(const std::string& name);
 
 }  // namespace worksize

@@ -234,7 +234,8 @@ struct KernelJobFactory {
     /// A declared job's slice (declared_job.hpp) as `execute` runs it on a device: its
     /// declaration (the kernel variant, build options and launch details), checked. What
     /// `worksize plan --instructions` lists (scheduler/slice_program.hpp); empty for a job whose
-    /// slices are not declared (sort). It throws for a slice that calls a library (CLBlast).
+    /// slices are not declared (sort). A library backend's slice declares its routine
+    /// (KernelDecl::library: matmul's CLBlast SGEMM).
     std::function<DataJobSpec(const SliceSpec&, const DeviceInfo&)> declare;
 };
 

@@ -182,6 +182,10 @@ struct KernelDecl {
     /// The steps it runs in; within a step the kernels that run keep their declared order.
     KernelRuns runs = KernelRuns::every;
     std::uint64_t every = 1;
+    /// Not an OpenCL kernel of the source but a library routine that the runtime calls with the
+    /// same arguments (register_library_call, runtime/declared_job.hpp): matmul's CLBlast SGEMM.
+    /// "" for a kernel. Declared kernel jobs' slices only (not a data job's steps).
+    std::string library;
 };
 
 /// Whether kernel `k` runs in `step` of a job of `steps` steps.
