@@ -33,6 +33,8 @@
 # 16384^2 and k-means over two GPU ranks, on one GPU, k-means in one rank driving both.
 # PART=declared: matmul, interp and quad slices on the engine (instruction lists, new) against the
 #   build before (old), one GPU and matmul offloaded to two GPU ranks, kernel times and makespans.
+# PART=clblast: matmul with --backend clblast (SGEMM a library routine of the slice's list, new)
+#   against the build before (old), one GPU, offloaded to two GPU ranks, one rank driving both.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -287,6 +289,23 @@ if [ "$PART" = declared ]; then
         done
     done
     echo "mpi-bw 3 ranks (256 MiB), after: $(timeout 60 mpiexec -n 3 mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
+fi
+
+if [ "$PART" = clblast ]; then
+    # matmul's CLBlast backend as a library routine in the slice's instruction list (new) against
+    # its own path before (old), alternating; the data jobs' steps on the executor beside.
+    kr matmul 1000 verify new 0 mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even --backend clblast
+    kr matmul 1531 verify1 new 0 env -- --select "0=${G[0]}" --backend clblast --iterations 2
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do
+            kr matmul 8192 1gpu-clblast $b "$r" env -- --select "0=${G[0]}" --backend clblast --iterations 3
+            kr matmul 8192 offload2-clblast $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even --backend clblast
+            kr matmul 4096 1rank2gpus-clblast $b "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --backend clblast --iterations 10
+        done
+        ex heat new 2ranks "$r" 8192 8192 2000
+        ex heat new 1gpu "$r" 8192 8192 2000
+    done
 fi
 
 if [ "$PART" = piecesize ]; then
