@@ -296,6 +296,8 @@ if [ "$PART" = clblast ]; then
     # its own path before (old), alternating; the data jobs' steps on the executor beside.
     kr matmul 1000 verify new 0 mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even --backend clblast
     kr matmul 1531 verify1 new 0 env -- --select "0=${G[0]}" --backend clblast --iterations 2
+    ex heat new 2ranks 0 1024 1024 200
+    export EXAMPLE_NOVERIFY=1  # heat 8192^2 x 2000 verified on the CPU takes minutes
     for r in $(seq "$REPS"); do
         late && break
         for b in new old; do
@@ -303,8 +305,7 @@ if [ "$PART" = clblast ]; then
             kr matmul 8192 offload2-clblast $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even --backend clblast
             kr matmul 4096 1rank2gpus-clblast $b "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --backend clblast --iterations 10
         done
-        ex heat new 2ranks "$r" 8192 8192 2000
-        ex heat new 1gpu "$r" 8192 8192 2000
+        for cfg in 2ranks 1rank2gpus 1gpu; do ex heat new "$cfg" "$r" 8192 8192 2000; done
     done
 fi
 
