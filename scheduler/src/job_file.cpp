@@ -172,6 +172,175 @@ void require_result(const DataJobSpec& spec) {
     fail("buffers", "no buffer has \"output\": true and no kernel reduces: the job would return nothing to check");
 }
 
+/// The index of the buffer named by `name` among those declared so far (refused at `field`
+/// when it is not a string or names no buffer).
+int buffer_index(const DataJobSpec& s, const nlohmann::json& name, const std::string& field) {
+    if (!name.is_string()) fail(field, "names a buffer by its name, not " + name.dump());
+    for (std::size_t b = 0; b < s.buffers.size(); ++b)
+        if (s.buffers[b].name == name.get<std::string>()) return int(b);
+    fail(field, "no buffer is named '" + name.get<std::string>() + "'");
+}
+
+/// Buffer `jb` (at `f`) of the file, checked against the buffers declared before it in `s`.
+BufferDecl resolve_buffer(const nlohmann::json& jb, const std::string& f, const DataJobSpec& s, GlobalSize size) {
+    check_keys(jb, {"name", "type", "layout", "pitch", "count", "init", "output"}, f);
+    BufferDecl b;
+    b.name = text_of(need(jb, "name", f), f + ".name");
+    for (const auto& other : s.buffers)
+        if (other.name == b.name) fail(f + ".name", "'" + b.name + "' names an earlier buffer too");
+    try {
+        b.type = parse_elem_type(text_or(jb, "type", "float", f + ".type"));
+    } catch (const InvalidArgument& e) {
+        fail(f + ".type", e.what());
+    }
+    const std::string layout = text_or(jb, "layout", "split", f + ".layout");
+    if (layout != "split" && layout != "shared") fail(f + ".layout", "'" + layout + "' is neither split nor shared");
+    b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
+    if (b.layout == BufferLayout::split) {
+        const double p = jb.contains("pitch") ? size_value(jb["pitch"], size, s.dims, f + ".pitch") : 1.0;
+        if (!(p >= 1 && p < 18446744073709551616.0) || p != std::floor(p))  // (2^64)
+            fail(f + ".pitch", "must be a whole number >= 1");
+        b.pitch = std::uint64_t(p);
+    } else {
+        b.count = count_of(need(jb, "count", f), f + ".count");
+    }
+    // At most 2^53 bytes (no machine holds more): a pitch of 2^63 made the size wrap to 0
+    // bytes, and the inputs were written through a null pointer.
+    const bool split = b.layout == BufferLayout::split;
+    const double elems = split ? double(s.units) * double(b.pitch) : double(b.count);
+    if (elems * double(elem_size(b.type)) > 0x1p53) {
+        const std::string n =
+            split ? std::to_string(s.units) + " x " + std::to_string(b.pitch) : std::to_string(b.count);
+        fail(f + (split ? ".pitch" : ".count"), "makes buffer '" + b.name + "' more than 2^53 bytes (" + n +
+                                                    " elements of " + std::to_string(elem_size(b.type)) + " bytes)");
+    }
+    // "init": an object (random, constant, file: an input), "zeros" (the default) or "none"
+    // (the kernels write it whole: no zero-fill on the devices).
+    const bool named_init = jb.contains("init") && jb["init"].is_string();
+    if (named_init) {
+        const std::string init = jb["init"].get<std::string>();
+        if (init != "zeros" && init != "none")
+            fail(f + ".init", "'" + init + "' is neither zeros nor none (or an object: random, constant, file)");
+        b.no_init = init == "none";
+    }
+    b.input = jb.contains("init") && !named_init;
+    b.output = flag_or(jb, "output", f + ".output");
+    return b;
+}
+
+/// A reduction's options of argument `ja` (at `fa`): "op" (sum when absent) and "per" (item or group).
+void resolve_reduce_options(const nlohmann::json& ja, const std::string& fa, ArgDecl& a) {
+    try {
+        a.op = parse_reduce_op(ja.value("op", "sum"));
+    } catch (const InvalidArgument& e) {
+        fail(fa + ".op", e.what());
+    }
+    if (ja.contains("per")) {
+        const auto per = ja["per"].is_string() ? ja["per"].get<std::string>() : ja["per"].dump();
+        if (per != "item" && per != "group")
+            fail(fa + ".per", "'" + per + "' is not item or group");
+        a.per_group = per == "group";
+    }
+}
+
+/// The scalar keys of argument `ja` (at `fa`): "float", "double", "int", "uint" or "long" with a
+/// value that the type holds. Whether one was found.
+bool resolve_scalar(const nlohmann::json& ja, const std::string& fa, GlobalSize size, int dims, ArgDecl& a) {
+    bool known = false;
+    for (const auto& [key, type] : {std::pair{"float", ElemType::f32}, std::pair{"double", ElemType::f64},
+                                    std::pair{"int", ElemType::i32}, std::pair{"uint", ElemType::u32},
+                                    std::pair{"long", ElemType::i64}})
+        if (ja.contains(key)) {
+            a.kind = ArgKind::scalar;
+            a.scalar_type = type;
+            a.value = size_value(ja[key], size, dims, fa + "." + key);
+            if (const std::string why = misfit(type, a.value); !why.empty()) {
+                char v[32];  // the shortest text that reads back as the value
+                const auto end = std::to_chars(v, v + sizeof v, a.value).ptr;
+                fail(fa + "." + key,
+                     (ja[key].is_string() ? ja[key].dump() + " = " + std::string(v, end) : ja[key].dump()) + " " +
+                         why);
+            }
+            known = true;
+        }
+    return known;
+}
+
+/// Argument `ja` (at `fa`) of a kernel: exactly one kind of argument with its options.
+ArgDecl resolve_arg(const nlohmann::json& ja, const std::string& fa, const DataJobSpec& s, GlobalSize size) {
+    if (!ja.is_object() || ja.empty()) fail(fa, "an object such as {\"in\": \"x\"}");
+    ArgDecl a;
+    bool known = false;
+    for (const auto& [key, kind] : {std::pair{"in", ArgKind::read}, std::pair{"out", ArgKind::write},
+                                    std::pair{"inout", ArgKind::read_write}, std::pair{"halo", ArgKind::halo},
+                                    std::pair{"all", ArgKind::all}, std::pair{"reduce", ArgKind::reduce},
+                                    std::pair{"origin", ArgKind::origin}})
+        if (ja.contains(key)) {
+            a.kind = kind;
+            a.buffer = buffer_index(s, ja[key], fa + "." + key);
+            known = true;
+        }
+    if (a.kind == ArgKind::halo) a.depth = count_of(need(ja, "depth", fa), fa + ".depth");
+    if (a.kind == ArgKind::reduce) resolve_reduce_options(ja, fa, a);
+    if (resolve_scalar(ja, fa, size, s.dims, a)) known = true;
+    if (ja.contains("local")) {
+        a.kind = ArgKind::local;
+        try {
+            a.scalar_type =
+                parse_elem_type(ja["local"].is_string() ? ja["local"].get<std::string>() : ja["local"].dump());
+        } catch (const InvalidArgument& e) {
+            fail(fa + ".local", e.what());
+        }
+        a.value = size_value(need(ja, "count", fa), size, s.dims, fa + ".count");
+        known = true;
+    }
+    if (ja.contains("begin")) a.kind = ArgKind::begin, known = true;
+    if (ja.contains("end")) a.kind = ArgKind::end, known = true;
+    const bool typed = is_index(a.kind) && ja.contains("type");
+    if (typed) {
+        const auto t = ja["type"].is_string() ? ja["type"].get<std::string>() : ja["type"].dump();
+        if (t != "int" && t != "long") fail(fa + ".type", "'" + t + "' is not int or long (an index's type)");
+        a.index_type = t == "long" ? ElemType::i64 : ElemType::i32;
+    }
+    const std::size_t keys = a.kind == ArgKind::reduce ? 1u + ja.contains("op") + ja.contains("per")
+                             : a.kind == ArgKind::halo || a.kind == ArgKind::local ? 2u
+                                                                                   : 1u + typed;
+    if (!known || ja.size() > keys)
+        fail(fa,
+             ja.dump() +
+                 " is not one argument (in, out, inout, halo+depth, all, reduce[+op][+per], origin[+type], "
+                 "float, double, int, uint, long, local+count, begin[+type], end[+type])");
+    return a;
+}
+
+/// Kernel `jk` (at `f`) of the file, its arguments naming the buffers of `s`.
+KernelDecl resolve_kernel(const nlohmann::json& jk, const std::string& f, const DataJobSpec& s, GlobalSize size) {
+    check_keys(jk, {"name", "args", "units_per_item", "required_local", "arrays"}, f);
+    KernelDecl kd;
+    kd.name = text_of(need(jk, "name", f), f + ".name");
+    if (jk.contains("units_per_item")) kd.units_per_item = count_of(jk["units_per_item"], f + ".units_per_item");
+    if (jk.contains("arrays")) {
+        const auto arrays = jk["arrays"].is_string() ? jk["arrays"].get<std::string>() : jk["arrays"].dump();
+        if (arrays != "whole" && arrays != "slice" && arrays != "relative")
+            fail(f + ".arrays", "'" + arrays + "' is not whole (an application's kernel, indexing whole arrays by "
+                                "global ids), relative (indexing from the buffers' start by group ids) or slice");
+        kd.whole_arrays = arrays == "whole";
+        kd.slice_relative = arrays == "relative";
+    }
+    if (jk.contains("required_local")) {
+        const auto& r = jk["required_local"];
+        if (!r.is_array() || r.empty() || r.size() > 2) fail(f + ".required_local", "is [x] or [x, y]");
+        kd.required_local = {count_of(r[0], f + ".required_local"),
+                             r.size() > 1 ? count_of(r[1], f + ".required_local") : 1};
+    }
+    const auto& args = need(jk, "args", f);
+    if (!args.is_array()) fail(f + ".args", "a list of arguments");
+    for (std::size_t i = 0; i < args.size(); ++i)
+        kd.args.push_back(resolve_arg(args[i], f + ".args[" + std::to_string(i) + "]", s, size));
+    return kd;
+}
+
+/// The file's job at problem size `size`: its name, sizes, buffers and kernels.
 DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSize size) {
     DataJobSpec s;
     s.name = text_of(need(j, "name", "name"), "name");
@@ -188,162 +357,74 @@ DataJobSpec resolve(const nlohmann::json& j, const std::string& source, GlobalSi
     }
     const auto& buffers = need(j, "buffers", "buffers");
     if (!buffers.is_array() || buffers.empty()) fail("buffers", "a list of at least one buffer");
-    auto index_of = [&](const nlohmann::json& name, const std::string& field) {
-        if (!name.is_string()) fail(field, "names a buffer by its name, not " + name.dump());
-        for (std::size_t b = 0; b < s.buffers.size(); ++b)
-            if (s.buffers[b].name == name.get<std::string>()) return int(b);
-        fail(field, "no buffer is named '" + name.get<std::string>() + "'");
-    };
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-        const auto& jb = buffers[i];
-        const std::string f = "buffers[" + std::to_string(i) + "]";
-        check_keys(jb, {"name", "type", "layout", "pitch", "count", "init", "output"}, f);
-        BufferDecl b;
-        b.name = text_of(need(jb, "name", f), f + ".name");
-        for (const auto& other : s.buffers)
-            if (other.name == b.name) fail(f + ".name", "'" + b.name + "' names an earlier buffer too");
-        try {
-            b.type = parse_elem_type(text_or(jb, "type", "float", f + ".type"));
-        } catch (const InvalidArgument& e) {
-            fail(f + ".type", e.what());
-        }
-        const std::string layout = text_or(jb, "layout", "split", f + ".layout");
-        if (layout != "split" && layout != "shared") fail(f + ".layout", "'" + layout + "' is neither split nor shared");
-        b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
-        if (b.layout == BufferLayout::split) {
-            const double p = jb.contains("pitch") ? size_value(jb["pitch"], size, s.dims, f + ".pitch") : 1.0;
-            if (!(p >= 1 && p < 18446744073709551616.0) || p != std::floor(p))  // (2^64)
-                fail(f + ".pitch", "must be a whole number >= 1");
-            b.pitch = std::uint64_t(p);
-        } else {
-            b.count = count_of(need(jb, "count", f), f + ".count");
-        }
-        // At most 2^53 bytes (no machine holds more): a pitch of 2^63 made the size wrap to 0
-        // bytes, and the inputs were written through a null pointer.
-        const bool split = b.layout == BufferLayout::split;
-        const double elems = split ? double(s.units) * double(b.pitch) : double(b.count);
-        if (elems * double(elem_size(b.type)) > 0x1p53) {
-            const std::string n =
-                split ? std::to_string(s.units) + " x " + std::to_string(b.pitch) : std::to_string(b.count);
-            fail(f + (split ? ".pitch" : ".count"), "makes buffer '" + b.name + "' more than 2^53 bytes (" + n +
-                                                        " elements of " + std::to_string(elem_size(b.type)) + " bytes)");
-        }
-        // "init": an object (random, constant, file: an input), "zeros" (the default) or "none"
-        // (the kernels write it whole: no zero-fill on the devices).
-        const bool named_init = jb.contains("init") && jb["init"].is_string();
-        if (named_init) {
-            const std::string init = jb["init"].get<std::string>();
-            if (init != "zeros" && init != "none")
-                fail(f + ".init", "'" + init + "' is neither zeros nor none (or an object: random, constant, file)");
-            b.no_init = init == "none";
-        }
-        b.input = jb.contains("init") && !named_init;
-        b.output = flag_or(jb, "output", f + ".output");
-        s.buffers.push_back(b);
-    }
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+        s.buffers.push_back(resolve_buffer(buffers[i], "buffers[" + std::to_string(i) + "]", s, size));
     const auto& kernels = need(j, "kernels", "kernels");
     if (!kernels.is_array() || kernels.empty()) fail("kernels", "a list of at least one kernel");
-    for (std::size_t k = 0; k < kernels.size(); ++k) {
-        const auto& jk = kernels[k];
-        const std::string f = "kernels[" + std::to_string(k) + "]";
-        check_keys(jk, {"name", "args", "units_per_item", "required_local", "arrays"}, f);
-        KernelDecl kd;
-        kd.name = text_of(need(jk, "name", f), f + ".name");
-        if (jk.contains("units_per_item")) kd.units_per_item = count_of(jk["units_per_item"], f + ".units_per_item");
-        if (jk.contains("arrays")) {
-            const auto arrays = jk["arrays"].is_string() ? jk["arrays"].get<std::string>() : jk["arrays"].dump();
-            if (arrays != "whole" && arrays != "slice" && arrays != "relative")
-                fail(f + ".arrays", "'" + arrays + "' is not whole (an application's kernel, indexing whole arrays by "
-                                    "global ids), relative (indexing from the buffers' start by group ids) or slice");
-            kd.whole_arrays = arrays == "whole";
-            kd.slice_relative = arrays == "relative";
-        }
-        if (jk.contains("required_local")) {
-            const auto& r = jk["required_local"];
-            if (!r.is_array() || r.empty() || r.size() > 2) fail(f + ".required_local", "is [x] or [x, y]");
-            kd.required_local = {count_of(r[0], f + ".required_local"), r.size() > 1 ? count_of(r[1], f + ".required_local") : 1};
-        }
-        const auto& args = need(jk, "args", f);
-        if (!args.is_array()) fail(f + ".args", "a list of arguments");
-        for (std::size_t i = 0; i < args.size(); ++i) {
-            const auto& ja = args[i];
-            const std::string fa = f + ".args[" + std::to_string(i) + "]";
-            if (!ja.is_object() || ja.empty()) fail(fa, "an object such as {\"in\": \"x\"}");
-            ArgDecl a;
-            bool known = false;
-            for (const auto& [key, kind] : {std::pair{"in", ArgKind::read}, std::pair{"out", ArgKind::write},
-                                            std::pair{"inout", ArgKind::read_write}, std::pair{"halo", ArgKind::halo},
-                                            std::pair{"all", ArgKind::all}, std::pair{"reduce", ArgKind::reduce},
-                                            std::pair{"origin", ArgKind::origin}})
-                if (ja.contains(key)) {
-                    a.kind = kind;
-                    a.buffer = index_of(ja[key], fa + "." + key);
-                    known = true;
-                }
-            if (a.kind == ArgKind::halo) a.depth = count_of(need(ja, "depth", fa), fa + ".depth");
-            if (a.kind == ArgKind::reduce) {
-                try {
-                    a.op = parse_reduce_op(ja.value("op", "sum"));
-                } catch (const InvalidArgument& e) {
-                    fail(fa + ".op", e.what());
-                }
-                if (ja.contains("per")) {
-                    const auto per = ja["per"].is_string() ? ja["per"].get<std::string>() : ja["per"].dump();
-                    if (per != "item" && per != "group")
-                        fail(fa + ".per", "'" + per + "' is not item or group");
-                    a.per_group = per == "group";
-                }
-            }
-            for (const auto& [key, type] : {std::pair{"float", ElemType::f32}, std::pair{"double", ElemType::f64},
-                                            std::pair{"int", ElemType::i32}, std::pair{"uint", ElemType::u32},
-                                            std::pair{"long", ElemType::i64}})
-                if (ja.contains(key)) {
-                    a.kind = ArgKind::scalar;
-                    a.scalar_type = type;
-                    a.value = size_value(ja[key], size, s.dims, fa + "." + key);
-                    if (const std::string why = misfit(type, a.value); !why.empty()) {
-                        char v[32];  // the shortest text that reads back as the value
-                        const auto end = std::to_chars(v, v + sizeof v, a.value).ptr;
-                        fail(fa + "." + key,
-                             (ja[key].is_string() ? ja[key].dump() + " = " + std::string(v, end) : ja[key].dump()) + " " +
-                                 why);
-                    }
-                    known = true;
-                }
-            if (ja.contains("local")) {
-                a.kind = ArgKind::local;
-                try {
-                    a.scalar_type = parse_elem_type(ja["local"].is_string() ? ja["local"].get<std::string>() : ja["local"].dump());
-                } catch (const InvalidArgument& e) {
-                    fail(fa + ".local", e.what());
-                }
-                a.value = size_value(need(ja, "count", fa), size, s.dims, fa + ".count");
-                known = true;
-            }
-            if (ja.contains("begin")) a.kind = ArgKind::begin, known = true;
-            if (ja.contains("end")) a.kind = ArgKind::end, known = true;
-            const bool typed = is_index(a.kind) && ja.contains("type");
-            if (typed) {
-                const auto t = ja["type"].is_string() ? ja["type"].get<std::string>() : ja["type"].dump();
-                if (t != "int" && t != "long") fail(fa + ".type", "'" + t + "' is not int or long (an index's type)");
-                a.index_type = t == "long" ? ElemType::i64 : ElemType::i32;
-            }
-            const std::size_t keys = a.kind == ArgKind::reduce ? 1u + ja.contains("op") + ja.contains("per")
-                                     : a.kind == ArgKind::halo || a.kind == ArgKind::local ? 2u
-                                                                                           : 1u + typed;
-            if (!known || ja.size() > keys)
-                fail(fa,
-                     ja.dump() +
-                         " is not one argument (in, out, inout, halo+depth, all, reduce[+op][+per], origin[+type], "
-                         "float, double, int, uint, long, local+count, begin[+type], end[+type])");
-            kd.args.push_back(a);
-        }
-        s.kernels.push_back(std::move(kd));
-    }
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+        s.kernels.push_back(resolve_kernel(kernels[k], "kernels[" + std::to_string(k) + "]", s, size));
     if (j.contains("steps") || j.contains("swaps"))
         fail(j.contains("steps") ? "steps" : "swaps",
              "a job file runs one step (repeat it with --iterations); multi-step jobs use the C++ API (DataJob)");
     return s;
+}
+
+/// How buffer `i` of the file (`jb`, declared as `b`) is filled: an "init" object's random
+/// range, constant or file (a file relative to `dir`); the default (zeros) without one.
+BufferInit buffer_init(const nlohmann::json& jb, std::size_t i, const BufferDecl& b, const std::string& dir) {
+    const std::string fi = "buffers[" + std::to_string(i) + "].init";
+    BufferInit in;
+    if (!jb.contains("init") || jb["init"].is_string()) return in;
+    const auto& ji = jb["init"];
+    check_keys(ji, {"random", "seed", "constant", "file"}, fi);
+    if (ji.contains("random")) {
+        const auto& r = ji["random"];
+        if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number() ||
+            r[0].get<double>() > r[1].get<double>())
+            fail(fi + ".random", "is [lo, hi] with lo <= hi");
+        in.kind = BufferInit::Kind::random;
+        in.lo = r[0].get<double>();
+        in.hi = r[1].get<double>();
+        in.seed = ji.contains("seed") ? count_of(ji["seed"], fi + ".seed", 0) : i + 1;
+        const ElemType t = b.type;
+        if (!fits(t, in.lo) || !fits(t, in.hi) || !std::isfinite(in.hi - in.lo))
+            fail(fi + ".random", std::string("[lo, hi] must be within the range of ") + to_string(t));
+    } else if (ji.contains("constant")) {
+        if (!ji["constant"].is_number()) fail(fi + ".constant", "is a number");
+        in.kind = BufferInit::Kind::constant;
+        in.value = ji["constant"].get<double>();
+        if (const std::string why = misfit(b.type, in.value); !why.empty())
+            fail(fi + ".constant", ji["constant"].dump() + " " + why);
+    } else if (ji.contains("file")) {
+        const fs::path p = fs::path(text_of(ji["file"], fi + ".file"));
+        in.kind = BufferInit::Kind::file;
+        in.path = (p.is_absolute() ? p : fs::path(dir) / p).string();
+        std::error_code ec;
+        if (!fs::exists(in.path, ec)) fail(fi + ".file", "no file '" + in.path + "'");
+        // A regular file (not /dev/zero, nor a FIFO), a .npy's header and dtype; its
+        // shape and size where a problem size is known (the run's inputs).
+        try {
+            (void)check_input_file(in.path, b, std::nullopt);
+        } catch (const InvalidArgument& e) {
+            fail(fi + ".file", e.what());
+        }
+    } else {
+        fail(fi, ji.dump() + " is none of random, constant, file");
+    }
+    return in;
+}
+
+/// Refuses a split buffer that is neither an input, an output nor written by a kernel.
+void require_written(const DataJobSpec& spec) {
+    for (const auto& b : spec.buffers)
+        if (b.layout == BufferLayout::split && !b.input && !b.output) {
+            bool written = false;
+            for (const auto& k : spec.kernels)
+                for (const auto& a : k.args)
+                    written = written || ((a.kind == ArgKind::write || a.kind == ArgKind::read_write) &&
+                                          spec.buffers[std::size_t(a.buffer)].name == b.name);
+            if (!written) fail("buffers", "'" + b.name + "' is neither initialised (init), written nor an output");
+        }
 }
 
 }  // namespace
@@ -385,59 +466,10 @@ JobFile job_file_from_json(const nlohmann::json& j, const std::string& path, con
             f.tolerance = t.get<double>();
         }
         const auto& buffers = j.at("buffers");
-        for (std::size_t i = 0; i < buffers.size(); ++i) {
-            const std::string fi = "buffers[" + std::to_string(i) + "].init";
-            BufferInit in;
-            if (buffers[i].contains("init") && !buffers[i]["init"].is_string()) {
-                const auto& ji = buffers[i]["init"];
-                check_keys(ji, {"random", "seed", "constant", "file"}, fi);
-                if (ji.contains("random")) {
-                    const auto& r = ji["random"];
-                    if (!r.is_array() || r.size() != 2 || !r[0].is_number() || !r[1].is_number() ||
-                        r[0].get<double>() > r[1].get<double>())
-                        fail(fi + ".random", "is [lo, hi] with lo <= hi");
-                    in.kind = BufferInit::Kind::random;
-                    in.lo = r[0].get<double>();
-                    in.hi = r[1].get<double>();
-                    in.seed = ji.contains("seed") ? count_of(ji["seed"], fi + ".seed", 0) : i + 1;
-                    const ElemType t = f.spec.buffers[i].type;
-                    if (!fits(t, in.lo) || !fits(t, in.hi) || !std::isfinite(in.hi - in.lo))
-                        fail(fi + ".random", std::string("[lo, hi] must be within the range of ") + to_string(t));
-                } else if (ji.contains("constant")) {
-                    if (!ji["constant"].is_number()) fail(fi + ".constant", "is a number");
-                    in.kind = BufferInit::Kind::constant;
-                    in.value = ji["constant"].get<double>();
-                    if (const std::string why = misfit(f.spec.buffers[i].type, in.value); !why.empty())
-                        fail(fi + ".constant", ji["constant"].dump() + " " + why);
-                } else if (ji.contains("file")) {
-                    const fs::path p = fs::path(text_of(ji["file"], fi + ".file"));
-                    in.kind = BufferInit::Kind::file;
-                    in.path = (p.is_absolute() ? p : fs::path(dir) / p).string();
-                    std::error_code ec;
-                    if (!fs::exists(in.path, ec)) fail(fi + ".file", "no file '" + in.path + "'");
-                    // A regular file (not /dev/zero, nor a FIFO), a .npy's header and dtype; its
-                    // shape and size where a problem size is known (the run's inputs).
-                    try {
-                        (void)check_input_file(in.path, f.spec.buffers[i], std::nullopt);
-                    } catch (const InvalidArgument& e) {
-                        fail(fi + ".file", e.what());
-                    }
-                } else {
-                    fail(fi, ji.dump() + " is none of random, constant, file");
-                }
-            }
-            f.init.push_back(in);
-        }
+        for (std::size_t i = 0; i < buffers.size(); ++i)
+            f.init.push_back(buffer_init(buffers[i], i, f.spec.buffers[i], dir));
         validate(f.spec);
-        for (const auto& b : f.spec.buffers)
-            if (b.layout == BufferLayout::split && !b.input && !b.output) {
-                bool written = false;
-                for (const auto& k : f.spec.kernels)
-                    for (const auto& a : k.args)
-                        written = written || ((a.kind == ArgKind::write || a.kind == ArgKind::read_write) &&
-                                              f.spec.buffers[std::size_t(a.buffer)].name == b.name);
-                if (!written) fail("buffers", "'" + b.name + "' is neither initialised (init), written nor an output");
-            }
+        require_written(f.spec);
         require_result(f.spec);
     } catch (const FieldError& e) {
         throw InvalidArgument("job file '" + path + "': " + e.field + ": " + e.why);
