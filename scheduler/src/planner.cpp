@@ -355,7 +355,12 @@ std::string library_local_rule(const std::string& backend) {
     return r;
 }
 
-Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
+namespace {
+
+/// Refuses a request that cannot be planned: no devices, a kernel of other than 1 or 2
+/// dimensions, a size that is empty, of the wrong shape or too large, no iterations, a granule of
+/// 0, or backends that are not one per device.
+void check_plan_request(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
     const KernelDescriptor& kd = request.kernel;
     const GlobalSize g = request.global;
     if (devices.empty()) throw InvalidArgument("plan: no devices to plan for");
@@ -380,14 +385,14 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
     if (!request.backends.empty() && request.backends.size() != devices.size())
         throw InvalidArgument("plan: " + std::to_string(request.backends.size()) + " backends for " +
                               std::to_string(devices.size()) + " devices");
+}
 
+/// Refuses a problem that the devices' memory cannot hold: all of it on all devices together, or
+/// its smallest slice on the largest device. Only checked when every device reports its memory.
+void check_plan_memory(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
+    const KernelDescriptor& kd = request.kernel;
+    const GlobalSize g = request.global;
     const double items = double(g.items());
-    const double ops =
-        request.ops ? *request.ops : kd.ops_per_item * items * double(request.iterations);
-    if (!std::isfinite(ops) || ops < 0.0)
-        throw InvalidArgument("plan: compute amount must be a finite non-negative number");
-
-    // Size beyond every device: only checked when every device reports its memory.
     const bool mem_known = std::all_of(devices.begin(), devices.end(),
                                        [](const DeviceInfo& d) { return d.global_mem_bytes > 0; });
     if (mem_known) {
@@ -411,6 +416,84 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
                 " of '" + kd.name + "' needs " + gib(one_unit) + " on a single device for its " +
                 "smallest slice, more than the largest device's " + gib(max_mem));
     }
+}
+
+/// The weights of the split: the request's own (one per device) or its strategy's for the
+/// compute class.
+std::vector<double> plan_weights(const std::vector<DeviceInfo>& devices, const PlanRequest& request,
+                                 ComputeClass compute_class) {
+    std::vector<double> weights;
+    if (request.weights) {
+        weights = *request.weights;
+        if (weights.size() != devices.size())
+            throw InvalidArgument("plan: " + std::to_string(weights.size()) +
+                                  " weights given for " + std::to_string(devices.size()) +
+                                  " devices");
+    } else {
+        weights = split_weights(devices, request.strategy, compute_class);
+    }
+    return weights;
+}
+
+/// Each device's units: the weights rounded to whole granules, or to each device's unit multiple
+/// (made a multiple of the granule too) where the request gives them.
+std::vector<std::uint64_t> plan_units(const std::vector<DeviceInfo>& devices, const PlanRequest& request,
+                                      const std::vector<double>& weights, std::uint64_t total_units,
+                                      std::uint64_t granule) {
+    std::vector<std::uint64_t> units;
+    if (request.unit_multiples.empty()) {
+        units = round_to_units(weights, total_units, granule);
+    } else {
+        if (request.unit_multiples.size() != devices.size())
+            throw InvalidArgument("plan: " + std::to_string(request.unit_multiples.size()) + " unit multiples for " +
+                                  std::to_string(devices.size()) + " devices");
+        std::vector<std::uint64_t> multiples;
+        for (auto m : request.unit_multiples) multiples.push_back(std::lcm(granule, std::max<std::uint64_t>(m, 1)));
+        units = round_to_unit_multiples(weights, total_units, multiples);
+    }
+    return units;
+}
+
+/// The local size of slice `a` (with work) on device `i`, `dev`, and the rule that chose it: the
+/// library's own for a library backend, the kernel's required one, else the plan's policy.
+void choose_local(Assignment& a, const DeviceInfo& dev, std::size_t i, const PlanRequest& request,
+                  const Plan& plan, const LocalSizePolicy& local) {
+    const KernelDescriptor& kd = request.kernel;
+    if (a.backend != "kernel") {
+        a.local = {};  // the library's own work-groups, on the slice as it is
+        a.local_rule = library_local_rule(a.backend);
+    } else if (!request.required_local.is_null()) {
+        const LocalSize r = request.required_local;
+        const std::uint64_t items = r.x * (kd.dims == 2 ? std::max<std::uint64_t>(r.y, 1) : 1);
+        if (dev.max_work_group_size > 0 && items > dev.max_work_group_size)
+            throw InvalidArgument("kernel '" + kd.name + "' requires work-groups of " + std::to_string(items) +
+                                  " items; device " + std::to_string(i) + " (" + dev.name + ") allows at most " +
+                                  std::to_string(dev.max_work_group_size));
+        a.local = kd.dims == 2 ? r : LocalSize{r.x, 1};
+        a.local_rule = kRequiredLocalRule;
+        // The runtime launches whole groups of the required shape, whatever the plan pads.
+        a.padded_global = launch_global(dev, a.global, a.local, kd.dims, true);
+    } else {
+        a.local = local.local(dev, rule_global(dev, a.global, plan.padded), kd.dims, plan.priority, a.local_rule);
+        a.padded_global = launch_global(dev, a.global, a.local, kd.dims, plan.padded);
+    }
+}
+
+}  // namespace
+
+Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& request) {
+    const KernelDescriptor& kd = request.kernel;
+    const GlobalSize g = request.global;
+    check_plan_request(devices, request);
+
+    const double items = double(g.items());
+    const double ops =
+        request.ops ? *request.ops : kd.ops_per_item * items * double(request.iterations);
+    if (!std::isfinite(ops) || ops < 0.0)
+        throw InvalidArgument("plan: compute amount must be a finite non-negative number");
+
+    // Size beyond every device: only checked when every device reports its memory.
+    check_plan_memory(devices, request);
 
     Plan plan;
     plan.kernel = kd.name;
@@ -426,30 +509,10 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
     plan.priority = request.priority.value_or(kd.default_priority);
     plan.padded = request.pad_ndrange;
 
-    std::vector<double> weights;
-    if (request.weights) {
-        weights = *request.weights;
-        if (weights.size() != devices.size())
-            throw InvalidArgument("plan: " + std::to_string(weights.size()) +
-                                  " weights given for " + std::to_string(devices.size()) +
-                                  " devices");
-    } else {
-        weights = split_weights(devices, request.strategy, plan.compute_class);
-    }
-
+    const std::vector<double> weights = plan_weights(devices, request, plan.compute_class);
     const std::uint64_t total_units = kd.dims == 2 ? g.y : g.x;
     const std::uint64_t granule = split_granule(devices, request);
-    std::vector<std::uint64_t> units;
-    if (request.unit_multiples.empty()) {
-        units = round_to_units(weights, total_units, granule);
-    } else {
-        if (request.unit_multiples.size() != devices.size())
-            throw InvalidArgument("plan: " + std::to_string(request.unit_multiples.size()) + " unit multiples for " +
-                                  std::to_string(devices.size()) + " devices");
-        std::vector<std::uint64_t> multiples;
-        for (auto m : request.unit_multiples) multiples.push_back(std::lcm(granule, std::max<std::uint64_t>(m, 1)));
-        units = round_to_unit_multiples(weights, total_units, multiples);
-    }
+    const std::vector<std::uint64_t> units = plan_units(devices, request, weights, total_units, granule);
 
     const LocalSizePolicy& local = local_policy(request.local_policy);
     std::uint64_t offset = 0;
@@ -470,23 +533,8 @@ Plan make_plan(const std::vector<DeviceInfo>& devices, const PlanRequest& reques
             a.local = {};
             a.local_rule = "none";
             a.note = idle_note(weights, i, total_units, granule, request.weights ? std::string() : request.strategy);
-        } else if (a.backend != "kernel") {
-            a.local = {};  // the library's own work-groups, on the slice as it is
-            a.local_rule = library_local_rule(a.backend);
-        } else if (!request.required_local.is_null()) {
-            const LocalSize r = request.required_local;
-            const std::uint64_t items = r.x * (kd.dims == 2 ? std::max<std::uint64_t>(r.y, 1) : 1);
-            if (dev.max_work_group_size > 0 && items > dev.max_work_group_size)
-                throw InvalidArgument("kernel '" + kd.name + "' requires work-groups of " + std::to_string(items) +
-                                      " items; device " + std::to_string(i) + " (" + dev.name + ") allows at most " +
-                                      std::to_string(dev.max_work_group_size));
-            a.local = kd.dims == 2 ? r : LocalSize{r.x, 1};
-            a.local_rule = kRequiredLocalRule;
-            // The runtime launches whole groups of the required shape, whatever the plan pads.
-            a.padded_global = launch_global(dev, a.global, a.local, kd.dims, true);
         } else {
-            a.local = local.local(dev, rule_global(dev, a.global, plan.padded), kd.dims, plan.priority, a.local_rule);
-            a.padded_global = launch_global(dev, a.global, a.local, kd.dims, plan.padded);
+            choose_local(a, dev, i, request, plan, local);
         }
         plan.assignments.push_back(std::move(a));
     }
