@@ -16,6 +16,98 @@ ArgKind parse_kind(const std::string& s) {
                           "' (read, write, read_write, halo, all, reduce, scalar, begin, end, origin, local, step, expr, scratch, "
                           "value_of)");
 }
+
+/// Buffer `jb` of the declaration.
+BufferDecl buffer_from_json(const nlohmann::json& jb) {
+    BufferDecl b;
+    b.name = jb.at("name").get<std::string>();
+    b.type = parse_elem_type(jb.value("type", "float"));
+    const auto layout = jb.value("layout", "split");
+    if (layout != "split" && layout != "shared")
+        throw InvalidArgument("layout '" + layout + "' (split or shared)");
+    b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
+    b.pitch = jb.value("pitch", std::uint64_t{1});
+    b.count = jb.value("count", std::uint64_t{0});
+    b.input = jb.value("input", false);
+    b.output = jb.value("output", false);
+    b.units = jb.value("units", std::uint64_t{0});
+    b.host_written = jb.value("host_written", false);
+    if (jb.contains("generator")) {
+        b.generator = jb.at("generator").at("name").get<std::string>();
+        b.generator_args = jb.at("generator").value("args", std::vector<std::int64_t>{});
+    }
+    if (jb.contains("map")) {
+        const auto& m = jb.at("map");
+        if (!m.is_array() || m.size() != 2) throw InvalidArgument("map must be [num, den]");
+        b.map_num = m.at(0).get<std::uint64_t>();
+        b.map_den = m.at(1).get<std::uint64_t>();
+    }
+    if (jb.contains("init")) {
+        const auto init = jb.at("init").get<std::string>();
+        if (init != "zeros" && init != "none") throw InvalidArgument("init '" + init + "' (zeros or none)");
+        b.no_init = init == "none";
+    }
+    return b;
+}
+
+/// Argument `ja` of a kernel of the declaration.
+ArgDecl arg_from_json(const nlohmann::json& ja) {
+    ArgDecl a;
+    a.kind = parse_kind(ja.at("access").get<std::string>());
+    a.buffer = ja.value("buffer", -1);
+    a.depth = ja.value("depth", std::uint64_t{0});
+    if (ja.contains("op")) a.op = parse_reduce_op(ja["op"].get<std::string>());
+    if (ja.contains("type"))
+        (is_index(a.kind) ? a.index_type : a.scalar_type) = parse_elem_type(ja["type"].get<std::string>());
+    a.value = ja.value("value", 0.0);
+    a.step_times = ja.value("times", std::int64_t{1});
+    a.step_plus = ja.value("plus", std::int64_t{0});
+    a.expr = ja.value("expr", "");
+    if (ja.contains("constants"))
+        for (const auto& [n, v] : ja.at("constants").items()) a.constants.emplace_back(n, v.get<std::int64_t>());
+    if (ja.contains("per")) {
+        const auto per = ja["per"].get<std::string>();
+        if (per != "item" && per != "group")
+            throw InvalidArgument("per '" + per + "' (item or group)");
+        a.per_group = per == "group";
+    }
+    return a;
+}
+
+/// Kernel `jk` of the declaration; `where` names each argument while it is read.
+KernelDecl kernel_from_json(const nlohmann::json& jk, std::string& where) {
+    KernelDecl k;
+    k.name = jk.at("name").get<std::string>();
+    k.units_per_item = jk.value("units_per_item", std::uint64_t{1});
+    if (jk.contains("arrays")) {
+        const auto arrays = jk.at("arrays").get<std::string>();
+        if (arrays != "whole" && arrays != "slice" && arrays != "relative")
+            throw InvalidArgument("arrays '" + arrays + "' (whole, slice or relative)");
+        k.whole_arrays = arrays == "whole";
+        k.slice_relative = arrays == "relative";
+    }
+    if (jk.contains("runs")) {
+        const auto when = jk.at("runs").at("when").get<std::string>();
+        if (when == "every") k.runs = KernelRuns::every;
+        else if (when == "first") k.runs = KernelRuns::first_step;
+        else if (when == "last") k.runs = KernelRuns::last_step;
+        else if (when == "after_first") k.runs = KernelRuns::after_first;
+        else throw InvalidArgument("runs '" + when + "' (every, first, last or after_first)");
+        k.every = jk.at("runs").value("every", std::uint64_t{1});
+    }
+    if (jk.contains("groups")) {
+        k.group_items = jk.at("groups").at("items").get<std::uint64_t>();
+        k.group_units = jk.at("groups").at("units").get<std::uint64_t>();
+    }
+    if (jk.contains("required_local"))
+        k.required_local = {jk["required_local"].at(0).get<std::uint64_t>(),
+                            jk["required_local"].at(1).get<std::uint64_t>()};
+    for (const auto& ja : jk.at("args")) {
+        where = "kernel '" + k.name + "', argument " + std::to_string(k.args.size());
+        k.args.push_back(arg_from_json(ja));
+    }
+    return k;
+}
 }  // namespace
 
 nlohmann::json to_json(const DataJobSpec& s) {
@@ -96,88 +188,11 @@ DataJobSpec data_job_from_json(const nlohmann::json& j) {
         s.ops_per_unit = j.value("ops_per_unit", 0.0);
         for (const auto& jb : j.at("buffers")) {
             where = "buffer " + std::to_string(s.buffers.size());
-            BufferDecl b;
-            b.name = jb.at("name").get<std::string>();
-            b.type = parse_elem_type(jb.value("type", "float"));
-            const auto layout = jb.value("layout", "split");
-            if (layout != "split" && layout != "shared")
-                throw InvalidArgument("layout '" + layout + "' (split or shared)");
-            b.layout = layout == "split" ? BufferLayout::split : BufferLayout::shared;
-            b.pitch = jb.value("pitch", std::uint64_t{1});
-            b.count = jb.value("count", std::uint64_t{0});
-            b.input = jb.value("input", false);
-            b.output = jb.value("output", false);
-            b.units = jb.value("units", std::uint64_t{0});
-            b.host_written = jb.value("host_written", false);
-            if (jb.contains("generator")) {
-                b.generator = jb.at("generator").at("name").get<std::string>();
-                b.generator_args = jb.at("generator").value("args", std::vector<std::int64_t>{});
-            }
-            if (jb.contains("map")) {
-                const auto& m = jb.at("map");
-                if (!m.is_array() || m.size() != 2) throw InvalidArgument("map must be [num, den]");
-                b.map_num = m.at(0).get<std::uint64_t>();
-                b.map_den = m.at(1).get<std::uint64_t>();
-            }
-            if (jb.contains("init")) {
-                const auto init = jb.at("init").get<std::string>();
-                if (init != "zeros" && init != "none") throw InvalidArgument("init '" + init + "' (zeros or none)");
-                b.no_init = init == "none";
-            }
-            s.buffers.push_back(b);
+            s.buffers.push_back(buffer_from_json(jb));
         }
         for (const auto& jk : j.at("kernels")) {
             where = "kernel " + std::to_string(s.kernels.size());
-            KernelDecl k;
-            k.name = jk.at("name").get<std::string>();
-            k.units_per_item = jk.value("units_per_item", std::uint64_t{1});
-            if (jk.contains("arrays")) {
-                const auto arrays = jk.at("arrays").get<std::string>();
-                if (arrays != "whole" && arrays != "slice" && arrays != "relative")
-                    throw InvalidArgument("arrays '" + arrays + "' (whole, slice or relative)");
-                k.whole_arrays = arrays == "whole";
-                k.slice_relative = arrays == "relative";
-            }
-            if (jk.contains("runs")) {
-                const auto when = jk.at("runs").at("when").get<std::string>();
-                if (when == "every") k.runs = KernelRuns::every;
-                else if (when == "first") k.runs = KernelRuns::first_step;
-                else if (when == "last") k.runs = KernelRuns::last_step;
-                else if (when == "after_first") k.runs = KernelRuns::after_first;
-                else throw InvalidArgument("runs '" + when + "' (every, first, last or after_first)");
-                k.every = jk.at("runs").value("every", std::uint64_t{1});
-            }
-            if (jk.contains("groups")) {
-                k.group_items = jk.at("groups").at("items").get<std::uint64_t>();
-                k.group_units = jk.at("groups").at("units").get<std::uint64_t>();
-            }
-            if (jk.contains("required_local"))
-                k.required_local = {jk["required_local"].at(0).get<std::uint64_t>(),
-                                    jk["required_local"].at(1).get<std::uint64_t>()};
-            for (const auto& ja : jk.at("args")) {
-                where = "kernel '" + k.name + "', argument " + std::to_string(k.args.size());
-                ArgDecl a;
-                a.kind = parse_kind(ja.at("access").get<std::string>());
-                a.buffer = ja.value("buffer", -1);
-                a.depth = ja.value("depth", std::uint64_t{0});
-                if (ja.contains("op")) a.op = parse_reduce_op(ja["op"].get<std::string>());
-                if (ja.contains("type"))
-                    (is_index(a.kind) ? a.index_type : a.scalar_type) = parse_elem_type(ja["type"].get<std::string>());
-                a.value = ja.value("value", 0.0);
-                a.step_times = ja.value("times", std::int64_t{1});
-                a.step_plus = ja.value("plus", std::int64_t{0});
-                a.expr = ja.value("expr", "");
-                if (ja.contains("constants"))
-                    for (const auto& [n, v] : ja.at("constants").items()) a.constants.emplace_back(n, v.get<std::int64_t>());
-                if (ja.contains("per")) {
-                    const auto per = ja["per"].get<std::string>();
-                    if (per != "item" && per != "group")
-                        throw InvalidArgument("per '" + per + "' (item or group)");
-                    a.per_group = per == "group";
-                }
-                k.args.push_back(a);
-            }
-            s.kernels.push_back(std::move(k));
+            s.kernels.push_back(kernel_from_json(jk, where));
         }
         where = "swaps";
         for (const auto& js : j.value("swaps", nlohmann::json::array()))
