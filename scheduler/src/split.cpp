@@ -279,103 +279,151 @@ SplitResult evaluate_split(const std::vector<CostModel>& models, const SplitJob&
     return r;
 }
 
-SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob& job) {
-    Splitter sp(models, job);
-    const std::size_t n = sp.n();
-    std::vector<std::uint64_t> best;
-    double best_ms = kNever;
-    std::size_t best_size = 0;
-    const double keep = 1.0 + std::max(0.0, job.join_margin);
-    auto count = [](const std::vector<char>& v) { return std::size_t(std::count(v.begin(), v.end(), 1)); };
-    // A candidate wins if it is faster by more than the margin, or if it is about as fast
-    // (within the margin) with fewer devices.
-    auto better = [&](double m, std::size_t size) {
-        if (best.empty()) return true;
-        if (size < best_size) return m <= best_ms * keep;
-        if (size > best_size) return m * keep < best_ms;
-        return m < best_ms;
-    };
-    auto consider = [&](const std::vector<char>& subset) {
-        auto c = sp.solve_subset(subset);
+namespace {
+
+/// How many devices `subset` holds.
+std::size_t subset_size(const std::vector<char>& v) { return std::size_t(std::count(v.begin(), v.end(), 1)); }
+
+/// The best granule counts found over subsets of the devices. A candidate wins if it is faster by
+/// more than the margin (`keep` is 1 + the join margin), or if it is about as fast (within the
+/// margin) with fewer devices.
+class SubsetSearch {
+public:
+    SubsetSearch(const Splitter& sp, double keep) : sp_(sp), keep_(keep) {}
+
+    /// The makespan of the devices of `subset` (kNever where they cannot take the job), kept
+    /// as the best if it wins.
+    double consider(const std::vector<char>& subset) {
+        auto c = sp_.solve_subset(subset);
         if (c.empty()) return kNever;
-        const double m = sp.makespan(c);
-        if (better(m, count(subset))) {
-            best_ms = m;
-            best = c;
-            best_size = count(subset);
+        const double m = sp_.makespan(c);
+        if (better(m, subset_size(subset))) {
+            best_ms_ = m;
+            best_ = c;
+            best_size_ = subset_size(subset);
         }
         return m;
-    };
-    if (n <= 8) {
-        // Smaller subsets first, so that the margin compares a larger set with the best smaller.
-        std::vector<unsigned> masks;
-        for (unsigned mask = 1; mask < (1u << n); ++mask) masks.push_back(mask);
-        std::stable_sort(masks.begin(), masks.end(),
-                         [](unsigned a, unsigned b) { return std::popcount(a) < std::popcount(b); });
-        for (unsigned mask : masks) {
-            std::vector<char> subset(n);
-            for (std::size_t i = 0; i < n; ++i) subset[i] = (mask >> i) & 1u;
-            consider(subset);
+    }
+
+    /// The best granule counts (empty when no subset could take the job).
+    std::vector<std::uint64_t>& best() { return best_; }
+
+private:
+    /// Whether a makespan of `m` with `size` devices beats the best so far.
+    bool better(double m, std::size_t size) const {
+        if (best_.empty()) return true;
+        if (size < best_size_) return m <= best_ms_ * keep_;
+        if (size > best_size_) return m * keep_ < best_ms_;
+        return m < best_ms_;
+    }
+
+    const Splitter& sp_;
+    double keep_;
+    std::vector<std::uint64_t> best_;
+    double best_ms_ = kNever;
+    std::size_t best_size_ = 0;
+};
+
+/// Every subset of the `n` devices, smaller subsets first, so that the margin compares a larger
+/// set with the best smaller.
+void search_all_subsets(SubsetSearch& search, std::size_t n) {
+    std::vector<unsigned> masks;
+    for (unsigned mask = 1; mask < (1u << n); ++mask) masks.push_back(mask);
+    std::stable_sort(masks.begin(), masks.end(),
+                     [](unsigned a, unsigned b) { return std::popcount(a) < std::popcount(b); });
+    for (unsigned mask : masks) {
+        std::vector<char> subset(n);
+        for (std::size_t i = 0; i < n; ++i) subset[i] = (mask >> i) & 1u;
+        search.consider(subset);
+    }
+}
+
+/// Backward elimination from all `n` devices: drop the device whose removal helps most (or costs
+/// less than the margin, `keep` being 1 + the join margin), while one does.
+void eliminate_devices(SubsetSearch& search, std::size_t n, double keep) {
+    std::vector<char> subset(n, 1);
+    double cur = search.consider(subset);
+    for (bool improved = true; improved;) {
+        improved = false;
+        std::size_t drop = n;
+        double drop_ms = cur * keep;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!subset[i] || subset_size(subset) == 1) continue;
+            subset[i] = 0;
+            const double m = search.consider(subset);
+            subset[i] = 1;
+            if (m <= drop_ms) {
+                drop_ms = m;
+                drop = i;
+            }
         }
-    } else {
-        // Backward elimination: drop the device whose removal helps most (or costs less than
-        // the margin), while one does.
-        std::vector<char> subset(n, 1);
-        double cur = consider(subset);
-        for (bool improved = true; improved;) {
-            improved = false;
-            std::size_t drop = n;
-            double drop_ms = cur * keep;
-            for (std::size_t i = 0; i < n; ++i) {
-                if (!subset[i] || count(subset) == 1) continue;
-                subset[i] = 0;
-                const double m = consider(subset);
-                subset[i] = 1;
-                if (m <= drop_ms) {
-                    drop_ms = m;
-                    drop = i;
-                }
-            }
-            if (drop < n) {
-                subset[drop] = 0;
-                cur = drop_ms;
-                improved = true;
-            }
+        if (drop < n) {
+            subset[drop] = 0;
+            cur = drop_ms;
+            improved = true;
         }
     }
-    if (best.empty()) throw Error("split: no device can take the job under its model");
-    sp.local_search(best, job.join_margin > 0);
+}
 
-    // Granule counts -> units; the partial granule comes off the device with the most.
-    std::vector<std::uint64_t> units(n);
-    for (std::size_t i = 0; i < n; ++i) units[i] = best[i] * job.granule;
+/// Granule counts -> units; the partial granule comes off the device with the most.
+std::vector<std::uint64_t> units_from_granules(const Splitter& sp, const SplitJob& job,
+                                               const std::vector<std::uint64_t>& counts) {
+    std::vector<std::uint64_t> units(sp.n());
+    for (std::size_t i = 0; i < sp.n(); ++i) units[i] = counts[i] * job.granule;
     const std::uint64_t excess = sp.granules() * job.granule - job.total_units;
     if (excess > 0) {
         const auto it = std::max_element(units.begin(), units.end());
         *it -= excess;
     }
+    return units;
+}
+
+/// Why device `i`, given no units of the split `units` with makespan `makespan_s`, is left out:
+/// one granule alone would finish later, or with it the makespan gains less than the join
+/// margin, or it would make the job slower.
+std::string left_out_reason(const Splitter& sp, const SplitJob& job, const std::vector<std::uint64_t>& units,
+                            std::size_t i, double makespan_s) {
+    const std::size_t n = sp.n();
+    const double one = sp.granule_time(i, 1, true).total_s;  // it would run with the others
+    const std::string g = job.granule == 1 ? "1 unit" : "1 granule (" + std::to_string(job.granule) + " units)";
+    if (one >= makespan_s) {
+        return "left out: even " + g + " would take " + format_seconds(one, 4) +
+               ", later than the job's " + format_seconds(makespan_s, 4) + " without it";
+    }
+    std::vector<char> with(n);
+    for (std::size_t j = 0; j < n; ++j) with[j] = units[j] > 0 || j == i;
+    const auto c = sp.solve_subset(with);
+    const double m = c.empty() ? kNever : sp.makespan(c);
+    return m < makespan_s
+               ? "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
+                     format_seconds(makespan_s, 4) + " without it, a gain within the " +
+                     std::to_string(int(std::lround(job.join_margin * 100))) + " % join margin"
+               : "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
+                     format_seconds(makespan_s, 4) + " without it (its send and fixed costs delay the job)";
+}
+
+}  // namespace
+
+SplitResult optimise_split(const std::vector<CostModel>& models, const SplitJob& job) {
+    Splitter sp(models, job);
+    const std::size_t n = sp.n();
+    const double keep = 1.0 + std::max(0.0, job.join_margin);
+    SubsetSearch search(sp, keep);
+    if (n <= 8)
+        search_all_subsets(search, n);
+    else
+        eliminate_devices(search, n, keep);
+    std::vector<std::uint64_t>& best = search.best();
+    if (best.empty()) throw Error("split: no device can take the job under its model");
+    sp.local_search(best, job.join_margin > 0);
+
+    const std::vector<std::uint64_t> units = units_from_granules(sp, job, best);
     SplitResult r = evaluate_split(models, job, units);
 
     // Why each left-out device is left out.
     for (std::size_t i = 0; i < n; ++i) {
         if (units[i] != 0) continue;
-        const double one = sp.granule_time(i, 1, true).total_s;  // it would run with the others
-        const std::string g = job.granule == 1 ? "1 unit" : "1 granule (" + std::to_string(job.granule) + " units)";
-        if (one >= r.makespan_s) {
-            r.reasons[i] = "left out: even " + g + " would take " + format_seconds(one, 4) +
-                           ", later than the job's " + format_seconds(r.makespan_s, 4) + " without it";
-        } else {
-            std::vector<char> with(n);
-            for (std::size_t j = 0; j < n; ++j) with[j] = units[j] > 0 || j == i;
-            const auto c = sp.solve_subset(with);
-            const double m = c.empty() ? kNever : sp.makespan(c);
-            r.reasons[i] = m < r.makespan_s
-                               ? "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
-                                     format_seconds(r.makespan_s, 4) + " without it, a gain within the " +
-                                     std::to_string(int(std::lround(job.join_margin * 100))) + " % join margin"
-                               : "left out: with it the predicted makespan is " + format_seconds(m, 4) + " against " +
-                                     format_seconds(r.makespan_s, 4) + " without it (its send and fixed costs delay the job)";
-        }
+        r.reasons[i] = left_out_reason(sp, job, units, i, r.makespan_s);
     }
     return r;
 }
