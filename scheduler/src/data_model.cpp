@@ -124,6 +124,61 @@ bool better(const Solution& a, const Solution& b) {
     return a.step_s <= b.step_s + eps && a.members.size() > b.members.size();  // a tie: more devices
 }
 
+/// The best solution over sets of the `known` devices: every set for up to 8 devices, else
+/// backward elimination from all of them (drop the device whose removal helps most, while one does).
+Solution best_data_solution(const Solver& solver, const std::vector<std::size_t>& known) {
+    Solution best;
+    if (known.size() <= 8) {
+        for (std::uint64_t mask = 1; mask < (std::uint64_t(1) << known.size()); ++mask) {
+            std::vector<std::size_t> set;
+            for (std::size_t j = 0; j < known.size(); ++j)
+                if (mask >> j & 1) set.push_back(known[j]);
+            const Solution sol = solver.solve(set);
+            if (better(sol, best)) best = sol;
+        }
+    } else {
+        std::vector<std::size_t> set = known;
+        best = solver.solve(set);
+        for (bool dropped = true; dropped && set.size() > 1;) {
+            dropped = false;
+            Solution next;
+            std::size_t drop = 0;
+            for (std::size_t j = 0; j < set.size(); ++j) {
+                auto fewer = set;
+                fewer.erase(fewer.begin() + std::ptrdiff_t(j));
+                const Solution sol = solver.solve(fewer);
+                if (better(sol, next)) {
+                    next = sol;
+                    drop = j;
+                }
+            }
+            if (better(next, best) || !best.valid) {
+                best = next;
+                set.erase(set.begin() + std::ptrdiff_t(drop));
+                dropped = true;
+            }
+        }
+    }
+    if (!best.valid) best = solver.solve({known.front()});  // not reached: one device alone is valid
+    return best;
+}
+
+/// Why device `i`, which has a measured rate, is left out of the `best` solution over the
+/// devices `chosen` (ascending): with it the step is slower, or it would get too few units.
+std::string left_out_note(const Solver& solver, const std::vector<std::size_t>& chosen, const Solution& best,
+                          std::size_t i) {
+    auto with = chosen;
+    with.insert(std::upper_bound(with.begin(), with.end(), i), i);
+    const Solution sol = solver.solve(with);
+    return sol.valid
+               ? "left out: with it the predicted step is " + format_seconds(sol.step_s, 4) + " against " +
+                     format_seconds(best.step_s, 4) + " without it (its halo exchanges and fixed costs " +
+                     "outweigh the units it would take)"
+               : "left out: at a step of " + format_seconds(best.step_s, 4) +
+                     " it would get less than the least slice beside neighbours (a granule, " +
+                     "a halo's depth) once its halo exchanges and fixed costs are paid";
+}
+
 }  // namespace
 
 DataStepPrediction predict_data_step(const DataJobSpec& s, const std::vector<Assignment>& assignments,
@@ -173,39 +228,7 @@ DataSplit plan_data_split(const DataJobSpec& s, const std::vector<int>& ranks,
     if (known.empty()) throw InvalidArgument("data job '" + s.name + "': no device has a measured rate");
     const Solver solver(s, ranks, rates, links, granule);
 
-    Solution best;
-    if (known.size() <= 8) {
-        for (std::uint64_t mask = 1; mask < (std::uint64_t(1) << known.size()); ++mask) {
-            std::vector<std::size_t> set;
-            for (std::size_t j = 0; j < known.size(); ++j)
-                if (mask >> j & 1) set.push_back(known[j]);
-            const Solution sol = solver.solve(set);
-            if (better(sol, best)) best = sol;
-        }
-    } else {
-        std::vector<std::size_t> set = known;
-        best = solver.solve(set);
-        for (bool dropped = true; dropped && set.size() > 1;) {
-            dropped = false;
-            Solution next;
-            std::size_t drop = 0;
-            for (std::size_t j = 0; j < set.size(); ++j) {
-                auto fewer = set;
-                fewer.erase(fewer.begin() + std::ptrdiff_t(j));
-                const Solution sol = solver.solve(fewer);
-                if (better(sol, next)) {
-                    next = sol;
-                    drop = j;
-                }
-            }
-            if (better(next, best) || !best.valid) {
-                best = next;
-                set.erase(set.begin() + std::ptrdiff_t(drop));
-                dropped = true;
-            }
-        }
-    }
-    if (!best.valid) best = solver.solve({known.front()});  // not reached: one device alone is valid
+    const Solution best = best_data_solution(solver, known);
 
     DataSplit out;
     out.weights.assign(n, 0.0);
@@ -221,17 +244,7 @@ DataSplit plan_data_split(const DataJobSpec& s, const std::vector<int>& ranks,
             out.left_out[i] = "left out: no measured rate";
             continue;
         }
-        auto with = chosen;
-        with.insert(std::upper_bound(with.begin(), with.end(), i), i);
-        const Solution sol = solver.solve(with);
-        out.left_out[i] = sol.valid
-                              ? "left out: with it the predicted step is " + format_seconds(sol.step_s, 4) +
-                                    " against " + format_seconds(best.step_s, 4) +
-                                    " without it (its halo exchanges and fixed costs " +
-                                    "outweigh the units it would take)"
-                              : "left out: at a step of " + format_seconds(best.step_s, 4) +
-                                    " it would get less than the least slice beside neighbours (a granule, " +
-                                    "a halo's depth) once its halo exchanges and fixed costs are paid";
+        out.left_out[i] = left_out_note(solver, chosen, best, i);
     }
     out.units = round_to_units(out.weights, s.units, granule);
     std::vector<Assignment> slices;
