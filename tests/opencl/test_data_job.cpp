@@ -435,7 +435,10 @@ TEST(DeclaredJob, JobFileFloatRandomInputsBeyondALong) {
     fs::create_directories(dir);
     std::ofstream(dir / "copy.cl") << "__kernel void copy(__global const float* x, const int xo, "
                                       "__global float* y, const int yo, const int end) {}";
-    const auto file = std::make_shared<const JobFile>(parse_job_file(R"({"name": "random-beyond-long",
+    // A name of its own each time (a job file's name stays registered): --gtest_repeat works.
+    static int run = 0;
+    const std::string name = "random-beyond-long-" + std::to_string(run++);
+    const auto file = std::make_shared<const JobFile>(parse_job_file(R"({"name": ")" + name + R"(",
         "source": "copy.cl", "size": 64,
         "buffers": [{"name": "x", "init": {"random": [-1, 1e19], "seed": 1}}, {"name": "y", "output": true}],
         "kernels": [{"name": "copy", "args": [{"in": "x"}, {"origin": "x"}, {"out": "y"}, {"origin": "y"},
