@@ -344,6 +344,30 @@ std::int64_t eval_value(const KernelDecl& k, std::size_t i, const ArgDecl& a, co
                               std::to_string(scope.step) + ", beyond an int; declare it long");
     return v;
 }
+
+/// A scalar argument: its declared value, as the type it is declared with.
+void set_scalar(cl::Kernel& kernel, cl_uint i, const ArgDecl& a) {
+    switch (a.scalar_type) {
+    case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
+    case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
+    case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
+    case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
+    case ElemType::i64: kernel.setArg(i, static_cast<cl_long>(a.value)); break;
+    }
+}
+
+/// The error for a scalar or index argument whose declared type has another size than the
+/// kernel's parameter (CL_INVALID_ARG_SIZE), naming the kernel, the argument and the fix.
+InvalidArgument arg_size_error(const KernelDecl& k, cl_uint i, const ArgDecl& a) {
+    std::string m = "kernel '" + k.name + "', argument " + std::to_string(i) + " (";
+    m += to_string(a.kind);
+    m += "): declared ";
+    m += to_string(is_index(a.kind) ? a.index_type : a.scalar_type);
+    m += ", but the kernel's parameter has another size (CL_INVALID_ARG_SIZE); declare the type it takes";
+    if (is_index(a.kind))
+        m += " (int, or long: \"type\": \"long\", arg::" + std::string(to_string(a.kind)) + "<std::int64_t>())";
+    return InvalidArgument(m);
+}
 }  // namespace
 
 void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Buffer>& bufs,
@@ -374,14 +398,7 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
                 if (fresh(i, handle(records(i)))) kernel.setArg(i, records(i));
                 break;
             case ArgKind::scalar:
-                if (!fresh(i, 0)) break;  // a constant: set once
-                switch (a.scalar_type) {
-                case ElemType::f32: kernel.setArg(i, static_cast<cl_float>(a.value)); break;
-                case ElemType::f64: kernel.setArg(i, static_cast<cl_double>(a.value)); break;
-                case ElemType::i32: kernel.setArg(i, static_cast<cl_int>(a.value)); break;
-                case ElemType::u32: kernel.setArg(i, static_cast<cl_uint>(a.value)); break;
-                case ElemType::i64: kernel.setArg(i, static_cast<cl_long>(a.value)); break;
-                }
+                if (fresh(i, 0)) set_scalar(kernel, i, a);  // a constant: set once
                 break;
             case ArgKind::begin:
                 if (fresh(i, std::int64_t(g.begin))) set_index(kernel, i, a, std::int64_t(g.begin));
@@ -423,13 +440,7 @@ void bind_args(cl::Kernel& kernel, const KernelDecl& k, const std::vector<cl::Bu
             // A value of another size than the kernel's parameter: an int declared where the
             // kernel takes a long (or the reverse) is bad input, named here.
             if (e.err() != CL_INVALID_ARG_SIZE || !(a.kind == ArgKind::scalar || is_index(a.kind))) throw;
-            std::string m = "kernel '" + k.name + "', argument " + std::to_string(i) + " (";
-            m += to_string(a.kind);
-            m += "): declared ";
-            m += to_string(is_index(a.kind) ? a.index_type : a.scalar_type);
-            m += ", but the kernel's parameter has another size (CL_INVALID_ARG_SIZE); declare the type it takes";
-            if (is_index(a.kind)) m += " (int, or long: \"type\": \"long\", arg::" + std::string(to_string(a.kind)) + "<std::int64_t>())";
-            throw InvalidArgument(m);
+            throw arg_size_error(k, i, a);
         }
     }
 }
