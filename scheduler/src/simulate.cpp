@@ -50,6 +50,15 @@ struct Sim {
         return (rows * r.unit_s + r.step_s) / kernels;
     }
 
+    /// A kernel slice's alloc (nothing to wait for), upload or download (on its compute queue,
+    /// in order with the launches): when it ends.
+    double slice_copy(const Instruction& in, const RankSim& x) {
+        if (in.kind == InstrKind::alloc) return x.host;
+        auto& s = slices[std::size_t(in.slice)];
+        s.compute = std::max(s.compute, x.host) + copy_one_way.time(double(in.bytes));
+        return s.compute;
+    }
+
     /// Issues rank `x`'s next instruction if it can; false when it waits on another rank.
     bool advance(RankSim& x) {
         const Instruction& in = x.lists[x.step][x.next];
@@ -98,15 +107,8 @@ struct Sim {
                 break;
             }
             case InstrKind::alloc:  // a kernel job's slice (slice_program.hpp): no data job has these
-                end = x.host;
-                break;
             case InstrKind::upload:
-            case InstrKind::download: {  // on the compute queue, in order with the launches
-                auto& s = slices[std::size_t(in.slice)];
-                end = std::max(s.compute, x.host) + copy_one_way.time(double(in.bytes));
-                s.compute = end;
-                break;
-            }
+            case InstrKind::download: end = slice_copy(in, x); break;
             case InstrKind::reduce: {
                 double ready = x.host;
                 for (int d : in.deps) ready = std::max(ready, x.done[x.step][std::size_t(d)]);
