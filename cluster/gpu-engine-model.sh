@@ -35,6 +35,8 @@
 #   build before (old), one GPU and matmul offloaded to two GPU ranks, kernel times and makespans.
 # PART=clblast: matmul with --backend clblast (SGEMM a library routine of the slice's list, new)
 #   against the build before (old), one GPU, offloaded to two GPU ranks, one rank driving both.
+# PART=sort: sort's radix and bitonic sorts as library routines of the slice's list (new) against
+#   its own executor before (old): one GPU, and rank 0 partitioning for two GPU ranks.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -306,6 +308,21 @@ if [ "$PART" = clblast ]; then
             kr matmul 4096 1rank2gpus-clblast $b "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --backend clblast --iterations 10
         done
         for cfg in 2ranks 1rank2gpus 1gpu; do ex heat new "$cfg" "$r" 8192 8192 2000; done
+    done
+fi
+
+if [ "$PART" = sort ]; then
+    # sort's radix and bitonic sorts as library routines in the slice's instruction list (new)
+    # against its own executor before (old), alternating; small runs verified first.
+    kr sort 1000000 verify new 0 mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+    kr sort 100000 verify-bitonic new 0 env -- --select "0=${G[0]}" --param algo=bitonic
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do
+            kr sort 67108864 1gpu $b "$r" env -- --select "0=${G[0]}" --iterations 5
+            kr sort 16777216 1gpu-bitonic $b "$r" env -- --select "0=${G[0]}" --param algo=bitonic --iterations 3
+            kr sort 67108864 offload2 $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+        done
     done
 fi
 

@@ -42,7 +42,7 @@ LibraryCall clblast_sgemm_call() {
         throw InvalidArgument(clblast_missing_text());
     };
     c.call = [](DeviceContext&, const std::vector<cl::Buffer>&, const std::vector<double>&, void*,
-                const std::string&) -> cl::Event { throw InvalidArgument(clblast_missing_text()); };
+                const std::string&) -> LibraryRun { throw InvalidArgument(clblast_missing_text()); };
     return c;
 }
 
@@ -277,7 +277,7 @@ std::shared_ptr<void> prepare(DeviceContext& ctx, const std::vector<double>& val
 }
 
 /// C (m x n) = A (m x k) · B (k x n) on the slice's queue; the event of CLBlast's last kernel.
-cl::Event call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const std::vector<double>& values,
+LibraryRun call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const std::vector<double>& values,
                void* state, const std::string& where) {
     using clblast::Layout;
     using clblast::Transpose;
@@ -292,7 +292,7 @@ cl::Event call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const
                                           st.temp_bytes > 0 ? st.temp() : nullptr);
           }),
           "SGEMM", where);
-    return cl::Event(ev);  // takes CLBlast's reference
+    return {cl::Event(ev), {}};  // takes CLBlast's reference; timed from the slice's marker
 }
 
 }  // namespace

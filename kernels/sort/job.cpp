@@ -25,6 +25,7 @@
 #include <random>
 
 #include "jobs/job_util.hpp"
+#include "worksize/runtime/data_job.hpp"
 #include "sample_kernels.hpp"
 #include "sort_impl.hpp"
 #include "worksize/runtime/opencl.hpp"
@@ -347,20 +348,32 @@ void check_buffer(const DeviceInfo& info, std::uint64_t units, std::uint64_t ele
                     "'s largest allocation (" + std::to_string(info.max_alloc_bytes >> 20) + " MiB)");
 }
 
-void add_kernel_seconds(cl::CommandQueue& q, std::vector<cl::Event>& events, double& seconds) {
-    q.finish();
-    for (const auto& e : events) seconds += event_seconds(e);
-    events.clear();
-}
-
-double read_back(cl::CommandQueue& q, const cl::Buffer& from, std::uint64_t bytes, Bytes& out) {
-    out.resize(bytes);
-    cl::Event rd;
-    q.enqueueReadBuffer(from, CL_TRUE, 0, bytes, out.data(), nullptr, &rd);
-    return event_seconds(rd);
-}
-
 namespace {
+
+/// A slice as it runs on `device`: the bucket's items in ("keys", split by the job's items), the
+/// sorted items out ("sorted"), and between them the radix or bitonic sort as a library routine
+/// (declared_job.hpp), so that the slice is an instruction list like every declared slice: its
+/// uploads as the bucket's pieces arrive, the sort `iterations` times from the same input, the
+/// download.
+DataJobSpec declare_sort(const SliceSpec& s, const DeviceInfo& device) {
+    const SortParams p = sort_params(s.params);
+    DataJobSpec spec;
+    spec.name = "sort";
+    spec.dims = 1;
+    spec.units = std::max<std::uint64_t>(s.problem.x, s.offset + s.units);
+    BufferDecl keys{"keys", ElemType::f32, BufferLayout::split, 1, 0, true, false};
+    BufferDecl sorted{"sorted", ElemType::f32, BufferLayout::split, 1, 0, false, true};
+    sorted.no_init = true;  // each call writes every item of the slice
+    spec.buffers = {keys, sorted};
+    KernelDecl kd;
+    const bool radix = resolved_algo(p.algo) == "radix";
+    kd.name = kd.library = radix ? kSortRadix : kSortBitonic;
+    kd.args = {arg::in({0}), arg::out({1})};
+    for (const double v : radix ? radix_values(device, s, p) : bitonic_values(device, s))
+        kd.args.push_back(arg::value<double>(v));
+    spec.kernels = {kd};
+    return spec;
+}
 
 SliceTimes execute_sort(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
                         Bytes& out) {
@@ -369,10 +382,8 @@ SliceTimes execute_sort(DeviceContext& ctx, const SliceSpec& s, std::span<const 
     if (in.size() != units * sizeof(float))
         throw InvalidArgument("sort: slice input of " + std::to_string(in.size()) + " bytes for " +
                               std::to_string(units) + " items");
-    const SortParams p = sort_params(s.params);
     if (units == 0) return {};
-    if (resolved_algo(p.algo) == "radix") return execute_radix(ctx, s, in, out, p);
-    return execute_bitonic(ctx, s, in, out);
+    return execute_declared(declare_sort(s, ctx.info()), ctx, s, in, out);
 }
 
 }  // namespace
@@ -383,6 +394,9 @@ KernelJobFactory sort_job_factory() {
     f.name = "sort";
     f.make = [](const JobOptions& o) { return std::unique_ptr<KernelJob>(new sort_kernel::SortJob(o)); };
     f.execute = sort_kernel::execute_sort;
+    f.streams_input = true;  // execute_declared (input_feed.hpp)
+    register_library_call(sort_kernel::kSortRadix, sort_kernel::radix_routine());
+    register_library_call(sort_kernel::kSortBitonic, sort_kernel::bitonic_routine());
     f.dims = 1;
     f.description = "sorts n floats: splitter-based range partition, a bitonic sort per device";
     f.params = {{"distribution", "the input: mixed (default), uniform, duplicates, sorted, reversed"},

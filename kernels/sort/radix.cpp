@@ -1,5 +1,6 @@
-// Sample kernel "sort": the LSD radix sort of a slice (`algo` radix, the default; radix.cl), its
-// geometry on the device and its build options; it sorts R times from a pristine device-side copy.
+// Sample kernel "sort": the LSD radix sort of a slice (`algo` radix, the default; radix.cl) as a
+// library routine of the slice's instruction list: its geometry on the device and its build
+// options; each call sorts the slice's input buffer, which it leaves as it is, into its output.
 #include <algorithm>
 #include <bit>
 #include <string>
@@ -48,83 +49,109 @@ RadixGeometry radix_geometry(const DeviceInfo& info, const SliceSpec& s, const S
 
 }  // namespace
 
-SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in,
-                         Bytes& out, const SortParams& p) {
-    SliceTimes t;
-    const std::uint64_t n = s.units;
-    const auto& info = ctx.info();
-    check_buffer(info, n, n);
-    const RadixGeometry geo = radix_geometry(info, s, p);
-    const std::uint64_t tiles = (n + geo.tile() - 1) / geo.tile();
-    const std::uint64_t m = (std::uint64_t{1} << geo.bits) * tiles;  // histogram entries
-    const std::uint64_t blocks = (m + geo.tile() - 1) / geo.tile();  // scan blocks
-    const std::uint64_t bytes = n * sizeof(float);
-    const std::string where = "radix.cl on " + info.name + " (" + geo.options() + ", " +
-                              std::to_string(tiles) + " tiles)";
-    auto& q = ctx.queue();
-    try {
-        cl::Program prog = ctx.program("radix", geo.options());
-        cl::Kernel to_keys(prog, "radix_to_keys"), from_keys(prog, "radix_from_keys");
-        cl::Kernel hist(prog, "radix_histogram"), reduce(prog, "radix_scan_reduce");
-        cl::Kernel top(prog, "radix_scan_top"), down(prog, "radix_scan_down");
-        cl::Kernel scatter(prog, "radix_scatter");
-        cl::Buffer pristine(ctx.context(), CL_MEM_READ_WRITE, bytes);
-        cl::Buffer keys[2] = {cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes),
-                              cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, bytes)};
-        cl::Buffer counts(ctx.context(), CL_MEM_READ_WRITE, m * sizeof(cl_uint));
-        cl::Buffer sums(ctx.context(), CL_MEM_READ_WRITE, blocks * sizeof(cl_uint));
-        cl::Event w;
-        q.enqueueWriteBuffer(pristine, CL_FALSE, 0, bytes, in.data(), nullptr, &w);
-        q.finish();
-        t.h2d = event_seconds(w);
+std::vector<double> radix_values(const DeviceInfo& info, const SliceSpec& s, const SortParams& p) {
+    check_buffer(info, s.units, s.units);
+    const RadixGeometry g = radix_geometry(info, s, p);
+    return {double(s.units), double(g.wg), double(g.bits), double(g.items), double(g.split)};
+}
 
-        const std::uint64_t passes = (32 + geo.bits - 1) / geo.bits;
-        const cl::NDRange L(geo.wg), tiles_range(tiles * geo.wg), blocks_range(blocks * geo.wg);
-        // The conversions are grid-stride loops: enough groups to fill the device, no more.
-        const std::uint64_t cu = std::max<std::uint64_t>(1, info.compute_units);
-        const cl::NDRange map_range(std::min(tiles, cu * 8) * geo.wg);
-        hist.setArg(2, cl_uint(n));
-        set_args(reduce, counts, sums, cl_uint(m));
-        set_args(top, sums, cl_uint(blocks));
-        set_args(down, counts, sums, cl_uint(m));
-        scatter.setArg(2, counts);
-        scatter.setArg(3, cl_uint(n));
-        std::vector<cl::Event> events;
-        auto launch = [&](cl::Kernel& k, const cl::NDRange& g) {
-            events.emplace_back();
-            q.enqueueNDRangeKernel(k, cl::NullRange, g, L, nullptr, &events.back());
-        };
-        std::size_t cur = 0;
-        for (std::uint64_t r = 0; r < s.iterations; ++r) {
-            set_args(to_keys, pristine, keys[0], cl_uint(n));
-            launch(to_keys, map_range);
-            cur = 0;
-            for (std::uint64_t pass = 0; pass < passes; ++pass) {
-                const cl_uint shift = cl_uint(pass * geo.bits);
-                hist.setArg(0, keys[cur]);
-                hist.setArg(1, counts);
-                hist.setArg(3, shift);
-                launch(hist, tiles_range);
-                launch(reduce, blocks_range);
-                launch(top, L);
-                launch(down, blocks_range);
-                scatter.setArg(0, keys[cur]);
-                scatter.setArg(1, keys[1 - cur]);
-                scatter.setArg(4, shift);
-                launch(scatter, tiles_range);
-                cur = 1 - cur;
-            }
-            // Back to floats, into the other key buffer.
-            set_args(from_keys, keys[cur], keys[1 - cur], cl_uint(n));
-            launch(from_keys, map_range);
-            add_kernel_seconds(q, events, t.kernel);
-        }
-        t.d2h = read_back(q, keys[1 - cur], bytes, out);
-    } catch (const cl::Error& e) {
-        finish_quietly(q);  // the upload enqueued from `in` may still be running
-        rethrow_cl(e, where);
+namespace {
+
+/// A slice's radix sort on its device: the program's kernels, a key buffer beside the slice's
+/// output (the passes ping-pong between them) and the digit counts, made once.
+struct RadixState {
+    RadixGeometry geo;
+    std::uint64_t n = 0, tiles = 0, m = 0, blocks = 0, passes = 0, map_groups = 0;
+    cl::Kernel to_keys, from_keys, hist, reduce, top, down, scatter;
+    cl::Buffer keys, counts, sums;
+};
+
+std::shared_ptr<void> radix_prepare(DeviceContext& ctx, const std::vector<double>& v, const std::string&) {
+    auto st = std::make_shared<RadixState>();
+    st->n = std::uint64_t(v.at(0));
+    st->geo = {std::uint64_t(v.at(1)), std::uint64_t(v.at(2)), std::uint64_t(v.at(3)), std::uint64_t(v.at(4))};
+    st->tiles = (st->n + st->geo.tile() - 1) / st->geo.tile();
+    st->m = (std::uint64_t{1} << st->geo.bits) * st->tiles;       // histogram entries
+    st->blocks = (st->m + st->geo.tile() - 1) / st->geo.tile();   // scan blocks
+    st->passes = (32 + st->geo.bits - 1) / st->geo.bits;
+    // The conversions are grid-stride loops: enough groups to fill the device, no more.
+    st->map_groups = std::min(st->tiles, std::max<std::uint64_t>(1, ctx.info().compute_units) * 8);
+    cl::Program prog = ctx.program("radix", st->geo.options());
+    st->to_keys = cl::Kernel(prog, "radix_to_keys");
+    st->from_keys = cl::Kernel(prog, "radix_from_keys");
+    st->hist = cl::Kernel(prog, "radix_histogram");
+    st->reduce = cl::Kernel(prog, "radix_scan_reduce");
+    st->top = cl::Kernel(prog, "radix_scan_top");
+    st->down = cl::Kernel(prog, "radix_scan_down");
+    st->scatter = cl::Kernel(prog, "radix_scatter");
+    st->keys = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(st->n * sizeof(float), 1));
+    st->counts = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, st->m * sizeof(cl_uint));
+    st->sums = cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, st->blocks * sizeof(cl_uint));
+    return st;
+}
+
+/// The slice's input (buffers[0]) sorted into its output (buffers[1]): to keys, the passes
+/// between the output and the key buffer, ordered so that the last conversion back to floats
+/// lands in the output.
+LibraryRun radix_launches(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, RadixState& st) {
+    auto& q = ctx.queue();
+    const cl_uint n = cl_uint(st.n);
+    const cl::NDRange L(st.geo.wg), tiles_range(st.tiles * st.geo.wg), blocks_range(st.blocks * st.geo.wg),
+        map_range(st.map_groups * st.geo.wg);
+    cl::Buffer keys[2] = {st.keys, buffers.at(1)};
+    if (st.passes % 2 == 1) std::swap(keys[0], keys[1]);  // from_keys then writes keys[0], the output
+    st.hist.setArg(2, n);
+    set_args(st.reduce, st.counts, st.sums, cl_uint(st.m));
+    set_args(st.top, st.sums, cl_uint(st.blocks));
+    set_args(st.down, st.counts, st.sums, cl_uint(st.m));
+    st.scatter.setArg(2, st.counts);
+    st.scatter.setArg(3, n);
+    LibraryRun run;
+    auto launch = [&](cl::Kernel& k, const cl::NDRange& g) {
+        run.kernels.emplace_back();
+        q.enqueueNDRangeKernel(k, cl::NullRange, g, L, nullptr, &run.kernels.back());
+    };
+    set_args(st.to_keys, buffers.at(0), keys[0], n);
+    launch(st.to_keys, map_range);
+    std::size_t cur = 0;
+    for (std::uint64_t pass = 0; pass < st.passes; ++pass) {
+        const cl_uint shift = cl_uint(pass * st.geo.bits);
+        st.hist.setArg(0, keys[cur]);
+        st.hist.setArg(1, st.counts);
+        st.hist.setArg(3, shift);
+        launch(st.hist, tiles_range);
+        launch(st.reduce, blocks_range);
+        launch(st.top, L);
+        launch(st.down, blocks_range);
+        st.scatter.setArg(0, keys[cur]);
+        st.scatter.setArg(1, keys[1 - cur]);
+        st.scatter.setArg(4, shift);
+        launch(st.scatter, tiles_range);
+        cur = 1 - cur;
     }
-    return t;
+    set_args(st.from_keys, keys[cur], keys[1 - cur], n);  // keys[1 - cur] is the output
+    launch(st.from_keys, map_range);
+    run.last = run.kernels.back();
+    return run;
+}
+
+LibraryRun radix_call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const std::vector<double>&,
+                      void* state, const std::string& where) {
+    auto& st = *static_cast<RadixState*>(state);
+    try {
+        return radix_launches(ctx, buffers, st);
+    } catch (const cl::Error& e) {  // named by radix.cl, its options and tiles
+        rethrow_cl(e, where + " (radix.cl, " + st.geo.options() + ", " + std::to_string(st.tiles) + " tiles)");
+    }
+}
+
+}  // namespace
+
+LibraryCall radix_routine() {
+    LibraryCall c;
+    c.prepare = radix_prepare;
+    c.call = radix_call;
+    return c;
 }
 
 }  // namespace worksize::detail::sort_kernel

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "worksize/runtime/declared_job.hpp"
 #include "worksize/runtime/kernel_job.hpp"
 #include "worksize/runtime/opencl.hpp"
 
@@ -41,20 +42,17 @@ void partition_into_buckets(std::vector<Assignment>& as, const std::vector<std::
 /// Throws unless a buffer of `elems` floats for a slice of `units` items fits the kernel and the device.
 void check_buffer(const DeviceInfo& info, std::uint64_t units, std::uint64_t elems);
 
-/// Waits for the queue, adds the times of `events` (one iteration's launches) to `seconds` one by
-/// one and clears the list.
-void add_kernel_seconds(cl::CommandQueue& q, std::vector<cl::Event>& events, double& seconds);
+// bitonic.cpp, radix.cpp: the two algorithms as library routines of a slice (declared_job.hpp)
 
-/// Reads the first `bytes` of `from` into `out` (resized to them); returns the read's seconds.
-double read_back(cl::CommandQueue& q, const cl::Buffer& from, std::uint64_t bytes, Bytes& out);
+inline constexpr const char* kSortRadix = "sort_radix";
+inline constexpr const char* kSortBitonic = "sort_bitonic";
 
-// bitonic.cpp, radix.cpp
+/// The bitonic sort (sort.cl): values units, global size, local size (0: NULL).
+std::vector<double> bitonic_values(const DeviceInfo& info, const SliceSpec& s);
+LibraryCall bitonic_routine();
 
-/// The bitonic sort of the slice padded to a power of two with +INFINITY (sort.cl).
-SliceTimes execute_bitonic(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out);
-
-/// The LSD radix sort of radix.cl.
-SliceTimes execute_radix(DeviceContext& ctx, const SliceSpec& s, std::span<const std::byte> in, Bytes& out,
-                         const SortParams& p);
+/// The LSD radix sort (radix.cl): values n, work-group size, bits, items and split per the device.
+std::vector<double> radix_values(const DeviceInfo& info, const SliceSpec& s, const SortParams& p);
+LibraryCall radix_routine();
 
 }  // namespace worksize::detail::sort_kernel

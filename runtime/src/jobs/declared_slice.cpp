@@ -115,7 +115,7 @@ public:
         for (const auto& e : h2d_) t.h2d += event_seconds(e);
         for (const auto& e : runs_) t.kernel += event_seconds(e);
         for (const auto& e : d2h_) t.d2h += event_seconds(e);
-        t.kernel += combine_s_ + library_seconds();
+        t.kernel += combine_s_ + library_s_ + library_seconds();
         return t;
     }
 
@@ -143,8 +143,9 @@ private:
     double combine_s_ = 0.0;
     /// Per kernel: a library routine's state (KernelDecl::library), else null.
     std::vector<std::shared_ptr<void>> library_state_;
-    /// Each library call: the marker enqueued just before it, and its last command's event.
-    std::vector<std::pair<cl::Event, cl::Event>> library_runs_;
+    /// Each library call not yet timed: the marker enqueued just before it, and what it enqueued.
+    std::vector<std::pair<cl::Event, LibraryRun>> library_runs_;
+    double library_s_ = 0.0;  ///< the calls timed so far
     void call_library(std::size_t k);
     double library_seconds() const;
 };
@@ -240,26 +241,37 @@ void SliceTarget::build() {
 void SliceTarget::call_library(std::size_t k) {
     const auto& kd = spec_.kernels[k];
     where_ = "library routine '" + kd.library + "' of job '" + spec_.name + "' on " + ctx_.info().name;
+    if (library_runs_.size() >= 64) {  // bounded event lists: `iterations` may be in the thousands
+        q().finish();
+        library_s_ += library_seconds();
+        library_runs_.clear();
+    }
     std::vector<cl::Buffer> buffers;
     for (const auto& a : kd.args)
         if (library_buffer(a.kind)) buffers.push_back(bufs_.at(std::size_t(a.buffer)));
     cl::Event marker;
     q().enqueueMarkerWithWaitList(nullptr, &marker);
-    cl::Event ev = library_call(kd.library).call(ctx_, buffers, library_values(kd, spec_.name), library_state_[k].get(), where_);
-    library_runs_.emplace_back(marker, ev);
+    LibraryRun run =
+        library_call(kd.library).call(ctx_, buffers, library_values(kd, spec_.name), library_state_[k].get(), where_);
+    library_runs_.emplace_back(marker, std::move(run));
 }
 
-/// Each call from its marker to its last command's end, where the markers have profiling times
-/// that fit (the span at least the call's own event); else the calls' own events.
+/// The calls' kernels where a routine names them; else each call from its marker to its last
+/// command's end, where the markers have profiling times that fit (the span at least the last
+/// command's own), else the last commands' own.
 double SliceTarget::library_seconds() const {
-    double span = 0.0, own = 0.0;
+    double kernels = 0.0, span = 0.0, own = 0.0;
     bool markers_timed = true;
-    for (const auto& [marker, ev] : library_runs_) {
-        if (!ev()) continue;
-        const double e = event_seconds(ev);
+    for (const auto& [marker, run] : library_runs_) {
+        if (!run.kernels.empty()) {
+            for (const auto& e : run.kernels) kernels += event_seconds(e);
+            continue;
+        }
+        if (!run.last()) continue;
+        const double e = event_seconds(run.last);
         own += e;
         try {
-            const double s = double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+            const double s = double(run.last.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
                                     marker.getProfilingInfo<CL_PROFILING_COMMAND_END>()) * 1e-9;
             if (s < e) markers_timed = false;
             span += s;
@@ -267,7 +279,7 @@ double SliceTarget::library_seconds() const {
             markers_timed = false;
         }
     }
-    return markers_timed ? span : own;
+    return kernels + (markers_timed ? span : own);
 }
 
 void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) {
@@ -276,7 +288,7 @@ void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wa
     const auto& kd = spec_.kernels[k];
     if (!kd.library.empty()) {  // in order after the uploads on the device's queue; `wait` is empty here
         call_library(k);
-        if (done) *done = library_runs_.back().second;
+        if (done) *done = library_runs_.back().second.last;
         if (!guards_.empty()) bounds::check_writes(q(), spec_, kd, guards_, "", "");
         return;
     }

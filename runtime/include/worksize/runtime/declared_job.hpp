@@ -88,22 +88,29 @@ inline constexpr std::byte kRunTail{0x7f}, kReferenceTail{0xff};
 SliceTimes execute_declared(const DataJobSpec& spec, DeviceContext& ctx, const SliceSpec& s,
                             std::span<const std::byte> in, Bytes& out, std::byte tail = kRunTail);
 
+/// What one call of a library routine enqueued: its last command, and (when it says so) its
+/// kernels, whose device times are then its time.
+struct LibraryRun {
+    cl::Event last;
+    std::vector<cl::Event> kernels;
+};
+
 /// A library routine that a declared slice calls in place of an OpenCL kernel
 /// (KernelDecl::library), on the slice's device, queue and buffers: what the slice's launch
-/// instruction does for such a "kernel". Its arguments are the declaration's: each buffer
-/// argument's buffer (`buffers`, in argument order) and each value argument (`values`, in
-/// argument order).
+/// instruction does for such a "kernel" (matmul's CLBlast SGEMM, sort's radix and bitonic
+/// sorts). Its arguments are the declaration's: each buffer argument's buffer (`buffers`, in
+/// argument order) and each value argument (`values`, in argument order).
 struct LibraryCall {
     /// Once per slice, before its first call and outside the timing (a library that compiles its
-    /// programs on first use, a scratch buffer): the state its calls get. `where` names the slice.
+    /// programs on first use, scratch buffers): the state its calls get. `where` names the slice.
     std::function<std::shared_ptr<void>(DeviceContext& ctx, const std::vector<double>& values, const std::string& where)>
         prepare;
-    /// Enqueues one call on ctx.queue() (in order after the slice's uploads) and returns the
-    /// event of its last command; the slice's kernel time runs from a marker enqueued just before
-    /// it to that event's end (where the device's profiling times allow; else the event's own).
-    /// @throws Error naming the library's failure and `where`.
-    std::function<cl::Event(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const std::vector<double>& values,
-                            void* state, const std::string& where)>
+    /// Enqueues one call on ctx.queue() (in order after the slice's uploads). The slice's kernel
+    /// time is the sum of the returned kernels' device times, or without them the span from a
+    /// marker enqueued just before the call to the end of `last` (where the device's profiling
+    /// times allow; else `last`'s own). @throws Error naming the failure and `where`.
+    std::function<LibraryRun(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, const std::vector<double>& values,
+                             void* state, const std::string& where)>
         call;
 };
 /// Registers (or replaces) library routine `name`. @throws InvalidArgument without a name or call.
