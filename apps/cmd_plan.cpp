@@ -18,8 +18,8 @@ std::vector<KernelSliceDecl> declared_slices(const KernelArgs& k, const KernelJo
     const auto& factory = kernel_job(k.kernel);
     if (!factory.declare)
         throw InvalidArgument("plan --instructions: kernel '" + k.kernel +
-                              "' is not a declared job (its slices move data by value); declared: matmul, interp, "
-                              "quad and job files");
+                              "' is not a declared job (its slices' sizes come from rank 0's partition by value at "
+                              "run time); declared: matmul, interp, quad and job files");
     std::vector<KernelSliceDecl> out;
     for (const auto& a : plan.assignments) {
         if (a.units == 0) continue;

@@ -3,8 +3,9 @@
 // buffer; the slices' inputs, outputs and reductions follow from the declaration, and one
 // executor (execute_declared: the slice's instruction list, scheduler/slice_program.hpp, on the
 // engine) runs every such slice on its device. Job files (job_file_job.cpp)
-// and the sample kernels matmul, quad and interp are declared jobs; sort is not (its
-// splitter-based partition moves data by value).
+// and the sample kernels matmul, quad and interp are declared jobs. Sort is not (its
+// splitter-based partition moves data by value), but its slices run through execute_declared
+// too: a bucket in, the sort as a library routine, the sorted bucket out.
 //
 // What travels for a slice [offset, offset + units): each split input's rows of the slice and
 // its halo rows (in buffer order; a buffer of its own units: the rows its map gives the slice,
