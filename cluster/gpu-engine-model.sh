@@ -320,6 +320,7 @@ if [ "$PART" = sort ]; then
         late && break
         for b in new old; do
             kr sort 67108864 1gpu $b "$r" env -- --select "0=${G[0]}" --iterations 5
+            [ -n "${SORT_ONE_GPU:-}" ] && continue  # the radix sort on one GPU alone, more repeats
             kr sort 16777216 1gpu-bitonic $b "$r" env -- --select "0=${G[0]}" --param algo=bitonic --iterations 3
             kr sort 67108864 offload2 $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
         done
