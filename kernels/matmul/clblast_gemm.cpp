@@ -298,10 +298,7 @@ LibraryRun call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers, cons
 }  // namespace
 
 LibraryCall clblast_sgemm_call() {
-    LibraryCall c;
-    c.prepare = prepare;
-    c.call = call;
-    return c;
+    return {prepare, call};
 }
 
 #endif

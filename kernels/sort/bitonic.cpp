@@ -109,10 +109,7 @@ LibraryRun bitonic_call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffe
 }  // namespace
 
 LibraryCall bitonic_routine() {
-    LibraryCall c;
-    c.prepare = bitonic_prepare;
-    c.call = bitonic_call;
-    return c;
+    return {bitonic_prepare, bitonic_call};
 }
 
 }  // namespace worksize::detail::sort_kernel

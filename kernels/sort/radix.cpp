@@ -148,10 +148,7 @@ LibraryRun radix_call(DeviceContext& ctx, const std::vector<cl::Buffer>& buffers
 }  // namespace
 
 LibraryCall radix_routine() {
-    LibraryCall c;
-    c.prepare = radix_prepare;
-    c.call = radix_call;
-    return c;
+    return {radix_prepare, radix_call};
 }
 
 }  // namespace worksize::detail::sort_kernel

@@ -187,43 +187,33 @@ std::vector<Instruction> messages(const KernelSliceDecl& s, int slice, bool outp
     return v;
 }
 
-/// Appends `list` to `l`, its dependencies moved by where it starts.
-std::vector<int> append(List& l, std::vector<Instruction> list) {
+/// Appends `list` to `l`, its dependencies moved by where it starts; that start.
+int append(List& l, std::vector<Instruction> list) {
     const int base = int(l.v.size());
-    std::vector<int> at;
     for (auto& in : list) {
         for (int& d : in.deps) d += base;
-        at.push_back(l.push(std::move(in)));
+        l.push(std::move(in));
     }
-    return at;
+    return base;
 }
 
 /// A worker's part for slice `i`: its input's pieces, the slice (each upload also after the
 /// pieces it reads), its output's pieces after the downloads and reductions.
 void worker_slice(List& l, const KernelSliceDecl& s, int i, const KernelProgramOptions& o) {
     const std::uint64_t piece = std::max<std::uint64_t>(o.piece_bytes, 1);
-    struct Arrival {
-        std::uint64_t begin, end;
-        int recv;
-    };
-    std::vector<Arrival> arrivals;
+    const int first_recv = int(l.v.size());
     if (!o.local_inputs)
-        for (auto& in : messages(s, i, false, InstrKind::recv, 0, piece)) {
-            const Arrival a{in.at, in.at + in.bytes, 0};
-            arrivals.push_back(a);
-            arrivals.back().recv = l.push(std::move(in));
-        }
-    SliceProgramOptions so{i, o.iterations, o.local_inputs ? 0 : piece};
-    const int base = int(l.v.size());
+        for (auto& in : messages(s, i, false, InstrKind::recv, 0, piece)) l.push(std::move(in));
+    const int base = append(l, compile_slice(s.spec, s.offset, s.units, {i, o.iterations, o.local_inputs ? 0 : piece}));
     std::vector<int> results;
-    for (auto& in : compile_slice(s.spec, s.offset, s.units, so)) {
-        for (int& d : in.deps) d += base;
+    for (int id = base; id < int(l.v.size()); ++id) {
+        Instruction& in = l.v[std::size_t(id)];
         if (in.kind == InstrKind::upload)  // also after the pieces holding its bytes
-            for (const auto& a : arrivals)
-                if (a.end > in.at && a.begin < in.at + in.bytes) in.deps.push_back(a.recv);
-        const bool result = in.kind == InstrKind::download || in.kind == InstrKind::reduce;
-        const int id = l.push(std::move(in));
-        if (result) results.push_back(id);
+            for (int r = first_recv; r < base; ++r) {
+                const Instruction& piece_in = l.v[std::size_t(r)];
+                if (piece_in.at + piece_in.bytes > in.at && piece_in.at < in.at + in.bytes) in.deps.push_back(r);
+            }
+        if (in.kind == InstrKind::download || in.kind == InstrKind::reduce) results.push_back(id);
     }
     if (o.local_inputs) return;
     for (auto& in : messages(s, i, true, InstrKind::send, 0, piece)) {

@@ -30,6 +30,8 @@ public:
             heard_[from] = now_s();
         }
     }
+    /// Seconds since rank 0 last listened.
+    double since_listened() const { return now_s() - listened_; }
     /// Rank 0 heard from worker `r` now.
     void heard(int r) { heard_[r] = now_s(); }
     /// Starts the clock of worker `r` unless it runs already.

@@ -27,7 +27,6 @@ public:
     /// Takes the heartbeats that came (RankWatch::listen); raises the loss a worker reported of
     /// its neighbour (wire::kLost).
     void poll() {
-        last_poll_ = now_s();
         ranks_.listen();
         int from = 0;
         if (comm_.iprobe(Comm::any_source, wire::kLost, &from)) {
@@ -40,7 +39,7 @@ public:
     }
     /// poll() at most every 10 ms: rank 0's pulse while it steps with its own slices.
     void pulse() {
-        if (now_s() - last_poll_ >= 0.01) poll();
+        if (ranks_.since_listened() >= 0.01) poll();
     }
     void heard(int r) { ranks_.heard(r); }
     /// Rank 0's own wait on neighbour `r` ran out (`why`): `r` is lost, unless it is alive
@@ -76,7 +75,7 @@ public:
     /// millisecond, `r` lost once silent for --rank-timeout.
     void listen(int r) {
         ranks_.watch(r);
-        if (now_s() - last_poll_ >= 0.001) poll();
+        if (ranks_.since_listened() >= 0.001) poll();
         check(r);
     }
     /// Waits until the sends in `sends` (rank, handle) are done.
@@ -139,7 +138,6 @@ private:
     RankWatch ranks_;
     std::function<std::string(int)> describe_;
     std::function<void(int)> on_lost_;
-    double last_poll_ = 0;
 };
 
 }  // namespace worksize::data_exec

@@ -141,8 +141,16 @@ private:
     std::map<std::pair<std::size_t, std::size_t>, cl::Buffer> records_;
     std::vector<cl::Event> h2d_, runs_, d2h_;
     double combine_s_ = 0.0;
-    /// Per kernel: a library routine's state (KernelDecl::library), else null.
-    std::vector<std::shared_ptr<void>> library_state_;
+    /// Per kernel that is a library routine (KernelDecl::library): the routine, its arguments'
+    /// values and buffers, and the state its prepare() made; resolved once, at build().
+    struct Routine {
+        const LibraryCall* call = nullptr;
+        std::vector<double> values;
+        std::vector<cl::Buffer> buffers;
+        std::shared_ptr<void> state;
+        std::string where;  ///< names the routine, the job and the device
+    };
+    std::vector<Routine> routines_;
     /// Each library call not yet timed: the marker enqueued just before it, and what it enqueued.
     std::vector<std::pair<cl::Event, LibraryRun>> library_runs_;
     double library_s_ = 0.0;  ///< the calls timed so far
@@ -215,16 +223,20 @@ void SliceTarget::build() {
     if (any_kernel) program = ctx_.program_from_source(spec_.source, data::program_options(spec_.build_options));
     for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
         const auto& kd = spec_.kernels[k];
+        routines_.emplace_back();
         if (!kd.library.empty()) {
-            const LibraryCall& lib = library_call(kd.library);
-            const auto values = library_values(kd, spec_.name);
-            where_ = "library routine '" + kd.library + "' of job '" + spec_.name + "' on " + ctx_.info().name;
-            library_state_.push_back(lib.prepare ? lib.prepare(ctx_, values, where_) : nullptr);
+            Routine& r = routines_.back();
+            r.call = &library_call(kd.library);
+            r.values = library_values(kd, spec_.name);
+            for (const auto& a : kd.args)
+                if (library_buffer(a.kind)) r.buffers.push_back(bufs_.at(std::size_t(a.buffer)));
+            r.where = "library routine '" + kd.library + "' of job '" + spec_.name + "' on " + ctx_.info().name;
+            where_ = r.where;
+            r.state = r.call->prepare ? r.call->prepare(ctx_, r.values, where_) : nullptr;
             kernels_.emplace_back();
             geo_.emplace_back();
             continue;
         }
-        library_state_.push_back(nullptr);
         kernels_.push_back(data::make_kernel(program, kd));
         geo_.push_back(data::geometry(spec_, kd, s_.offset, s_.units,
                                       data::launch_local(kd, s_.local, kernels_.back(), ctx_.device())));
@@ -239,20 +251,16 @@ void SliceTarget::build() {
 }
 
 void SliceTarget::call_library(std::size_t k) {
-    const auto& kd = spec_.kernels[k];
-    where_ = "library routine '" + kd.library + "' of job '" + spec_.name + "' on " + ctx_.info().name;
+    Routine& r = routines_[k];
+    where_ = r.where;
     if (library_runs_.size() >= 64) {  // bounded event lists: `iterations` may be in the thousands
         q().finish();
         library_s_ += library_seconds();
         library_runs_.clear();
     }
-    std::vector<cl::Buffer> buffers;
-    for (const auto& a : kd.args)
-        if (library_buffer(a.kind)) buffers.push_back(bufs_.at(std::size_t(a.buffer)));
     cl::Event marker;
     q().enqueueMarkerWithWaitList(nullptr, &marker);
-    LibraryRun run =
-        library_call(kd.library).call(ctx_, buffers, library_values(kd, spec_.name), library_state_[k].get(), where_);
+    LibraryRun run = r.call->call(ctx_, r.buffers, r.values, r.state.get(), where_);
     library_runs_.emplace_back(marker, std::move(run));
 }
 
