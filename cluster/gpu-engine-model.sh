@@ -37,6 +37,10 @@
 #   against the build before (old), one GPU, offloaded to two GPU ranks, one rank driving both.
 # PART=sort: sort's radix and bitonic sorts as library routines of the slice's list (new) against
 #   its own executor before (old): one GPU, and rank 0 partitioning for two GPU ranks.
+# PART=staging: the halo staging slots pinned (they were ordinary memory under the 256 KiB
+# threshold) and made before the steps, against the build before (old), same call: heat 8192^2 x
+# 2000 with WORKSIZE_STEP_LOG (steplog.txt: cluster/step_log.py), heat 16384^2 and k-means, in
+# every layout.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -373,6 +377,26 @@ if [ "$PART" = heat16k ]; then
         WORKSIZE_HALO_QUEUE=compute ex heat new 1rank2gpus+hq-compute "$r" 16384 16384 500
     done
     rm -f "$OUT"/tl-*
+fi
+
+if [ "$PART" = staging ]; then
+    for cfg in 2ranks 1rank2gpus; do ex heat new "$cfg" 0 1024 1024 200; ex kmeans new "$cfg" 0 1000000 16 16 5; done
+    export EXAMPLE_NOVERIFY=1
+    mkdir -p "$OUT/steplog"
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            for b in new old; do WORKSIZE_STEP_LOG=$OUT/steplog/h8k-$cfg-$b-$r.csv ex heat $b "$cfg" "$r" 8192 8192 2000; done
+        done
+    done
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            for b in new old; do ex heat $b "$cfg" "$r" 16384 16384 500; done
+            for b in new old; do ex kmeans $b "$cfg" "$r" 16777216 16 16 20; done
+        done
+    done
+    python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
 fi
 
 if [ "$PART" = data ]; then

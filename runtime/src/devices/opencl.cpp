@@ -270,6 +270,13 @@ cl::CommandQueue& DeviceContext::copy_queue() {
     return copy_queue_;
 }
 
+const std::shared_ptr<PinnedHostMemory>& DeviceContext::staging_memory() {
+    std::lock_guard lock(mutex_);
+    if (!staging_memory_)
+        staging_memory_ = std::make_shared<PinnedHostMemory>(context_, device_, PinnedHostMemory::enabled_by_environment(), 1);
+    return staging_memory_;
+}
+
 cl::Program DeviceContext::program(std::string_view file, const std::string& options) {
     const auto src = embedded_kernel_source(file);
     if (src.empty())

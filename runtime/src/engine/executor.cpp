@@ -26,6 +26,7 @@ struct Executor::Slot {
 
 struct Executor::PerSlice {
     cl::CommandQueue copy;
+    std::shared_ptr<PinnedHostMemory> staging;  ///< the device's (staging slots' rows)
     std::vector<cl::Event> writes;  ///< halo writes since the last launch
     cl::Event last_launch;
     bool compute_dirty = false, copy_dirty = false;  ///< enqueued since the last flush
@@ -76,6 +77,41 @@ cl::CommandQueue& Executor::copy_queue(int s) {
     PerSlice& p = slice(s);
     if (!p.copy()) p.copy = target_.context(s).copy_queue();  // kept from run to run
     return p.copy;
+}
+
+/// A slot's rows in the pinned staging memory of the device that reads them, and a received
+/// message's in the rank's first device's (DeviceContext::staging_memory): a halo row of heat
+/// 8192² is 32 KiB, under host_memory()'s threshold for pinning.
+void Executor::stage_rows(Slot& s, int slice_index, std::uint64_t bytes) {
+    PerSlice& p = slice(slice_index);
+    if (!p.staging) p.staging = target_.context(slice_index).staging_memory();
+    if (s.rows.get_allocator().resource() != p.staging) s.rows = bytes_with(p.staging);
+    s.rows.resize(8 + bytes);
+}
+
+void Executor::stage_in(Slot& s, std::uint64_t bytes) {
+    if (!home_staging_) home_staging_ = target_.home().staging_memory();
+    if (s.in.get_allocator().resource() != home_staging_) s.in = bytes_with(home_staging_);
+    s.in.resize(8 + bytes);
+}
+
+void Executor::prepare(const std::vector<Instruction>& list) {
+    for (const Instruction& in : list) {
+        try {
+            if (in.kind == InstrKind::read_rows) {
+                stage_rows(slot(in), in.slice, in.bytes);
+                copy_queue(in.slice);
+            } else if (in.kind == InstrKind::recv) {
+                stage_in(slot(in), in.bytes);
+            } else if (in.kind == InstrKind::write_rows && !writes_on_compute_) {
+                copy_queue(in.slice);
+            }
+        } catch (const cl::Error& e) {
+            // The run walks its lists all the same (failed), so that no neighbour waits.
+            target_.fail(e, "device '" + target_.context(in.slice).info().name + "', its halo queue");
+            return;
+        }
+    }
 }
 
 Comm& Executor::comm() {
@@ -178,10 +214,8 @@ void Executor::post_recv(const Instruction& in) {
     Slot& s = slot(in);
     wait_event(s.write, -1);  // the previous write from this slot has read it
     s.write = cl::Event();
-    if (s.in.get_allocator().resource() != target_.home().host_memory())
-        s.in = bytes_with(target_.home().host_memory());
+    stage_in(s, in.bytes);
     s.want = in.bytes;
-    s.in.resize(8 + in.bytes);
     s.recv_peer = in.peer;
     s.received_ok = false;
     s.got = 0;
@@ -200,8 +234,7 @@ void Executor::read_rows(const Instruction& in) {
     if (target_.failed()) return;
     PerSlice& p = slice(in.slice);
     auto& ctx = target_.context(in.slice);
-    if (s.rows.get_allocator().resource() != ctx.host_memory()) s.rows = bytes_with(ctx.host_memory());
-    s.rows.resize(8 + in.bytes);
+    stage_rows(s, in.slice, in.bytes);
     std::vector<cl::Event> wait;
     if (p.last_launch()) wait.push_back(p.last_launch);
     try {

@@ -1,8 +1,8 @@
 // The executor: runs a rank's instruction list (worksize/scheduler/instructions.hpp) on its
 // devices and over MPI, asynchronously. Per device two in-order queues: launches on the device's
 // own queue, row reads and writes on a copy queue, joined by events; rows go through pinned
-// staging slots; receives are posted before anything waits, sends after their read, and MPI is
-// polled without sleeping while the devices work. A job gives the executor its devices, buffers,
+// staging slots (DeviceContext::staging_memory); receives are posted before anything waits,
+// sends after their read, and MPI is polled without sleeping while the devices work. A job gives the executor its devices, buffers,
 // launches and host steps through a Target; the executor owns the order, the transfers and the
 // failure protocol (every message starts with a status word; a failed rank keeps walking its
 // list and sends "failed", so no neighbour waits for a message that will not come).
@@ -83,6 +83,9 @@ public:
     /// Enqueues and completes the list's instructions in order, returning once every transfer
     /// of the list has been handed to a queue or to MPI (launches may still run).
     void run(const std::vector<Instruction>& list);
+    /// Makes what `list` (a step's list) will use before it runs: its staging slots, pinned,
+    /// and the copy queues (the first steps of a run paid for them otherwise).
+    void prepare(const std::vector<Instruction>& list);
     /// Every queue flushed (devices run side by side).
     void flush();
     /// Waits for every send still in flight (before the staging slots go away).
@@ -101,6 +104,8 @@ private:
     void post_recv(const Instruction& in);
     void send(const Instruction& in);
     void complete_recv(Slot& s);
+    void stage_rows(Slot& s, int slice, std::uint64_t bytes);
+    void stage_in(Slot& s, std::uint64_t bytes);
     void complete_send(Slot& s);
     void wait_event(const cl::Event& ev, int s);
 
@@ -109,6 +114,7 @@ private:
     int tag_;
     std::vector<std::unique_ptr<PerSlice>> slices_;
     std::vector<std::unique_ptr<Slot>> slots_;
+    std::shared_ptr<PinnedHostMemory> home_staging_;  ///< received messages' staging
     std::vector<cl::Event> interior_;  ///< the current list's interior launches so far
     bool writes_on_compute_ = false, host_waits_writes_ = false;
     bool flush_steps_ = true;  ///< WORKSIZE_STEP_FLUSH (an experiment)

@@ -112,7 +112,18 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
     if (const char* t = std::getenv("WORKSIZE_TIMELINE"); t && *t)
         timeline_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
+    if (const char* t = std::getenv("WORKSIZE_STEP_LOG"); t && *t) {
+        step_log_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
+        step_starts_.reserve(spec_.steps);
+    }
     engine::Executor executor(*this, &comm_, kHalo);
+    {
+        // The staging slots and copy queues of the first steps' lists (both parities, and a
+        // whole exchange period with ghost zones), made before the steps' clock starts.
+        StepCompiler ahead(spec_, layout_, me_, ProgramOptions{overlap_});
+        const std::uint64_t n = std::min<std::uint64_t>(spec_.steps, 2 * std::max<std::uint64_t>(1, spec_.exchange_every) + 2);
+        for (std::uint64_t step = 0; step < n; ++step) executor.prepare(ahead.compile_step(step));
+    }
     report_.sent_per_step.assign(spec_.steps, 0);
     report_.halo_per_step.assign(spec_.steps, 0);
     report_.records_per_step.assign(spec_.steps, 0);
@@ -128,6 +139,7 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
         // exchange were enqueued in a blink; the one silent wait at the end had a healthy
         // worker declared lost.)
         const double now = now_s();
+        if (!step_log_path_.empty()) step_starts_.push_back(now);
         slow_ = step == 0 || now - step_start > 0.1 || step > waited_steps_;
         step_start = now;
         comm_.pulse();  // a worker's heartbeat when one is due; rank 0 hears the workers
@@ -154,6 +166,7 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
     const double end = now_s() - final_reads_tail();
     report_.steps_s = end - t0;
     write_timeline(t0);
+    write_step_log(t0, end);
     if (time_launches_ && spec_.steps > 1) report_.timed_steps_s = end - t1;
     report_device_times();
 }
@@ -254,6 +267,25 @@ void Execution::write_timeline(double t0) const {
     if (std::fclose(f) != 0)
         std::fprintf(stderr, "worksize: warning: cannot write the timeline to '%s'\n",
                      timeline_path_.c_str());
+}
+
+/// WORKSIZE_STEP_LOG=FILE (where a whole run's steps go, without the timeline's events): one
+/// CSV row per step appended to FILE (rank 0) or FILE.rankN: the host's moment at its start (µs
+/// from the first step's) and how long the host took until the next step's (or the steps' end).
+/// A write that fails is reported on stderr, not fatal.
+void Execution::write_step_log(double t0, double end) const {
+    if (step_log_path_.empty() || failed_) return;
+    std::FILE* f = std::fopen(step_log_path_.c_str(), "a");
+    bool ok = f != nullptr;
+    if (f) {
+        std::fprintf(f, "rank,step,start_us,host_us\n");
+        for (std::size_t i = 0; i < step_starts_.size(); ++i) {
+            const double next = i + 1 < step_starts_.size() ? step_starts_[i + 1] : end;
+            std::fprintf(f, "%d,%zu,%.3f,%.3f\n", me_, i, (step_starts_[i] - t0) * 1e6, (next - step_starts_[i]) * 1e6);
+        }
+        ok = std::fclose(f) == 0;
+    }
+    if (!ok) std::fprintf(stderr, "worksize: warning: cannot write the step log to '%s'\n", step_log_path_.c_str());
 }
 
 /// Halo traffic in the timeline: reads and writes beside the launches of their slice
@@ -430,8 +462,8 @@ std::vector<double> Execution::local_total(std::size_t k, std::size_t i) {
                         data::combine_on_device(*s.ctx, records, count[j], d, a.op, combine_s[j], 1,
                                                 g.relative ? g.own_first : 0, &cache);
                     }
-                    if (s.host_records.get_allocator().resource() != s.ctx->host_memory())
-                        s.host_records = bytes_with(s.ctx->host_memory());
+                    if (s.host_records.get_allocator().resource() != s.ctx->staging_memory())
+                        s.host_records = bytes_with(s.ctx->staging_memory());  // pinned, though small
                     s.host_records.resize(count[j] * R * elem_size(d.type));
                     if (!s.host_records.empty())
                         s.ctx->queue().enqueueReadBuffer(records, CL_FALSE, 0, s.host_records.size(),

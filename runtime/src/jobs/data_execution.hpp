@@ -547,6 +547,10 @@ private:
     }
     std::uint64_t waited_steps_ = 0;  ///< steps whose device work a wait has seen end
     void write_timeline(double t0) const;
+    /// WORKSIZE_STEP_LOG=FILE: the host's moment at the start of each step (FILE, FILE.rankN).
+    std::string step_log_path_;
+    std::vector<double> step_starts_;
+    void write_step_log(double t0, double end) const;
     double last_beat_ = 0;
     fault::DataFault fault_;
     Bytes inbox_;

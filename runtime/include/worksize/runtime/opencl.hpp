@@ -158,6 +158,11 @@ public:
     /// The device's pinned host memory: a Bytes made with bytes_with(ctx.host_memory()) copies
     /// to and from this device at DMA speed (the runtime's payload buffers are such Bytes).
     const std::shared_ptr<PinnedHostMemory>& host_memory() const { return host_memory_; }
+    /// Pinned host memory for small buffers reused many times (the engine's halo staging slots):
+    /// host_memory() leaves allocations under its threshold (256 KiB) in ordinary memory, and
+    /// a copy between ordinary memory and an NVIDIA device goes through the driver's own
+    /// staging. Made at the first call and kept; ordinary memory with WORKSIZE_PINNED=0.
+    const std::shared_ptr<PinnedHostMemory>& staging_memory();
 
     /// Build (or fetch from the cache) the embedded kernel file `file` ("matmul" for
     /// kernels/matmul/matmul.cl) with `options` (e.g. "-DTILE=16"). Also accepts a full source via
@@ -171,7 +176,7 @@ private:
     cl::Context context_;
     cl::CommandQueue queue_, copy_queue_;
     DeviceInfo info_;
-    std::shared_ptr<PinnedHostMemory> host_memory_;
+    std::shared_ptr<PinnedHostMemory> host_memory_, staging_memory_;
     std::mutex mutex_;
     std::map<std::pair<std::size_t, std::string>, cl::Program> cache_;
 };
