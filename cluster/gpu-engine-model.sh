@@ -41,11 +41,6 @@
 # threshold) and made before the steps, against the build before (old), same call: heat 8192^2 x
 # 2000 with WORKSIZE_STEP_LOG (steplog.txt: cluster/step_log.py), heat 16384^2 and k-means, in
 # every layout.
-# PART=boundary: the boundary launches of a split step on the halo queue beside the interior
-# (new) against the device's own queue before the interior (WORKSIZE_BOUNDARY_QUEUE=compute, +bqc),
-# same build: heat 8192^2 x 2000 (with WORKSIZE_STEP_LOG) and 16384^2 x 500, fdtd2d 4096^2 x 500
-# (three kernels a step), on one GPU, two in one rank and two GPU ranks; verified first at 1024^2
-# (heat) and 1000^2 (fdtd2d).
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -399,34 +394,6 @@ if [ "$PART" = staging ]; then
         for cfg in 1gpu 1rank2gpus 2ranks; do
             for b in new old; do ex heat $b "$cfg" "$r" 16384 16384 500; done
             for b in new old; do ex kmeans $b "$cfg" "$r" 16777216 16 16 20; done
-        done
-    done
-    python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
-fi
-
-if [ "$PART" = boundary ]; then
-    for cfg in 2ranks 1rank2gpus; do ex heat new "$cfg" 0 1024 1024 200; ex fdtd2d new "$cfg" 0 1000 1000 50; done
-    export EXAMPLE_NOVERIFY=1
-    mkdir -p "$OUT/steplog"
-    for r in $(seq "$REPS"); do
-        late && break
-        ex heat new 1gpu "$r" 8192 8192 2000
-        for cfg in 1rank2gpus 2ranks; do
-            WORKSIZE_STEP_LOG=$OUT/steplog/h8k-$cfg-$r.csv ex heat new "$cfg" "$r" 8192 8192 2000
-            WORKSIZE_BOUNDARY_QUEUE=compute ex heat new "$cfg+bqc" "$r" 8192 8192 2000
-        done
-    done
-    for r in $(seq "$REPS"); do
-        late && break
-        ex heat new 1gpu "$r" 16384 16384 500
-        for cfg in 1rank2gpus 2ranks; do
-            ex heat new "$cfg" "$r" 16384 16384 500
-            WORKSIZE_BOUNDARY_QUEUE=compute ex heat new "$cfg+bqc" "$r" 16384 16384 500
-        done
-        ex fdtd2d new 1gpu "$r" 4096 4096 500
-        for cfg in 1rank2gpus 2ranks; do
-            ex fdtd2d new "$cfg" "$r" 4096 4096 500
-            WORKSIZE_BOUNDARY_QUEUE=compute ex fdtd2d new "$cfg+bqc" "$r" 4096 4096 500
         done
     done
     python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1

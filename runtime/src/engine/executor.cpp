@@ -25,21 +25,10 @@ struct Executor::Slot {
 };
 
 struct Executor::PerSlice {
-    cl::CommandQueue copy;  ///< the halo queue: boundary launches, halo reads and writes
+    cl::CommandQueue copy;
     std::shared_ptr<PinnedHostMemory> staging;  ///< the device's (staging slots' rows)
-    std::vector<cl::Event> writes;  ///< halo writes since the last launch that waited for them
-    cl::Event last_launch;  ///< the last launch on the device's own queue
-    cl::Event halo_waited;  ///< the last of those the halo queue has waited for
-    /// Boundary launches on the halo queue that the device's own queue has not waited for: a
-    /// split kernel's interior launch waits for all but its own boundary parts just before it
-    /// (the rows they write are not the interior's, and they run beside it).
-    struct Boundary {
-        int group, kernel;
-        cl::Event done;
-    };
-    std::vector<Boundary> boundary;
-    int group = 0;             ///< boundary launches in a row form a group
-    bool in_group = false;     ///< the last launch was a boundary launch
+    std::vector<cl::Event> writes;  ///< halo writes since the last launch
+    cl::Event last_launch;
     bool compute_dirty = false, copy_dirty = false;  ///< enqueued since the last flush
 };
 
@@ -59,10 +48,6 @@ Executor::Executor(Target& target, Comm* comm, int tag) : target_(target), comm_
     // queues are still flushed before every wait.
     const char* f = std::getenv("WORKSIZE_STEP_FLUSH");
     flush_steps_ = !(f && std::string(f) == "0");
-    // WORKSIZE_BOUNDARY_QUEUE=compute: the boundary launches in order on the device's own queue
-    // before the interior, as before the halo queue took them (and with either experiment above).
-    const char* b = std::getenv("WORKSIZE_BOUNDARY_QUEUE");
-    boundary_on_halo_queue_ = !(b && std::string(b) == "compute") && !writes_on_compute_ && !host_waits_writes_;
 }
 
 Executor::~Executor() {
@@ -250,11 +235,8 @@ void Executor::read_rows(const Instruction& in) {
     PerSlice& p = slice(in.slice);
     auto& ctx = target_.context(in.slice);
     stage_rows(s, in.slice, in.bytes);
-    // After the device's last launch on its own queue; a boundary launch before it on the halo
-    // queue is in order.
     std::vector<cl::Event> wait;
-    if (p.last_launch() && p.last_launch() != p.halo_waited()) wait.push_back(p.last_launch);
-    p.halo_waited = p.last_launch;
+    if (p.last_launch()) wait.push_back(p.last_launch);
     try {
         const double enqueued = now_s();
         copy_queue(in.slice).enqueueReadBuffer(target_.buffer(in.slice, in.buffer), CL_FALSE,
@@ -326,20 +308,25 @@ void Executor::run(const std::vector<Instruction>& list) {
         if (last[s] >= 0 && target_.has_neighbour(int(s))) keep[std::size_t(last[s])] = true;
     for (std::size_t i = 0; i < list.size(); ++i)
         if (list[i].kind == InstrKind::launch && list[i].part == LaunchPart::interior) keep[i] = true;
-    // A launch on the device's own queue before a boundary launch on the halo queue: the boundary
-    // waits for its event (fdtd2d's whole kernel2 writes the ex that kernel3's boundary reads).
-    std::vector<bool> boundary_after;
-    for (std::size_t i = list.size(); i-- > 0;) {
-        const Instruction& in = list[i];
-        if (in.kind != InstrKind::launch) continue;
-        if (std::size_t(in.slice) >= boundary_after.size()) boundary_after.resize(std::size_t(in.slice) + 1, false);
-        if (on_halo_queue(in)) boundary_after[std::size_t(in.slice)] = true;
-        else if (boundary_after[std::size_t(in.slice)]) keep[i] = true;
-    }
     for (std::size_t i = 0; i < list.size(); ++i) {
         const Instruction& in = list[i];
         switch (in.kind) {
-            case InstrKind::launch: launch(in, keep[i]); break;
+            case InstrKind::launch: {
+                PerSlice& p = slice(in.slice);
+                cl::Event done;
+                if (host_waits_writes_) {
+                    for (const auto& w : p.writes) wait_event(w, in.slice);
+                    p.writes.clear();
+                }
+                target_.launch(in, p.writes, keep[i] ? &done : nullptr);
+                p.writes.clear();
+                p.compute_dirty = true;
+                if (keep[i]) {
+                    p.last_launch = done;
+                    if (in.part == LaunchPart::interior && done()) interior_.push_back(done);
+                }
+                break;
+            }
             case InstrKind::read_rows: read_rows(in); break;
             case InstrKind::write_rows: write_rows(in, list); break;
             case InstrKind::recv: post_recv(in); break;
@@ -359,74 +346,7 @@ void Executor::run(const std::vector<Instruction>& list) {
                 break;
         }
     }
-    join();
     if (flush_steps_) flush();
-}
-
-bool Executor::on_halo_queue(const Instruction& in) const {
-    return boundary_on_halo_queue_ && (in.part == LaunchPart::top || in.part == LaunchPart::bottom);
-}
-
-/// A launch: a split kernel's boundary part on the halo queue, after the halo writes before it
-/// (in order) and the device's last launch on its own queue (the rows it reads); any other on
-/// the device's own queue, after the halo writes and the boundary launches it has not waited
-/// for, except an interior's own kernel's boundary parts.
-void Executor::launch(const Instruction& in, bool keep) {
-    PerSlice& p = slice(in.slice);
-    cl::Event done;
-    if (on_halo_queue(in)) {
-        std::vector<cl::Event> wait;
-        if (p.last_launch() && p.last_launch() != p.halo_waited()) wait.push_back(p.last_launch);
-        p.halo_waited = p.last_launch;
-        target_.launch(in, copy_queue(in.slice), wait, &done);
-        p.copy_dirty = true;
-        p.writes.clear();  // in order before it on the halo queue; waiting for it waits for them
-        if (!p.in_group) ++p.group;
-        p.in_group = true;
-        if (done()) p.boundary.push_back({p.group, in.kernel, done});
-        return;
-    }
-    p.in_group = false;
-    if (host_waits_writes_) {
-        for (const auto& w : p.writes) wait_event(w, in.slice);
-        p.writes.clear();
-    }
-    const bool interior = in.part == LaunchPart::interior;
-    std::vector<cl::Event> wait = interior ? std::vector<cl::Event>{} : p.writes;
-    std::vector<PerSlice::Boundary> mine;
-    for (auto& b : p.boundary) {
-        if (interior && b.kernel == in.kernel && b.group == p.group) mine.push_back(b);
-        else wait.push_back(b.done);
-    }
-    p.boundary = std::move(mine);
-    if (!interior) p.writes.clear();
-    target_.launch(in, target_.context(in.slice).queue(), wait, keep ? &done : nullptr);
-    p.compute_dirty = true;
-    if (keep) {
-        p.last_launch = done;
-        if (interior && done()) interior_.push_back(done);
-    }
-}
-
-/// The end of a list: each device's own queue waits for the boundary launches it has not (a
-/// barrier that costs the next interior launch nothing: it reads their rows), so that what a
-/// job enqueues on that queue after the list (a gather's reads, a host step's) sees the step.
-void Executor::join() {
-    for (std::size_t s = 0; s < slices_.size(); ++s) {
-        PerSlice* p = slices_[s].get();
-        if (!p || p->boundary.empty()) continue;
-        std::vector<cl::Event> wait;
-        for (auto& b : p->boundary) wait.push_back(b.done);
-        p->boundary.clear();
-        try {
-            cl::Event barrier;
-            target_.context(int(s)).queue().enqueueBarrierWithWaitList(&wait, &barrier);
-            p->last_launch = barrier;
-            p->compute_dirty = true;
-        } catch (const cl::Error& e) {
-            target_.fail(e, "device '" + target_.context(int(s)).info().name + "', joining its halo queue");
-        }
-    }
 }
 
 void Executor::drain() {

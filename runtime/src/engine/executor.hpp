@@ -1,9 +1,6 @@
 // The executor: runs a rank's instruction list (worksize/scheduler/instructions.hpp) on its
-// devices and over MPI, asynchronously. Per device two in-order queues joined by events: the
-// device's own queue for the launches, and a halo queue for the boundary parts of split kernels
-// with the halo rows they read and write, so that a step's boundary rows and their exchange run
-// beside its interior launch (the compute queue joins the halo queue at the end of each list,
-// so that whatever a job enqueues on it later sees the whole step); rows go through pinned
+// devices and over MPI, asynchronously. Per device two in-order queues: launches on the device's
+// own queue, row reads and writes on a copy queue, joined by events; rows go through pinned
 // staging slots (DeviceContext::staging_memory); receives are posted before anything waits,
 // sends after their read, and MPI is polled without sleeping while the devices work. A job gives the executor its devices, buffers,
 // launches and host steps through a Target; the executor owns the order, the transfers and the
@@ -37,11 +34,9 @@ public:
     virtual cl::Buffer& buffer(int slice, int b) = 0;
     /// Byte offset in slice's device buffer `b` of global row `row` (halo rows included).
     virtual std::uint64_t row_offset(int slice, int b, std::uint64_t row) const = 0;
-    /// Enqueue the launch on `q` (context(slice).queue(), or for a split kernel's boundary part
-    /// the slice's halo queue) after `wait`; its event into `done` when `done` is not null. A
-    /// device error is the Target's failure (fail()).
-    virtual void launch(const Instruction& in, cl::CommandQueue& q, const std::vector<cl::Event>& wait,
-                        cl::Event* done) = 0;
+    /// Enqueue the launch on context(slice).queue() after `wait`; its event into `done` when
+    /// `done` is not null. A device error is the Target's failure (fail()).
+    virtual void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) = 0;
     /// A host step (reduce): runs when every launch before it has been enqueued.
     virtual void host_step(const Instruction& in) = 0;
     /// A kernel slice's alloc, upload and download (slice_program.hpp), on the slice's own
@@ -113,9 +108,6 @@ private:
     void stage_in(Slot& s, std::uint64_t bytes);
     void complete_send(Slot& s);
     void wait_event(const cl::Event& ev, int s);
-    void launch(const Instruction& in, bool keep);
-    bool on_halo_queue(const Instruction& in) const;
-    void join();
 
     Target& target_;
     Comm* comm_;
@@ -125,7 +117,6 @@ private:
     std::shared_ptr<PinnedHostMemory> home_staging_;  ///< received messages' staging
     std::vector<cl::Event> interior_;  ///< the current list's interior launches so far
     bool writes_on_compute_ = false, host_waits_writes_ = false;
-    bool boundary_on_halo_queue_ = true;  ///< WORKSIZE_BOUNDARY_QUEUE=compute: off (as before)
     bool flush_steps_ = true;  ///< WORKSIZE_STEP_FLUSH (an experiment)
 };
 

@@ -426,8 +426,8 @@ void Execution::download(SliceState& s, int b, std::span<std::byte> dest) {
     }
 }
 
-void Execution::check_guards(SliceState& s, const KernelDecl& kd, cl::CommandQueue& q) {
-    bounds::check_writes(q, spec_, kd, s.guards, " on device '" + s.ctx->info().name + "'",
+void Execution::check_guards(SliceState& s, const KernelDecl& kd) {
+    bounds::check_writes(s.ctx->queue(), spec_, kd, s.guards, " on device '" + s.ctx->info().name + "'",
                          "; a kernel that indexes whole arrays by global ids needs whole_arrays() (job "
                          "files: \"arrays\": \"whole\")");
 }

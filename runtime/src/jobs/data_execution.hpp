@@ -278,8 +278,7 @@ public:
 private:
     /// The engine's launch: kernel in.kernel over the instruction's units on its slice (a whole
     /// slice with ghost zones covers the rows the next steps read).
-    void launch(const Instruction& in, cl::CommandQueue& q, const std::vector<cl::Event>& wait,
-                cl::Event* done) override {
+    void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) override {
         if (failed_) return;
         const std::size_t k = std::size_t(in.kernel);
         const KernelDecl& kd = spec_.kernels[k];
@@ -292,6 +291,7 @@ private:
                 : data::geometry(spec_, kd, in.part == LaunchPart::whole ? s.desc.offset : in.first,
                                  in.part == LaunchPart::whole ? s.desc.units : in.rows,
                                  data::launch_local(kd, s.desc.local, kernel, s.ctx->device()), ghost);
+            auto& q = s.ctx->queue();
             // Per-item records are refilled before every launch; per-group ones, and a
             // slice-relative kernel's (it writes all of its own rows' records), before the
             // kernel's first launch only (every group writes its record each launch), as
@@ -322,7 +322,7 @@ private:
             if (last) s.last = ev;
             if (timed) s.timed.emplace_back(step_, ev);
             if (done) *done = ev;
-            if (!s.guards.empty()) check_guards(s, kd, q);
+            if (!s.guards.empty()) check_guards(s, kd);
         } catch (const cl::Error& e) {
             fail(e, "kernel '" + kd.name + "' on device '" + s.ctx->info().name + "'");
         } catch (const std::exception& e) {
@@ -406,7 +406,7 @@ public:
 
 private:
     /// --check-bounds: after kernel `kd`'s launch on `s`, the guard zones of what it writes.
-    void check_guards(SliceState& s, const KernelDecl& kd, cl::CommandQueue& q);
+    void check_guards(SliceState& s, const KernelDecl& kd);
 
     /// After a step's list: the fault's slow link, the buffers swapped, a gather or a host
     /// step when one is due.

@@ -103,8 +103,7 @@ public:
 
     void allocate(const Instruction& in) override;
     void upload(const Instruction& in) override;
-    void launch(const Instruction& in, cl::CommandQueue& q, const std::vector<cl::Event>& wait,
-                cl::Event* done) override;
+    void launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) override;
     void download(const Instruction& in) override;
     /// A reduction's records (per-group ones first tree-combined on the device) read back and
     /// combined into the slice's output as doubles.
@@ -291,10 +290,7 @@ double SliceTarget::library_seconds() const {
     return kernels + (markers_timed ? span : own);
 }
 
-/// A slice's launches are whole (a kernel job has no halo), so `queue` is the slice's own q().
-void SliceTarget::launch(const Instruction& in, cl::CommandQueue& queue, const std::vector<cl::Event>& wait,
-                         cl::Event* done) {
-    (void)queue;
+void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wait, cl::Event* done) {
     if (kernels_.empty()) build();
     const std::size_t k = std::size_t(in.kernel);
     const auto& kd = spec_.kernels[k];
