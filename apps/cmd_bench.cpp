@@ -261,7 +261,12 @@ void BenchRun::summarise(std::size_t i) {
         auto probe = make_job(ks);
         std::vector<std::uint64_t> units(devs_.size(), 0);
         for (const auto& a : row.plan.assignments) units.at(std::size_t(a.device)) = a.units;
-        row.prediction = evaluate_split(models_, split_job_for(*probe, k_.iterations), units);
+        // The model strategy's own figures: the simulated lists (simulate_kernel.hpp).
+        const SplitJob sj = model_split_job(ks, *probe, devs_);
+        std::vector<int> ranks;
+        for (const auto& d : devs_) ranks.push_back(d.rank);
+        row.prediction =
+            simulate_split(models_, sj, units, ranks, declared_slices_of(k_.kernel, *probe, devs_, sj));
         row.predicted_s = row.prediction.makespan_s;
     }
     for (const auto& a : row.plan.assignments)

@@ -12,6 +12,7 @@
 #include "worksize/runtime/kernel_job.hpp"
 #include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/planner.hpp"
+#include "worksize/scheduler/simulate_kernel.hpp"
 
 namespace worksize::cli {
 
@@ -98,6 +99,18 @@ std::string param_arg(const std::string& key, const nlohmann::json& value);
 /// the rest, where the job they make is valid on every device.
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* db = nullptr);
 
+/// The job the model strategy splits (SplitContext::split_job): split_job_for with k's
+/// iterations, join margin and rank-local inputs, and each device's padding where the plan pads.
+SplitJob model_split_job(const KernelArgs& k, const KernelJob& job, const std::vector<DeviceInfo>& devices);
+
+/// The slices a split of `job` over `devices` runs as, for the model strategy's simulation
+/// (SplitContext::declare_slices): each device's declaration (KernelJobFactory::declare) of its
+/// units, offsets in device order, launched without a local size; a split whose slices do not
+/// declare (one the job refuses), and a job that is not declared (sort), get the lists of the
+/// job's layout (layout_slices of `sj`). Holds references to `job`.
+DeclareSlices declared_slices_of(const std::string& kernel, const KernelJob& job,
+                                 const std::vector<DeviceInfo>& devices, const SplitJob& sj);
+
 /// What build_plan found besides the plan.
 struct PlanExtras {
     std::optional<OracleResult> oracle;  ///< oracle: the search and its points
@@ -106,8 +119,9 @@ struct PlanExtras {
 
 /// The plan `run` and `plan` use: the request's split and local policy over `devices`, with
 /// `--local tuned` resolved from the tuning database (paper rule where it has no entry).
-/// `model`: each device's model from the database, split by optimise_split (predicted times,
-/// left-out devices noted); throws Error naming the first device without a usable model.
+/// `model`: each device's model from the database, split by the simulation of the job's
+/// instruction lists (optimise_simulated_split: predicted times, left-out devices noted); throws
+/// Error naming the first device without a usable model.
 /// `oracle`: searches the split by running the job on `cluster` (progress on stderr); throws
 /// InvalidArgument without a cluster. `cluster` is null for offline plans (profile devices).
 /// The database is `db` (the command's, opened once) or, when null, k's opened here. The strategy

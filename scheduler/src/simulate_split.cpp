@@ -168,6 +168,19 @@ public:
         }
     }
 
+    /// Simulates device i joining the best split: blocks of 1, 2, 4, ... granules taken from the
+    /// device with the most units, so that with(i) says what it would give.
+    void probe_join(std::size_t i) {
+        const std::uint64_t g = std::max<std::uint64_t>(job_.granule, 1);
+        const auto most = std::size_t(std::max_element(best_.begin(), best_.end()) - best_.begin());
+        for (std::uint64_t d = g; d < best_[most]; d *= 2) {
+            std::vector<std::uint64_t> next = best_;
+            next[most] -= d;
+            next[i] += d;
+            simulate(next);
+        }
+    }
+
     const std::vector<std::uint64_t>& best() const { return best_; }
     double best_ms() const { return best_ms_; }
     /// The least simulated makespan of the splits that gave device i work (infinity: none).
@@ -242,8 +255,11 @@ SplitResult optimise_simulated_split(const std::vector<CostModel>& models, const
     if (search.best().empty()) throw Error("split: no device can take the job under its model");
     search.refine(400);
     SplitResult r = simulate_split(models, job, search.best(), ranks, declare);
-    for (std::size_t i = 0; i < n; ++i)
-        if (r.units[i] == 0) r.reasons[i] = simulated_reason(search.with(i), r.makespan_s, job.join_margin);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (r.units[i] != 0) continue;
+        search.probe_join(i);
+        r.reasons[i] = simulated_reason(search.with(i), r.makespan_s, job.join_margin);
+    }
     return r;
 }
 

@@ -1,6 +1,8 @@
-// The model strategy: each device's calibrated cost model, split by optimise_split (predicted
-// times; devices that would only slow the job are left out). A device whose model is not
-// trusted (SplitContext::untrusted) gets the paper rule's share instead. See docs/models.md.
+// The model strategy: each device's calibrated cost model; the split whose simulated instruction
+// lists (simulate_kernel.hpp) end first among optimise_split's and each device alone, refined by
+// the simulation (devices that would only slow the job are left out), and the plan's predicted
+// times from the same simulation. A device whose model is not trusted (SplitContext::untrusted)
+// gets the paper rule's share instead, the others optimise_split's. See docs/models.md.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -24,7 +26,8 @@ public:
         for (std::size_t i = 0; i < n; ++i)
             if (!untrusted(ctx, i)) trusted.push_back(i);
         if (trusted.size() == n) {
-            const SplitResult best = optimise_split(*ctx.models, ctx.split_job);
+            const SplitResult best =
+                optimise_simulated_split(*ctx.models, ctx.split_job, ranks(ctx), ctx.declare_slices);
             std::vector<double> w;
             for (auto u : best.units) w.push_back(double(u) / double(ctx.split_job.total_units));
             ctx.left_out = best.reasons;
@@ -66,7 +69,8 @@ public:
         check(ctx);
         std::vector<std::uint64_t> units(ctx.devices->size(), 0);
         for (const auto& a : plan.assignments) units.at(std::size_t(a.device)) = a.units;
-        const SplitResult ev = evaluate_split(*ctx.models, ctx.split_job, units);
+        const SplitResult ev =
+            simulate_split(*ctx.models, ctx.split_job, units, ranks(ctx), ctx.declare_slices);
         plan.predicted_makespan_s = ev.makespan_s;
         for (auto& a : plan.assignments) {
             const auto i = std::size_t(a.device);
@@ -84,6 +88,11 @@ public:
     }
 
 private:
+    static std::vector<int> ranks(const SplitContext& ctx) {
+        std::vector<int> r;
+        for (const auto& d : *ctx.devices) r.push_back(d.rank);
+        return r;
+    }
     static bool untrusted(const SplitContext& ctx, std::size_t i) {
         return i < ctx.untrusted.size() && !ctx.untrusted[i].empty();
     }

@@ -16,6 +16,7 @@
 #include "worksize/scheduler/model.hpp"
 #include "worksize/scheduler/oracle.hpp"
 #include "worksize/scheduler/planner.hpp"
+#include "worksize/scheduler/simulate_kernel.hpp"
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize {
@@ -43,6 +44,10 @@ struct SplitContext {
     /// absent: trusted; see untrusted_fit). The model strategy gives such a device the paper
     /// rule's share and splits the rest among the trusted ones by their models.
     std::vector<std::string> untrusted;
+    /// needs models, optional: the slices a split of the job runs as (a declared job's
+    /// declarations), whose instruction lists the model strategy simulates; unset: the lists of
+    /// the job's layout as split_job gives it (layout_slices).
+    DeclareSlices declare_slices;
     /// needs measurements: how to run a plan of the job, and where the search's record goes.
     const OracleInputs* oracle = nullptr;
     OracleResult* oracle_result = nullptr;
