@@ -6,8 +6,6 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
-#include <memory>
-#include <utility>
 
 #include "kernel_help.hpp"
 #include "worksize/runtime/autotune.hpp"
@@ -305,43 +303,6 @@ SplitJob model_split_job(const KernelArgs& k, const KernelJob& job, const std::v
                                      ? split_padding(devices[i], job.descriptor().dims, job.problem())
                                      : SplitJob::Padding{});
     return sj;
-}
-
-DeclareSlices declared_slices_of(const std::string& kernel, const KernelJob& job,
-                                 const std::vector<DeviceInfo>& devices, const SplitJob& sj) {
-    const KernelJobFactory& factory = kernel_job(kernel);
-    std::vector<int> ranks;
-    for (const auto& d : devices) ranks.push_back(d.rank);
-    if (!factory.declare)
-        return [sj, ranks](const std::vector<std::uint64_t>& u) { return layout_slices(sj, u, ranks); };
-    auto said = std::make_shared<bool>(false);  // the fallback's debug line, once
-    return [&factory, &job, kernel, devices, sj, ranks, said](const std::vector<std::uint64_t>& units) {
-        const GlobalSize problem = job.problem();
-        const bool two_d = job.descriptor().dims == 2;
-        std::vector<KernelSliceDecl> out;
-        std::uint64_t offset = 0;
-        try {
-            for (std::size_t i = 0; i < units.size(); ++i) {
-                if (units[i] == 0) continue;
-                Assignment a;
-                a.device = int(i);
-                a.rank = devices.at(i).rank;
-                a.offset = offset;
-                a.units = units[i];
-                a.global = two_d ? GlobalSize{problem.x, units[i]} : GlobalSize{units[i], 1};
-                a.padded_global = a.global;
-                a.backend = job.backend(int(i));
-                out.push_back({factory.declare(job.slice_spec(a), devices[i]), a.rank, offset, units[i]});
-                offset += units[i];
-            }
-        } catch (const std::exception& e) {
-            if (!std::exchange(*said, true))
-                log::debug() << kernel << ": the model simulates the layout's lists where a slice does not "
-                             << "declare (" << e.what() << ")";
-            return layout_slices(sj, units, ranks);
-        }
-        return out;
-    };
 }
 
 Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,

@@ -12,7 +12,6 @@
 #include "worksize/runtime/kernel_job.hpp"
 #include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/planner.hpp"
-#include "worksize/scheduler/simulate_kernel.hpp"
 
 namespace worksize::cli {
 
@@ -102,14 +101,6 @@ KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>&
 /// The job the model strategy splits (SplitContext::split_job): split_job_for with k's
 /// iterations, join margin and rank-local inputs, and each device's padding where the plan pads.
 SplitJob model_split_job(const KernelArgs& k, const KernelJob& job, const std::vector<DeviceInfo>& devices);
-
-/// The slices a split of `job` over `devices` runs as, for the model strategy's simulation
-/// (SplitContext::declare_slices): each device's declaration (KernelJobFactory::declare) of its
-/// units, offsets in device order, launched without a local size; a split whose slices do not
-/// declare (one the job refuses), and a job that is not declared (sort), get the lists of the
-/// job's layout (layout_slices of `sj`). Holds references to `job`.
-DeclareSlices declared_slices_of(const std::string& kernel, const KernelJob& job,
-                                 const std::vector<DeviceInfo>& devices, const SplitJob& sj);
 
 /// What build_plan found besides the plan.
 struct PlanExtras {

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "support/clock.hpp"
 #include "worksize/runtime/autotune.hpp"
 #include "worksize/scheduler/links.hpp"
+#include "worksize/scheduler/log.hpp"
 
 namespace worksize {
 
@@ -41,6 +43,43 @@ SplitJob split_job_for(const KernelJob& job, std::uint64_t iterations) {
     sj.granule = job.granule();
     sj.serial_sends = false;  // rank 0 posts the sends to all workers at once (master.cpp)
     return sj;
+}
+
+DeclareSlices declared_slices_of(const std::string& kernel, const KernelJob& job,
+                                 const std::vector<DeviceInfo>& devices, const SplitJob& sj) {
+    const KernelJobFactory& factory = kernel_job(kernel);
+    std::vector<int> ranks;
+    for (const auto& d : devices) ranks.push_back(d.rank);
+    if (!factory.declare)
+        return [sj, ranks](const std::vector<std::uint64_t>& u) { return layout_slices(sj, u, ranks); };
+    auto said = std::make_shared<bool>(false);  // the fallback's debug line, once
+    return [&factory, &job, kernel, devices, sj, ranks, said](const std::vector<std::uint64_t>& units) {
+        const GlobalSize problem = job.problem();
+        const bool two_d = job.descriptor().dims == 2;
+        std::vector<KernelSliceDecl> out;
+        std::uint64_t offset = 0;
+        try {
+            for (std::size_t i = 0; i < units.size(); ++i) {
+                if (units[i] == 0) continue;
+                Assignment a;
+                a.device = int(i);
+                a.rank = devices.at(i).rank;
+                a.offset = offset;
+                a.units = units[i];
+                a.global = two_d ? GlobalSize{problem.x, units[i]} : GlobalSize{units[i], 1};
+                a.padded_global = a.global;
+                a.backend = job.backend(int(i));
+                out.push_back({factory.declare(job.slice_spec(a), devices[i]), a.rank, offset, units[i]});
+                offset += units[i];
+            }
+        } catch (const std::exception& e) {
+            if (!std::exchange(*said, true))
+                log::debug() << kernel << ": the model simulates the layout's lists where a slice does not "
+                             << "declare (" << e.what() << ")";
+            return layout_slices(sj, units, ranks);
+        }
+        return out;
+    };
 }
 
 nlohmann::json model_params_key(const nlohmann::json& kernel_params, LocalPolicy local) {
@@ -134,16 +173,25 @@ struct Corun {
     std::unique_ptr<KernelJob> probe = make(size, o.iterations);
     SplitJob sj = split_job_for(*probe, o.iterations);
     std::size_t n = cluster.devices().size();
+    std::vector<int> ranks = ranks_of(cluster.devices());
+    DeclareSlices declare = declared_slices_of(kernel, *probe, cluster.devices(), sj);
+
+    static std::vector<int> ranks_of(const std::vector<DeviceInfo>& devices) {
+        std::vector<int> r;
+        for (const auto& d : devices) r.push_back(d.rank);
+        return r;
+    }
 
     std::vector<CostModel> current_models() const {
         std::vector<CostModel> models(n);
         for (const auto& dc : res.devices) models.at(std::size_t(dc.device)) = dc.model;
         return models;
     }
-    /// The plan and units per device of the split the models choose; with `floor`, every device
-    /// gets at least corun_min_share (renormalised).
+    /// The plan and units per device of the split the models choose (as the model strategy
+    /// does: by the simulated instruction lists); with `floor`, every device gets at least
+    /// corun_min_share (renormalised).
     std::pair<Plan, std::vector<std::uint64_t>> model_units(bool floor) const {
-        const SplitResult r = optimise_split(current_models(), sj);
+        const SplitResult r = optimise_simulated_split(current_models(), sj, ranks, declare);
         std::vector<double> w(n, 0.0);
         double sum = 0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -187,6 +235,29 @@ struct Corun {
         }
         return done;
     }
+    /// Device i's simulated finish of `units` with contention factor f, the others' `models`.
+    double finish_with(std::vector<CostModel> models, std::size_t i, double f,
+                       const std::vector<std::uint64_t>& units) const {
+        models[i].contention = f;
+        return simulate_split(models, sj, units, ranks, declare).finish_s[i];
+    }
+    /// The factor in [1, kMaxContention] for which device i's simulated finish of `units` (every
+    /// phase after its send that much slower, the others solo) is `measured`: where nothing
+    /// overlaps, (measured - start - send) / (predicted - start - send).
+    double contention_of(const std::vector<CostModel>& solo, std::size_t i,
+                         const std::vector<std::uint64_t>& units, double measured) const {
+        const double alone = finish_with(solo, i, 1.0, units);
+        if (!(alone < measured)) return 1.0;
+        const double most = finish_with(solo, i, kMaxContention, units);
+        if (!(most > alone)) return 1.0;  // nothing after its send to slow down
+        if (!(most > measured)) return kMaxContention;
+        double lo = 1.0, hi = kMaxContention;
+        for (int it = 0; it < 60 && hi - lo > 1e-9; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            (finish_with(solo, i, mid, units) < measured ? lo : hi) = mid;
+        }
+        return 0.5 * (lo + hi);
+    }
     /// One round: the split measured, rank 0's prepare phase per input byte, and each device's
     /// contention factor against its solo prediction of this split.
     void round(const Plan& plan, const std::vector<std::uint64_t>& units) {
@@ -202,17 +273,13 @@ struct Corun {
         // Solo predictions of this split (contention 1, the prepare phase included).
         std::vector<CostModel> solo = current_models();
         for (auto& m : solo) m.contention = 1.0;
-        const SplitResult pred = evaluate_split(solo, sj, units);
         for (auto& dc : res.devices) {
             const std::size_t i = std::size_t(dc.device);
             if (units[i] == 0 || done[i].empty()) continue;
             dc.corun_units = units[i];
             dc.corun_measured_s = median_of(done[i]);
-            dc.corun_predicted_s = pred.finish_s[i];
-            const double send = pred.predicted[i].send_s;
-            const double after_send = pred.predicted[i].total_s - send;
-            const double f = after_send > 0 ? (dc.corun_measured_s - pred.start_s[i] - send) / after_send : 1.0;
-            dc.model.contention = std::clamp(std::isfinite(f) ? f : 1.0, 1.0, kMaxContention);
+            dc.corun_predicted_s = finish_with(solo, i, 1.0, units);
+            dc.model.contention = contention_of(solo, i, units, dc.corun_measured_s);
         }
         if (step) step(kernel + " co-run size " + size_text(size, plan.dims));
     }
@@ -221,12 +288,13 @@ struct Corun {
 /// The co-run calibration (METHOD.md 2.1, paper 003; docs/models.md "Contention"): all devices
 /// together at the largest size every device fitted. Round 1 runs the split the solo models
 /// choose (every device at least `corun_min_share`); each device's median done time against its
-/// solo prediction gives its contention factor f, applied to every phase after its send:
-/// measured - start - send = f x (predicted - send), f clamped to [1, kMaxContention]. Rank 0's
-/// extra prepare time with several devices (sort's partition) is measured there too. Round 2
-/// repeats this at the split the models choose with those factors, when it differs by more than
-/// 5 % of the units and still uses two devices or more: the factors then come from the split the
-/// model will actually run.
+/// solo prediction (the simulated instruction lists) gives its contention factor f, applied to
+/// every phase after its send: the f whose simulated finish is the measured one, clamped to
+/// [1, kMaxContention] (without overlap, measured - start - send = f x (predicted - start -
+/// send)). Rank 0's extra prepare time with several devices (sort's partition) is measured there
+/// too. Round 2 repeats this at the split the models choose with those factors, when it differs
+/// by more than 5 % of the units and still uses two devices or more: the factors then come from
+/// the split the model will actually run.
 void corun(Cluster& cluster, const std::string& kernel, const JobMaker& make, const CalibrationOptions& o,
            CalibrationResult& res, const StepFn& step) {
     const auto size = common_fitted_size(res);

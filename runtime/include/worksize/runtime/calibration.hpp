@@ -18,6 +18,7 @@
 #include "worksize/scheduler/model.hpp"
 #include "worksize/scheduler/oracle.hpp"
 #include "worksize/scheduler/planner.hpp"
+#include "worksize/scheduler/simulate_kernel.hpp"
 #include "worksize/scheduler/store.hpp"
 
 namespace worksize {
@@ -30,6 +31,15 @@ using JobMaker = std::function<std::unique_ptr<KernelJob>(GlobalSize size, std::
 /// every problem size and iteration count (matmul's per-item work grows with K, sort's with
 /// log^2 n). Bytes come from the job's descriptor.
 SplitJob split_job_for(const KernelJob& job, std::uint64_t iterations);
+
+/// The slices a split of `job` over `devices` runs as, for the simulation of its instruction
+/// lists (simulate_kernel.hpp; SplitContext::declare_slices): each device's declaration
+/// (KernelJobFactory::declare of the job's `kernel`) of its units, offsets in device order,
+/// launched without a local size. A job that is not declared (sort), and a split whose slices do
+/// not declare (one the job refuses), get the lists of the job's layout (layout_slices of `sj`).
+/// Holds a reference to `job`.
+DeclareSlices declared_slices_of(const std::string& kernel, const KernelJob& job,
+                                 const std::vector<DeviceInfo>& devices, const SplitJob& sj);
 
 /// Key parameters of a model in the database: the kernel's parameters and the local policy
 /// (a model measured with one local-size rule does not predict another).
