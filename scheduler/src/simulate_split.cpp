@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "worksize/scheduler/format.hpp"
 #include "worksize/scheduler/simulate_kernel.hpp"
@@ -108,8 +110,8 @@ SplitResult simulate_split(const std::vector<CostModel>& models, const SplitJob&
 
 namespace {
 
-/// The search of optimise_simulated_split: every split it simulates, the best by the join
-/// margin, and for each device the best makespan of a split that gives it work.
+/// The search of optimise_simulated_split: every split it simulates (which devices had work, and
+/// its makespan), and the best by the join margin.
 class SimulatedSearch {
 public:
     SimulatedSearch(const std::vector<CostModel>& models, const SplitJob& job, const std::vector<int>& ranks,
@@ -119,7 +121,7 @@ public:
           ranks_(ranks),
           declare_(declare),
           keep_(1.0 + std::max(0.0, job.join_margin)),
-          with_(models.size(), std::numeric_limits<double>::infinity()) {}
+          seen_() {}
 
     /// The simulated makespan of `units`; kept as the best if it wins.
     double consider(const std::vector<std::uint64_t>& units) {
@@ -169,7 +171,7 @@ public:
     }
 
     /// Simulates device i joining the best split: blocks of 1, 2, 4, ... granules taken from the
-    /// device with the most units, so that with(i) says what it would give.
+    /// device with the most units (which keeps some), so that with(i) says what it would give.
     void probe_join(std::size_t i) {
         const std::uint64_t g = std::max<std::uint64_t>(job_.granule, 1);
         const auto most = std::size_t(std::max_element(best_.begin(), best_.end()) - best_.begin());
@@ -184,7 +186,17 @@ public:
     const std::vector<std::uint64_t>& best() const { return best_; }
     double best_ms() const { return best_ms_; }
     /// The least simulated makespan of the splits that gave device i work (infinity: none).
-    double with(std::size_t i) const { return with_[i]; }
+    /// The least simulated makespan of the splits that gave work to device i and to every
+    /// device of the best (infinity: none).
+    double with(std::size_t i) const {
+        double m = std::numeric_limits<double>::infinity();
+        for (const auto& [working, ms] : seen_) {
+            bool all = working[i];
+            for (std::size_t j = 0; j < best_.size() && all; ++j) all = best_[j] == 0 || working[j];
+            if (all) m = std::min(m, ms);
+        }
+        return m;
+    }
 
 private:
     static std::size_t devices_of(const std::vector<std::uint64_t>& u) {
@@ -194,8 +206,9 @@ private:
     double simulate(const std::vector<std::uint64_t>& units) {
         ++evaluations_;
         const double m = simulate_split(models_, job_, units, ranks_, declare_).makespan_s;
-        for (std::size_t i = 0; i < units.size(); ++i)
-            if (units[i] > 0) with_[i] = std::min(with_[i], m);
+        std::vector<bool> working(units.size());
+        for (std::size_t i = 0; i < units.size(); ++i) working[i] = units[i] > 0;
+        seen_.emplace_back(std::move(working), m);
         return m;
     }
     bool better(double m, std::size_t size) const {
@@ -210,7 +223,7 @@ private:
     const std::vector<int>& ranks_;
     const DeclareSlices& declare_;
     double keep_;
-    std::vector<double> with_;
+    std::vector<std::pair<std::vector<bool>, double>> seen_;
     std::vector<std::uint64_t> best_;
     double best_ms_ = std::numeric_limits<double>::infinity();
     std::size_t best_size_ = 0;
