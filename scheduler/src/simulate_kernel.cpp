@@ -242,7 +242,6 @@ private:
         std::map<int, double> ready;  // per rank: its last slice's end
         for (const auto& s : s_)
             if (s.rank >= 0) ready[s.rank] = std::max(ready[s.rank], s.done);
-        std::map<int, double> link;
         std::map<int, std::vector<int>> order;  // per rank: its slices in the order of its list
         for (const auto& [rank, list] : lists_)
             for (const auto& in : list) {

@@ -86,7 +86,8 @@ SplitResult simulate_split(const std::vector<CostModel>& models, const SplitJob&
     if (slices.size() != device.size())
         throw InvalidArgument("simulate_split: " + std::to_string(slices.size()) + " slices declared for " +
                               std::to_string(device.size()) + " devices with work");
-    KernelProgramOptions po;  // one launch per kernel stands for the iterations: back to back, the same time
+    // One launch per kernel stands for the iterations: back to back on the queue, the same time.
+    KernelProgramOptions po;
     po.local_inputs = job.local_inputs;
     std::vector<KernelSliceCost> costs;
     for (std::size_t i : device) {
@@ -120,8 +121,7 @@ public:
           job_(job),
           ranks_(ranks),
           declare_(declare),
-          keep_(1.0 + std::max(0.0, job.join_margin)),
-          seen_() {}
+          keep_(1.0 + std::max(0.0, job.join_margin)) {}
 
     /// The simulated makespan of `units`; kept as the best if it wins.
     double consider(const std::vector<std::uint64_t>& units) {
