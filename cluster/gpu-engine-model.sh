@@ -152,7 +152,7 @@ if [ "$PART" = matmul ]; then
             late && break
             pre=(mpiexec -n 2) sel="0=${G[0]},1=${G[1]}"
             [ $lay = 1rank ] && pre=() sel="0=${G[0]}+${G[1]}"
-            timeout 240 "${pre[@]}" worksize bench --kernel matmul --size "$1" --iterations "$2" --repeats 3 --sweep \
+            timeout 420 "${pre[@]}" worksize bench --kernel matmul --size "$1" --iterations "$2" --repeats 3 --sweep \
                 --select "$sel" --csv "$OUT/bench-$lay.csv" --append >>"$OUT/bench.log" 2>&1
             echo "bench matmul $1 x $2 $lay: rc $?" | tee -a "$OUT/machine.txt"
         done
