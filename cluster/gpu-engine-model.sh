@@ -41,6 +41,10 @@
 # threshold) and made before the steps, against the build before (old), same call: heat 8192^2 x
 # 2000 with WORKSIZE_STEP_LOG (steplog.txt: cluster/step_log.py), heat 16384^2 and k-means, in
 # every layout.
+# PART=ownstaged: rank 0's own inputs through two pinned halves, copied in several threads while
+# the piece before moves (new), against one blocking write from the job's memory each
+# (WORKSIZE_STAGED_UPLOADS=0, +direct), same build: k-means 16.8 M and heat 16384^2, setup and
+# whole run, on one GPU and two in one rank.
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -397,6 +401,20 @@ if [ "$PART" = staging ]; then
         done
     done
     python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
+fi
+
+if [ "$PART" = ownstaged ]; then
+    for cfg in 1gpu 1rank2gpus; do ex kmeans new "$cfg" 0 1000000 16 16 5; ex heat new "$cfg" 0 1024 1024 200; done
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus; do
+            ex kmeans new "$cfg" "$r" 16777216 16 16 20
+            WORKSIZE_STAGED_UPLOADS=0 ex kmeans new "$cfg+direct" "$r" 16777216 16 16 20
+            ex heat new "$cfg" "$r" 16384 16384 500
+            WORKSIZE_STAGED_UPLOADS=0 ex heat new "$cfg+direct" "$r" 16384 16384 500
+        done
+    done
 fi
 
 if [ "$PART" = data ]; then

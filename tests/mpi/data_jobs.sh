@@ -121,6 +121,15 @@ expect_out "^worksize,kmeans,5000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans 
 POCL_DEVICES="basic pthread" run 120 "$kmeans" 5000 4 5 5 --select 0=0+1
 expect_rc 0 "kmeans in one rank driving two devices"
 expect_out "^worksize,kmeans,5000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans in one rank driving two devices: verified"
+# Rank 0's own inputs through two pinned halves (as onto a GPU; a CPU device takes them in one
+# write), in pieces of 1000 bytes: 2 rows of heat, 62 points of k-means, a last piece shorter.
+for app in heat kmeans; do
+  args="96 90 6"; [ $app = kmeans ] && args="5000 4 5 5"
+  # shellcheck disable=SC2086
+  POCL_DEVICES="basic pthread" WORKSIZE_STAGED_UPLOADS=1 WORKSIZE_PIECE_BYTES=1000 run 120 "${!app}" $args --select 0=0+1
+  expect_rc 0 "$app in one rank driving two devices, inputs staged in pieces"
+  expect_out "^worksize,$app,[^,]+,1 ranks,[0-9.e+-]+,verified$" "$app with staged inputs in pieces: verified"
+done
 mpmd_cmd "$mpx" "$heat" "1 1" 96 90 6 --select all --instructions; run 120 "${MPMD[@]}"
 expect_rc 0 "heat --instructions on 2 ranks"
 expect_out "^rank 1:$" "--instructions lists rank 1's instructions"

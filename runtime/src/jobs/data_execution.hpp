@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -242,10 +243,16 @@ public:
         std::uint64_t first;
         std::span<const std::byte> data;
     };
-    /// Every slice's inputs(slice) at once, a thread per device, each write blocking (a write
-    /// from pageable memory holds its thread: one after the other, k-means' 1 GiB onto two H200s
-    /// took as long as onto one, 140 against 137 ms).
+    /// Every slice's inputs(slice) at once, a thread per device (a write from pageable memory
+    /// holds its thread: one after the other, k-means' 1 GiB onto two H200s took as long as onto
+    /// one, 140 against 137 ms). An input of a piece or more goes through two pinned halves
+    /// (upload_staged), the others in one blocking write.
     void upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs);
+    /// Input `i` onto slice `s` in pieces (pieces::piece_bytes(), 16 MiB): each copied into a
+    /// pinned half by several threads while the one before it moves, at DMA speed. From the
+    /// job's pageable memory NVIDIA's driver copied at 6-12 GB/s (docs/models.md): k-means' 1 GiB
+    /// took 128 ms of a one-H200 setup of 147.
+    void upload_staged(SliceState& s, const Input& i);
 
 
     /// The steps, with a gather on rank 0's request every gather_every steps.
@@ -514,6 +521,16 @@ private:
     RankReport report_;
     wire::Failure failure_;
     bool failed_ = false, origin_ = false, time_launches_ = false, overlap_ = true, check_bounds_ = false;
+    /// Whether rank 0's own inputs onto `s` go through upload_staged: onto a GPU or an
+    /// accelerator, not onto a CPU device, whose write from the job's memory is one copy already
+    /// (PoCL: k-means' 122 MiB in 5 ms direct, 27 ms staged). WORKSIZE_STAGED_UPLOADS=1 stages
+    /// onto every device (the tests), 0 onto none (a comparison).
+    static bool staged(const SliceState& s) {
+        const char* v = std::getenv("WORKSIZE_STAGED_UPLOADS");
+        if (v && std::string(v) == "1") return true;
+        if (v && std::string(v) == "0") return false;
+        return s.ctx->info().type != DeviceType::cpu;
+    }
     std::uint64_t step_ = 0;
     int lost_peer_ = -1;
     bool beats_ = false, beating_ = false, slow_ = true;

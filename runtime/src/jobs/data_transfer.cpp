@@ -126,7 +126,7 @@ void scatter(MasterRun& m) {
     };
     std::vector<cl::Event> uploads;
     const bool blocking = sends.empty();
-    if (blocking && m.x.mine().size() > 1)
+    if (blocking)
         m.x.upload_each_device(own_inputs);
     else
         for (auto& s : m.x.mine_mutable()) {

@@ -30,8 +30,8 @@ inline std::string size_text(std::uint64_t bytes) {
 
 /// memcpy in up to 8 threads for large copies (one core copies 5–10 GB/s; packing a 512 MiB
 /// matmul slice took 100 ms on the GPU machine's Xeon, more than the GPU's whole share).
-inline void parallel_copy(void* dest, const void* src, std::size_t n) {
-    constexpr std::size_t kPerThread = std::size_t(16) << 20;
+inline void parallel_copy(void* dest, const void* src, std::size_t n, std::size_t per_thread = std::size_t(16) << 20) {
+    const std::size_t kPerThread = std::max<std::size_t>(per_thread, 4096);
     const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t threads = std::min({hw, std::size_t(8), n / kPerThread});
     auto* d = static_cast<std::byte*>(dest);
