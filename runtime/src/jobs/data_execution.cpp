@@ -331,18 +331,28 @@ void Execution::upload_staged(SliceState& s, const Input& i) {
     // Each piece's copy in up to 8 threads (2 MiB each) while the piece before it moves.
     constexpr std::size_t kPerThread = std::size_t(2) << 20;
     int h = 0;
-    for (std::uint64_t off = 0; off < n; off += piece, h ^= 1) {
-        const std::uint64_t len = std::min(piece, n - off);
-        if (done[std::size_t(h)]()) done[std::size_t(h)].wait();
-        Bytes& b = half[std::size_t(h)];
-        if (b.size() < len) b.resize(std::min(piece, n));
-        detail::parallel_copy(b.data(), i.data.data() + off, len, kPerThread);
-        s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off, len, b.data(), nullptr,
-                                          &done[std::size_t(h)]);
-        s.ctx->queue().flush();
+    try {
+        for (std::uint64_t off = 0; off < n; off += piece, h ^= 1) {
+            const std::uint64_t len = std::min(piece, n - off);
+            if (done[std::size_t(h)]()) done[std::size_t(h)].wait();
+            Bytes& b = half[std::size_t(h)];
+            if (b.size() < len) b.resize(std::min(piece, n));
+            detail::parallel_copy(b.data(), i.data.data() + off, len, kPerThread);
+            s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off, len, b.data(), nullptr,
+                                              &done[std::size_t(h)]);
+            s.ctx->queue().flush();
+        }
+        for (auto& d : done)
+            if (d()) d.wait();
+    } catch (...) {
+        // A write still reading a half must end before the half goes.
+        try {
+            s.ctx->queue().finish();
+        } catch (const cl::Error&) {
+            // the device failed: its error is the one rethrown
+        }
+        throw;
     }
-    for (auto& d : done)
-        if (d()) d.wait();
 }
 
 void Execution::join_each_device(std::vector<std::future<void>>& threads, const std::string& what) {
