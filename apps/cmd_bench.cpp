@@ -133,7 +133,7 @@ int BenchRun::run() {
         KernelArgs even = k_;
         even.strategy = "even";
         const auto probe = make_job(even);
-        check_job_memory(*probe, build_plan(devs_, even, *probe, &c_, nullptr, &db_).assignments, devs_);
+        check_job_memory(*probe, plan_job(devs_, *probe, plan_options(even, devs_, &c_, &db_)).assignments, devs_);
     }
     get_models();
     small_ = small_device_of(devs_);
@@ -193,10 +193,10 @@ void BenchRun::plan_strategies(Progress& progress) {
         KernelArgs ks = k_;
         ks.strategy = sname;
         auto probe = make_job(ks);
-        PlanExtras extras;
+        KernelPlanExtras extras;
         BenchRow row;
         row.strategy = sname;
-        row.plan = build_plan(devs_, ks, *probe, &c_, &extras, &db_);
+        row.plan = plan_job(devs_, *probe, plan_options(ks, devs_, &c_, &db_), &extras);
         if (extras.oracle) oracle_ = extras.oracle;
         {
             KernelArgs wk = ks;
@@ -262,7 +262,7 @@ void BenchRun::summarise(std::size_t i) {
         std::vector<std::uint64_t> units(devs_.size(), 0);
         for (const auto& a : row.plan.assignments) units.at(std::size_t(a.device)) = a.units;
         // The model strategy's own figures: the simulated lists (simulate_kernel.hpp).
-        const SplitJob sj = model_split_job(ks, *probe, devs_);
+        const SplitJob sj = model_split_job(*probe, kernel_plan_options(ks), devs_);
         std::vector<int> ranks;
         for (const auto& d : devs_) ranks.push_back(d.rank);
         row.prediction =

@@ -61,7 +61,7 @@ int cmd_plan(mpi::Environment& env, const std::vector<std::string>& args) {
     auto show = [&](const std::vector<DeviceInfo>& devices) {
         const KernelArgs kt = with_tuned_params(k, devices);  // --local tuned: the tuned kernel parameters
         const auto tuned_job = make_job(kt);
-        const Plan plan = build_plan(devices, kt, *tuned_job, nullptr);  // offline or live: no measuring
+        const Plan plan = plan_job(devices, *tuned_job, plan_options(kt, devices));  // offline or live: no measuring
         const std::string variant = tuned_job->variant();
         if (!instructions.empty()) {
             const auto slices = declared_slices(kt, *tuned_job, plan, devices);

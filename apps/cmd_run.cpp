@@ -27,7 +27,7 @@ Outcome run_one(Cluster& c, const KernelArgs& args, int warmup) {
     const bool local_inputs = k.local_inputs;
     auto job = make_job(k);
     Outcome o;
-    o.plan = build_plan(c.devices(), k, *job, &c);
+    o.plan = plan_job(c.devices(), *job, plan_options(k, c.devices(), &c));
     if (!local_inputs) check_job_memory(*job, o.plan.assignments, c.devices());  // under ulimit -v: one line, not a crash
     for (int w = 0; w < warmup; ++w) {
         KernelArgs wk = k;

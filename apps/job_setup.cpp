@@ -191,25 +191,48 @@ JobMaker job_maker(const KernelArgs& k) {
 }
 
 nlohmann::json model_key(const KernelArgs& k) {
-    // Numbers as reals, as kernel_params gave them before integers stayed integers: the key is
-    // compared as text, and databases keep their models (scale=2 stays {"scale":2.0}).
-    nlohmann::json params = kernel_params(k);
-    for (auto& [key, value] : params.items())
-        if (value.is_number_integer()) value = value.get<double>();
     // A model of one backend does not predict another ("backend" only where it is not the kernel).
+    nlohmann::json params = kernel_params(k);
     if (const std::string b = backend_text(k); !b.empty()) params["backend"] = b;
-    return model_params_key(params, parse_local_policy(k.local));
+    return kernel_model_key(params, parse_local_policy(k.local));
+}
+
+KernelPlanOptions kernel_plan_options(const KernelArgs& k) {
+    KernelPlanOptions o;
+    o.strategy = parse_strategy(k.strategy);
+    o.local_policy = parse_local_policy(k.local);
+    if (!k.priority.empty()) o.priority = parse_priority(k.priority);
+    o.kernel = k.kernel;
+    o.job = job_options(k);
+    o.ops = k.ops;
+    o.pad = k.pad;
+    o.local_inputs = k.local_inputs;
+    o.join_margin = k.join_margin;
+    o.fit_limits = k.fit_limits;
+    o.db = k.db;
+    return o;
+}
+
+KernelPlanOptions plan_options(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Cluster* cluster,
+                               Database* db) {
+    check_backend_devices(k, devices.size());
+    KernelPlanOptions o = kernel_plan_options(k);
+    o.cluster = cluster;
+    o.database = db;
+    // A measuring strategy's search (oracle) as a progress bar on stderr.
+    auto progress = std::make_shared<std::optional<Progress>>();
+    o.on_search_start = [progress](const std::string& label, std::size_t steps) { progress->emplace(label, steps); };
+    o.on_search_step = [progress](const std::string& what) {
+        if (*progress) (*progress)->step(what);
+    };
+    o.on_search_done = [progress] {
+        if (*progress) (*progress)->done();
+    };
+    return o;
 }
 
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t devices) {
-    PlanRequest r = job_request(job, devices);
-    r.iterations = k.iterations;
-    r.ops = k.ops;
-    r.strategy = parse_strategy(k.strategy);
-    r.local_policy = parse_local_policy(k.local);
-    if (!k.priority.empty()) r.priority = parse_priority(k.priority);
-    if (!k.pad) r.pad_ndrange = false;  // --pad off: the paper's rule on the slice itself
-    return r;
+    return kernel_plan_request(job, kernel_plan_options(k), devices);
 }
 
 std::string param_arg(const std::string& key, const nlohmann::json& value) {
@@ -291,87 +314,6 @@ KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>&
     KernelArgs out = k;
     for (const auto& [key, value] : top->first.items()) out.params.push_back(param_arg(key, value));
     return out;
-}
-
-SplitJob model_split_job(const KernelArgs& k, const KernelJob& job, const std::vector<DeviceInfo>& devices) {
-    SplitJob sj = split_job_for(job, k.iterations);
-    sj.join_margin = k.join_margin;
-    sj.local_inputs = k.local_inputs;
-    if (plan_request(k, job, devices.size()).pad_ndrange)
-        for (std::size_t i = 0; i < devices.size(); ++i)  // a library backend's slice is not padded
-            sj.padding.push_back(job.backend(int(i)) == "kernel"
-                                     ? split_padding(devices[i], job.descriptor().dims, job.problem())
-                                     : SplitJob::Padding{});
-    return sj;
-}
-
-Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
-                PlanExtras* extras, Database* database) {
-    check_backend_devices(k, devices.size());
-    auto request = plan_request(k, job, devices.size());
-    Database own(k.db);
-    Database& db = database ? *database : own;
-    const SplitStrategy& strategy = find_strategy(request.strategy);
-    SplitContext ctx;
-    if (request.local_policy == LocalPolicy::tuned) {
-        ctx.tuning = &db.tuning();
-        ctx.tuning_params = job.tuning_key();
-    }
-    // What the strategy needs from outside the scheduler: the models of the database, or runs.
-    std::vector<CostModel> models;
-    OracleInputs oracle;
-    OracleResult oracle_result;
-    std::optional<Progress> progress;
-    switch (strategy.needs()) {
-        case StrategyNeeds::nothing:
-            break;
-        case StrategyNeeds::models: {
-            const Store& store = db.store();
-            std::vector<std::string> missing;
-            models = load_models(store, devices, k.kernel, model_key(k), missing);
-            if (!missing.empty())
-                throw Error(missing.front() + " (database " + db.path() + "): run `worksize calibrate --kernel " +
-                            k.kernel + (k.db.empty() ? "" : " --db " + k.db) + "`");
-            if (extras)
-                for (const auto& w : store.warnings()) extras->warnings.push_back(w);
-            // Models that miss their own calibration by more than the limits: the strategy gives
-            // their devices the paper rule's share, and says so here.
-            ctx.untrusted.assign(devices.size(), "");
-            for (std::size_t i = 0; i < devices.size(); ++i) {
-                ctx.untrusted[i] = untrusted_fit(models[i].fit, k.fit_limits);
-                if (ctx.untrusted[i].empty()) continue;
-                std::string w = "not trusting the " + k.kernel + " model of device " + std::to_string(i) + " (";
-                w.append(devices[i].name).append(", rank ").append(std::to_string(devices[i].rank)).append("): ");
-                w.append(ctx.untrusted[i]).append("; --strategy model gives it the paper rule's share (recalibrate it, ");
-                w.append("or raise --fit-rms-limit / --fit-max-limit to use the model anyway)");
-                log::warn() << w;
-            }
-            ctx.models = &models;
-            ctx.split_job = model_split_job(k, job, devices);
-            ctx.declare_slices = declared_slices_of(k.kernel, job, devices, ctx.split_job);
-            break;
-        }
-        case StrategyNeeds::measurements: {
-            if (!cluster)
-                throw InvalidArgument("strategy " + strategy.name() +
-                                      " searches the split by running the job: use it with "
-                                      "`worksize run` or `worksize bench`, not `plan`");
-            OracleOptions oo;
-            progress.emplace(strategy.name() + " " + k.kernel,
-                             oracle_steps(devices.size(), oo) + oracle_seed_count(devices.size()));
-            oracle = oracle_inputs(*cluster, job_maker(k), job_size(k), request, k.kernel, ctx.tuning, oo,
-                                   [&](const std::string& what) { progress->step(what); });
-            ctx.oracle = &oracle;
-            ctx.oracle_result = &oracle_result;
-            break;
-        }
-    }
-    Plan plan = plan_split(devices, request, ctx);
-    if (progress) progress->done();
-    log::debug() << "plan of " << k.kernel << ": strategy " << plan.strategy << ", local "
-                 << to_string(plan.local_policy) << ", " << devices.size() << " device(s)";
-    if (extras && ctx.oracle) extras->oracle = std::move(oracle_result);
-    return plan;
 }
 
 std::string ladder_text(const DeviceCalibration& dc) {

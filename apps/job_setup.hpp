@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "worksize/runtime/calibration.hpp"
 #include "worksize/runtime/kernel_job.hpp"
+#include "worksize/runtime/plan_job.hpp"
 #include "worksize/scheduler/local_policy.hpp"
 #include "worksize/scheduler/planner.hpp"
 
@@ -61,6 +62,15 @@ po::options_description inputs_option(std::string& text);
 void apply_inputs(KernelArgs& k, const std::string& text, const KernelJob& probe);
 /// Dimensionality of a registered kernel.
 int kernel_dims(const std::string& kernel);
+/// The runtime's plan options (KernelPlanOptions) of these options, without a cluster or a
+/// database. @throws InvalidArgument for an unknown strategy, local policy or priority (in that
+/// order), or a bad size or parameter.
+KernelPlanOptions kernel_plan_options(const KernelArgs& k);
+/// The same for a plan over `devices` (its --backend checked against them), measuring strategies
+/// running on `cluster` (their search's progress on stderr), the database `db` (null: k's).
+KernelPlanOptions plan_options(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Cluster* cluster = nullptr,
+                               Database* db = nullptr);
+/// kernel_plan_request of these options (what the commands validate before any collective).
 PlanRequest plan_request(const KernelArgs& k, const KernelJob& job, std::size_t devices = 0);
 /// The kernel parameters of --param as JSON: integers where the text is one ("512"), other
 /// numbers as reals ("2.5", "1e3"), else strings. Throws InvalidArgument for one without '='.
@@ -97,28 +107,6 @@ std::string param_arg(const std::string& key, const nlohmann::json& value);
 /// --param gives only other tunables (interp's vw), no entry decides and the GPU defaults add
 /// the rest, where the job they make is valid on every device.
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* db = nullptr);
-
-/// The job the model strategy splits (SplitContext::split_job): split_job_for with k's
-/// iterations, join margin and rank-local inputs, and each device's padding where the plan pads.
-SplitJob model_split_job(const KernelArgs& k, const KernelJob& job, const std::vector<DeviceInfo>& devices);
-
-/// What build_plan found besides the plan.
-struct PlanExtras {
-    std::optional<OracleResult> oracle;  ///< oracle: the search and its points
-    std::vector<std::string> warnings;   ///< model: problems in the database not fatal to the plan
-};
-
-/// The plan `run` and `plan` use: the request's split and local policy over `devices`, with
-/// `--local tuned` resolved from the tuning database (paper rule where it has no entry).
-/// `model`: each device's model from the database, split by the simulation of the job's
-/// instruction lists (optimise_simulated_split: predicted times, left-out devices noted); throws
-/// Error naming the first device without a usable model.
-/// `oracle`: searches the split by running the job on `cluster` (progress on stderr); throws
-/// InvalidArgument without a cluster. `cluster` is null for offline plans (profile devices).
-/// The database is `db` (the command's, opened once) or, when null, k's opened here. The strategy
-/// comes from the scheduler's registry (strategy.hpp); this gathers what its needs() asks for.
-Plan build_plan(const std::vector<DeviceInfo>& devices, const KernelArgs& k, const KernelJob& job, Cluster* cluster,
-                PlanExtras* extras = nullptr, Database* db = nullptr);
 
 /// Calibrate `kernel` (with k's params, iterations and local policy) on every device and store
 /// the models in k's database; progress on stderr. Used by `calibrate` and by `bench`.

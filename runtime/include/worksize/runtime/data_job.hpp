@@ -375,6 +375,10 @@ struct DryRunDone : std::exception {
 /// predicted_s and the plan's predicted_makespan_s (the predicted step times the steps);
 /// "oracle" is refused.
 Plan plan_data_job(const std::vector<DeviceInfo>& devices, const DataJob& job, const DataRunOptions& options = {});
+/// The same, by the name both kinds of job are planned with (plan_job.hpp has the kernel job's).
+inline Plan plan_job(const std::vector<DeviceInfo>& devices, const DataJob& job, const DataRunOptions& options = {}) {
+    return plan_data_job(devices, job, options);
+}
 
 /// What `--strategy model` learns from a probe run.
 struct DataProbe {
