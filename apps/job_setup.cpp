@@ -239,80 +239,22 @@ std::string param_arg(const std::string& key, const nlohmann::json& value) {
     return key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
 }
 
-namespace {
-
-/// k with the kernel's GPU defaults (KernelJobFactory::gpu_params, none of which k gives) where
-/// every device is a GPU and the local policy is not null. With `check` (tunables given with
-/// --param): only where the job they make is valid on every device (interp's vw 16 with its
-/// staged tile may not fit a device's local memory), else k as given.
-KernelArgs with_gpu_defaults(const KernelArgs& k, const KernelJobFactory& f, const std::vector<DeviceInfo>& devices,
-                             LocalPolicy policy, bool check) {
-    const bool gpus = !devices.empty() && std::all_of(devices.begin(), devices.end(), [](const DeviceInfo& d) {
-        return d.type == DeviceType::gpu;
-    });
-    if (!gpus || policy == LocalPolicy::null) return k;
-    KernelArgs out = k;
-    for (const auto& [key, value] : f.gpu_params.items()) out.params.push_back(param_arg(key, value));
-    if (!check || k.size.empty()) return out;
-    try {
-        const auto job = make_job(out);
-        for (const auto& d : devices)
-            if (!job->param_candidate(d).invalid.empty()) return k;
-    } catch (const InvalidArgument&) {
-        return k;
-    }
-    return out;
-}
-
-}  // namespace
-
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* database) {
     const auto& f = kernel_job(k.kernel);
     if (f.tunables.empty() || !k.device_params) return k;
-    const nlohmann::json given = kernel_params(k);
-    // A key of the GPU defaults given (interp's stage or ry, matmul's variant): the variant is
-    // the user's (the paper-era ones: matmul variant=tiled, interp stage=0 ry=1).
-    for (const auto& [key, value] : f.gpu_params.items())
-        if (given.contains(key)) return k;
-    const LocalPolicy policy = parse_local_policy(k.local);
-    // Other tunables given (interp's vw alone): the GPU defaults for the rest, as without them
-    // (the paper rule's (1,512) groups on stage 0 ran at 0.128 of the copy), no tuned entry.
-    const bool tunable_given = std::any_of(f.tunables.begin(), f.tunables.end(),
-                                           [&](const TunableParam& t) { return given.contains(t.key); });
-    auto gpu_default = [&] { return with_gpu_defaults(k, f, devices, policy, tunable_given); };
-    if (policy != LocalPolicy::tuned || tunable_given) return gpu_default();
-    // Entries are per size class: without one size (calibrate's ladder) no entry decides.
-    if (k.size.empty()) return gpu_default();
-    Database own(k.db);
-    Database& db = database ? *database : own;
-    const Store* store = nullptr;
-    try {
-        store = &db.store();
-    } catch (const Error&) {
-        return gpu_default();  // the plan's tuned policy reports the database's problem
+    // The runtime decides on JobOptions; a calibration without one size (its ladder) is {0, 0}.
+    JobOptions given;
+    if (k.size.empty()) {
+        given.params = kernel_params(k);
+        given.size = {0, 0};
+    } else {
+        given = job_options(k);
     }
-    const auto job = make_job(k);
-    std::vector<std::pair<nlohmann::json, std::vector<std::size_t>>> votes;  // params -> devices
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-        const auto rec = store->find_tuning(fingerprint_of(devices[i]), k.kernel, job->tuning_key(), job->problem());
-        if (!rec) continue;
-        auto it = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == rec->params; });
-        if (it == votes.end())
-            votes.push_back({rec->params, {i}});
-        else
-            it->second.push_back(i);
-    }
-    if (votes.empty()) return gpu_default();
-    std::stable_sort(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
-    const auto top = votes.begin();
-    if (votes.size() > 1) {
-        std::string text = top->first.empty() ? "none (the tiled kernel)" : "";
-        for (const auto& [key, value] : top->first.items()) text += (text.empty() ? "" : " ") + key + "=" + value.dump();
-        log::warn() << k.kernel << ": the devices' tuning entries hold different kernel parameters; all devices run one "
-                    << "kernel, so the set " << std::to_string(top->second.size()) << " of them chose is used: " << text;
-    }
+    const JobOptions tuned = tuned_job_options(k.kernel, given, devices, parse_local_policy(k.local), database, k.db);
+    // Back to --param strings: the parameters it added, after the user's.
     KernelArgs out = k;
-    for (const auto& [key, value] : top->first.items()) out.params.push_back(param_arg(key, value));
+    for (const auto& [key, value] : tuned.params.items())
+        if (!given.params.contains(key) || given.params[key] != value) out.params.push_back(param_arg(key, value));
     return out;
 }
 

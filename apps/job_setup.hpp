@@ -94,18 +94,10 @@ nlohmann::json model_key(const KernelArgs& k);
 /// "KEY=VALUE" as --param takes it (a string value without its JSON quotes).
 std::string param_arg(const std::string& key, const nlohmann::json& value);
 
-/// The kernel parameters that depend on the devices, for a kernel with tunable parameters
-/// (KernelJobFactory::tunables), added to k so that the job is made with them:
-///  - `--local tuned`: the parameters of the devices' tuning entries (TuningRecord::params).
-///    Devices whose entries disagree: the set most of them chose (ties: the first device's),
-///    with a warning. The entries are those of the job made without parameters (its tuning key
-///    and size). An entry without parameters keeps the job's own.
-///  - else, where every device is a GPU and the local policy is not null: the factory's
-///    gpu_params (matmul: the register-tiled variant).
-/// Unchanged when the kernel has no tunables, --param gives a gpu_params key (the variant is
-/// the user's: interp stage=0 ry=1, matmul variant=tiled), or k.device_params is false. Where
-/// --param gives only other tunables (interp's vw), no entry decides and the GPU defaults add
-/// the rest, where the job they make is valid on every device.
+/// k with the kernel parameters that depend on the devices (the runtime's tuned_job_options,
+/// plan_job.hpp: a tuning entry's with `--local tuned`, else the GPU defaults where every device
+/// is a GPU) added as --param strings, so that the job is made with them. k unchanged when
+/// k.device_params is false (the paper experiment) or the kernel has no tunables.
 KernelArgs with_tuned_params(const KernelArgs& k, const std::vector<DeviceInfo>& devices, Database* db = nullptr);
 
 /// Calibrate `kernel` (with k's params, iterations and local policy) on every device and store

@@ -68,6 +68,28 @@ nlohmann::json kernel_model_key(const nlohmann::json& params, LocalPolicy local)
 SplitJob model_split_job(const KernelJob& job, const KernelPlanOptions& options,
                          const std::vector<DeviceInfo>& devices);
 
+/// The job's options with the kernel parameters that depend on the devices, for a kernel with
+/// tunable parameters (KernelJobFactory::tunables); make and plan the job with them to get the
+/// job `worksize plan/run/bench/calibrate` make (the CLI's --param is `given.params`):
+///  - LocalPolicy::tuned: the parameters of the devices' tuning entries (TuningRecord::params)
+///    in `database` (null: the one at `db`, "" the default). Devices whose entries disagree: the
+///    set most of them chose (ties: the first device's), with a warning. The entries are those of
+///    the job of `given` (its tuning key and size). An entry without parameters keeps the job's own.
+///  - else, where every device is a GPU and `local` is not null: the factory's gpu_params
+///    (matmul: the register-tiled variant; interp: the staged tile).
+/// `given` unchanged when the kernel has no tunables or its params hold a gpu_params key (the
+/// variant is the user's: interp stage=0 ry=1, matmul variant=tiled). Where they hold only
+/// other tunables (interp's vw), no entry decides and the GPU defaults add the rest, where the
+/// job they make is valid on every device. A `given.size` of no items ({0, 0}: no one size, as
+/// calibrate's ladder) reads no entry and adds the GPU defaults unchecked. Parameters are only
+/// added, never changed. @throws InvalidArgument for an unknown kernel, or as the job's factory.
+JobOptions tuned_job_options(const std::string& kernel, const JobOptions& given, const std::vector<DeviceInfo>& devices,
+                             LocalPolicy local, Database* database = nullptr, const std::string& db = "");
+/// The same for plan options: tuned_job_options(options.kernel, options.job, devices,
+/// options.local_policy, options.database, options.db). Set `options.job` to it before
+/// kernel_job(options.kernel).make(options.job) and plan_job.
+JobOptions tuned_job_options(const std::vector<DeviceInfo>& devices, const KernelPlanOptions& options);
+
 /// The plan of a kernel job over `devices`: the options' split strategy and local policy, with
 /// `tuned` resolved from the database's tuning entries (paper rule where it has none).
 /// `model`: each device's model from the database, split by the simulation of the job's
