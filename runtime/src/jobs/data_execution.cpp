@@ -311,36 +311,38 @@ void Execution::upload_each_device(const std::function<std::vector<Input>(const 
     for (const auto& s : mine_) in.push_back(inputs(s));
     std::vector<std::future<void>> writes;
     for (std::size_t k = 0; k < mine_.size(); ++k)
-        writes.push_back(std::async(std::launch::async, [this, &s = mine_[k], &in = in[k]] {
-            for (const auto& i : in)
-                if (i.data.size() >= pieces::piece_bytes() && staged(s))
-                    upload_staged(s, i);
-                else
-                    s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_TRUE, input_offset(s, i.b, i.first),
-                                                      i.data.size(), i.data.data());
-        }));
+        writes.push_back(std::async(std::launch::async,
+                                    [this, &s = mine_[k], &in = in[k]] { upload_inputs(s, in, staged(s)); }));
     join_each_device(writes, "uploading the inputs");
     if (!failed_)
         for (const auto& i : in.front()) note_value(i.b, i.first, i.data);
 }
 
-void Execution::upload_staged(SliceState& s, const Input& i) {
+void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage) {
+    const std::uint64_t piece = pieces::piece_bytes();
+    // One pair of halves for all of the slice's inputs, made at the first input that needs them.
     std::array<Bytes, 2> half{bytes_with(s.ctx->host_memory()), bytes_with(s.ctx->host_memory())};
     std::array<cl::Event, 2> done;
-    const std::uint64_t base = input_offset(s, i.b, i.first), n = i.data.size(), piece = pieces::piece_bytes();
     // Each piece's copy in up to 8 threads (2 MiB each) while the piece before it moves.
     constexpr std::size_t kPerThread = std::size_t(2) << 20;
     int h = 0;
     try {
-        for (std::uint64_t off = 0; off < n; off += piece, h ^= 1) {
-            const std::uint64_t len = std::min(piece, n - off);
-            if (done[std::size_t(h)]()) done[std::size_t(h)].wait();
-            Bytes& b = half[std::size_t(h)];
-            if (b.size() < len) b.resize(std::min(piece, n));
-            detail::parallel_copy(b.data(), i.data.data() + off, len, kPerThread);
-            s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off, len, b.data(), nullptr,
-                                              &done[std::size_t(h)]);
-            s.ctx->queue().flush();
+        for (const auto& i : in) {
+            const std::uint64_t base = input_offset(s, i.b, i.first), n = i.data.size();
+            if (!stage || n < piece) {
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_TRUE, base, n, i.data.data());
+                continue;
+            }
+            for (std::uint64_t off = 0; off < n; off += piece, h ^= 1) {
+                const std::uint64_t len = std::min(piece, n - off);
+                if (done[std::size_t(h)]()) done[std::size_t(h)].wait();
+                Bytes& b = half[std::size_t(h)];
+                if (b.size() < len) b.resize(piece);
+                detail::parallel_copy(b.data(), i.data.data() + off, len, kPerThread);
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off, len, b.data(),
+                                                  nullptr, &done[std::size_t(h)]);
+                s.ctx->queue().flush();
+            }
         }
         for (auto& d : done)
             if (d()) d.wait();

@@ -245,15 +245,14 @@ public:
     };
     /// Every slice's inputs(slice) at once, a thread per device (a write from pageable memory
     /// holds its thread: one after the other, k-means' 1 GiB onto two H200s took as long as onto
-    /// one, 140 against 137 ms). An input of a piece or more goes through two pinned halves
-    /// (upload_staged), the others in one blocking write.
+    /// one, 140 against 137 ms), through upload_inputs.
     void upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs);
-    /// Input `i` onto slice `s` in pieces (pieces::piece_bytes(), 16 MiB): each copied into a
-    /// pinned half by several threads while the one before it moves, at DMA speed. From the
-    /// job's pageable memory NVIDIA's driver copied at 6-12 GB/s (docs/models.md): k-means' 1 GiB
-    /// took 128 ms of a one-H200 setup of 147.
-    void upload_staged(SliceState& s, const Input& i);
-
+    /// Inputs `in` onto slice `s`. With `stage`, an input of a piece (pieces::piece_bytes(), 16
+    /// MiB) or more goes in pieces, each copied into one of two pinned halves by several threads
+    /// while the one before it moves, at DMA speed: from the job's pageable memory NVIDIA's
+    /// driver copied at 6-12 GB/s (docs/models.md), and k-means' 1 GiB took 128 ms of a one-H200
+    /// setup of 147. Others, and all without `stage`, in one blocking write each.
+    void upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage);
 
     /// The steps, with a gather on rank 0's request every gather_every steps.
     /// `host_point(done)`: after every host_every-th step (DataJobSpec::host_every), the last too.
@@ -521,7 +520,7 @@ private:
     RankReport report_;
     wire::Failure failure_;
     bool failed_ = false, origin_ = false, time_launches_ = false, overlap_ = true, check_bounds_ = false;
-    /// Whether rank 0's own inputs onto `s` go through upload_staged: onto a GPU or an
+    /// Whether rank 0's own inputs onto `s` are staged (upload_inputs): onto a GPU or an
     /// accelerator, not onto a CPU device, whose write from the job's memory is one copy already
     /// (PoCL: k-means' 122 MiB in 5 ms direct, 27 ms staged). WORKSIZE_STAGED_UPLOADS=1 stages
     /// onto every device (the tests), 0 onto none (a comparison).
