@@ -5,7 +5,8 @@ Usage: step_log.py FILE...   (FILE.rankN files are read as their own runs)
 Per run (a file may hold several, each from its header): the steps, their whole time, the host's step time's median, mean, p90, p99 and max,
 the first 15 steps' time against 15 median steps, and the time the steps over 1.5x the median
 add beyond it (the stalls). A rank whose host runs ahead of its devices (one GPU, no exchange)
-waits for them in its last step only."""
+waits for them in its last step only. The setup's phases (the `#` lines before each run) are printed as
+they come."""
 import csv
 import statistics
 import sys
@@ -15,7 +16,9 @@ def runs(path):
     """The runs appended to `path`, each a list of host step times (a header starts a run)."""
     out = []
     for r in csv.reader(open(path)):
-        if r and r[0] == "rank":
+        if r and r[0].startswith("#"):
+            print(f"{path}: {','.join(r)[1:].strip()}")
+        elif r and r[0] == "rank":
             out.append([])
         elif r and out:
             out[-1].append(float(r[3]))

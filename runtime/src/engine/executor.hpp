@@ -59,11 +59,6 @@ public:
     virtual void before_send() {}
     /// A wait on slice's device begins (`begin`) or ends: --kernel-timeout's watchdog.
     virtual void device_wait(int /*slice*/, bool /*begin*/) {}
-    /// Whether slice `slice` has a neighbour slice, so that its halo rows may be read on the copy
-    /// queue after its launches (a read that waits on the last launch's event). Without one, no
-    /// launch of it needs an event: on NVIDIA's driver an event per launch cost pathfinder's 90
-    /// launches of 65 µs about 0.45 ms (measured on the plain host, traced against not).
-    virtual bool has_neighbour(int /*slice*/) const { return true; }
     /// WORKSIZE_TIMELINE: whether to trace the halo traffic (profiled copy queues), and the
     /// trace of one instruction: a row read or write with its event, enqueued at host time
     /// `host_s`; a send (posted) or a receive (arrived) with a null event, at `host_s`.
@@ -108,6 +103,7 @@ private:
     void stage_in(Slot& s, std::uint64_t bytes);
     void complete_send(Slot& s);
     void wait_event(const cl::Event& ev, int s);
+    bool samples_overlap() const;
 
     Target& target_;
     Comm* comm_;
@@ -115,7 +111,9 @@ private:
     std::vector<std::unique_ptr<PerSlice>> slices_;
     std::vector<std::unique_ptr<Slot>> slots_;
     std::shared_ptr<PinnedHostMemory> home_staging_;  ///< received messages' staging
-    std::vector<cl::Event> interior_;  ///< the current list's interior launches so far
+    std::vector<cl::Event> interior_;  ///< the current list's interior launches so far (sampled lists)
+    std::uint64_t runs_ = 0;           ///< lists run so far
+    std::uint64_t sample_every_ = 32;  ///< WORKSIZE_OVERLAP_SAMPLE: a list in how many checks its overlap
     bool writes_on_compute_ = false, host_waits_writes_ = false;
     bool flush_steps_ = true;  ///< WORKSIZE_STEP_FLUSH (an experiment)
 };

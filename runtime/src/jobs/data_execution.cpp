@@ -13,67 +13,103 @@
 namespace worksize::data_exec {
 
 void Execution::setup() {
+    // A thread per device when the rank drives several: each makes its buffers, generated inputs
+    // and program beside the others (one after the other, the programs' builds added up).
+    // WORKSIZE_SETUP_THREADS=0: one after the other (a comparison).
+    std::vector<std::vector<SliceState*>> by_device;
     for (auto& s : mine_) {
-        if (failed_) return;
-        const std::string where = "device '" + (s.ctx ? s.ctx->info().name : std::string("?")) + "'";
+        auto it = std::find_if(by_device.begin(), by_device.end(), [&](const auto& g) { return g.front()->ctx == s.ctx; });
+        if (it == by_device.end()) by_device.push_back({&s});
+        else it->push_back(&s);
+    }
+    const double t0 = now_s();
+    struct Took {
+        double t0, &into;
+        ~Took() { into = now_s() - t0; }
+    } took{t0, setup_own_s_};
+    const char* v = std::getenv("WORKSIZE_SETUP_THREADS");
+    const auto each = [this](const std::vector<SliceState*>& group) {
+        for (SliceState* s : group)
+            if (!failed_) setup_slice(*s);
+    };
+    if (by_device.size() < 2 || (v && std::string(v) == "0")) {
+        for (const auto& g : by_device) each(g);
+        return;
+    }
+    std::vector<std::future<void>> threads;
+    for (const auto& g : by_device) threads.push_back(std::async(std::launch::async, each, std::cref(g)));
+    for (auto& t : threads) t.get();  // setup_slice catches its own failures
+}
+
+void Execution::setup_slice(SliceState& s) {
+    const std::string where = "device '" + (s.ctx ? s.ctx->info().name : std::string("?")) + "'";
+    try {
+        const double t0 = now_s();
+        make_buffers(s);
+        const double t1 = now_s();
+        const cl::Program program =
+            s.ctx->program_from_source(spec_.source, data::program_options(spec_.build_options));
+        const double t2 = now_s();
+        make_kernels(s, program);
+        s.setup_times = {t1 - t0, t2 - t1, now_s() - t2};
+    } catch (const cl::Error& e) {
         try {
-            auto& ctx = *s.ctx;
-            for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
-                const auto& d = spec_.buffers[b];
-                const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
-                // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
-                const std::uint64_t most = ctx.info().max_alloc_bytes, data_bytes = elems * elem_size(d.type);
-                const std::uint64_t tail = data::tail_bytes(d, data_bytes, most), bytes = data_bytes + tail;
-                if (most && bytes > most)
-                    throw Error(ErrorReason::device_limit,
-                                "data job '" + spec_.name + "', buffer '" + d.name + "': " + std::to_string(bytes) +
-                                    " bytes on device '" + ctx.info().name +
-                                    "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
-                s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
-                if (check_bounds_) {  // guard zones; a shared buffer's tail first in the zone after
-                    s.guards.push_back(bounds::make_for(ctx, spec_, int(b), data_bytes, kRunTail));
-                    s.bufs.push_back(s.guards.back().view);
-                } else {
-                    s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
-                    if (tail) data::write_tail(ctx.queue(), s.bufs.back(), data_bytes, tail, kRunTail);
-                }
-                if (!d.generator.empty())
-                    generate(s, int(b));
-                else if (!d.input)
-                    data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
-            }
-            cl::Program program =
-                ctx.program_from_source(spec_.source, data::program_options(spec_.build_options));
-            for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
-                const auto& kd = spec_.kernels[k];
-                s.kernels.push_back(data::make_kernel(program, kd));
-                s.bound.emplace_back();
-                s.geometry.push_back(
-                    data::geometry(spec_, kd, s.desc.offset, s.desc.units,
-                                   data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
-                data::check_required_local(kd, s.geometry.back(), s.kernels.back(), ctx.device());
-                // One record per launched item, or per work-group (no ghost zones with reductions:
-                // every step launches this geometry).
-                for (std::size_t i = 0; i < kd.args.size(); ++i)
-                    if (kd.args[i].kind == ArgKind::reduce) {
-                        const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
-                        s.records.emplace(std::pair{k, i},
-                                          cl::Buffer(ctx.context(), CL_MEM_READ_WRITE,
-                                                     std::max<std::uint64_t>(
-                                                         data::record_count(kd.args[i], s.geometry.back()) *
-                                                             d.count * elem_size(d.type),
-                                                         1)));
-                    }
-            }
-        } catch (const cl::Error& e) {
-            try {
-                rethrow_cl(e, where);
-            } catch (const std::exception& x) {
-                fail(x);
-            }
-        } catch (const std::exception& e) {
-            fail(e);
+            rethrow_cl(e, where);
+        } catch (const std::exception& x) {
+            fail(x);
         }
+    } catch (const std::exception& e) {
+        fail(e);
+    }
+}
+
+void Execution::make_buffers(SliceState& s) {
+    auto& ctx = *s.ctx;
+    for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
+        const auto& d = spec_.buffers[b];
+        const std::uint64_t elems = held_elements(spec_, int(b), s.desc.units);
+        // A shared buffer's tail of kRunTail bytes: what a read past its end finds.
+        const std::uint64_t most = ctx.info().max_alloc_bytes, data_bytes = elems * elem_size(d.type);
+        const std::uint64_t tail = data::tail_bytes(d, data_bytes, most), bytes = data_bytes + tail;
+        if (most && bytes > most)
+            throw Error(ErrorReason::device_limit,
+                        "data job '" + spec_.name + "', buffer '" + d.name + "': " + std::to_string(bytes) +
+                            " bytes on device '" + ctx.info().name +
+                            "', more than its CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(most) + ")");
+        s.origins.push_back(first_held_unit(spec_, int(b), s.desc.offset));
+        if (check_bounds_) {  // guard zones; a shared buffer's tail first in the zone after
+            s.guards.push_back(bounds::make_for(ctx, spec_, int(b), data_bytes, kRunTail));
+            s.bufs.push_back(s.guards.back().view);
+        } else {
+            s.bufs.emplace_back(ctx.context(), CL_MEM_READ_WRITE, bytes);
+            if (tail) data::write_tail(ctx.queue(), s.bufs.back(), data_bytes, tail, kRunTail);
+        }
+        if (!d.generator.empty())
+            generate(s, int(b));
+        else if (!d.input)
+            data::initial_fill(ctx.queue(), s.bufs.back(), d, elems * elem_size(d.type));
+    }
+}
+
+void Execution::make_kernels(SliceState& s, const cl::Program& program) {
+    auto& ctx = *s.ctx;
+    for (std::size_t k = 0; k < spec_.kernels.size(); ++k) {
+        const auto& kd = spec_.kernels[k];
+        s.kernels.push_back(data::make_kernel(program, kd));
+        s.bound.emplace_back();
+        s.geometry.push_back(data::geometry(spec_, kd, s.desc.offset, s.desc.units,
+                                            data::launch_local(kd, s.desc.local, s.kernels.back(), ctx.device())));
+        data::check_required_local(kd, s.geometry.back(), s.kernels.back(), ctx.device());
+        // One record per launched item, or per work-group (no ghost zones with reductions:
+        // every step launches this geometry).
+        for (std::size_t i = 0; i < kd.args.size(); ++i)
+            if (kd.args[i].kind == ArgKind::reduce) {
+                const auto& d = spec_.buffers[std::size_t(kd.args[i].buffer)];
+                const std::uint64_t bytes =
+                    data::record_count(kd.args[i], s.geometry.back()) * d.count * elem_size(d.type);
+                s.records.emplace(std::pair{k, i},
+                                  cl::Buffer(ctx.context(), CL_MEM_READ_WRITE, std::max<std::uint64_t>(bytes, 1)));
+            }
     }
 }
 
@@ -85,12 +121,17 @@ void Execution::generate(SliceState& s, int b) {
                               d.generator + "' on rank " + std::to_string(me_) +
                               " (register_generator() it on every rank before cluster_main())");
     if (d.layout == BufferLayout::shared) {
-        Bytes& all = generated_[b];
-        if (all.empty()) {
-            all.resize(d.count * elem_size(d.type));
-            (*g)(d.generator_args, 0, d.count, all);
+        Bytes* all = nullptr;
+        {
+            // Made once per rank, by the first device's setup thread; the others wait for it.
+            std::lock_guard lock(generated_mutex_);
+            all = &generated_[b];
+            if (all->empty()) {
+                all->resize(d.count * elem_size(d.type));
+                (*g)(d.generator_args, 0, d.count, *all);
+            }
         }
-        upload(s, b, 0, all);
+        upload(s, b, 0, *all);
         return;
     }
     // Made piece by piece into two pinned halves, each uploaded while the next one is made: no
@@ -281,6 +322,12 @@ void Execution::write_step_log(double t0, double end) const {
     std::FILE* f = std::fopen(step_log_path_.c_str(), "a");
     bool ok = f != nullptr;
     if (f) {
+        std::fprintf(f, "# setup of rank %d: %.3f ms, of which the slices' buffers, programs and kernels %.3f ms (the rest: inputs, messages)\n",
+                     me_, 1e3 * report_.setup_s, 1e3 * setup_own_s_);
+        for (const auto& s : mine_)
+            std::fprintf(f, "# setup of rank %d's slice %zu on '%s': buffers and inputs %.3f ms, program %.3f ms, kernels %.3f ms\n",
+                         me_, s.index, s.ctx->info().name.c_str(), 1e3 * s.setup_times[0], 1e3 * s.setup_times[1],
+                         1e3 * s.setup_times[2]);
         std::fprintf(f, "rank,step,start_us,host_us\n");
         for (std::size_t i = 0; i < step_starts_.size(); ++i) {
             const double next = i + 1 < step_starts_.size() ? step_starts_[i + 1] : end;

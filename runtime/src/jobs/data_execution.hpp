@@ -5,12 +5,15 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <future>
 #include <map>
+#include <mutex>
 #include <set>
 #include <span>
 #include <string>
@@ -97,6 +100,8 @@ struct SliceState {
     double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
     /// The last of the final gather's reads behind the last launches (download_all(..., true)).
     cl::Event final_read;
+    /// Host seconds of its setup: buffers (with generated inputs), the program's build, kernels.
+    std::array<double, 3> setup_times{};
 };
 
 /// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor
@@ -185,6 +190,7 @@ public:
     bool has_neighbours() const { return rank_left() != Comm::none || rank_right() != Comm::none; }
 
     void fail(const std::exception& e) {
+        std::lock_guard lock(fail_mutex_);  // the setup's threads, one per device
         if (failure_.empty()) {
             failure_ = wire::failure_of(e);
             origin_ = true;
@@ -209,8 +215,11 @@ public:
         return false;
     }
 
-    /// Buffers, programs and kernels of this rank's slices.
+    /// Buffers, programs and kernels of this rank's slices, a thread per device.
     void setup();
+    void setup_slice(SliceState& s);
+    void make_buffers(SliceState& s);
+    void make_kernels(SliceState& s, const cl::Program& program);
 
     /// Buffer `b`'s contents made here by its generator (BufferDecl::generator) into slice `s`:
     /// its rows, halos included, of a split buffer; all of a shared one (made once per rank).
@@ -371,6 +380,7 @@ public:
         fail(e);
     }
     void peer_failed(int rank) override {
+        std::lock_guard lock(fail_mutex_);
         if (failed_) return;
         failed_ = true;
         origin_ = false;
@@ -378,9 +388,6 @@ public:
     }
     void with_peer(int peer, bool sending, const std::function<void()>& f) override {
         with_peers(sending ? peer : Comm::none, sending ? Comm::none : peer, f);
-    }
-    bool has_neighbour(int i) const override {
-        return layout_.slices.at(std::size_t(i)).left >= 0 || layout_.slices.at(std::size_t(i)).right >= 0;
     }
     void device_wait(int slice, bool begin) override {
         if (!begin) return watchdog_->end();
@@ -519,7 +526,9 @@ private:
     std::vector<std::uint64_t> halo_;
     RankReport report_;
     wire::Failure failure_;
-    bool failed_ = false, origin_ = false, time_launches_ = false, overlap_ = true, check_bounds_ = false;
+    std::atomic<bool> failed_ = false;
+    std::mutex fail_mutex_;
+    bool origin_ = false, time_launches_ = false, overlap_ = true, check_bounds_ = false;
     /// Whether rank 0's own inputs onto `s` are staged (upload_inputs): onto a GPU or an
     /// accelerator, not onto a CPU device, whose write from the job's memory is one copy already
     /// (PoCL: k-means' 122 MiB in 5 ms direct, 27 ms staged). WORKSIZE_STAGED_UPLOADS=1 stages
@@ -582,6 +591,8 @@ public:
     }
 
 private:
+    double setup_own_s_ = 0.0;  ///< setup()'s wall time
+    std::mutex generated_mutex_;
     std::map<int, Bytes> generated_;  ///< shared buffers' generated contents, made once per rank
 };
 

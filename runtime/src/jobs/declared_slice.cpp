@@ -99,7 +99,6 @@ public:
     void with_peer(int, bool, const std::function<void()>& f) override { f(); }
     void count(const Instruction&) override {}
     void arrived(bool, bool) override {}
-    bool has_neighbour(int) const override { return false; }
 
     void allocate(const Instruction& in) override;
     void upload(const Instruction& in) override;
