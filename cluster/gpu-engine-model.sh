@@ -45,6 +45,13 @@
 # the piece before moves (new), against one blocking write from the job's memory each
 # (WORKSIZE_STAGED_UPLOADS=0, +direct), same build: k-means 16.8 M and heat 16384^2, setup and
 # whole run, on one GPU and two in one rank.
+# PART=events: launches keep an event only where something waits on it (the interior launches
+# only in the lists that check the overlap) and a rank's devices set up a thread each (new),
+# against the build before (old) and against new with every list checked
+# (WORKSIZE_OVERLAP_SAMPLE=1, +every), same call: heat 8192^2 x 2000 with step logs in every
+# layout; the plain program's half (8192 x 4096 rows) in one launch a step, in two (PLAIN_SPLIT=1)
+# and in two with an event each (PLAIN_EVENTS=1); k-means 16.8 M whole runs (the setup's phases
+# in the step logs; +seq: WORKSIZE_SETUP_THREADS=0).
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -399,6 +406,41 @@ if [ "$PART" = staging ]; then
             for b in new old; do ex heat $b "$cfg" "$r" 16384 16384 500; done
             for b in new old; do ex kmeans $b "$cfg" "$r" 16777216 16 16 20; done
         done
+    done
+    python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
+fi
+
+# plainheat CFG REP W H STEPS ENV... : the plain heat program on the first GPU.
+plainheat() {
+    local cfg=$1 rep=$2 w=$3 h=$4 n=$5 text res; shift 5
+    text=$(env "$@" PLAIN_DEVICE=gpu EXAMPLE_KERNEL_DIR=$PWD/examples/heat timeout 120 plain_heat "$w" "$h" "$n" 2>&1)
+    printf '=== heat plain %s rep %s: %s\n%s\n' "$cfg" "$rep" "$*" "$text" >>"$OUT/runs.log"
+    res=$(echo "$text" | grep '^plain,' | tail -1)
+    echo "heat,${w}x${h}x$n,$cfg,plain,$rep,nan,$(echo "$res" | cut -d, -f5),nan,$(echo "$res" | cut -d, -f6),nan,nan" | tee -a "$OUT/runs.csv"
+}
+if [ "$PART" = events ]; then
+    for cfg in 2ranks 1rank2gpus; do ex heat new "$cfg" 0 1024 1024 200; ex kmeans new "$cfg" 0 1000000 16 16 5; done
+    WORKSIZE_OVERLAP_SAMPLE=1 ex heat new 2ranks+every 0 1024 1024 200
+    plainheat plain+split+ev 0 1024 512 200 PLAIN_SPLIT=1 PLAIN_EVENTS=1
+    export EXAMPLE_NOVERIFY=1
+    mkdir -p "$OUT/steplog"
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do ex heat $b 1gpu "$r" 8192 8192 2000; done
+        for cfg in 1rank2gpus 2ranks; do
+            for b in new old; do WORKSIZE_STEP_LOG=$OUT/steplog/h8k-$cfg-$b-$r.csv ex heat $b "$cfg" "$r" 8192 8192 2000; done
+            WORKSIZE_OVERLAP_SAMPLE=1 WORKSIZE_STEP_LOG=$OUT/steplog/h8k-$cfg+every-new-$r.csv ex heat new "$cfg+every" "$r" 8192 8192 2000
+        done
+        plainheat plain "$r" 8192 4096 2000 PLAIN_SPLIT=0
+        plainheat plain+split "$r" 8192 4096 2000 PLAIN_SPLIT=1
+        plainheat plain+split+ev "$r" 8192 4096 2000 PLAIN_SPLIT=1 PLAIN_EVENTS=1
+    done
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            for b in new old; do WORKSIZE_STEP_LOG=$OUT/steplog/km-$cfg-$b-$r.csv ex kmeans $b "$cfg" "$r" 16777216 16 16 20; done
+        done
+        WORKSIZE_SETUP_THREADS=0 WORKSIZE_STEP_LOG=$OUT/steplog/km-1rank2gpus+seq-new-$r.csv ex kmeans new 1rank2gpus+seq "$r" 16777216 16 16 20
     done
     python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
 fi
