@@ -36,6 +36,9 @@ expect_fail_line() { # expect_fail_line CODE REGEX DESCRIPTION: exit CODE (any: 
 expect_out() { # expect_out REGEX DESCRIPTION
   if grep -Eq -e "$1" "$out"; then ok "$2"; else bad "$2: stdout lacks /$1/"; fi
 }
+expect_err() { # expect_err REGEX DESCRIPTION
+  if grep -Eq -e "$1" "$err"; then ok "$2"; else bad "$2: stderr lacks /$1/"; fi
+}
 expect_jq() { # expect_jq FILTER DESCRIPTION: jq -e FILTER on stdout is true (jq 1.6 -e exits 0 on no input)
   if [ -s "$out" ] && jq -e "$1" "$out" >/dev/null 2>&1; then ok "$2"; else bad "$2: jq '$1' is not true"; fi
 }

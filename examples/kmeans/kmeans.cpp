@@ -6,6 +6,8 @@
 // the end. With --points local each rank makes its own slices' points (a registered generator,
 // each point a function of its index): nothing of them is sent.
 //   mpiexec -n 3 worksize_example_kmeans [points] [dims] [k] [iterations] [--points rank0|local]
+#include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "reference.hpp"
@@ -26,13 +28,19 @@ int main(int argc, char** argv) {
     const AppSpec spec{"[points] [dims] [k] [iterations]",
                        {{"points", "where the points are made: rank0 (there, then sent to each slice) or local "
                                    "(each rank its own slices', by a generator)",
-                         "rank0"}}};
+                         "rank0"},
+                        {"host", "rank 0's points in pinned memory (Cluster::host_vector: onto the devices without a "
+                                 "copy) or pageable (a std::vector: copied through pinned halves)",
+                         "pinned"}}};
     return cluster_main(argc, argv, "kmeans", spec, [](App& app) {
         const auto n = app.count(0, 20000), d = app.count(1, 4), k = app.count(2, 5), iterations = app.count(3, 10);
         const std::string where = app.option("points");
         if (where != "rank0" && where != "local")
             throw InvalidArgument("--points must be rank0 or local, not '" + where + "'");
         const bool local = where == "local";
+        const std::string host = app.option("host");
+        if (host != "pinned" && host != "pageable")
+            throw InvalidArgument("--host must be pinned or pageable, not '" + host + "'");
         const unsigned seed = 5;
         const std::uint64_t group = 256;  // points per work-group, each summing k·(d+1) values in __local memory
         // Rank 0's copy of the points: the inputs it sends, or (local) what the CPU check reads.
@@ -49,7 +57,17 @@ int main(int argc, char** argv) {
                                        std::min(n, k), points0.data());
         }
         const std::vector<float> centres0 = example::kmeans_initial_sums(points0, int(d), int(k));  // count 1 each
-        std::vector<float> points = local ? std::vector<float>() : points0;
+        // The job's input: rank 0's points (its own copy, which the run leaves alone).
+        HostVector<float> points;
+        if (!local) {
+            const auto t0 = std::chrono::steady_clock::now();
+            if (host == "pinned") points = app.cluster.host_vector<float>(points0.size());
+            else points.resize(points0.size());
+            std::copy(points0.begin(), points0.end(), points.begin());
+            std::cerr << "kmeans: " << points.size() * sizeof(float) / 1048576.0 << " MiB of points in " << host
+                      << " memory, made and filled in "
+                      << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+        }
         std::vector<float> centres = centres0, last = centres0, sums(k * (d + 1));
         std::vector<std::int32_t> labels(n);
 

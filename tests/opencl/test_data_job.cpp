@@ -105,6 +105,40 @@ TEST(DataJob, GathersEveryNStepsAndSendsOnlyHaloRows) {
     EXPECT_TRUE(wrong.empty()) << "gathered contents differ from the reference at " << (wrong.empty() ? "" : wrong.front());
 }
 
+// A smooth job over `ranks` ranks whose input is in pinned memory (Cluster::host_vector).
+void check_pinned_input(int ranks) {
+    const int n = 300007, steps = 3;  // 1.2 MB: above the pinned memory's threshold
+    std::vector<std::int32_t> start(n);
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 7919) % 101;
+    const auto out = run_local(ranks, every_rank_drives_its_devices(), [&](Cluster& c) {
+        HostVector<std::int32_t> a = c.host_vector<std::int32_t>(std::size_t(n));
+        std::copy(start.begin(), start.end(), a.begin());
+        const auto* pinned = dynamic_cast<const PinnedHostMemory*>(c.host_memory().get());
+        EXPECT_TRUE(pinned != nullptr);
+        if (pinned && pinned->enabled()) {
+            EXPECT_TRUE(pinned->holds(a.data(), a.size() * sizeof(std::int32_t)));
+        }
+        DataJob job("smooth", kSource, std::uint64_t(n));
+        const auto ba = job.split("a", 1, a), bb = job.split<std::int32_t>("b", 1);
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(n),
+                              arg::end()});
+        job.swap(ba, bb).steps(steps).gather(ba);
+        DataRunOptions o;
+        o.strategy = "even";
+        run(c, job, o);
+        EXPECT_TRUE(std::equal(a.begin(), a.end(), smooth_reference(start, steps).begin()));
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << ranks << " ranks: " << o.error;
+}
+
+// An input in the cluster's pinned host memory (Cluster::host_vector) is written onto each device
+// straight from it: the same result as from ordinary memory, and the gather lands in it too.
+// Alone (rank 0's upload_inputs) and beside a worker (rank 0's writes while its sends move).
+TEST(DataJob, InputInPinnedHostMemoryGivesTheSameResult) {
+    for (int ranks : {1, 2}) check_pinned_input(ranks);
+}
+
 // A device-only buffer declared no_init (the kernel writes every row of it before the swap makes
 // it the one read with a halo): the same result, its start poisoned (0xFF bytes) instead of zeros.
 TEST(DataJob, NoInitBufferWrittenWholeGivesTheSameResult) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 #include <utility>
+#include <vector>
 
 #include "pocl_device.hpp"
 #include "worksize/runtime/bytes.hpp"
@@ -100,6 +101,25 @@ TEST(Pinned, GrowthKeepsContentsAndStaysPinned) {
     b.shrink_to_fit();
     EXPECT_TRUE(mem->is_pinned(b.data()));
     EXPECT_TRUE(holds(b, 3, b.size()));
+}
+
+TEST(Pinned, HoldsRangesInsideOneLiveAllocationOnly) {
+    auto& ctx = test::first_device();
+    if (!ctx.host_memory()->enabled()) GTEST_SKIP() << "WORKSIZE_PINNED=0 in the environment";
+    const auto& mem = ctx.host_memory();
+    Bytes b = bytes_with(mem);
+    b.resize(kMiB);
+    ASSERT_TRUE(mem->is_pinned(b.data()));
+    EXPECT_TRUE(mem->holds(b.data(), b.size()));
+    EXPECT_TRUE(mem->holds(b.data() + 4096, 8192));
+    EXPECT_TRUE(mem->holds(b.data() + b.size(), 0));
+    EXPECT_FALSE(mem->holds(b.data() + 1, b.size()));  // one byte past its end
+    EXPECT_FALSE(mem->holds(b.data(), b.size() + 1));
+    std::vector<std::byte> plain(kMiB);
+    EXPECT_FALSE(mem->holds(plain.data(), 16));
+    const std::byte* gone = b.data();
+    b = Bytes();  // freed: no longer held
+    EXPECT_FALSE(mem->holds(gone, 16));
 }
 
 TEST(Pinned, MovesKeepMemoryAndCopiesArePlain) {

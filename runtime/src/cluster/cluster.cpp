@@ -168,6 +168,10 @@ bool Cluster::is_master() const { return impl_->comm->rank() == 0; }
 int Cluster::ranks() const { return impl_->comm->size(); }
 const std::vector<DeviceInfo>& Cluster::devices() const { return impl_->devices; }
 const std::vector<std::string>& Cluster::hosts() const { return impl_->hosts; }
+std::shared_ptr<HostMemoryResource> Cluster::host_memory() const {
+    if (impl_->contexts.empty()) return nullptr;
+    return impl_->contexts.begin()->second->host_memory();
+}
 
 void Cluster::set_collect_handler(std::function<std::string(const std::string&)> handler) {
     impl_->collect_handler = std::move(handler);

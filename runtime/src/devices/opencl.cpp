@@ -237,6 +237,16 @@ bool PinnedHostMemory::is_pinned(const void* p) const {
     return blocks_.count(const_cast<void*>(p)) != 0;
 }
 
+bool PinnedHostMemory::holds(const void* p, std::size_t n) const {
+    const auto* b = static_cast<const std::byte*>(p);
+    std::lock_guard lock(mutex_);
+    for (const auto& [start, block] : blocks_) {
+        const auto* s = static_cast<const std::byte*>(start);
+        if (b >= s && n <= block.bytes && std::size_t(b - s) <= block.bytes - n) return true;
+    }
+    return false;
+}
+
 std::size_t PinnedHostMemory::pinned_count() const {
     std::lock_guard lock(mutex_);
     return blocks_.size();

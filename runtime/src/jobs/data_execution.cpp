@@ -373,9 +373,17 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
     // Each piece's copy in up to 8 threads (2 MiB each) while the piece before it moves.
     constexpr std::size_t kPerThread = std::size_t(2) << 20;
     int h = 0;
+    std::vector<cl::Event> direct;  // writes straight from the job's pinned memory
     try {
         for (const auto& i : in) {
             const std::uint64_t base = input_offset(s, i.b, i.first), n = i.data.size();
+            if (pinned_source(i.data)) {  // Cluster::host_vector: no copy
+                direct.emplace_back();
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base, n, i.data.data(), nullptr,
+                                                  &direct.back());
+                s.ctx->queue().flush();
+                continue;
+            }
             if (!stage || n < piece) {
                 s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_TRUE, base, n, i.data.data());
                 continue;
@@ -393,6 +401,7 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
         }
         for (auto& d : done)
             if (d()) d.wait();
+        if (!direct.empty()) cl::Event::waitForEvents(direct);
     } catch (...) {
         // A write still reading a half must end before the half goes.
         try {
@@ -402,6 +411,12 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
         }
         throw;
     }
+}
+
+bool Execution::pinned_source(std::span<const std::byte> data) const {
+    for (const auto& s : mine_)
+        if (s.ctx && s.ctx->host_memory()->enabled() && s.ctx->host_memory()->holds(data.data(), data.size())) return true;
+    return false;
 }
 
 void Execution::join_each_device(std::vector<std::future<void>>& threads, const std::string& what) {

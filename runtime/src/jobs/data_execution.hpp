@@ -260,8 +260,11 @@ public:
     /// MiB) or more goes in pieces, each copied into one of two pinned halves by several threads
     /// while the one before it moves, at DMA speed: from the job's pageable memory NVIDIA's
     /// driver copied at 6-12 GB/s (docs/models.md), and k-means' 1 GiB took 128 ms of a one-H200
-    /// setup of 147. Others, and all without `stage`, in one blocking write each.
+    /// setup of 147. Others, and all without `stage`, in one blocking write each. An input in
+    /// pinned memory (Cluster::host_vector) is written straight from it, on every device.
     void upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage);
+    /// Whether `data` lies in the pinned host memory of one of this rank's devices.
+    bool pinned_source(std::span<const std::byte> data) const;
 
     /// The steps, with a gather on rank 0's request every gather_every steps.
     /// `host_point(done)`: after every host_every-th step (DataJobSpec::host_every), the last too.

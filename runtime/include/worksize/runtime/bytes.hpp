@@ -102,6 +102,11 @@ private:
 
 using Bytes = std::vector<std::byte, DefaultInitAllocator<std::byte>>;
 
+/// A host array whose memory may be pinned (Cluster::host_vector): its elements are left
+/// uninitialised by resize(), and a copy of it is ordinary memory.
+template <class T>
+using HostVector = std::vector<T, DefaultInitAllocator<T>>;
+
 /// An empty Bytes whose memory comes from `resource` (nullptr: std::allocator).
 inline Bytes bytes_with(std::shared_ptr<HostMemoryResource> resource) {
     return Bytes(DefaultInitAllocator<std::byte>(std::move(resource)));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "worksize/runtime/bytes.hpp"
 #include "worksize/runtime/comm.hpp"
 #include "worksize/runtime/device_selection.hpp"
 #include "worksize/runtime/kernel_job.hpp"
@@ -87,6 +88,17 @@ public:
     const std::vector<DeviceInfo>& devices() const;
     /// Rank 0: hosts by rank (for ranks that drive no device too).
     const std::vector<std::string>& hosts() const;
+    /// Page-locked host memory of this rank's first device (null without a device).
+    std::shared_ptr<HostMemoryResource> host_memory() const;
+    /// `n` uninitialised elements in host_memory(): a data job's input held here goes onto the
+    /// devices without a copy, at the link's full rate (a pageable one is copied through pinned
+    /// halves first, docs/porting.md). Pinning costs time once, when it is made.
+    template <class T>
+    HostVector<T> host_vector(std::size_t n) const {
+        HostVector<T> v{DefaultInitAllocator<T>(host_memory())};
+        v.resize(n);
+        return v;
+    }
 
     /// Rank 0: run `job` as planned (assignment.device indexes devices()).
     /// @throws Error naming the rank and device that failed, with the failure's reason (e.g.

@@ -162,14 +162,14 @@ public:
         return add(name, elem_type_of<std::remove_const_t<T>>(), BufferLayout::split, pitch, 0,
                    std::as_writable_bytes(std::span(const_cast<std::remove_const_t<T>*>(host.data()), host.size())));
     }
-    template <class T>
-    BufferRef split(const std::string& name, std::uint64_t pitch, std::vector<T>& host) {
+    template <class T, class A>
+    BufferRef split(const std::string& name, std::uint64_t pitch, std::vector<T, A>& host) {
         return split(name, pitch, std::span<T>(host));
     }
     /// A shared buffer: every device holds all of `host` (its initial contents). The result of a
     /// reduction into it is written back to `host` at the end.
-    template <class T>
-    BufferRef shared(const std::string& name, std::vector<T>& host) {
+    template <class T, class A>
+    BufferRef shared(const std::string& name, std::vector<T, A>& host) {
         return add(name, elem_type_of<T>(), BufferLayout::shared, 1, host.size(), std::as_writable_bytes(std::span(host)));
     }
 

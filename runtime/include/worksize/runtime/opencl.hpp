@@ -113,6 +113,8 @@ public:
     std::size_t threshold() const { return threshold_; }
     /// Whether `p` is the start of a live pinned allocation (false for the ordinary ones).
     bool is_pinned(const void* p) const;
+    /// Whether bytes [p, p + n) lie in one live pinned allocation.
+    bool holds(const void* p, std::size_t n) const;
     /// Live pinned allocations and their bytes; allocations that fell back to ordinary memory
     /// because the device refused them (since construction).
     std::size_t pinned_count() const;
