@@ -52,6 +52,11 @@
 # layout; the plain program's half (8192 x 4096 rows) in one launch a step, in two (PLAIN_SPLIT=1)
 # and in two with an event each (PLAIN_EVENTS=1); k-means 16.8 M whole runs (the setup's phases
 # in the step logs; +seq: WORKSIZE_SETUP_THREADS=0).
+# PART=pinned: k-means 16.8 M with rank 0's points in pinned memory (Cluster::host_vector, the
+# example's default, written onto each device in one write) against pageable memory (+pageable:
+# copied through two pinned halves), same build: setup and whole run on one GPU, two in one rank
+# and two GPU ranks; the time to pin and fill the points is in runs.log ("kmeans: ... made and
+# filled in").
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -100,7 +105,7 @@ ex() {
     gather=$(echo "$text" | grep -Eo ', gather [0-9.]+ ms' | tail -1 | grep -Eo '[0-9.]+')
     rate=$(echo "$text" | grep -Eo 'final gather from the other ranks: .* \([0-9.]+ GB/s\)' | tail -1 | grep -Eo '[0-9.]+ GB/s' | grep -Eo '[0-9.]+')
     st=$(echo "$text" | grep -Eo '^worksize,.*,(verified|unverified|FAILED)$' | tail -1 | awk -F, '{print $NF}')
-    echo "$name,$(echo "$*" | sed 's/ --points [a-z0-9]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED},${gather:-nan},${rate:-nan}" | tee -a "$OUT/runs.csv"
+    echo "$name,$(echo "$*" | sed -e 's/ --points [a-z0-9]*//' -e 's/ --host [a-z]*//' | tr ' ' x),$cfg,$build,$rep,${setup:-nan},${steps:-nan},${total:-nan},${st:-FAILED},${gather:-nan},${rate:-nan}" | tee -a "$OUT/runs.csv"
 }
 # mm CONFIG BUILD REP LAUNCHER... -- ARGS...: one `worksize run --kernel matmul --size 8192` (MM_SIZE);
 # its makespan and verdict into mm.csv.
@@ -443,6 +448,19 @@ if [ "$PART" = events ]; then
         WORKSIZE_SETUP_THREADS=0 WORKSIZE_STEP_LOG=$OUT/steplog/km-1rank2gpus+seq-new-$r.csv ex kmeans new 1rank2gpus+seq "$r" 16777216 16 16 20
     done
     python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
+fi
+
+if [ "$PART" = pinned ]; then
+    for cfg in 1gpu 1rank2gpus 2ranks; do ex kmeans new "$cfg" 0 1000000 16 16 5; done
+    ex kmeans new 1rank2gpus+pageable 0 1000000 16 16 5 --host pageable
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            ex kmeans new "$cfg" "$r" 16777216 16 16 20
+            ex kmeans new "$cfg+pageable" "$r" 16777216 16 16 20 --host pageable
+        done
+    done
 fi
 
 if [ "$PART" = ownstaged ]; then
