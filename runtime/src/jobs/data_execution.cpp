@@ -51,7 +51,9 @@ void Execution::setup_slice(SliceState& s) {
             s.ctx->program_from_source(spec_.source, data::program_options(spec_.build_options));
         const double t2 = now_s();
         make_kernels(s, program);
-        s.setup_times = {t1 - t0, t2 - t1, now_s() - t2};
+        s.setup_times[0] = t1 - t0;
+        s.setup_times[1] = t2 - t1;
+        s.setup_times[2] = now_s() - t2;
     } catch (const cl::Error& e) {
         try {
             rethrow_cl(e, where);
@@ -325,9 +327,10 @@ void Execution::write_step_log(double t0, double end) const {
         std::fprintf(f, "# setup of rank %d: %.3f ms, of which the slices' buffers, programs and kernels %.3f ms (the rest: inputs, messages)\n",
                      me_, 1e3 * report_.setup_s, 1e3 * setup_own_s_);
         for (const auto& s : mine_)
-            std::fprintf(f, "# setup of rank %d's slice %zu on '%s': buffers and inputs %.3f ms, program %.3f ms, kernels %.3f ms\n",
+            std::fprintf(f, "# setup of rank %d's slice %zu on '%s': buffers and generated inputs %.3f ms, program %.3f ms, "
+                         "kernels %.3f ms, rank 0's writes of its inputs %.3f ms\n",
                          me_, s.index, s.ctx->info().name.c_str(), 1e3 * s.setup_times[0], 1e3 * s.setup_times[1],
-                         1e3 * s.setup_times[2]);
+                         1e3 * s.setup_times[2], 1e3 * s.setup_times[3]);
         std::fprintf(f, "rank,step,start_us,host_us\n");
         for (std::size_t i = 0; i < step_starts_.size(); ++i) {
             const double next = i + 1 < step_starts_.size() ? step_starts_[i + 1] : end;
@@ -374,6 +377,7 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
     constexpr std::size_t kPerThread = std::size_t(2) << 20;
     int h = 0;
     std::vector<cl::Event> direct;  // writes straight from the job's pinned memory
+    const double t0 = now_s();
     try {
         for (const auto& i : in) {
             const std::uint64_t base = input_offset(s, i.b, i.first), n = i.data.size();
@@ -402,6 +406,7 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
         for (auto& d : done)
             if (d()) d.wait();
         if (!direct.empty()) cl::Event::waitForEvents(direct);
+        s.setup_times[3] = now_s() - t0;
     } catch (...) {
         // A write still reading a half must end before the half goes.
         try {

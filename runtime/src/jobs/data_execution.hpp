@@ -100,8 +100,9 @@ struct SliceState {
     double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
     /// The last of the final gather's reads behind the last launches (download_all(..., true)).
     cl::Event final_read;
-    /// Host seconds of its setup: buffers (with generated inputs), the program's build, kernels.
-    std::array<double, 3> setup_times{};
+    /// Host seconds of its setup: buffers (with generated inputs), the program's build, kernels,
+    /// and rank 0's writes of its inputs (upload_inputs, where it alone writes them).
+    std::array<double, 4> setup_times{};
 };
 
 /// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor
