@@ -10,6 +10,9 @@
 #include "worksize/scheduler/log.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
 #include <thread>
 
 namespace worksize {
@@ -35,6 +38,28 @@ nlohmann::json failure_json(const wire::Failure& f) {
     return j;
 }
 
+/// A rank driving several devices of one platform: pinned memory for the job's arrays made in a
+/// context of them all (DeviceContext::rank_memory), for each of them. A platform that refuses
+/// such a context leaves each device its own.
+void share_rank_memory(Contexts& contexts) {
+    std::map<cl_platform_id, std::vector<DeviceContext*>> by_platform;
+    for (auto& [index, ctx] : contexts) by_platform[ctx->device().getInfo<CL_DEVICE_PLATFORM>()].push_back(ctx.get());
+    for (auto& [platform, group] : by_platform) {
+        if (group.size() < 2) continue;
+        std::vector<cl::Device> devices;
+        for (auto* c : group) devices.push_back(c->device());
+        try {
+            const cl::Context shared(devices);
+            auto memory = std::make_shared<PinnedHostMemory>(shared, devices.front(), PinnedHostMemory::enabled_by_environment());
+            for (auto* c : group) c->set_rank_memory(memory);
+            log::debug() << "pinned memory for the job's arrays in one context over " << group.size() << " devices";
+        } catch (const cl::Error& e) {
+            log::debug() << "no context over the rank's " << group.size() << " devices of one platform (" << e.what()
+                         << "): each keeps its own pinned memory";
+        }
+    }
+}
+
 /// Every rank: its devices discovered and selected (into `devices` and `contexts`), as its
 /// inventory message; a failure becomes the message, never a hang.
 nlohmann::json discover(const DeviceSelection& sel, Comm& comm, std::vector<DeviceInfo>& devices, Contexts& contexts) {
@@ -48,6 +73,7 @@ nlohmann::json discover(const DeviceSelection& sel, Comm& comm, std::vector<Devi
             devices.push_back(d.info);
             fault::device_identity(devices.back());  // test-only: WORKSIZE_FAULT=as-gpu
         }
+        share_rank_memory(contexts);
         return wire::inventory_message(comm.rank(), host, devices, std::thread::hardware_concurrency());
     } catch (const std::exception& e) {
         return wire::inventory_failure(comm.rank(), host, wire::failure_of(e));
@@ -170,7 +196,7 @@ const std::vector<DeviceInfo>& Cluster::devices() const { return impl_->devices;
 const std::vector<std::string>& Cluster::hosts() const { return impl_->hosts; }
 std::shared_ptr<HostMemoryResource> Cluster::host_memory() const {
     if (impl_->contexts.empty()) return nullptr;
-    return impl_->contexts.begin()->second->host_memory();
+    return impl_->contexts.begin()->second->rank_memory();
 }
 
 void Cluster::set_collect_handler(std::function<std::string(const std::string&)> handler) {

@@ -420,7 +420,8 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
 
 bool Execution::pinned_source(std::span<const std::byte> data) const {
     for (const auto& s : mine_)
-        if (s.ctx && s.ctx->host_memory()->enabled() && s.ctx->host_memory()->holds(data.data(), data.size())) return true;
+        for (const auto* m : {s.ctx ? s.ctx->host_memory().get() : nullptr, s.ctx ? s.ctx->rank_memory().get() : nullptr})
+            if (m && m->enabled() && m->holds(data.data(), data.size())) return true;
     return false;
 }
 

@@ -165,6 +165,12 @@ public:
     /// a copy between ordinary memory and an NVIDIA device goes through the driver's own
     /// staging. Made at the first call and kept; ordinary memory with WORKSIZE_PINNED=0.
     const std::shared_ptr<PinnedHostMemory>& staging_memory();
+    /// The rank's pinned memory for the job's own arrays (Cluster::host_vector): made in one
+    /// context over the rank's devices of this device's platform, so that NVIDIA's driver pins
+    /// it for each of them (memory pinned by one device's own context is pageable to another's:
+    /// docs/results/pinned-h200-x2/); this device's host_memory() until set_rank_memory().
+    const std::shared_ptr<PinnedHostMemory>& rank_memory() const { return rank_memory_ ? rank_memory_ : host_memory_; }
+    void set_rank_memory(std::shared_ptr<PinnedHostMemory> memory) { rank_memory_ = std::move(memory); }
 
     /// Build (or fetch from the cache) the embedded kernel file `file` ("matmul" for
     /// kernels/matmul/matmul.cl) with `options` (e.g. "-DTILE=16"). Also accepts a full source via
@@ -178,7 +184,7 @@ private:
     cl::Context context_;
     cl::CommandQueue queue_, copy_queue_;
     DeviceInfo info_;
-    std::shared_ptr<PinnedHostMemory> host_memory_, staging_memory_;
+    std::shared_ptr<PinnedHostMemory> host_memory_, staging_memory_, rank_memory_;
     std::mutex mutex_;
     std::map<std::pair<std::size_t, std::string>, cl::Program> cache_;
 };
