@@ -57,6 +57,10 @@
 # copied through two pinned halves), same build: setup and whole run on one GPU, two in one rank
 # and two GPU ranks; the time to pin and fill the points is in runs.log ("kmeans: ... made and
 # filled in").
+# PART=shared: Cluster::host_vector's memory pinned in one context over the rank's GPUs, so that
+# both GPUs of one rank take k-means' points as pinned: k-means 16.8 M on one GPU, two in one
+# rank (and +pageable) and two GPU ranks, with step logs (each device's write time); then heat
+# 16384^2 x 500 in every layout (this build's steps against one GPU).
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -461,6 +465,24 @@ if [ "$PART" = pinned ]; then
             ex kmeans new "$cfg+pageable" "$r" 16777216 16 16 20 --host pageable
         done
     done
+fi
+
+if [ "$PART" = shared ]; then
+    for cfg in 1rank2gpus 2ranks; do ex kmeans new "$cfg" 0 1000000 16 16 5; ex heat new "$cfg" 0 1024 1024 200; done
+    export EXAMPLE_NOVERIFY=1
+    mkdir -p "$OUT/steplog"
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            WORKSIZE_STEP_LOG=$OUT/steplog/km-$cfg-$r.csv ex kmeans new "$cfg" "$r" 16777216 16 16 20
+        done
+        WORKSIZE_STEP_LOG=$OUT/steplog/km-1rank2gpus+pageable-$r.csv ex kmeans new 1rank2gpus+pageable "$r" 16777216 16 16 20 --host pageable
+    done
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do ex heat new "$cfg" "$r" 16384 16384 500; done
+    done
+    python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
 fi
 
 if [ "$PART" = ownstaged ]; then
