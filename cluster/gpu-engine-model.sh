@@ -61,6 +61,12 @@
 # both GPUs of one rank take k-means' points as pinned: k-means 16.8 M on one GPU, two in one
 # rank (and +pageable) and two GPU ranks, with step logs (each device's write time); then heat
 # 16384^2 x 500 in every layout (this build's steps against one GPU).
+# PART=gathers: the data jobs' gathers (and scatter) as instructions of the ranks' lists (new)
+# against the build before (old), same call: MPI's rate between two ranks under UCX's settings
+# (mpibw.txt); heat 16384^2 x 500 and k-means over two GPU ranks (the final gather's rate beside
+# mpi-bw's), heat 8192^2 x 2000 over two ranks and in one rank (steps), k-means over two ranks
+# under two UCX settings; matmul 8192 with rank-local inputs on one GPU, two in one rank and two
+# ranks (mm.csv).
 # PART=heat16k: why heat 16384^2 in one rank driving both GPUs is slower than over MPI: traces of
 # 300 steps in both layouts (cluster/timeline_gaps.py), then 500-step runs on one GPU, two in one
 # rank (also with the halo writes on the compute queue, WORKSIZE_HALO_QUEUE=compute) and two GPU
@@ -483,6 +489,32 @@ if [ "$PART" = shared ]; then
         for cfg in 1gpu 1rank2gpus 2ranks; do ex heat new "$cfg" "$r" 16384 16384 500; done
     done
     python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
+fi
+
+if [ "$PART" = gathers ]; then
+    for u in "" "UCX_TLS=self,sm" "UCX_TLS=self,posix,cma" "UCX_TLS=self,posix,cma UCX_RNDV_SCHEME=get_zcopy" \
+             "UCX_RNDV_SCHEME=get_zcopy"; do
+        echo "mpi-bw 2 ranks (256 MiB) ${u:-default}: $(env $u timeout 60 mpiexec -n 2 mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/mpibw.txt"
+    done
+    for cfg in 2ranks 1rank2gpus 3ranks; do ex heat new "$cfg" 0 1024 1024 200; ex kmeans new "$cfg" 0 1000000 16 16 5; done
+    MM_SIZE=1000 mm verify-local2ranks new 0 mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do ex heat $b 2ranks "$r" 16384 16384 500; ex kmeans $b 2ranks "$r" 16777216 16 16 20; done
+        for b in new old; do ex heat $b 2ranks "$r" 8192 8192 2000; ex heat $b 1rank2gpus "$r" 8192 8192 2000; done
+    done
+    for r in $(seq $((REPS < 2 ? REPS : 2))); do
+        late && break
+        UCX_TLS=self,sm ex kmeans new 2ranks+sm "$r" 16777216 16 16 20
+        UCX_TLS=self,posix,cma UCX_RNDV_SCHEME=get_zcopy ex kmeans new 2ranks+cma "$r" 16777216 16 16 20
+    done
+    for r in $(seq "$REPS"); do
+        late && break
+        mm local1 new "$r" env -- --select "0=${G[0]}" --inputs local
+        mm local2 new "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --inputs local
+        mm local2ranks new "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+    done
 fi
 
 if [ "$PART" = ownstaged ]; then
