@@ -278,9 +278,39 @@ void describe_copy(std::ostream& o, const Instruction& in, const DataJobSpec& sp
 }
 }  // namespace
 
+namespace {
+/// A scatter's or a gather's instruction (compile_scatter, compile_gather): a status word, a
+/// piece through a slot, or a piece from or into the job's host memory.
+void describe_gather(std::ostream& o, const Instruction& in, const DataJobSpec& spec) {
+    const bool message = in.kind == InstrKind::send || in.kind == InstrKind::recv;
+    const char* dir = in.kind == InstrKind::send ? " to rank " : " from rank ";
+    if (in.buffer < 0) {
+        o << " status" << dir << in.peer;
+        return;
+    }
+    const auto& d = spec.buffers[std::size_t(in.buffer)];
+    o << ' ' << d.name;
+    if (message) o << dir << in.peer;
+    if (in.slice >= 0) o << " slice " << in.slice;
+    o << (d.layout == BufferLayout::split ? " rows " : " elements ") << range(in.first, in.rows);
+    const bool from_host = in.kind == InstrKind::send || in.kind == InstrKind::upload;
+    if (in.host)
+        o << (from_host ? " from host bytes " : " into host bytes ") << range(in.at, in.bytes);
+    else
+        o << " slot " << in.staging;
+    o << ' ' << in.bytes << " B";
+}
+}  // namespace
+
 std::string describe(const Instruction& in, const DataJobSpec& spec) {
     std::ostringstream o;
     o << to_string(in.kind);
+    if (in.flow != Flow::step) {
+        describe_gather(o, in, spec);
+        if (!in.deps.empty()) o << " after";
+        for (int d : in.deps) o << ' ' << d;
+        return o.str();
+    }
     auto buf = [&] { return spec.buffers[std::size_t(in.buffer)].name; };
     const bool message = in.kind == InstrKind::send || in.kind == InstrKind::recv;
     switch (in.kind) {
@@ -325,6 +355,22 @@ std::string describe(const Instruction& in, const DataJobSpec& spec) {
 
 nlohmann::json instruction_to_json(const Instruction& in, const DataJobSpec& spec) {
     nlohmann::json j = {{"kind", to_string(in.kind)}, {"deps", in.deps}};
+    if (in.flow != Flow::step) {
+        j["flow"] = in.flow == Flow::gather ? "gather" : "scatter";
+        if (in.slice >= 0) j["slice"] = in.slice;
+        if (in.peer >= 0) j["peer"] = in.peer;
+        if (in.buffer < 0) {
+            j["status"] = true;
+            return j;
+        }
+        j["buffer"] = spec.buffers[std::size_t(in.buffer)].name;
+        j["first"] = in.first;
+        j["rows"] = in.rows;
+        j["bytes"] = in.bytes;
+        if (in.host) j["host_at"] = in.at;
+        if (in.staging >= 0) j["staging"] = in.staging;
+        return j;
+    }
     if (in.slice >= 0) j["slice"] = in.slice;
     if (in.kernel >= 0) j["kernel"] = spec.kernels[std::size_t(in.kernel)].name;
     if (in.kind == InstrKind::reduce) j["arg"] = in.arg;
@@ -351,8 +397,9 @@ nlohmann::json instruction_to_json(const Instruction& in, const DataJobSpec& spe
 }
 
 namespace {
+/// The ranks with slices, and rank 0 (which takes the gathers), ascending.
 std::vector<int> ranks_of(const DataLayout& layout) {
-    std::vector<int> r;
+    std::vector<int> r{0};
     for (const auto& s : layout.slices)
         if (std::find(r.begin(), r.end(), s.rank) == r.end()) r.push_back(s.rank);
     std::sort(r.begin(), r.end());
@@ -360,6 +407,15 @@ std::vector<int> ranks_of(const DataLayout& layout) {
 }
 std::uint64_t shown_steps(const DataJobSpec& spec, std::uint64_t steps) {
     return steps == 0 ? spec.steps : std::min(steps, spec.steps);
+}
+/// The gathers that follow the shown steps: (steps done, final) for each gather point among them
+/// (DataJobSpec::gather_every), then the final one.
+std::vector<std::pair<std::uint64_t, bool>> shown_gathers(const DataJobSpec& spec, std::uint64_t steps) {
+    std::vector<std::pair<std::uint64_t, bool>> g;
+    for (std::uint64_t s = 1; spec.gather_every && s <= shown_steps(spec, steps) && s < spec.steps; ++s)
+        if (s % spec.gather_every == 0) g.emplace_back(s, false);
+    g.emplace_back(spec.steps, true);
+    return g;
 }
 }  // namespace
 
@@ -369,10 +425,22 @@ std::string format_instructions(const DataJobSpec& spec, const DataLayout& layou
     for (int r : ranks_of(layout)) {
         o << "rank " << r << ":\n";
         StepCompiler c(spec, layout, r, options);
+        if (const auto scatter = c.compile_scatter(); !scatter.empty()) {
+            o << "  scatter:\n";
+            for (std::size_t i = 0; i < scatter.size(); ++i)
+                o << "    " << i << ": " << describe(scatter[i], spec) << '\n';
+        }
         for (std::uint64_t s = 0; s < shown_steps(spec, steps); ++s) {
             const auto list = c.compile_step(s);
             o << "  step " << s << ":\n";
             for (std::size_t i = 0; i < list.size(); ++i) o << "    " << i << ": " << describe(list[i], spec) << '\n';
+        }
+        for (const auto& [after, final] : shown_gathers(spec, steps)) {
+            const auto list = c.compile_gather(after, final);
+            if (list.empty()) continue;
+            o << "  " << (final ? "final gather" : "gather") << " after step " << after << ":\n";
+            for (std::size_t i = 0; i < list.size(); ++i)
+                o << "    " << i << ": " << describe(list[i], spec) << '\n';
         }
     }
     return o.str();
@@ -389,7 +457,19 @@ nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& l
             for (const auto& in : c.compile_step(s)) list.push_back(instruction_to_json(in, spec));
             js.push_back(std::move(list));
         }
-        ranks.push_back({{"rank", r}, {"steps", std::move(js)}});
+        nlohmann::json gathers = nlohmann::json::array();
+        for (const auto& [after, final] : shown_gathers(spec, steps)) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& in : c.compile_gather(after, final))
+                list.push_back(instruction_to_json(in, spec));
+            gathers.push_back({{"after", after}, {"final", final}, {"list", std::move(list)}});
+        }
+        nlohmann::json scatter = nlohmann::json::array();
+        for (const auto& in : c.compile_scatter()) scatter.push_back(instruction_to_json(in, spec));
+        ranks.push_back({{"rank", r},
+                         {"scatter", std::move(scatter)},
+                         {"steps", std::move(js)},
+                         {"gathers", std::move(gathers)}});
     }
     return {{"schema", "worksize.instructions/1"}, {"job", spec.name}, {"ranks", std::move(ranks)}};
 }

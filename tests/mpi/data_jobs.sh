@@ -104,6 +104,45 @@ WORKSIZE_PIECE_BYTES=1000 run 120 "$mpx" -n 2 "$heat" 96 90 6 --select all
 expect_rc 0 "heat on 2 ranks, scattered and gathered in pieces of 2 rows"
 expect_out "^worksize,heat,96x90x6,2 ranks,[0-9.e+-]+,verified$" "heat in pieces of 2 rows: verified"
 expect_out "^  final gather from the other ranks: [0-9.]+ MiB in [0-9.]+ ms \([0-9.e+-]+ GB/s\)$" "heat in pieces: the final gather's rate from the other ranks"
+# The gathers and the scatter are the engine's instruction lists (StepCompiler::compile_gather,
+# compile_scatter): on 3 ranks in
+# pieces of 1000 bytes (2 rows of 384 bytes), --instructions shows each worker's final gather as
+# its status word, then its rows read and sent piece by piece, and rank 0 taking as many pieces
+# of 768 bytes from it, straight into the job's memory; the same run verifies. k-means with
+# rank 0 driving no device, in pieces of 40 bytes: the labels gathered from the two workers verify.
+WORKSIZE_PIECE_BYTES=1000 run 120 "$mpx" -n 3 "$heat" 96 90 6 --select all --instructions
+expect_rc 0 "heat --instructions on 3 ranks in pieces of 2 rows"
+for r in 1 2; do
+  gather=$(awk -v r="rank $r:" '$0 == r {on = 1; next} /^rank / {on = 0} on && /^  final gather/ {g = 1; next} on && /^  step/ {g = 0} on && g' "$out")
+  sends=$(grep -Ec '^    [0-9]+: send t to rank 0 slice [0-9]+ rows \[[0-9]+, [0-9]+\) slot [0-2] 768 B after [0-9]+$' <<<"$gather")
+  reads=$(grep -Ec '^    [0-9]+: read t slice [0-9]+ rows \[[0-9]+, [0-9]+\) slot [0-2] 768 B' <<<"$gather")
+  recvs=$(grep -Ec "^    [0-9]+: recv t from rank $r rows \[[0-9]+, [0-9]+\) into host bytes \[[0-9]+, [0-9]+\) 768 B after" "$out")
+  if [ "$(head -1 <<<"$gather")" = "    0: send status to rank 0" ] && [ "$sends" -ge 2 ] && [ "$sends" = "$reads" ] && [ "$sends" = "$recvs" ]; then
+    ok "heat --instructions: rank $r's final gather is its status word and $sends pieces read and sent, rank 0 receives $recvs"
+  else bad "heat --instructions: rank $r's final gather: $reads reads, $sends sends of 768 B, rank 0 receives $recvs"; fi
+  # The scatter likewise: rank 0 sends the worker its rows (with their halo rows) in pieces from
+  # the job's memory; the worker receives each into one of two slots and writes it onto its device.
+  scatter=$(awk -v r="rank $r:" '$0 == r {on = 1; next} /^rank / {on = 0} on && /^  scatter:/ {g = 1; next} on && /^  step/ {g = 0} on && g' "$out")
+  wrecvs=$(grep -Ec '^    [0-9]+: recv (t|power) from rank 0 rows \[[0-9]+, [0-9]+\) slot [01] [0-9]+ B' <<<"$scatter")
+  writes=$(grep -Ec '^    [0-9]+: write (t|power) slice [0-9]+ rows \[[0-9]+, [0-9]+\) slot [01] [0-9]+ B after [0-9]+$' <<<"$scatter")
+  rsends=$(grep -Ec "^    [0-9]+: send (t|power) to rank $r rows \[[0-9]+, [0-9]+\) from host bytes" "$out")
+  if [ "$wrecvs" -ge 2 ] && [ "$wrecvs" = "$writes" ] && [ "$wrecvs" = "$rsends" ]; then
+    ok "heat --instructions: rank 0 scatters $rsends pieces to rank $r, which receives and writes $writes"
+  else bad "heat --instructions: the scatter to rank $r: rank 0 sends $rsends, it receives $wrecvs and writes $writes"; fi
+done
+WORKSIZE_PIECE_BYTES=1000 run 120 "$mpx" -n 3 "$heat" 96 90 6 --select all
+expect_rc 0 "heat on 3 ranks, gathered in pieces of 2 rows"
+expect_out "^worksize,heat,96x90x6,3 ranks,[0-9.e+-]+,verified$" "heat on 3 ranks, gathered in pieces of 2 rows: verified"
+WORKSIZE_PIECE_BYTES=40 run 120 "$mpx" -n 3 "$kmeans" 5000 4 5 5
+expect_rc 0 "kmeans on 3 ranks (rank 0 drives none), in pieces of 40 bytes"
+expect_out "^worksize,kmeans,5000x4-k5-i5,2 ranks,[0-9.e+-]+,verified$" "kmeans from two workers in pieces of 40 bytes: verified"
+# A worker driving two devices (PoCL's basic and pthread): each slice's pieces through its own
+# slots, a shared input's pieces written onto both; k-means' shared output (its sums) sent by that
+# worker when rank 0 drives none.
+POCL_DEVICES="basic pthread" WORKSIZE_PIECE_BYTES=1000 run 120 "$mpx" -n 2 "$heat" 96 90 6 --select "0=0,1=0+1"
+expect_out "^worksize,heat,96x90x6,2 ranks,[0-9.e+-]+,verified$" "heat, a worker driving two devices, pieces of 2 rows: verified"
+POCL_DEVICES="basic pthread" WORKSIZE_PIECE_BYTES=40 run 120 "$mpx" -n 2 "$kmeans" 5000 4 5 5 --select "1=0+1"
+expect_out "^worksize,kmeans,5000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans, rank 0 without slices, a worker driving two devices: verified"
 # A shared input in pieces too: k-means' 20 centres in pieces of 10 floats, its points in pieces
 # of 2 points, uploaded by the worker as they arrive.
 WORKSIZE_PIECE_BYTES=40 run 120 "$mpx" -n 2 "$kmeans" 5000 4 5 5 --select all

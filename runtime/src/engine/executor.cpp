@@ -1,5 +1,6 @@
 // The instruction executor (executor.hpp).
 #include "executor.hpp"
+#include "executor_parts.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -10,19 +11,6 @@
 #include "worksize/scheduler/types.hpp"
 
 namespace worksize::engine {
-
-/// A staging slot: rows read back to send or to write into another device, or rows received.
-/// A message is one piece: the status word, then (unless the sender failed) the rows.
-struct Executor::Slot {
-    Bytes rows;  ///< status word, then the rows read_rows fills (pinned)
-    Bytes in;    ///< a received message: status word, then the rows
-    cl::Event read, write;  ///< the read that filled `rows`; the last write that reads `rows` or `in`
-    int read_slice = -1;
-    std::size_t send_id = 0, recv_id = 0, got = 0;
-    bool sending = false, receiving = false, received_ok = false;
-    int send_peer = -1, recv_peer = -1;
-    std::uint64_t want = 0;
-};
 
 struct Executor::PerSlice {
     cl::CommandQueue copy;
@@ -63,6 +51,11 @@ Executor::~Executor() {
     // Sends still in flight (a failure between run() and drain()): MPI keeps them.
     for (auto& s : slots_)
         if (s && s->sending) comm_->abandon_send(s->send_id);
+    abandon_gather();  // a gather's receives into the job's memory, its sends, its reads
+    abandon_scatter();
+    for (auto& s : bulk_slots_)
+        if (s && s->sending) comm_->abandon_send(s->send_id);
+    if (status_slot_ && status_slot_->sending) comm_->abandon_send(status_slot_->send_id);
     // The copy queues outlive this executor (DeviceContext keeps them): their transfers read
     // and write its staging slots, which go now.
     for (auto& p : slices_) {
@@ -107,7 +100,11 @@ void Executor::stage_in(Slot& s, std::uint64_t bytes) {
 void Executor::prepare(const std::vector<Instruction>& list) {
     for (const Instruction& in : list) {
         try {
-            if (in.kind == InstrKind::read_rows) {
+            if (in.flow != Flow::step) {  // a worker's gather pieces' slots, at their largest
+                if (in.kind == InstrKind::read_rows && !target_.failed() &&
+                    bulk_slot(in.staging).rows.size() < 8 + in.bytes)
+                    stage_rows(bulk_slot(in.staging), in.slice, in.bytes);
+            } else if (in.kind == InstrKind::read_rows) {
                 stage_rows(slot(in), in.slice, in.bytes);
                 copy_queue(in.slice);
             } else if (in.kind == InstrKind::recv) {
@@ -320,6 +317,10 @@ void Executor::run(const std::vector<Instruction>& list) {
     }
     for (std::size_t i = 0; i < list.size(); ++i) {
         const Instruction& in = list[i];
+        if (in.flow != Flow::step) {
+            in.flow == Flow::gather ? gather(list, i) : scatter(list, i);
+            continue;
+        }
         switch (in.kind) {
             case InstrKind::launch: {
                 PerSlice& p = slice(in.slice);
@@ -358,6 +359,8 @@ void Executor::run(const std::vector<Instruction>& list) {
         }
     }
     if (flush_steps_) flush();
+    if (gather_) finish_gather(list);
+    if (scatter_) finish_scatter(list);
 }
 
 void Executor::drain() {

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,23 @@ public:
     /// `host_s`; a send (posted) or a receive (arrived) with a null event, at `host_s`.
     virtual bool traced() const { return false; }
     virtual void trace(const Instruction& /*in*/, const cl::Event& /*ev*/, double /*host_s*/) {}
+    /// A scatter or a gather (Flow::scatter, Flow::gather) on rank 0: the job's host memory that
+    /// `in` (Instruction::host) reads or fills, bytes [in.at, in.at + in.bytes) of buffer
+    /// in.buffer's. Default: none (throws).
+    virtual std::span<std::byte> host_bytes(const Instruction& in);
+    /// Rank 0 waits on a scatter's or a gather's message to or from `peer` (a poll: its
+    /// deadlines), or one ended (`bytes`: a piece's, 0 for a status word); MPI said `peer` was
+    /// lost (`why`): rank 0's verdict (default: the error rethrown).
+    virtual void bulk_wait(int /*peer*/) {}
+    virtual void bulk_heard(int /*peer*/, std::uint64_t /*bytes*/) {}
+    virtual void bulk_lost(int /*peer*/, const std::string& /*why*/) { throw; }
+    /// Rank 0's own inputs (`uploads`, Flow::scatter with host) when no message moves beside
+    /// them: the Target uploads them as it sees fit (blocking). Default: none (throws).
+    virtual void upload_host(const std::vector<Instruction>& uploads);
+    /// A scatter's piece was written onto in.slice (the Target may note what it holds).
+    virtual void host_written(const Instruction& /*in*/, std::span<const std::byte> /*data*/) {}
+    /// A gather's download into the host memory has ended: its event, its enqueue's host time.
+    virtual void gather_read(const Instruction& /*in*/, const cl::Event& /*ev*/, double /*host_s*/) {}
 };
 
 class Executor {
@@ -85,6 +104,11 @@ public:
     void flush();
     /// Waits for every send still in flight (before the staging slots go away).
     void drain();
+    /// The tag of a scatter's and a gather's messages (the constructor's tag is the steps').
+    void gather_tag(int tag) { gather_tag_ = tag; }
+    /// The ranks whose status word in the last gather run() said they had failed (they sent no
+    /// pieces).
+    const std::vector<int>& failed_senders() const { return failed_senders_; }
 
 private:
     struct Slot;
@@ -104,6 +128,34 @@ private:
     void complete_send(Slot& s);
     void wait_event(const cl::Event& ev, int s);
     bool samples_overlap() const;
+    // A gather's instructions (executor_gather.cpp): run in list order, completed at its end.
+    struct Gather;
+    Slot& bulk_slot(int staging);
+    void gather(const std::vector<Instruction>& list, std::size_t i);
+    void gather_status(const Instruction& in);
+    void gather_read_rows(const Instruction& in);
+    void gather_send(const Instruction& in);
+    void gather_recv(const std::vector<Instruction>& list, std::size_t i);
+    void gather_download(const Instruction& in, std::size_t i);
+    void start_downloads(const std::vector<Instruction>& list);
+    void complete_gather_recv(const std::vector<Instruction>& list, std::size_t i);
+    void finish_gather(const std::vector<Instruction>& list);
+    void abandon_gather();
+    // The scatter's (executor_scatter.cpp), likewise.
+    struct Scatter;
+    void scatter(const std::vector<Instruction>& list, std::size_t i);
+    void scatter_upload(const Instruction& in, std::size_t i);
+    void scatter_recv(const Instruction& in, std::size_t i);
+    void scatter_write(const std::vector<Instruction>& list, std::size_t i);
+    void complete_scatter_recv(const std::vector<Instruction>& list, std::size_t i);
+    void finish_scatter(const std::vector<Instruction>& list);
+    void abandon_scatter();
+    /// Whether the send of handle `id` to `peer` is done; a lost peer is rank 0's verdict.
+    bool test_bulk_send(int peer, std::size_t id);
+    /// Waits for a piece's read or write on slice `s`, the scatter's and the gathers' messages
+    /// moving meanwhile (MPI moves a message only inside its calls: bulk_progress()).
+    void wait_bulk(const cl::Event& ev, int s);
+    void bulk_progress();
 
     Target& target_;
     Comm* comm_;
@@ -116,6 +168,12 @@ private:
     std::uint64_t sample_every_ = 32;  ///< WORKSIZE_OVERLAP_SAMPLE: a list in how many checks its overlap
     bool writes_on_compute_ = false, host_waits_writes_ = false;
     bool flush_steps_ = true;  ///< WORKSIZE_STEP_FLUSH (an experiment)
+    int gather_tag_ = -1;
+    std::vector<std::unique_ptr<Slot>> bulk_slots_;    ///< a worker's pieces (Instruction::staging)
+    std::unique_ptr<Slot> status_slot_;                ///< a worker's gather status word (8 bytes)
+    std::unique_ptr<Gather> gather_;                   ///< the gather list being run
+    std::unique_ptr<Scatter> scatter_;                 ///< the scatter list being run
+    std::vector<int> failed_senders_;
 };
 
 }  // namespace worksize::engine

@@ -155,20 +155,23 @@ void Execution::generate(SliceState& s, int b) {
 void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point,
                           const std::function<void(std::uint64_t)>& host_point,
                           const std::function<void()>& before_finish) {
-    StepCompiler compiler(spec_, layout_, me_, ProgramOptions{overlap_});
+    StepCompiler compiler(spec_, layout_, me_, program_options());
     if (const char* t = std::getenv("WORKSIZE_TIMELINE"); t && *t)
         timeline_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
     if (const char* t = std::getenv("WORKSIZE_STEP_LOG"); t && *t) {
         step_log_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
         step_starts_.reserve(spec_.steps);
     }
-    engine::Executor executor(*this, &comm_, kHalo);
+    engine::Executor& executor = this->executor();
     {
         // The staging slots and copy queues of the first steps' lists (both parities, and a
-        // whole exchange period with ghost zones), made before the steps' clock starts.
-        StepCompiler ahead(spec_, layout_, me_, ProgramOptions{overlap_});
+        // whole exchange period with ghost zones), and the gathers' pinned slots (pinning them
+        // in the first gather cost k-means' 32 MiB one about 7 ms on an H100 node), made
+        // before the steps' clock starts.
+        StepCompiler ahead(spec_, layout_, me_, program_options());
         const std::uint64_t n = std::min<std::uint64_t>(spec_.steps, 2 * std::max<std::uint64_t>(1, spec_.exchange_every) + 2);
         for (std::uint64_t step = 0; step < n; ++step) executor.prepare(ahead.compile_step(step));
+        executor.prepare(ahead.compile_gather(spec_.steps, true));
     }
     report_.sent_per_step.assign(spec_.steps, 0);
     report_.halo_per_step.assign(spec_.steps, 0);
@@ -452,67 +455,6 @@ double Execution::final_reads_tail() const {
         }
     }
     return std::max(tail, 0.0);
-}
-
-void Execution::download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,
-              const std::function<void()>& progress) {
-    if (failed_) return;
-    guarded(
-        [&] {
-            const std::uint64_t at = device_row(s, b, s.desc.offset + first) * row_bytes(b);
-            cl::Event ev;
-            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_FALSE, at, dest.size(), dest.data(),
-                                             nullptr, &ev);
-            s.ctx->queue().flush();
-            const auto w = watch(s);
-            while (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() > CL_COMPLETE) {
-                progress();
-                beat();
-                std::this_thread::yield();
-            }
-            if (ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() < 0)
-                throw cl::Error(ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>(), "clEnqueueReadBuffer");
-        },
-        [&] { return "device '" + s.ctx->info().name + "', reading '" + spec_.buffers[std::size_t(b)].name + "'"; });
-}
-
-void Execution::download_all(const std::vector<int>& bs,
-                             const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of,
-                             bool final) {
-    if (failed_) return;
-    const bool traced = final && !timeline_path_.empty();
-    // A slice's reads in order on its queue, each blocking; a thread touches only its slice.
-    auto reads = [this, &bs, final, traced](SliceState& s, const std::vector<std::span<std::byte>>& spans) {
-        for (std::size_t i = 0; i < bs.size(); ++i) {
-            const int b = bs[i];
-            const double at = now_s();
-            cl::Event ev;
-            s.ctx->queue().enqueueReadBuffer(s.bufs[std::size_t(b)], CL_TRUE,
-                                             device_row(s, b, s.desc.offset) * row_bytes(b), spans[i].size(),
-                                             spans[i].data(), nullptr, final ? &ev : nullptr);
-            if (traced) s.timeline.push_back({step_, "read:" + spec_.buffers[std::size_t(b)].name, at, ev});
-            if (final) s.final_read = ev;
-        }
-    };
-    std::vector<std::vector<std::span<std::byte>>> spans;
-    for (const auto& s : mine_) {
-        spans.emplace_back();
-        for (int b : bs) spans.back().push_back(dest_of(s, b));
-    }
-    if (mine_.size() == 1) {  // one device: read here (a thread costs more than a small read)
-        SliceState& s = mine_.front();
-        guarded(
-            [&] {
-                const auto w = watch(s);
-                reads(s, spans.front());
-            },
-            [&] { return "device '" + s.ctx->info().name + "', reading the outputs"; });
-        return;
-    }
-    std::vector<std::future<void>> threads;
-    for (std::size_t i = 0; i < mine_.size(); ++i)
-        threads.push_back(std::async(std::launch::async, [&, i] { reads(mine_[i], spans[i]); }));
-    join_each_device(threads, "reading the outputs");
 }
 
 void Execution::download(SliceState& s, int b, std::span<std::byte> dest) {

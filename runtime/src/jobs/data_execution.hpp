@@ -98,7 +98,7 @@ struct SliceState {
     std::vector<std::int64_t> origins;  ///< per buffer: the global unit in its row 0 (first_held_unit)
     Bytes host_records;  ///< reduction records read back, in this device's pinned memory
     double reduce_s = 0.0;  ///< with time_launches: the timed steps' record reads and combinations
-    /// The last of the final gather's reads behind the last launches (download_all(..., true)).
+    /// The last of the final gather's reads behind the last launches (Executor's downloads, gather_read()).
     cl::Event final_read;
     /// Host seconds of its setup: buffers (with generated inputs), the program's build, kernels,
     /// and rank 0's writes of its inputs (upload_inputs, where it alone writes them).
@@ -267,28 +267,29 @@ public:
     /// Whether `data` lies in the pinned host memory of one of this rank's devices.
     bool pinned_source(std::span<const std::byte> data) const;
 
+    /// Rank 0's ends of the scatter and the gathers (Target hooks): buffer `b`'s host memory, a
+    /// wait on a worker (its deadlines), a message that ended (a gather's piece's bytes, else 0).
+    struct BulkHooks {
+        std::function<std::span<std::byte>(int)> host;
+        std::function<void(int)> wait;
+        std::function<void(int, std::uint64_t)> heard;
+        std::function<void(int, const std::string&)> lost;  ///< MPI lost a worker: rank 0's verdict
+    };
+    void bulk_hooks(BulkHooks h) { bulk_hooks_ = std::move(h); }
+    /// The scatter, or the gather after `steps` steps (`final`: the run's end, with the shared
+    /// outputs), StepCompiler's list on this rank's executor, complete when it returns.
+    void run_scatter();
+    void run_gather(std::uint64_t steps, bool final);
+    /// Whether every worker's status word in the last gather said it works (rank 0).
+    bool gather_ok() const { return !executor_ || executor_->failed_senders().empty(); }
+    ProgramOptions program_options() const;  ///< overlap, the pieces (pieces::piece_bytes())
     /// The steps, with a gather on rank 0's request every gather_every steps.
     /// `host_point(done)`: after every host_every-th step (DataJobSpec::host_every), the last too.
     /// `before_finish()`: after the last step's instructions, before the queues are finished (the
-    /// final reads behind the last launches: download_all(..., true)).
+    /// final gather behind the last launches: run_gather(steps, true)).
     void run_steps(const std::function<void(std::uint64_t)>& gather_point,
                    const std::function<void(std::uint64_t)>& host_point = {},
                    const std::function<void()>& before_finish = {});
-
-    /// Rows [first, first + n) of slice `s`'s own rows of split buffer `b` into `dest` (n rows),
-    /// calling `progress` (e.g. an MPI send's test) until the read is done.
-    void download(SliceState& s, int b, std::span<std::byte> dest, std::uint64_t first,
-                  const std::function<void()>& progress);
-
-    /// Each slice's own rows of the split buffers `bs` into dest_of(slice, b), all devices at once
-    /// (a thread each; one device reads here). The reads block, as a plain host's do: a blocking
-    /// read into pageable memory holds its thread, and a queued one takes a slower path in
-    /// NVIDIA's driver. `final`: the run's last reads, enqueued before its queues are finished, so
-    /// that each starts as its slice's last launch ends (pathfinder's 4 MB: 1.1-1.4 ms after a
-    /// finish on an H200, against 0.45 ms behind the launches); their events tell where the
-    /// steps ended (final_reads_tail()), and WORKSIZE_TIMELINE traces them.
-    void download_all(const std::vector<int>& bs,
-                      const std::function<std::span<std::byte>(const SliceState&, int)>& dest_of, bool final = false);
 
     /// Slice `s`'s own rows of split buffer `b` (all of shared `b`) into `dest`, once every
     /// device's queue is done.
@@ -362,7 +363,7 @@ public:
     cl::Buffer& buffer(int slice, int b) override { return at(slice).bufs[std::size_t(b)]; }
     std::uint64_t row_offset(int slice, int b, std::uint64_t row) const override {
         for (const auto& s : mine_)
-            if (int(s.index) == slice) return device_row(s, b, row) * row_bytes(b);
+            if (int(s.index) == slice) return input_offset(s, b, row);  // a shared buffer's element `row`
         return 0;
     }
     /// The row of slice `s`'s buffer `b` that holds global unit `unit`.
@@ -415,6 +416,16 @@ public:
     }
     bool traced() const override { return !timeline_path_.empty(); }
     void trace(const Instruction& in, const cl::Event& ev, double host_s) override;  ///< halo rows and messages
+    // The scatter's and the gathers' ends (BulkHooks; data_transfer.cpp).
+    std::span<std::byte> host_bytes(const Instruction& in) override;
+    void bulk_wait(int peer) override;
+    void bulk_heard(int peer, std::uint64_t bytes) override;
+    void bulk_lost(int peer, const std::string& why) override;
+    void upload_host(const std::vector<Instruction>& uploads) override;  ///< upload_each_device()
+    void host_written(const Instruction& in, std::span<const std::byte> data) override;
+    /// The final gather's reads behind the last launches: where the steps ended
+    /// (final_reads_tail()), in the timeline with WORKSIZE_TIMELINE.
+    void gather_read(const Instruction& in, const cl::Event& ev, double host_s) override;
     void count(const Instruction& in) override {
         if (in.feeds_step >= spec_.steps) return;
         if (in.kind == InstrKind::send) report_.sent_per_step[in.feeds_step] += in.bytes;
@@ -598,6 +609,11 @@ private:
     double setup_own_s_ = 0.0;  ///< setup()'s wall time
     std::mutex generated_mutex_;
     std::map<int, Bytes> generated_;  ///< shared buffers' generated contents, made once per rank
+    /// The engine of this rank's lists, the scatter's to the final gather's (made at the first).
+    std::unique_ptr<engine::Executor> executor_;
+    engine::Executor& executor();
+    BulkHooks bulk_hooks_;
+    bool final_gather_ = false;  ///< the gather being run is the run's last
 };
 
 

@@ -3,10 +3,11 @@
 //
 // Protocol. Rank 0 checks the declaration and the plan, then sends every rank that has slices
 // one command {"cmd":"data","spec":…,"slices":[{device,rank,index,offset,units,local}]}, sets up
-// its own slices and scatters the inputs (tag kData, jobs/data_transfer.cpp): per worker slice,
-// each input split buffer's rows with their halo, then each input shared buffer once per rank,
-// in pieces of whole rows (all posted at once; a worker uploads each piece while the next one
-// arrives, rank 0 its own slices' while they move). Each worker answers {"ok"} (kData) once its inputs are on its devices, and rank 0 says
+// its own slices and scatters the inputs (tag kData; the instructions of
+// StepCompiler::compile_scatter, run by the engine's executor): per worker slice, each input
+// split buffer's rows with their halo, then each input shared buffer once per rank, in pieces of
+// whole rows (all posted at once; a worker uploads each piece while the next one arrives, rank 0
+// its own slices' while they move). Each worker answers {"ok"} (kData) once its inputs are on its devices, and rank 0 says
 // {"go"} (kData) when all have: the ranks start their steps together. From there every
 // participating rank runs, step by step, the instruction list StepCompiler derives from the
 // declaration and the layout alone (scheduler/instructions.hpp; engine::Executor runs it):
@@ -16,8 +17,9 @@
 // (kReduce: totals go right, the grand total comes back left). Each message starts with a status
 // word: a rank that failed keeps walking its lists and sends "failed" instead of data, so its
 // neighbours learn it and nobody waits for a message that will not come. Gathers (kData: a
-// header, then the output rows of each slice in pieces, data_transfer.hpp) go to rank 0 at the end,
-// or every N steps; the final one follows each rank's report (kResult). With ghost zones (exchange_every k) the halo
+// status word, then the output rows of each slice in pieces: the instructions of
+// StepCompiler::compile_gather, run by the same executor) go to rank 0 at the end, or every N
+// steps; the final one follows each rank's report (kResult). With ghost zones (exchange_every k) the halo
 // exchanges happen only on every k-th step, k times as deep, and the launches of the steps
 // between cover the rows the next steps will read (ghost_rows()).
 //
@@ -43,6 +45,7 @@
 #include "jobs/data_transfer.hpp"
 #include "jobs/data_watch.hpp"
 #include "jobs/data_wire.hpp"
+#include "transport/pieces.hpp"
 #include "worksize/scheduler/instructions.hpp"
 #include "worksize/runtime/links.hpp"
 #include "worksize/runtime/opencl.hpp"
@@ -129,7 +132,9 @@ DataRunResult plan_run(Cluster& cluster, DataJob& job, const DataRunOptions& opt
     result.layout = data_layout(spec, result.plan.assignments);
     for (const auto& as : result.plan.assignments) result.held_bytes.push_back(held_bytes(spec, as.units));
     if (!options.instructions.empty()) {
-        const ProgramOptions po{options.overlap};
+        ProgramOptions po;
+        po.overlap = options.overlap;
+        po.piece_bytes = pieces::piece_bytes();  // the gathers' pieces, as the run cuts them
         if (options.instructions == "json")
             std::cout << instructions_to_json(spec, result.layout, 2, po).dump(2) << '\n';
         else
@@ -180,18 +185,17 @@ void master_steps(MasterRun& m) {
         const int sender = m.x.participates() ? -1 : shared_sender(m.slices);
         m.x.run_steps(
             [&](std::uint64_t step) {
-                if (!m.x.failed()) read_own_outputs(m.job, m.x);
-                bool ok = !m.x.failed();
-                for (int r : m.workers) ok = recv_outputs(m.job, m.slices, r, m.comm, m.watch) && ok;
-                if (ok && m.job.on_gather()) m.job.on_gather()(step);
+                m.x.run_gather(step, false);
+                if (!m.x.failed() && m.x.gather_ok() && m.job.on_gather()) m.job.on_gather()(step);
             },
-            [&](std::uint64_t done) { host_step_master(m.job, m.x, m.comm, m.watch, m.workers, sender, done); },
+            [&](std::uint64_t done) {
+                host_step_master(m.job, m.x, m.comm, m.watch, m.workers, sender, done);
+            },
             [&m] {
-                // Alone, rank 0 queues the final gather of its own slices behind their last
-                // launches. With workers it reads them in collect_reports(), while it takes
-                // theirs (its reads would otherwise hold up the workers' sends).
+                // Alone, rank 0 runs the final gather (its own slices' reads) behind their last
+                // launches. With workers it runs it in collect_reports(), after their reports.
                 if (!m.workers.empty()) return;
-                read_own_outputs(m.job, m.x, true);
+                m.x.run_gather(m.spec.steps, true);
                 m.own_outputs_read = true;
             });
     } catch (const LostWorker&) {
@@ -202,44 +206,27 @@ void master_steps(MasterRun& m) {
     }
 }
 
-/// The end: every worker's report, then its outputs; rank 0's own outputs (in another thread
-/// while it takes the workers': this thread alone calls MPI). Raises the failure that started it
-/// all (a rank's own before the ones it caused); else the ranks' reports, by rank.
+/// The end: every worker's report, then the final gather (its list: the workers' outputs and
+/// rank 0's own, unless it ran alone behind its last launches). Raises the failure that started
+/// it all (a rank's own before the ones it caused); else the ranks' reports, by rank.
 std::vector<RankReport> collect_reports(MasterRun& m) {
     std::vector<std::pair<RankReport, wire::Failure>> reports;
     std::vector<bool> origins;
-    std::future<void> own_outputs;
-    if (m.x.participates())
-        // In this thread when no worker sends anything (a thread costs more than a small read).
-        own_outputs = std::async(m.workers.empty() ? std::launch::deferred : std::launch::async, [&m] {
-            if (!m.own_outputs_read) read_own_outputs(m.job, m.x);
-            for (int b : shared_outputs(m.spec))
-                if (!m.x.failed()) m.x.download(m.x.mine_mutable().front(), b, m.job.host(b));
-        });
-    struct Join {
-        std::future<void>& f;
-        ~Join() {
-            if (f.valid()) f.wait();
-        }
-    } join{own_outputs};
-    const int sender = m.x.participates() ? -1 : shared_sender(m.slices);
     for (int r : m.workers) {
         m.watch.await(r, kResult);
         const auto j = m.comm.recv_json(r, kResult);
         RankReport rep = report_from_json(j);
         wire::Failure f;
         if (!j.at("ok").get<bool>()) f = wire::failure_from_json(j);
-        const bool ok = recv_outputs(m.job, m.slices, r, m.comm, m.watch, &m.final_gather);
-        if (ok && r == sender)
-            for (int b : shared_outputs(m.spec)) {
-                m.watch.await(r, kData);
-                m.comm.recv_bytes_exact(m.job.host(b), r, kData);
-            }
         reports.push_back({rep, f});
         origins.push_back(j.value("origin", false));
     }
-    if (own_outputs.valid()) {
-        own_outputs.get();
+    if (!m.own_outputs_read) {
+        m.counting = true;
+        m.x.run_gather(m.spec.steps, true);
+        m.counting = false;
+    }
+    if (m.x.participates()) {
         RankReport own = m.x.report();
         own.error = m.x.failure().message;
         reports.insert(reports.begin(), {own, m.x.failure()});  // rank 0 first, as it steps first
@@ -299,6 +286,18 @@ DataRunResult Cluster::run(DataJob& job, const DataRunOptions& options) {
     x.check_bounds(options.check_bounds || bounds::enabled());
     x.setup();
     MasterRun m{job, spec, comm, watch, x, slices, workers};
+    // The scatter's and the gathers' ends on rank 0: the job's memory, its deadlines on the
+    // workers, the final gather's tally.
+    x.bulk_hooks({[&job](int b) { return std::span<std::byte>(job.host(b)); },
+                  [&watch](int r) { watch.listen(r); },
+                  [&m](int r, std::uint64_t bytes) {
+                      m.watch.heard(r);
+                      if (!m.counting) return;
+                      if (m.final_gather.first_s == 0.0) m.final_gather.first_s = now_s();
+                      m.final_gather.bytes += bytes;
+                      if (bytes) m.final_gather.last_s = now_s();
+                  },
+                  [&watch](int r, const std::string& why) { watch.lose(r, why); }});
     scatter(m);
     x.report().setup_s = now_s() - t0;
     result.setup_s = x.report().setup_s;
@@ -350,11 +349,10 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     }
     comm.set_pulse([&x] { x.beat(); });
     fault::hang_data(fault, "scatter");
-    receive_inputs(x, spec, comm);
+    x.run_scatter();
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
     Bytes staging = bytes_with(pinned);  // the host steps'
-    PieceSender pieces(comm, pinned, x.failed() ? 0 : largest_gather_piece(x, spec));  // the gathers'
     // Set up; every rank starts its steps on rank 0's word.
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     (void)comm.recv_json(0, kData);
@@ -367,15 +365,11 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         try {
             const bool sends_shared = comm.rank() == shared_sender(slices) &&
                                       std::none_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; });
-            x.run_steps(
-                [&](std::uint64_t) {
-                    const PatienceScope gather(comm, 0.0);
-                    send_outputs(x, spec, comm, pieces);
-                },
-                [&](std::uint64_t done) {
-                    const PatienceScope wait(comm, 0.0);  // rank 0's host step takes what it takes
-                    host_step_worker(x, spec, comm, sends_shared, staging, done);
-                });
+            x.run_steps([&](std::uint64_t step) { x.run_gather(step, false); },
+                        [&](std::uint64_t done) {
+                            const PatienceScope wait(comm, 0.0);  // rank 0's host step takes what it takes
+                            host_step_worker(x, spec, comm, sends_shared, staging, done);
+                        });
         } catch (const Error& e) {
             if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;
             comm.send_json({{"lost", x.lost_peer()}, {"error", e.what()}}, 0, wire::kLost);
@@ -384,14 +378,8 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     }
     fault::hang_data(fault, "gather");
     comm.send_json(report_to_json(x.report(), x.failure(), x.failed_here()), 0, kResult);
-    send_outputs(x, spec, comm, pieces);
-    if (!x.failed() && comm.rank() == shared_sender(slices) &&
-        !std::any_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; }))
-        for (int b : shared_outputs(spec)) {
-            staging.resize(spec.buffers[std::size_t(b)].count * elem_size(spec.buffers[std::size_t(b)].type));
-            x.download(x.mine_mutable().front(), b, staging);
-            comm.send_bytes(staging, 0, kData);
-        }
+    // Its outputs (and the shared ones, from the first rank with slices when rank 0 has none).
+    x.run_gather(spec.steps, true);
 }
 
 }  // namespace worksize

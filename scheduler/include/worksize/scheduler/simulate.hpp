@@ -36,4 +36,18 @@ SimulatedSteps simulate_data_steps(const DataJobSpec& spec, const DataLayout& la
                                    const std::vector<DataDeviceRate>& rates, const DataLinks& links = {},
                                    ProgramOptions options = {}, std::uint64_t steps = 4);
 
+/// A data job's scatter and final gather (StepCompiler::compile_scatter, compile_gather) as the
+/// executor runs them: every message to or from rank 0 one after the other over one MPI link
+/// (between_ranks minus same_rank), the workers in rank order; a worker's reads and writes on its
+/// device's queue (half of same_rank each), overlapped with the messages as the slots allow (a
+/// piece read while the ones before it move; a piece written while the next one arrives); rank
+/// 0's own uploads and downloads a thread per device, beside the messages. Not in the model's
+/// choice of a split (the steps are, simulate_data_steps): a run's one-time cost, for reports.
+struct SimulatedTransfers {
+    double scatter_s = 0.0;  ///< until every slice holds its inputs
+    double gather_s = 0.0;   ///< from the last step's end until rank 0 holds every output
+};
+SimulatedTransfers simulate_data_transfers(const DataJobSpec& spec, const DataLayout& layout,
+                                           const DataLinks& links = {}, ProgramOptions options = {});
+
 }  // namespace worksize
