@@ -267,6 +267,9 @@ public:
     /// Whether `data` lies in the pinned host memory of one of this rank's devices.
     bool pinned_source(std::span<const std::byte> data) const;
 
+    /// The steps' and the final gather's staging, made before the ranks start their steps.
+    void prepare_steps();
+
     /// Rank 0's ends of the scatter and the gathers (Target hooks): buffer `b`'s host memory, a
     /// wait on a worker (its deadlines), a message that ended (a gather's piece's bytes, else 0).
     struct BulkHooks {

@@ -350,6 +350,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     comm.set_pulse([&x] { x.beat(); });
     fault::hang_data(fault, "scatter");
     x.run_scatter();
+    x.prepare_steps();
     std::shared_ptr<HostMemoryResource> pinned;
     if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
     Bytes staging = bytes_with(pinned);  // the host steps'

@@ -55,6 +55,7 @@ void Stager::finish() {
 
 void scatter(MasterRun& m) {
     m.x.run_scatter();
+    m.x.prepare_steps();
     // Every rank starts its steps together: each worker says it is set up (its inputs are on
     // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
     // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
