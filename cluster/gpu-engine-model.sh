@@ -517,6 +517,18 @@ if [ "$PART" = gathers ]; then
     done
 fi
 
+# PART=prepared: each rank's step and gather staging made before the ranks' go (new) against the
+# build before that (old: the gathers on the lists, their slots made after the go), same call:
+# heat 8192^2 x 2000 and k-means over two GPU ranks.
+if [ "$PART" = prepared ]; then
+    for cfg in 2ranks 3ranks; do ex heat new "$cfg" 0 1024 1024 200; ex kmeans new "$cfg" 0 1000000 16 16 5; done
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do ex heat $b 2ranks "$r" 8192 8192 2000; ex kmeans $b 2ranks "$r" 16777216 16 16 20; done
+    done
+fi
+
 if [ "$PART" = ownstaged ]; then
     for cfg in 1gpu 1rank2gpus; do ex kmeans new "$cfg" 0 1000000 16 16 5; ex heat new "$cfg" 0 1024 1024 200; done
     export EXAMPLE_NOVERIFY=1
