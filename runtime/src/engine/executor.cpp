@@ -131,9 +131,11 @@ Comm& Executor::comm() {
 /// behind those waits).
 Executor::Slot& Executor::slot(const Instruction& in) { return slot(2 * in.staging + int(in.feeds_step % 2)); }
 
-Executor::Slot& Executor::slot(int id) {
-    if (std::size_t(id) >= slots_.size()) slots_.resize(std::size_t(id) + 1);
-    auto& p = slots_[std::size_t(id)];
+Executor::Slot& Executor::slot(int id) { return slot_in(slots_, id); }
+
+Executor::Slot& Executor::slot_in(std::vector<std::unique_ptr<Slot>>& slots, int id) {
+    if (std::size_t(id) >= slots.size()) slots.resize(std::size_t(id) + 1);
+    auto& p = slots[std::size_t(id)];
     if (!p) p = std::make_unique<Slot>();
     return *p;
 }

@@ -117,6 +117,8 @@ private:
     cl::CommandQueue& copy_queue(int s);
     Comm& comm();
     Slot& slot(int id);
+    /// Slot `id` of `slots`, made at its first use.
+    static Slot& slot_in(std::vector<std::unique_ptr<Slot>>& slots, int id);
     Slot& slot(const Instruction& in);
     void read_rows(const Instruction& in);
     void write_rows(const Instruction& in, const std::vector<Instruction>& list);

@@ -20,12 +20,7 @@ std::span<std::byte> Target::host_bytes(const Instruction& in) {
     throw Error(std::string("this job has no host memory for a gather's ") + to_string(in.kind));
 }
 
-Executor::Slot& Executor::bulk_slot(int staging) {
-    if (std::size_t(staging) >= bulk_slots_.size()) bulk_slots_.resize(std::size_t(staging) + 1);
-    auto& p = bulk_slots_[std::size_t(staging)];
-    if (!p) p = std::make_unique<Slot>();
-    return *p;
-}
+Executor::Slot& Executor::bulk_slot(int staging) { return slot_in(bulk_slots_, staging); }
 
 void Executor::bulk_progress() {
     bool sending = false;
