@@ -11,7 +11,7 @@ expect_fail_line 1 "rank 2: no OpenCL platform" "rank 2 without OpenCL"
 # A rank speaking another inventory version, and one sending a malformed message.
 RANK_ENV_1="WORKSIZE_FAULT=inventory-version" mpmd_cmd "$mpx" "$ws" "2 1 2" devices
 run 120 "${MPMD[@]}"
-expect_fail_line 1 "rank 1: inventory message version 999, expected 1" "mismatched inventory version names the rank"
+expect_fail_line 1 "rank 1: inventory message version 999, expected 2" "mismatched inventory version names the rank"
 RANK_ENV_2="WORKSIZE_FAULT=inventory-garbage" mpmd_cmd "$mpx" "$ws" "2 1 2" plan --kernel quad
 run 120 "${MPMD[@]}"
 expect_fail_line 1 "rank 2: malformed inventory message" "malformed inventory message names the rank"

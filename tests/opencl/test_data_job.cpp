@@ -109,7 +109,7 @@ TEST(DataJob, GathersEveryNStepsAndSendsOnlyHaloRows) {
 void check_pinned_input(int ranks) {
     const int n = 300007, steps = 3;  // 1.2 MB: above the pinned memory's threshold
     std::vector<std::int32_t> start(n);
-    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 7919) % 101;
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = std::int32_t(std::int64_t(i) * 7919 % 101);
     const auto out = run_local(ranks, every_rank_drives_its_devices(), [&](Cluster& c) {
         HostVector<std::int32_t> a = c.host_vector<std::int32_t>(std::size_t(n));
         std::copy(start.begin(), start.end(), a.begin());

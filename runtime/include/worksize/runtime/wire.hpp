@@ -14,8 +14,9 @@
 
 namespace worksize {
 
-/// Inventory message version: rank 0 refuses a message of another version.
-inline constexpr int kInventoryVersion = 1;
+/// Inventory message version: rank 0 refuses a message of another version, so that builds whose
+/// messages differ are not mixed in one job (2: a data job's gathers start with a status word).
+inline constexpr int kInventoryVersion = 2;
 
 namespace wire {
 
