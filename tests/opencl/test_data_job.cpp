@@ -287,6 +287,47 @@ TEST(DataJob, ModelPlanFromGivenRates) {
     EXPECT_THROW(plan_data_job(devices, job, model), InvalidArgument);
 }
 
+// --strategy model weighs the whole run: over a slow MPI link, a one-step job's scatter and
+// gather cost more than two devices save, so rank 0's device runs it alone; a thousand steps
+// make the split pay. (Planned without a device: given rates and links.)
+TEST(DataJob, ModelWeighsTheScatterAndTheGather) {
+    std::vector<std::int32_t> a(1000 * 1024);  // 4 KiB a unit, 4 MB in all
+    auto plan_for = [&](std::uint64_t steps) {
+        DataJob job("smooth", kSource, 1000);
+        const auto ba = job.split("a", 1024, a), bb = job.split<std::int32_t>("b", 1024);
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb),
+                              arg::value<int>(1000), arg::end()});
+        job.swap(ba, bb).steps(steps).gather(ba);
+        std::vector<DeviceInfo> devices(3);
+        for (int i = 0; i < 3; ++i) {
+            auto& d = devices[std::size_t(i)];
+            d.rank = i;
+            d.name = "cpu";
+            d.type = DeviceType::cpu;
+            d.compute_units = d.pes_per_cu = 1;
+            d.max_work_group_size = 1024;
+            d.max_work_item_sizes = {1024, 1024, 1024};
+        }
+        DataRunOptions model;
+        model.strategy = "model";
+        model.links.same_rank = {};                  // copies within a rank are free here
+        model.links.between_ranks = {1e-8, 10e-6};  // MPI at 100 MB/s
+        model.rates.assign(3, {1e-6, 0});           // 1 ms for all 1000 units on one device
+        return plan_data_job(devices, job, model);
+    };
+    const Plan once = plan_for(1);
+    EXPECT_EQ(once.assignments[0].units, 1000u);
+    for (std::size_t i = 1; i < 3; ++i) {
+        EXPECT_EQ(once.assignments[i].units, 0u) << i;
+        EXPECT_NE(once.assignments[i].note.find("scatter, steps and gather) is faster on device 0 alone"),
+                  std::string::npos)
+            << once.assignments[i].note;
+    }
+    EXPECT_NEAR(once.predicted_makespan_s, 1e-3, 1e-9);  // the steps' time, not the transfers'
+    const Plan many = plan_for(1000);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_GE(many.assignments[i].units, 250u) << i;  // split three ways
+}
+
 TEST(DataJob, ReductionsCombineEveryRanksRecords) {
     const int n = 5000;
     std::vector<std::int32_t> a(n);

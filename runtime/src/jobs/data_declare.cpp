@@ -266,13 +266,17 @@ void check_memory(const DataJobSpec& spec, const std::vector<DeviceInfo>& device
 namespace {
 
 /// --strategy model: the closed-form split (`plan`, from `split`) against each device alone, both
-/// run through the simulator of the engine's instruction lists (overlap included): the faster
-/// is the plan, with each slice's predicted time (its own launches', at most the step).
+/// run through the simulator of the engine's instruction lists (overlap included): the run whose
+/// scatter, steps and final gather end first is the plan, with each slice's predicted time (its
+/// own launches', at most the step) and the steps' predicted time as its makespan.
 void choose_by_simulation(const DataJobSpec& spec, const std::vector<DeviceInfo>& devices, const PlanRequest& req,
                           const DataSplit& split, const DataRunOptions& options, Plan& plan) {
     const ProgramOptions po{options.overlap};
     auto simulated = [&](const std::vector<Assignment>& a) {
-        return simulate_data_steps(spec, data_layout(spec, a), options.rates, options.links, po).step_s;
+        const DataLayout layout = data_layout(spec, a);
+        const auto moves = simulate_data_transfers(spec, layout, options.links, po);
+        return simulate_data_steps(spec, layout, options.rates, options.links, po).step_s * double(spec.steps) +
+               moves.scatter_s + moves.gather_s;
     };
     double best = simulated(plan.assignments);
     int alone = -1;
@@ -294,13 +298,14 @@ void choose_by_simulation(const DataJobSpec& spec, const std::vector<DeviceInfo>
     const auto sim = simulate_data_steps(spec, layout, options.rates, options.links, po);
     for (auto& a : plan.assignments) {
         if (a.units == 0 && alone >= 0 && a.device != alone)
-            a.note = "left out: the simulated instruction lists are faster on device " + std::to_string(alone) + " alone";
+            a.note = "left out: the simulated run (scatter, steps and gather) is faster on device " +
+                     std::to_string(alone) + " alone";
         else if (a.units == 0 && alone < 0 && !split.left_out[std::size_t(a.device)].empty())
             a.note = split.left_out[std::size_t(a.device)];
         for (std::size_t i = 0; i < layout.slices.size(); ++i)
             if (layout.slices[i].device == a.device) a.predicted_s = sim.slice_busy_s[i] * double(spec.steps);
     }
-    plan.predicted_makespan_s = best * double(spec.steps);
+    plan.predicted_makespan_s = sim.step_s * double(spec.steps);
 }
 
 /// Kernels that require a shape of their own (not the plan's) or launch groups of their own
