@@ -529,6 +529,27 @@ if [ "$PART" = prepared ]; then
     done
 fi
 
+# PART=pinwrites: why k-means' pinned points go onto two GPUs of one rank slower than heat's
+# (docs/results/pinned-h200-x2/shared/): k-means 4 M (256 MiB) and 16.8 M (1 GiB) on one GPU and
+# two in one rank, one write per device against writes of 64 MiB (WORKSIZE_PINNED_WRITE_BYTES),
+# each device's write time in the step logs (steplog.txt).
+if [ "$PART" = pinwrites ]; then
+    ex kmeans new 1rank2gpus 0 1000000 16 16 5
+    export EXAMPLE_NOVERIFY=1
+    mkdir -p "$OUT/steplog"
+    for r in $(seq "$REPS"); do
+        late && break
+        for n in 4194304 16777216; do
+            for cfg in 1gpu 1rank2gpus; do
+                WORKSIZE_STEP_LOG=$OUT/steplog/km$n-$cfg-$r.csv ex kmeans new "$cfg" "$r" $n 16 16 20
+                WORKSIZE_PINNED_WRITE_BYTES=67108864 WORKSIZE_STEP_LOG=$OUT/steplog/km$n-$cfg+w64-$r.csv \
+                    ex kmeans new "$cfg+w64" "$r" $n 16 16 20
+            done
+        done
+    done
+    python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
+fi
+
 if [ "$PART" = ownstaged ]; then
     for cfg in 1gpu 1rank2gpus; do ex kmeans new "$cfg" 0 1000000 16 16 5; ex heat new "$cfg" 0 1024 1024 200; done
     export EXAMPLE_NOVERIFY=1

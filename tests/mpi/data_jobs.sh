@@ -165,6 +165,10 @@ for host in pinned pageable; do
   expect_out "^worksize,kmeans,100000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans, two devices, $host points: verified"
   expect_err "^kmeans: 1.52588 MiB of points in $host memory" "kmeans: its points in $host memory"
 done
+# The pinned points written in pieces of 333 bytes (WORKSIZE_PINNED_WRITE_BYTES, an experiment).
+POCL_DEVICES="basic pthread" WORKSIZE_PINNED_WRITE_BYTES=333 run 120 "$kmeans" 100000 4 5 5 --select 0=0+1
+expect_rc 0 "kmeans, two devices, pinned points written in pieces of 333 bytes"
+expect_out "^worksize,kmeans,100000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans, pinned points in pieces: verified"
 # Rank 0's own inputs through two pinned halves (as onto a GPU; a CPU device takes them in one
 # write), in pieces of 1000 bytes: 2 rows of heat, 62 points of k-means, a last piece shorter.
 for app in heat kmeans; do

@@ -389,9 +389,15 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
         for (const auto& i : in) {
             const std::uint64_t base = input_offset(s, i.b, i.first), n = i.data.size();
             if (pinned_source(i.data)) {  // Cluster::host_vector: no copy
-                direct.emplace_back();
-                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base, n, i.data.data(), nullptr,
-                                                  &direct.back());
+                // WORKSIZE_PINNED_WRITE_BYTES=N (an experiment): writes of at most N bytes.
+                const char* w = std::getenv("WORKSIZE_PINNED_WRITE_BYTES");
+                const std::uint64_t most = w && std::strtoull(w, nullptr, 10) > 0 ? std::strtoull(w, nullptr, 10) : n;
+                for (std::uint64_t off = 0; off < n; off += most) {
+                    direct.emplace_back();
+                    s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off,
+                                                      std::min(most, n - off), i.data.data() + off, nullptr,
+                                                      &direct.back());
+                }
                 s.ctx->queue().flush();
                 continue;
             }
