@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "support/clock.hpp"
@@ -153,23 +154,28 @@ void Executor::flush() {
     }
 }
 
-void Executor::wait_event(const cl::Event& ev, int s) {
+void Executor::wait_event(const cl::Event& ev, int s, bool bulk) {
     if (!ev()) return;
     flush();
+    // Polled, not clWaitForEvents: the wait is short (a boundary launch and its rows), a
+    // blocking wait may sleep past it, and the polls keep MPI and the heartbeats going.
+    std::optional<cl::Error> error;
+    target_.device_wait(s, true);
     try {
-        // Polled, not clWaitForEvents: the wait is short (a boundary launch and its rows), a
-        // blocking wait may sleep past it, and the polls keep MPI and the heartbeats going.
         cl_int status = CL_QUEUED;
-        target_.device_wait(s, true);
         while ((status = ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>()) > CL_COMPLETE) {
+            if (bulk) bulk_progress();
             if (comm_) comm_->pulse();
             std::this_thread::yield();
         }
-        target_.device_wait(s, false);
-        if (status < 0) throw cl::Error(status, "a halo transfer");
+        if (status < 0) error = cl::Error(status, bulk ? "a piece's copy" : "a halo transfer");
     } catch (const cl::Error& e) {
-        target_.fail(e, s < 0 ? std::string("a halo write") : "device '" + target_.context(s).info().name + "'");
+        error = e;
     }
+    target_.device_wait(s, false);
+    if (!error) return;
+    if (bulk) target_.fail(*error, "device '" + target_.context(s).info().name + "', moving the inputs or outputs");
+    else target_.fail(*error, s < 0 ? std::string("a halo write") : "device '" + target_.context(s).info().name + "'");
 }
 
 void Executor::complete_send(Slot& s) {

@@ -128,7 +128,9 @@ private:
     void stage_rows(Slot& s, int slice, std::uint64_t bytes);
     void stage_in(Slot& s, std::uint64_t bytes);
     void complete_send(Slot& s);
-    void wait_event(const cl::Event& ev, int s);
+    /// Polls `ev` to its end on slice `s` (-1: a halo write), the heartbeats going; `bulk`: a
+    /// piece's read or write, the scatter's and gathers' messages moving too (bulk_progress()).
+    void wait_event(const cl::Event& ev, int s, bool bulk = false);
     bool samples_overlap() const;
     // A gather's instructions (executor_gather.cpp): run in list order, completed at its end.
     struct Gather;
@@ -154,9 +156,6 @@ private:
     void abandon_scatter();
     /// Whether the send of handle `id` to `peer` is done; a lost peer is rank 0's verdict.
     bool test_bulk_send(int peer, std::size_t id);
-    /// Waits for a piece's read or write on slice `s`, the scatter's and the gathers' messages
-    /// moving meanwhile (MPI moves a message only inside its calls: bulk_progress()).
-    void wait_bulk(const cl::Event& ev, int s);
     void bulk_progress();
 
     Target& target_;

@@ -33,25 +33,6 @@ void Executor::bulk_progress() {
     if (!sending && scatter_ && !scatter_->recvs.empty()) (void)comm().iprobe(Comm::any_source, gather_tag_);
 }
 
-void Executor::wait_bulk(const cl::Event& ev, int s) {
-    if (!ev()) return;
-    flush();
-    try {
-        cl_int status = CL_QUEUED;
-        target_.device_wait(s, true);
-        while ((status = ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>()) > CL_COMPLETE) {
-            bulk_progress();
-            comm().pulse();
-            std::this_thread::yield();
-        }
-        target_.device_wait(s, false);
-        if (status < 0) throw cl::Error(status, "a piece's copy");
-    } catch (const cl::Error& e) {
-        target_.device_wait(s, false);
-        target_.fail(e, "device '" + target_.context(s).info().name + "', moving the inputs or outputs");
-    }
-}
-
 void Executor::gather(const std::vector<Instruction>& list, std::size_t i) {
     if (!gather_) {
         gather_ = std::make_unique<Gather>();
@@ -128,7 +109,7 @@ void Executor::gather_read_rows(const Instruction& in) {
 void Executor::gather_send(const Instruction& in) {
     if (!gather_->sent_ok) return;
     Slot& s = bulk_slot(in.staging);
-    if (!target_.failed()) wait_bulk(s.read, s.read_slice);  // the pieces before it move meanwhile
+    if (!target_.failed()) wait_event(s.read, s.read_slice, true);  // the pieces before it move meanwhile
     if (s.rows.size() != 8 + in.bytes) s.rows.resize(8 + in.bytes);
     const auto piece = std::span<const std::byte>(s.rows).subspan(8, in.bytes);
     target_.with_peer(in.peer, true, [&] { s.send_id = comm().isend_short(piece, in.peer, gather_tag_); });

@@ -70,7 +70,7 @@ void Executor::scatter_recv(const Instruction& in, std::size_t i) {
     Slot& s = bulk_slot(in.staging);
     // The slot's last piece is on its devices before this one comes into it.
     for (auto& [slice, ev] : scatter_->writes[in.staging])
-        wait_bulk(ev, slice);  // the next piece moves meanwhile
+        wait_event(ev, slice, true);  // the next piece moves meanwhile
     scatter_->writes[in.staging].clear();
     if (target_.failed())
         s.in.resize(8 + in.bytes);  // taken and dropped (its device may have no context)
@@ -131,7 +131,7 @@ bool Executor::test_bulk_send(int peer, std::size_t id) {
 void Executor::finish_scatter(const std::vector<Instruction>& list) {
     try {
         for (auto& [slot, writes] : scatter_->writes)
-            for (auto& [slice, ev] : writes) wait_bulk(ev, slice);
+            for (auto& [slice, ev] : writes) wait_event(ev, slice, true);
         if (!scatter_->held.empty()) target_.upload_host(scatter_->held);
         // Rank 0: until every send and every upload has ended, each looked at in turn.
         auto& sends = scatter_->sends;

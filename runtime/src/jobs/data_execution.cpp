@@ -175,8 +175,7 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
         step_log_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
         step_starts_.reserve(spec_.steps);
     }
-    engine::Executor& executor = this->executor();
-    prepare_steps();  // done already before the ranks' go (each piece of it is made once)
+    engine::Executor& executor = this->executor();  // its staging made by prepare_steps()
     report_.sent_per_step.assign(spec_.steps, 0);
     report_.halo_per_step.assign(spec_.steps, 0);
     report_.records_per_step.assign(spec_.steps, 0);

@@ -267,7 +267,8 @@ public:
     /// Whether `data` lies in the pinned host memory of one of this rank's devices.
     bool pinned_source(std::span<const std::byte> data) const;
 
-    /// The steps' and the final gather's staging, made before the ranks start their steps.
+    /// The steps' and the final gather's staging, made before the ranks start their steps
+    /// (run_steps() relies on it).
     void prepare_steps();
 
     /// Rank 0's ends of the scatter and the gathers (Target hooks): buffer `b`'s host memory, a
