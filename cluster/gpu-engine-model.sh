@@ -103,6 +103,7 @@ ex() {
     case $cfg in
         2ranks*) n=2 sel="0=${G[0]},1=${G[1]}";;
         1rank2gpus*) sel="0=${G[0]}+${G[1]}";;
+        1gpuB*) sel="0=${G[1]}";;  # the second GPU alone
         3ranks*) n=3 sel="1=${G[0]},2=${G[1]}";;  # rank 0 drives no device
     esac
     [ "$build" != new ] && bin=${bin}_$build  # old, prev: another build's examples
@@ -530,24 +531,83 @@ if [ "$PART" = prepared ]; then
 fi
 
 # PART=pinwrites: why k-means' pinned points go onto two GPUs of one rank slower than heat's
-# (docs/results/pinned-h200-x2/shared/): k-means 4 M (256 MiB) and 16.8 M (1 GiB) on one GPU and
-# two in one rank, one write per device against writes of 64 MiB (WORKSIZE_PINNED_WRITE_BYTES),
-# each device's write time in the step logs (steplog.txt).
+# (docs/results/pinned-h200-x2/shared/). First `h2d-bw` (cluster/h2d-bw.c: pinned writes of 256
+# MiB to 1 GiB onto each GPU alone and both at once, from memory pinned in each GPU's context or
+# in one context over both, whole and in 64 MiB writes, the first of four repeats into new
+# buffers) into h2dbw.csv; then k-means 4 M (256 MiB) and 16.8 M (1 GiB) on the first GPU, the
+# second alone (1gpuB), two in one rank and two in one rank set up one after the other
+# (WORKSIZE_SETUP_THREADS=0, +seq), one write per device against writes of 64 MiB
+# (WORKSIZE_PINNED_WRITE_BYTES, +w64), each device's write time in the step logs (steplog.txt).
 if [ "$PART" = pinwrites ]; then
+    timeout 120 h2d-bw 256 512 1024 >"$OUT/h2dbw.csv" 2>&1
+    echo "h2d-bw: rc $?" | tee -a "$OUT/machine.txt"
     ex kmeans new 1rank2gpus 0 1000000 16 16 5
     export EXAMPLE_NOVERIFY=1
     mkdir -p "$OUT/steplog"
     for r in $(seq "$REPS"); do
         late && break
         for n in 4194304 16777216; do
-            for cfg in 1gpu 1rank2gpus; do
-                WORKSIZE_STEP_LOG=$OUT/steplog/km$n-$cfg-$r.csv ex kmeans new "$cfg" "$r" $n 16 16 20
-                WORKSIZE_PINNED_WRITE_BYTES=67108864 WORKSIZE_STEP_LOG=$OUT/steplog/km$n-$cfg+w64-$r.csv \
+            for cfg in 1gpu 1gpuB 1rank2gpus 1rank2gpus+seq; do
+                [ $n = 4194304 ] && [ $cfg != 1gpu ] && [ $cfg != 1rank2gpus ] && continue
+                seq=1; [ $cfg = 1rank2gpus+seq ] && seq=0
+                WORKSIZE_SETUP_THREADS=$seq WORKSIZE_STEP_LOG=$OUT/steplog/km$n-$cfg-$r.csv ex kmeans new "$cfg" "$r" $n 16 16 20
+                WORKSIZE_SETUP_THREADS=$seq WORKSIZE_PINNED_WRITE_BYTES=67108864 WORKSIZE_STEP_LOG=$OUT/steplog/km$n-$cfg+w64-$r.csv \
                     ex kmeans new "$cfg+w64" "$r" $n 16 16 20
             done
         done
     done
     python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
+fi
+
+# PART=outputs: k-means' labels and filter2d's output image declared no_init (an output only:
+# rank 0's memory is not sent or written onto the devices) in this build (new) against the build
+# before (old: both uploaded), same call: k-means 16.8 M x 16, k 16, 20 iterations on one GPU, two
+# in one rank and two GPU ranks (whole runs; the step logs with each input write's host and
+# device times, steplog.txt), filter2d 8192^2 x 20 on one GPU (setup).
+if [ "$PART" = outputs ]; then
+    for cfg in 1rank2gpus 2ranks; do ex kmeans new "$cfg" 0 1000000 16 16 5; ex filter2d new "$cfg" 0 1024 1024 5; done
+    export EXAMPLE_NOVERIFY=1
+    mkdir -p "$OUT/steplog"
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            for b in new old; do WORKSIZE_STEP_LOG=$OUT/steplog/km-$cfg-$b-$r.csv ex kmeans $b "$cfg" "$r" 16777216 16 16 20; done
+        done
+        for b in new old; do ex filter2d $b 1gpu "$r" 8192 8192 20; done
+    done
+    python3 cluster/step_log.py "$OUT"/steplog/*.csv* >"$OUT/steplog.txt" 2>&1
+    tar -czf "$OUT/steplog.tgz" -C "$OUT" steplog && rm -rf "$OUT/steplog"
+fi
+
+# PART=plain: one GPU through the engine against the plain single-device programs
+# (examples/*/plain_*.cpp), run for run in the same call, by their result lines' seconds (the
+# steps and the read-back on both sides): heat 8192^2 x 2000 and 16384^2 x 500, filter2d 8192^2 x
+# 20, k-means 16.8 M x 16, k 16, 20 iterations. Into plain.csv (example,size,side,rep,seconds,status).
+# pair EXAMPLE REP ARGS...: the plain program, then worksize's example on the first GPU.
+pair() {
+    local name=$1 rep=$2 text res; shift 2
+    [ -f "$OUT/plain.csv" ] || echo "example,size,side,rep,seconds,status" >"$OUT/plain.csv"
+    text=$(PLAIN_DEVICE=${PLAIN_DEVICE:-gpu} EXAMPLE_KERNEL_DIR=$PWD/examples/$name timeout 150 "plain_$name" "$@" 2>&1)
+    printf '=== %s plain rep %s: %s\n%s\n' "$name" "$rep" "$*" "$text" >>"$OUT/runs.log"
+    res=$(echo "$text" | grep '^plain,' | tail -1)
+    echo "$name,$(echo "$*" | tr ' ' x),plain,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$OUT/plain.csv"
+    text=$(EXAMPLE_KERNEL_DIR=$PWD/examples/$name timeout 150 "worksize_example_$name" "$@" --select "0=${G[0]}" --local null 2>&1)
+    printf '=== %s worksize 1gpu rep %s: %s\n%s\n' "$name" "$rep" "$*" "$text" >>"$OUT/runs.log"
+    res=$(echo "$text" | grep '^worksize,' | tail -1)
+    echo "$name,$(echo "$*" | tr ' ' x),worksize,$rep,$(echo "$res" | cut -d, -f5),$(echo "$res" | cut -d, -f6)" | tee -a "$OUT/plain.csv"
+}
+if [ "$PART" = plain ]; then
+    pair heat v 1024 1024 200
+    pair filter2d v 1024 1024 5
+    pair kmeans v 1000000 16 16 5
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        pair heat "$r" 8192 8192 2000
+        pair heat "$r" 16384 16384 500
+        pair filter2d "$r" 8192 8192 20
+        pair kmeans "$r" 16777216 16 16 20
+    done
 fi
 
 if [ "$PART" = ownstaged ]; then

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
                                                           {std::int64_t(d), std::int64_t(k), std::int64_t(seed)})
                              : job.split("points", d, points);
         const auto l = job.split("labels", 1, labels);
+        job.no_init(l);  // an output: assign writes every label before accumulate reads it
         const auto c = job.shared("centres", centres), s = job.shared("sums", sums);
         job.kernel("assign", {arg::in(p), arg::origin(p), arg::all(c), arg::out(l), arg::origin(l), arg::value<int>(k),
                               arg::value<int>(d), arg::end()});

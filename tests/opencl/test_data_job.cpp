@@ -163,6 +163,32 @@ TEST(DataJob, NoInitBufferWrittenWholeGivesTheSameResult) {
     for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
 }
 
+// An output declared with rank 0's memory and no_init (k-means' labels): that memory is not sent
+// (the spec's input is off), the devices start from poison, and the gather fills it whole.
+TEST(DataJob, NoInitOutputInRankZerosMemoryIsNotSent) {
+    ::setenv("WORKSIZE_POISON_NO_INIT", "1", 1);
+    const int n = 2000;
+    std::vector<std::int32_t> start(n);
+    for (int i = 0; i < n; ++i) start[std::size_t(i)] = (i * 7919) % 101;
+    const auto out = run_local(2, every_rank_drives_its_devices(), [&](Cluster& c) {
+        std::vector<std::int32_t> a = start, b(n, -12345);
+        DataJob job("smooth", kSource, std::uint64_t(n));
+        const auto ba = job.split("a", 1, a), bb = job.split("b", 1, b);
+        job.kernel("smooth", {arg::halo(ba, 1), arg::origin(ba), arg::out(bb), arg::origin(bb), arg::value<int>(n),
+                              arg::end()});
+        job.steps(1).gather(bb).no_init(bb);
+        EXPECT_FALSE(job.spec().buffers[1].input);
+        DataRunOptions o;
+        o.strategy = "even";
+        run(c, job, o);
+        if (c.is_master()) {
+            EXPECT_EQ(b, smooth_reference(start, 1));
+        }
+        return 0;
+    });
+    for (const auto& o : out) EXPECT_EQ(o.code, 0) << o.error;
+}
+
 // Ghost zones: halos three rows deep every third step, the rows between computed redundantly;
 // the same result, and the bytes move only on the exchanging steps (three ints per neighbour).
 TEST(DataJob, GhostZonesExchangeEveryKSteps) {

@@ -177,7 +177,9 @@ void DataJob::check_result(BufferRef b, ElemType t) const {
 DataJob& DataJob::no_init(BufferRef b) {
     if (b.index < 0 || std::size_t(b.index) >= spec_.buffers.size())
         throw InvalidArgument("no_init(): not a buffer of data job '" + spec_.name + "'");
-    spec_.buffers[std::size_t(b.index)].no_init = true;
+    BufferDecl& d = spec_.buffers[std::size_t(b.index)];
+    d.no_init = true;
+    d.input = false;  // host data declared with it only receives (the gather, a reduction's result)
     return *this;
 }
 

@@ -103,6 +103,9 @@ struct SliceState {
     /// Host seconds of its setup: buffers (with generated inputs), the program's build, kernels,
     /// and rank 0's writes of its inputs (upload_inputs, where it alone writes them).
     std::array<double, 4> setup_times{};
+    /// With WORKSIZE_STEP_LOG: each of rank 0's input writes in upload_inputs, how it went
+    /// (pinned, blocking or staged), its host and device times (write_step_log's lines).
+    std::vector<std::string> write_notes;
 };
 
 /// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor

@@ -231,9 +231,10 @@ public:
     /// host data it was declared with, or, for a buffer declared without (an output only), into
     /// memory the job allocates (result()).
     DataJob& gather(BufferRef b);
-    /// Buffer `b` (device-only or an output, not an input) needs no initial contents: the
-    /// kernels write every element before anything reads it, so the devices skip its zero-fill
-    /// (BufferDecl::no_init).
+    /// Buffer `b` needs no initial contents: the kernels write every element before anything
+    /// reads it, so the devices skip its zero-fill (BufferDecl::no_init). On a buffer declared
+    /// with host data, that memory then only receives (gather(), a reduction's result) and
+    /// nothing of it is sent: an output such as k-means' labels, not an input.
     DataJob& no_init(BufferRef b);
     /// Ghost zones: exchange halos every k steps, k times as deep, computing the rows between
     /// redundantly (a job of one kernel without reductions; DataJobSpec::exchange_every).
