@@ -1,10 +1,15 @@
-// A data job's scatter and gathers in pieces (data_transfer.hpp): the engine runs their lists.
+// A data job's scatter and gathers in pieces (data_transfer.hpp): the engine runs their lists; and
+// rank 0's writes of its own inputs onto its devices (Execution::upload_each_device).
 #include "jobs/data_transfer.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <thread>
 
+#include "jobs/job_util.hpp"
 #include "transport/pieces.hpp"
 
 namespace worksize::data_exec {
@@ -133,6 +138,138 @@ void Execution::gather_read(const Instruction& in, const cl::Event& ev, double h
     s.final_read = ev;
     if (!timeline_path_.empty())
         s.timeline.push_back({step_, "read:" + spec_.buffers[std::size_t(in.buffer)].name, host_s, ev});
+}
+
+// Rank 0's writes of its own inputs, a thread per device (Execution's, declared in
+// data_execution.hpp).
+void Execution::upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs) {
+    if (failed_) return;
+    std::vector<std::vector<Input>> in;
+    for (const auto& s : mine_) in.push_back(inputs(s));
+    std::vector<std::future<void>> writes;
+    for (std::size_t k = 0; k < mine_.size(); ++k)
+        writes.push_back(std::async(std::launch::async,
+                                    [this, &s = mine_[k], &in = in[k]] { upload_inputs(s, in, staged(s)); }));
+    join_each_device(writes, "uploading the inputs");
+    if (!failed_)
+        for (const auto& i : in.front()) note_value(i.b, i.first, i.data);
+}
+
+namespace {
+/// One input's writes in upload_inputs, for the step log: how it went, its host times and its
+/// first and last write's events.
+struct WriteNote {
+    std::string name, how;
+    std::uint64_t bytes = 0;
+    double host_start = 0, host_end = 0;
+    cl::Event first, last;
+};
+
+/// "input 'points': 536870912 bytes pinned, enqueued 0.012-0.020 ms, on the device 0.050-10.1 ms
+/// (queued to end)", the times from `t0` (host) and from the first write's queued time (device).
+std::string write_note(const WriteNote& w, double t0, cl_ulong base) {
+    char text[320];
+    int n = std::snprintf(text, sizeof text, "input '%s': %llu bytes %s, host %.3f-%.3f ms", w.name.c_str(),
+                          static_cast<unsigned long long>(w.bytes), w.how.c_str(), 1e3 * (w.host_start - t0),
+                          1e3 * (w.host_end - t0));
+    try {
+        if (w.first() && base > 0)
+            std::snprintf(text + n, sizeof text - std::size_t(n), ", device: queued %.3f, start %.3f, end %.3f ms",
+                          1e-6 * double(w.first.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>() - base),
+                          1e-6 * double(w.first.getProfilingInfo<CL_PROFILING_COMMAND_START>() - base),
+                          1e-6 * double(w.last.getProfilingInfo<CL_PROFILING_COMMAND_END>() - base));
+    } catch (const cl::Error&) {
+        // a queue without profiling: the host times only
+    }
+    return text;
+}
+}  // namespace
+
+void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage) {
+    const std::uint64_t piece = pieces::piece_bytes();
+    // One pair of halves for all of the slice's inputs, made at the first input that needs them.
+    std::array<Bytes, 2> half{bytes_with(s.ctx->host_memory()), bytes_with(s.ctx->host_memory())};
+    std::array<cl::Event, 2> done;
+    // Each piece's copy in up to 8 threads (2 MiB each) while the piece before it moves.
+    constexpr std::size_t kPerThread = std::size_t(2) << 20;
+    int h = 0;
+    std::vector<cl::Event> direct;  // writes straight from the job's pinned memory
+    std::vector<WriteNote> notes;
+    const double t0 = now_s();
+    try {
+        for (const auto& i : in) {
+            const std::uint64_t base = input_offset(s, i.b, i.first), n = i.data.size();
+            auto& note = notes.emplace_back(WriteNote{spec_.buffers[std::size_t(i.b)].name, "", n, now_s(), 0, {}, {}});
+            if (pinned_source(i.data)) {  // Cluster::host_vector: no copy
+                // WORKSIZE_PINNED_WRITE_BYTES=N (an experiment): writes of at most N bytes.
+                const char* w = std::getenv("WORKSIZE_PINNED_WRITE_BYTES");
+                const std::uint64_t most = w && std::strtoull(w, nullptr, 10) > 0 ? std::strtoull(w, nullptr, 10) : n;
+                for (std::uint64_t off = 0; off < n; off += most) {
+                    direct.emplace_back();
+                    s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off,
+                                                      std::min(most, n - off), i.data.data() + off, nullptr,
+                                                      &direct.back());
+                    if (off == 0) note.first = direct.back();
+                    note.last = direct.back();
+                }
+                s.ctx->queue().flush();
+                note.how = "pinned";
+                note.host_end = now_s();
+                continue;
+            }
+            if (!stage || n < piece) {
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_TRUE, base, n, i.data.data());
+                note.how = "blocking";
+                note.host_end = now_s();
+                continue;
+            }
+            for (std::uint64_t off = 0; off < n; off += piece, h ^= 1) {
+                const std::uint64_t len = std::min(piece, n - off);
+                if (done[std::size_t(h)]()) done[std::size_t(h)].wait();
+                Bytes& b = half[std::size_t(h)];
+                if (b.size() < len) b.resize(piece);
+                detail::parallel_copy(b.data(), i.data.data() + off, len, kPerThread);
+                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off, len, b.data(),
+                                                  nullptr, &done[std::size_t(h)]);
+                s.ctx->queue().flush();
+                if (off == 0) note.first = done[std::size_t(h)];
+                note.last = done[std::size_t(h)];
+            }
+            note.how = "staged";
+            note.host_end = now_s();
+        }
+        for (auto& d : done)
+            if (d()) d.wait();
+        if (!direct.empty()) cl::Event::waitForEvents(direct);
+        s.setup_times[3] = now_s() - t0;
+    } catch (...) {
+        // A write still reading a half must end before the half goes.
+        try {
+            s.ctx->queue().finish();
+        } catch (const cl::Error&) {
+            // the device failed: its error is the one rethrown
+        }
+        throw;
+    }
+    if (const char* t = std::getenv("WORKSIZE_STEP_LOG"); !t || !*t) return;  // run_steps sets the path later
+    cl_ulong first_queued = 0;
+    for (const auto& w : notes)
+        if (w.first()) {
+            try {
+                const cl_ulong q = w.first.getProfilingInfo<CL_PROFILING_COMMAND_QUEUED>();
+                first_queued = first_queued == 0 ? q : std::min(first_queued, q);
+            } catch (const cl::Error&) {
+                break;
+            }
+        }
+    for (const auto& w : notes) s.write_notes.push_back(write_note(w, t0, first_queued));
+}
+
+bool Execution::pinned_source(std::span<const std::byte> data) const {
+    for (const auto& s : mine_)
+        for (const auto* m : {s.ctx ? s.ctx->host_memory().get() : nullptr, s.ctx ? s.ctx->rank_memory().get() : nullptr})
+            if (m && m->enabled() && m->holds(data.data(), data.size())) return true;
+    return false;
 }
 
 }  // namespace worksize::data_exec
