@@ -75,6 +75,33 @@ TEST(Pinned, RoundTripThroughDeviceInPinnedMemory) {
     EXPECT_EQ(mem->pinned_count(), before);  // both unmapped and released
 }
 
+// A freed staging-sized block stays mapped and serves the next allocation of its size (the
+// halves and slots every run makes), within the limit; a block over 32 MiB is released.
+TEST(Pinned, AFreedBlockServesTheNextOfItsSize) {
+    auto& ctx = test::first_device();
+    if (!ctx.host_memory()->enabled()) GTEST_SKIP() << "WORKSIZE_PINNED=0 in the environment";
+    PinnedHostMemory mem(ctx.context(), ctx.device());
+    if (mem.spare_limit() < 4 * kMiB) GTEST_SKIP() << "WORKSIZE_PINNED_SPARE_BYTES below 4 MiB in the environment";
+    void* p = mem.allocate(2 * kMiB, 64);
+    ASSERT_TRUE(mem.is_pinned(p));
+    mem.deallocate(p, 2 * kMiB, 64);
+    EXPECT_EQ(mem.pinned_count(), 0u);
+    EXPECT_EQ(mem.spare_bytes(), 2 * kMiB);
+    void* other = mem.allocate(kMiB, 64);  // another size: a block of its own
+    EXPECT_NE(other, p);
+    void* again = mem.allocate(2 * kMiB, 64);
+    EXPECT_EQ(again, p);
+    EXPECT_TRUE(mem.is_pinned(again));
+    EXPECT_EQ(mem.spare_bytes(), 0u);
+    EXPECT_EQ(mem.pinned_bytes(), 3 * kMiB);
+    mem.deallocate(other, kMiB, 64);
+    mem.deallocate(again, 2 * kMiB, 64);
+    EXPECT_EQ(mem.spare_bytes(), 3 * kMiB);
+    void* big = mem.allocate(PinnedHostMemory::kMaxSpareBlock + kMiB, 64);
+    mem.deallocate(big, PinnedHostMemory::kMaxSpareBlock + kMiB, 64);
+    EXPECT_EQ(mem.spare_bytes(), 3 * kMiB);  // released, not kept
+}
+
 TEST(Pinned, GrowthKeepsContentsAndStaysPinned) {
     auto& ctx = test::first_device();
     if (!ctx.host_memory()->enabled()) GTEST_SKIP() << "WORKSIZE_PINNED=0 in the environment";

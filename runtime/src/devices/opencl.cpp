@@ -141,6 +141,12 @@ double event_seconds(const cl::Event& ev) {
 PinnedHostMemory::PinnedHostMemory(const cl::Context& context, const cl::Device& device,
                                    bool enabled, std::size_t threshold)
     : context_(context), enabled_(enabled), threshold_(threshold) {
+    if (const char* v = std::getenv("WORKSIZE_PINNED_SPARE_BYTES"); v && *v) {
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(v, &end, 10);
+        if (end && *end == '\0') spare_limit_ = std::size_t(n);
+        else log::warn() << "WORKSIZE_PINNED_SPARE_BYTES='" << v << "' is not a number of bytes; " << spare_limit_ << " kept";
+    }
     if (!enabled_) return;
     try {
         queue_ = cl::CommandQueue(context_, device, 0);
@@ -153,6 +159,7 @@ PinnedHostMemory::~PinnedHostMemory() {
     // Buffers still allocated now belong to containers that outlive every allocator, which
     // cannot happen (each allocator shares this resource); this is for completeness.
     for (auto& [p, b] : blocks_) release(p, b);
+    for (auto& [p, b] : spare_) release(p, b);
 }
 
 bool PinnedHostMemory::enabled_by_environment() {
@@ -171,8 +178,31 @@ bool PinnedHostMemory::enabled_by_environment() {
     return true;
 }
 
+void* PinnedHostMemory::reuse_spare(std::size_t bytes, std::size_t alignment) {
+    std::lock_guard lock(mutex_);
+    for (auto it = spare_.begin(); it != spare_.end(); ++it) {
+        if (it->second.bytes != bytes || reinterpret_cast<std::uintptr_t>(it->first) % alignment != 0) continue;
+        void* p = it->first;
+        blocks_.emplace(p, std::move(it->second));
+        spare_.erase(it);
+        spare_bytes_ -= bytes;
+        pinned_bytes_ += bytes;
+        return p;
+    }
+    return nullptr;
+}
+
+/// Under mutex_: keeps `b` mapped for the next allocation of its size if the limit allows.
+bool PinnedHostMemory::keep_spare(void* p, Block& b) {
+    if (b.bytes > kMaxSpareBlock || spare_bytes_ + b.bytes > spare_limit_) return false;
+    spare_.emplace_back(p, std::move(b));
+    spare_bytes_ += spare_.back().second.bytes;
+    return true;
+}
+
 void* PinnedHostMemory::allocate(std::size_t bytes, std::size_t alignment) {
     if (enabled_ && bytes > 0 && bytes >= threshold_) {
+        if (void* p = reuse_spare(bytes, alignment)) return p;
         std::optional<cl::Buffer> buffer;
         void* p = nullptr;
         try {
@@ -210,8 +240,16 @@ void PinnedHostMemory::deallocate(void* p, std::size_t bytes, std::size_t alignm
     {
         std::lock_guard lock(mutex_);
         if (auto it = blocks_.find(p); it != blocks_.end()) {
+            pinned_bytes_ -= it->second.bytes;
+            try {
+                if (keep_spare(p, it->second)) {
+                    blocks_.erase(it);
+                    return;
+                }
+            } catch (...) {
+                // no room to keep it: released below
+            }
             block.emplace(std::move(it->second));
-            pinned_bytes_ -= block->bytes;
             blocks_.erase(it);
         }
     }
@@ -260,6 +298,11 @@ std::size_t PinnedHostMemory::pinned_bytes() const {
 std::size_t PinnedHostMemory::fallbacks() const {
     std::lock_guard lock(mutex_);
     return fallbacks_;
+}
+
+std::size_t PinnedHostMemory::spare_bytes() const {
+    std::lock_guard lock(mutex_);
+    return spare_bytes_;
 }
 
 DeviceContext::DeviceContext(cl::Device device, DeviceInfo info)

@@ -27,6 +27,8 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "worksize/runtime/bytes.hpp"
 #include "worksize/scheduler/types.hpp"
@@ -120,6 +122,14 @@ public:
     std::size_t pinned_count() const;
     std::size_t pinned_bytes() const;
     std::size_t fallbacks() const;
+    /// Bytes of freed allocations kept pinned for the next allocation of their size (the staging
+    /// halves and slots every run makes): pinning and unpinning cost milliseconds each, and a
+    /// driver may serialise them across its devices. At most spare_limit() bytes, in blocks of
+    /// at most 32 MiB; WORKSIZE_PINNED_SPARE_BYTES=N sets the limit (0: every block released).
+    std::size_t spare_bytes() const;
+    std::size_t spare_limit() const { return spare_limit_; }
+    static constexpr std::size_t kDefaultSpareLimit = std::size_t(64) << 20;
+    static constexpr std::size_t kMaxSpareBlock = std::size_t(32) << 20;
 
     /// False when the environment has WORKSIZE_PINNED=0 (or "off", "no", "false").
     static bool enabled_by_environment();
@@ -136,9 +146,15 @@ private:
     bool enabled_;
     std::size_t threshold_;
     mutable std::mutex mutex_;
+    void* reuse_spare(std::size_t bytes, std::size_t alignment);
+    bool keep_spare(void* p, Block& b);
+
     std::unordered_map<void*, Block> blocks_;
+    std::vector<std::pair<void*, Block>> spare_;  ///< freed, still mapped (reuse_spare, keep_spare)
     std::size_t pinned_bytes_ = 0;
     std::size_t fallbacks_ = 0;
+    std::size_t spare_bytes_ = 0;
+    std::size_t spare_limit_ = kDefaultSpareLimit;
 };
 
 /// A device with its own context, an in-order profiling queue and a program cache keyed by
