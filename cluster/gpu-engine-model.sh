@@ -579,6 +579,40 @@ if [ "$PART" = outputs ]; then
     tar -czf "$OUT/steplog.tgz" -C "$OUT" steplog && rm -rf "$OUT/steplog"
 fi
 
+# PART=final: this build's figures for every two-GPU goal of issue 26 in one call. Verified
+# first (heat 1024^2, k-means 1 M in each layout, pageable and rank-local points, matmul 1000
+# rank-local over two ranks), then REPS rounds of: heat 8192^2 x 2000 and 16384^2 x 500 and
+# k-means 16.8 M (rank 0's pinned points, and --points local: each rank makes its own) on one
+# GPU, two in one rank and two GPU ranks; matmul 8192 with rank-local inputs on one GPU, two in
+# one rank and two GPU ranks; k-means from pageable memory on one GPU and two in one rank with
+# the freed pinned staging kept (+spare, the default) and released (WORKSIZE_PINNED_SPARE_BYTES=0).
+if [ "$PART" = final ]; then
+    for cfg in 1rank2gpus 2ranks; do
+        ex heat new "$cfg" 0 1024 1024 200
+        ex kmeans new "$cfg" 0 1000000 16 16 5
+        ex kmeans new "$cfg+local" 0 1000000 16 16 5 --points local
+    done
+    ex kmeans new 1rank2gpus+pageable 0 1000000 16 16 5 --host pageable
+    MM_SIZE=1000 mm verify-local2ranks new 0 mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        for cfg in 1gpu 1rank2gpus 2ranks; do
+            ex heat new "$cfg" "$r" 8192 8192 2000
+            ex heat new "$cfg" "$r" 16384 16384 500
+            ex kmeans new "$cfg" "$r" 16777216 16 16 20
+            ex kmeans new "$cfg+local" "$r" 16777216 16 16 20 --points local
+        done
+        mm local1 new "$r" env -- --select "0=${G[0]}" --inputs local
+        mm local2 new "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --inputs local
+        mm local2ranks new "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+        for cfg in 1gpu 1rank2gpus; do
+            ex kmeans new "$cfg+pageable+spare" "$r" 16777216 16 16 20 --host pageable
+            WORKSIZE_PINNED_SPARE_BYTES=0 ex kmeans new "$cfg+pageable" "$r" 16777216 16 16 20 --host pageable
+        done
+    done
+fi
+
 # PART=plain: one GPU through the engine against the plain single-device programs
 # (examples/*/plain_*.cpp), run for run in the same call, by their result lines' seconds (the
 # steps and the read-back on both sides): heat 8192^2 x 2000 and 16384^2 x 500, filter2d 8192^2 x
