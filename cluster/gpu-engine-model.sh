@@ -613,6 +613,20 @@ if [ "$PART" = final ]; then
     done
 fi
 
+# PART=gatherhost: whether rank 0's memory decides the final gather's rate over MPI: heat 16384^2
+# x 500 over two GPU ranks with its arrays in pinned memory (Cluster::host_vector, the default)
+# against pageable (--host pageable), alternating, with mpi-bw before and after.
+if [ "$PART" = gatherhost ]; then
+    ex heat new 2ranks+pageable 0 1024 1024 200 --host pageable
+    export EXAMPLE_NOVERIFY=1
+    for r in $(seq "$REPS"); do
+        late && break
+        ex heat new 2ranks "$r" 16384 16384 500
+        ex heat new 2ranks+pageable "$r" 16384 16384 500 --host pageable
+    done
+    echo "mpi-bw 2 ranks (256 MiB), after: $(timeout 60 mpiexec -n 2 mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
+fi
+
 # PART=plain: one GPU through the engine against the plain single-device programs
 # (examples/*/plain_*.cpp), run for run in the same call, by their result lines' seconds (the
 # steps and the read-back on both sides): heat 8192^2 x 2000 and 16384^2 x 500, filter2d 8192^2 x

@@ -3,6 +3,7 @@
 // neighbour (directly, not through rank 0); rank 0 gathers the result at the end and checks it
 // against the CPU reference.   mpiexec -n 3 worksize_example_heat [width] [height] [steps] [k]
 // With k > 1 the halos move every k steps, k rows deep (ghost zones), the rows between computed twice.
+// --host pageable holds the arrays in a std::vector's memory instead of pinned memory.
 #include <algorithm>
 #include <iostream>
 #include <vector>
@@ -13,13 +14,25 @@
 using namespace worksize;
 
 int main(int argc, char** argv) {
-    return cluster_main(argc, argv, "heat", [](App& app) {
+    const AppSpec spec{"[width] [height] [steps] [k]",
+                       {{"host", "the arrays in pinned memory (Cluster::host_vector: onto the devices in one write, "
+                                 "the gather straight into it) or pageable (a std::vector's)",
+                         "pinned"}}};
+    return cluster_main(argc, argv, "heat", spec, [](App& app) {
         const auto width = app.count(0, 512), height = app.count(1, 512), steps = app.count(2, 200);
         const auto every = app.count(3, 1);  // ghost zones: halos every k steps, k rows deep
+        const std::string host = app.option("host");
+        if (host != "pinned" && host != "pageable")
+            throw InvalidArgument("--host must be pinned or pageable, not '" + host + "'");
         const auto in = example::heat_inputs(int(width), int(height), 7);
-        // The job's arrays in pinned memory (Cluster::host_vector): onto the devices in one write.
-        HostVector<float> temp = app.cluster.host_vector<float>(in.t.size());
-        HostVector<float> power = app.cluster.host_vector<float>(in.power.size());
+        HostVector<float> temp, power;
+        if (host == "pinned") {
+            temp = app.cluster.host_vector<float>(in.t.size());
+            power = app.cluster.host_vector<float>(in.power.size());
+        } else {
+            temp.resize(in.t.size());
+            power.resize(in.power.size());
+        }
         std::copy(in.t.begin(), in.t.end(), temp.begin());
         std::copy(in.power.begin(), in.power.end(), power.begin());
 
