@@ -7,7 +7,8 @@
 # stops answering between steps (SIGSTOP), or hangs in the scatter, its steps or before the final
 # gather (WORKSIZE_FAULT=hang-data:<phase>), is named by rank 0 with its host and device within
 # --rank-timeout (2 s here) of its last sign of life, exit 1, no hang; a rank whose steps are
-# slower than --rank-timeout is waited on by its neighbours (its signs of life) and verifies.
+# slower than --rank-timeout is waited on by its neighbours (its signs of life) and verifies; the
+# step log has its rows, setups and rank 0's input writes, and no write of an output.
 # Args: worksize_example_heat worksize_example_filter2d worksize_example_kmeans
 #       worksize_test_data_errors MPIEXEC [PART]
 # PART: jobs (the examples and the wrong jobs), faults (the stopped and hung ranks) or all (the
@@ -169,6 +170,20 @@ done
 POCL_DEVICES="basic pthread" WORKSIZE_PINNED_WRITE_BYTES=333 run 120 "$kmeans" 100000 4 5 5 --select 0=0+1
 expect_rc 0 "kmeans, two devices, pinned points written in pieces of 333 bytes"
 expect_out "^worksize,kmeans,100000x4-k5-i5,1 ranks,[0-9.e+-]+,verified$" "kmeans, pinned points in pieces: verified"
+# The step log (WORKSIZE_STEP_LOG): a row per step of both runs (warm-up and measured), each run's
+# setup lines, and one line per input rank 0 wrote onto each device, with its device times for
+# the pinned points; k-means' labels, an output declared no_init, are not written at all.
+steplog=$(mktemp)
+POCL_DEVICES="basic pthread" WORKSIZE_STEP_LOG="$steplog" run 120 "$kmeans" 100000 4 5 5 --select 0=0+1
+expect_rc 0 "kmeans, two devices, with a step log"
+steps_logged=$(grep -Ec '^0,[0-9]+,[0-9.]+,[0-9.]+$' "$steplog")
+points_lines=$(grep -Ec "^# rank 0's slice [01]: input 'points': [0-9]+ bytes pinned, host [0-9.]+-[0-9.]+ ms, device: queued [0-9.]+, start [0-9.]+, end [0-9.]+ ms$" "$steplog")
+if [ "$steps_logged" -eq 10 ] && [ "$(grep -c '^# setup of rank 0: ' "$steplog")" -eq 2 ] && [ "$points_lines" -eq 4 ]; then
+  ok "step log: 10 step rows, 2 setups, the points' 4 writes with device times"
+else bad "step log: $steps_logged step rows (want 10), $points_lines points lines (want 4): $(head -c 2000 "$steplog")"; fi
+if grep -q "input 'labels'" "$steplog"; then bad "step log: k-means' labels (no_init, an output) were written onto a device"
+else ok "step log: k-means' labels, an output declared no_init, not written onto the devices"; fi
+rm -f "$steplog"
 # Rank 0's own inputs through two pinned halves (as onto a GPU; a CPU device takes them in one
 # write), in pieces of 1000 bytes: 2 rows of heat, 62 points of k-means, a last piece shorter.
 for app in heat kmeans; do
