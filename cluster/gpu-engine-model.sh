@@ -627,6 +627,17 @@ if [ "$PART" = gatherhost ]; then
     echo "mpi-bw 2 ranks (256 MiB), after: $(timeout 60 mpiexec -n 2 mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"
 fi
 
+# PART=modelphases: where `--strategy model`'s prediction of matmul 8192 in one rank driving both
+# GPUs misses (-16.3 % in docs/results/model-sim-h200-x2/): bench of even and model on a fresh
+# calibration, each strategy's median run phase by phase, measured and predicted (phases.csv).
+if [ "$PART" = modelphases ]; then
+    export WORKSIZE_DB=$OUT/db.json
+    timeout 300 worksize bench --kernel matmul --size "${MM_SIZE:-8192}" --iterations 1 --repeats 3 --strategies even,model \
+        --select "0=${G[0]}+${G[1]}" --csv "$OUT/bench.csv" --phases-csv "$OUT/phases.csv" >"$OUT/bench.log" 2>&1
+    echo "bench matmul ${MM_SIZE:-8192} 1rank: rc $?" | tee -a "$OUT/machine.txt"
+    grep -A6 "^strategy " "$OUT/bench.log"
+fi
+
 # PART=plain: one GPU through the engine against the plain single-device programs
 # (examples/*/plain_*.cpp), run for run in the same call, by their result lines' seconds (the
 # steps and the read-back on both sides): heat 8192^2 x 2000 and 16384^2 x 500, filter2d 8192^2 x
