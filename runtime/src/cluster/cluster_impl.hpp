@@ -120,8 +120,10 @@ struct Cluster::Impl {
     /// started: no reserve for it, check_job_memory() kept one before the inputs were made).
     /// `feed`: the input still arriving (a worker's task), taken part by part by an executor that
     /// streams its input, else awaited whole first.
+    /// `parts`: rank 0's own slice's input as the job's memory holds it, for an executor that
+    /// streams its input (`in` is then empty; others get it packed).
     SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out,
-                       std::uint64_t host_bytes = 0, InputFeed* feed = nullptr) {
+                       std::uint64_t host_bytes = 0, InputFeed* feed = nullptr, const InputParts* parts = nullptr) {
         auto& ctx = context(device_index);
         if (host_bytes > out.capacity())
             check_host_memory(host_bytes - out.capacity(),
@@ -130,6 +132,8 @@ struct Cluster::Impl {
         const auto& factory = kernel_job(spec.kernel);
         if (feed && !factory.streams_input) feed->wait(feed->total());
         const InputFeed::Scope streaming(factory.streams_input ? feed : nullptr);
+        if (parts && !factory.streams_input) throw Error("kernel '" + spec.kernel + "' takes its input in one buffer");
+        const InputParts::Scope own_parts(parts);
         SliceTimes t = factory.execute(ctx, spec, in, out);
         fault::after_execute(spec, out);
         fault::scale_times(spec, t);

@@ -7,6 +7,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "cluster/cluster_impl.hpp"
@@ -123,11 +124,14 @@ void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t) {
         return;
     }
     const double p = now_s();
-    const auto parts = job.input_parts(t.a);
+    auto parts = job.input_parts(t.a);
     Bytes own;  // slice_input()'s buffer
     std::span<const std::byte> in;
+    std::optional<InputParts> straight;  // several parts, uploaded from where they are
     if (parts.size() == 1) {
         in = parts.front();
+    } else if (parts.size() > 1 && kernel_job(t.spec.kernel).streams_input) {
+        straight.emplace(std::move(parts));
     } else if (parts.empty()) {
         own = job.slice_input(t.a);
         in = own;
@@ -144,7 +148,7 @@ void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t) {
     }
     const double e = now_s();
     t.run.pack_s = e - p;
-    t.run.times = impl.execute(t.local_index, t.spec, in, t.out, t.host_bytes);
+    t.run.times = impl.execute(t.local_index, t.spec, in, t.out, t.host_bytes, nullptr, straight ? &*straight : nullptr);
     t.run.exec_s = now_s() - e;
     // The output goes where the job keeps it here, in this device's thread (beside the other
     // devices and the workers' transfers), not in the serial combine.

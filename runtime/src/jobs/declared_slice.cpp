@@ -131,6 +131,7 @@ private:
     std::byte tail_;
     std::vector<std::uint64_t> halo_;
     const InputFeed* feed_ = InputFeed::current();
+    const InputParts* parts_ = InputParts::current();  ///< set: the input is these parts, not in_
     std::string where_;
     std::vector<cl::Buffer> bufs_;
     std::vector<bounds::Guarded> guards_;
@@ -185,14 +186,23 @@ void SliceTarget::allocate(const Instruction& in) {
 /// The input's bytes [at, at + bytes), without blocking; while the input arrives (InputFeed), as
 /// soon as they are there, so that they go onto the device while the next ones move.
 void SliceTarget::upload(const Instruction& in) {
+    const bool split = spec_.buffers[std::size_t(in.buffer)].layout == BufferLayout::split;
+    const std::uint64_t dest = split ? row_offset(0, in.buffer, in.first) : in.first;
+    if (parts_) {  // rank 0's own slice: each run straight from the job's memory
+        parts_->each(in.at, in.bytes, [&](std::span<const std::byte> run, std::uint64_t at) {
+            h2d_.emplace_back();
+            q().enqueueWriteBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, dest + (at - in.at), run.size(), run.data(),
+                                   nullptr, &h2d_.back());
+        });
+        return;
+    }
     if (in.at + in.bytes > in_.size())
         throw Error("job '" + spec_.name + "': the slice's input holds " + std::to_string(in_.size()) +
                     " bytes, fewer than its declaration needs");
     if (feed_) feed_->wait(in.at + in.bytes);
-    const bool split = spec_.buffers[std::size_t(in.buffer)].layout == BufferLayout::split;
     h2d_.emplace_back();
-    q().enqueueWriteBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, split ? row_offset(0, in.buffer, in.first) : in.first,
-                           in.bytes, in_.data() + in.at, nullptr, &h2d_.back());
+    q().enqueueWriteBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, dest, in.bytes, in_.data() + in.at, nullptr,
+                           &h2d_.back());
     if (feed_) q().flush();
 }
 

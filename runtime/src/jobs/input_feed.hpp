@@ -6,9 +6,13 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace worksize {
 
@@ -44,6 +48,38 @@ private:
     mutable std::condition_variable cv_;
     std::uint64_t arrived_ = 0;
     std::string failed_;
+};
+
+/// Rank 0's own slice's input as the job's memory holds it (KernelJob::input_parts: matmul's
+/// rows of A and all of B), in order, instead of packed into one buffer: an executor that streams
+/// its input (execute_declared) uploads each part's bytes straight from that memory.
+class InputParts {
+public:
+    explicit InputParts(std::vector<std::span<const std::byte>> parts);
+    std::uint64_t total() const { return total_; }
+    /// Calls `f(bytes, at)` for each run of the input's bytes [at, at + n) that lies in one part
+    /// (`at`: its offset in the input), in order.
+    void each(std::uint64_t at, std::uint64_t n,
+              const std::function<void(std::span<const std::byte>, std::uint64_t)>& f) const;
+
+    /// The parts of the slice this thread executes, or null (its input is one buffer).
+    static const InputParts* current();
+    /// Sets current() for this thread while it lives.
+    class Scope {
+    public:
+        explicit Scope(const InputParts* parts);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+    private:
+        const InputParts* saved_;
+    };
+
+private:
+    std::vector<std::span<const std::byte>> parts_;
+    std::vector<std::uint64_t> starts_;  ///< each part's offset in the input
+    std::uint64_t total_ = 0;
 };
 
 }  // namespace worksize

@@ -1,0 +1,97 @@
+// Rank 0's own slice of a kernel job takes its input as the job's memory holds it
+// (InputParts, runtime/src/jobs/input_feed.hpp): each upload goes straight from the parts, one
+// write per part it spans, and the slice computes what it does from one packed buffer.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "pocl_device.hpp"
+#include "worksize/runtime/data_job.hpp"
+#include "worksize/runtime/declared_job.hpp"
+#include "../../runtime/src/jobs/input_feed.hpp"
+
+namespace worksize {
+namespace {
+
+std::vector<std::byte> numbered(std::size_t n, int first) {
+    std::vector<std::byte> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = std::byte(first + int(i));
+    return v;
+}
+
+// The runs of [at, at + n) follow the parts' boundaries (an empty part included), in order,
+// each with its offset; together they are the packed input's bytes; past the end is refused.
+TEST(DeclaredJob, InputPartsCutAnUploadAtThePartsBoundaries) {
+    const auto a = numbered(3, 0), b = numbered(5, 3), c = numbered(2, 8);
+    const InputParts parts({std::span(a), std::span<const std::byte>(), std::span(b), std::span(c)});
+    EXPECT_EQ(parts.total(), 10u);
+    std::vector<std::pair<std::uint64_t, std::size_t>> runs;
+    std::vector<std::byte> got;
+    parts.each(2, 7, [&](std::span<const std::byte> run, std::uint64_t at) {
+        runs.emplace_back(at, run.size());
+        got.insert(got.end(), run.begin(), run.end());
+    });
+    const std::vector<std::pair<std::uint64_t, std::size_t>> want{{2, 1}, {3, 5}, {8, 1}};
+    EXPECT_EQ(runs, want);
+    EXPECT_EQ(got, numbered(7, 2));
+    EXPECT_THROW(parts.each(9, 2, [](std::span<const std::byte>, std::uint64_t) {}), std::exception);
+}
+
+constexpr const char* kAdd =
+    "__kernel void add(__global const float* x, const int xo, __global const float* w, const int wo,"
+    "                  __global float* y, const int yo, const int end) {"
+    "  const int i = get_global_id(0); if (i >= end) return; y[i - yo] = x[i - xo] + 2.0f * w[i - wo]; }";
+
+// y = x + 2w over a slice of 1500 of 4000 units: its input in three parts (x, and w cut in two,
+// so that w's upload is two writes) gives what the packed input gives.
+TEST(DeclaredJob, ASliceTakesItsInputInPartsAsPacked) {
+    DataJobSpec s;
+    s.name = "parts-test";
+    s.dims = 1;
+    s.units = 4000;
+    s.source = kAdd;
+    s.buffers = {{"x", ElemType::f32, BufferLayout::split, 1, 0, true, false},
+                 {"w", ElemType::f32, BufferLayout::split, 1, 0, true, false},
+                 {"y", ElemType::f32, BufferLayout::split, 1, 0, false, true}};
+    KernelDecl k;
+    k.name = "add";
+    k.args = {arg::in({0}), arg::origin({0}), arg::in({1}), arg::origin({1}), arg::out({2}), arg::origin({2}),
+              arg::end()};
+    s.kernels = {k};
+    const std::uint64_t offset = 1000, units = 1500;
+    SliceSpec slice;
+    slice.kernel = "parts-test";
+    slice.problem = {4000, 1};
+    slice.offset = offset;
+    slice.units = units;
+    slice.global = {units, 1};
+    slice.iterations = 1;
+    std::vector<float> x(units), w(units);
+    std::iota(x.begin(), x.end(), float(offset));
+    for (std::uint64_t i = 0; i < units; ++i) w[i] = float(i % 7) - 3.0f;
+    std::vector<std::byte> packed(2 * units * sizeof(float));
+    std::memcpy(packed.data(), x.data(), units * sizeof(float));
+    std::memcpy(packed.data() + units * sizeof(float), w.data(), units * sizeof(float));
+
+    Bytes from_packed, from_parts;
+    execute_declared(s, test::first_device(), slice, packed, from_packed);
+    const auto wb = std::as_bytes(std::span(w));
+    const InputParts parts({std::as_bytes(std::span(x)), wb.first(700 * sizeof(float)), wb.subspan(700 * sizeof(float))});
+    {
+        const InputParts::Scope scope(&parts);
+        const SliceTimes t = execute_declared(s, test::first_device(), slice, {}, from_parts);
+        EXPECT_GT(t.h2d, 0.0);
+    }
+    ASSERT_EQ(from_parts.size(), units * sizeof(float));
+    ASSERT_EQ(from_packed.size(), from_parts.size());
+    std::vector<float> y(units);
+    std::memcpy(y.data(), from_parts.data(), from_parts.size());
+    for (std::uint64_t i = 0; i < units; ++i) ASSERT_EQ(y[i], x[i] + 2.0f * w[i]) << i;
+    EXPECT_EQ(std::memcmp(from_packed.data(), from_parts.data(), from_parts.size()), 0);
+}
+
+}  // namespace
+}  // namespace worksize
