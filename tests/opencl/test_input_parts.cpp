@@ -1,6 +1,7 @@
 // Rank 0's own slice of a kernel job takes its input as the job's memory holds it
 // (InputParts, runtime/src/jobs/input_feed.hpp): each upload goes straight from the parts, one
-// write per part it spans, and the slice computes what it does from one packed buffer.
+// write per part it spans, and the slice computes what it does from one packed buffer; its
+// output goes straight where the job keeps it (OutputInPlace) when that is the whole output.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -45,9 +46,7 @@ constexpr const char* kAdd =
     "                  __global float* y, const int yo, const int end) {"
     "  const int i = get_global_id(0); if (i >= end) return; y[i - yo] = x[i - xo] + 2.0f * w[i - wo]; }";
 
-// y = x + 2w over a slice of 1500 of 4000 units: its input in three parts (x, and w cut in two,
-// so that w's upload is two writes) gives what the packed input gives.
-TEST(DeclaredJob, ASliceTakesItsInputInPartsAsPacked) {
+DataJobSpec add_spec() {
     DataJobSpec s;
     s.name = "parts-test";
     s.dims = 1;
@@ -61,36 +60,80 @@ TEST(DeclaredJob, ASliceTakesItsInputInPartsAsPacked) {
     k.args = {arg::in({0}), arg::origin({0}), arg::in({1}), arg::origin({1}), arg::out({2}), arg::origin({2}),
               arg::end()};
     s.kernels = {k};
-    const std::uint64_t offset = 1000, units = 1500;
+    return s;
+}
+
+constexpr std::uint64_t kOffset = 1000, kUnits = 1500;
+
+SliceSpec add_slice() {
     SliceSpec slice;
     slice.kernel = "parts-test";
     slice.problem = {4000, 1};
-    slice.offset = offset;
-    slice.units = units;
-    slice.global = {units, 1};
+    slice.offset = kOffset;
+    slice.units = kUnits;
+    slice.global = {kUnits, 1};
     slice.iterations = 1;
-    std::vector<float> x(units), w(units);
-    std::iota(x.begin(), x.end(), float(offset));
-    for (std::uint64_t i = 0; i < units; ++i) w[i] = float(i % 7) - 3.0f;
-    std::vector<std::byte> packed(2 * units * sizeof(float));
-    std::memcpy(packed.data(), x.data(), units * sizeof(float));
-    std::memcpy(packed.data() + units * sizeof(float), w.data(), units * sizeof(float));
+    return slice;
+}
 
+struct AddInputs {
+    std::vector<float> x = std::vector<float>(kUnits), w = std::vector<float>(kUnits);
+    std::vector<std::byte> packed = std::vector<std::byte>(2 * kUnits * sizeof(float));
+    AddInputs() {
+        std::iota(x.begin(), x.end(), float(kOffset));
+        for (std::uint64_t i = 0; i < kUnits; ++i) w[i] = float(i % 7) - 3.0f;
+        std::memcpy(packed.data(), x.data(), kUnits * sizeof(float));
+        std::memcpy(packed.data() + kUnits * sizeof(float), w.data(), kUnits * sizeof(float));
+    }
+    void check(const std::byte* y_bytes) const {
+        std::vector<float> y(kUnits);
+        std::memcpy(y.data(), y_bytes, y.size() * sizeof(float));
+        for (std::uint64_t i = 0; i < kUnits; ++i) ASSERT_EQ(y[i], x[i] + 2.0f * w[i]) << i;
+    }
+};
+
+// y = x + 2w over a slice of 1500 of 4000 units: its input in three parts (x, and w cut in two,
+// so that w's upload is two writes) gives what the packed input gives.
+TEST(DeclaredJob, ASliceTakesItsInputInPartsAsPacked) {
+    const DataJobSpec s = add_spec();
+    const SliceSpec slice = add_slice();
+    const AddInputs in;
     Bytes from_packed, from_parts;
-    execute_declared(s, test::first_device(), slice, packed, from_packed);
-    const auto wb = std::as_bytes(std::span(w));
-    const InputParts parts({std::as_bytes(std::span(x)), wb.first(700 * sizeof(float)), wb.subspan(700 * sizeof(float))});
+    execute_declared(s, test::first_device(), slice, in.packed, from_packed);
+    const auto wb = std::as_bytes(std::span(in.w));
+    const InputParts parts({std::as_bytes(std::span(in.x)), wb.first(700 * sizeof(float)), wb.subspan(700 * sizeof(float))});
     {
         const InputParts::Scope scope(&parts);
         const SliceTimes t = execute_declared(s, test::first_device(), slice, {}, from_parts);
         EXPECT_GT(t.h2d, 0.0);
     }
-    ASSERT_EQ(from_parts.size(), units * sizeof(float));
+    ASSERT_EQ(from_parts.size(), kUnits * sizeof(float));
     ASSERT_EQ(from_packed.size(), from_parts.size());
-    std::vector<float> y(units);
-    std::memcpy(y.data(), from_parts.data(), from_parts.size());
-    for (std::uint64_t i = 0; i < units; ++i) ASSERT_EQ(y[i], x[i] + 2.0f * w[i]) << i;
+    in.check(from_parts.data());
     EXPECT_EQ(std::memcmp(from_packed.data(), from_parts.data(), from_parts.size()), 0);
+}
+
+// The output straight into a destination of the slice's whole output (the slice's buffer left
+// empty); a destination of another size is left alone and the buffer gets the output.
+TEST(DeclaredJob, ASliceDownloadsIntoTheJobsMemoryWhenItIsTheWholeOutput) {
+    const DataJobSpec s = add_spec();
+    const AddInputs in;
+    std::vector<std::byte> dest(kUnits * sizeof(float), std::byte{0x7f});
+    Bytes out;
+    {
+        const OutputInPlace::Scope scope(dest);
+        execute_declared(s, test::first_device(), add_slice(), in.packed, out);
+    }
+    EXPECT_TRUE(out.empty());
+    in.check(dest.data());
+    std::vector<std::byte> short_dest(dest.size() - 4, std::byte{0x7f});
+    {
+        const OutputInPlace::Scope scope(short_dest);
+        execute_declared(s, test::first_device(), add_slice(), in.packed, out);
+    }
+    ASSERT_EQ(out.size(), dest.size());
+    in.check(out.data());
+    EXPECT_EQ(short_dest.front(), std::byte{0x7f});
 }
 
 }  // namespace

@@ -121,9 +121,11 @@ struct Cluster::Impl {
     /// `feed`: the input still arriving (a worker's task), taken part by part by an executor that
     /// streams its input, else awaited whole first.
     /// `parts`: rank 0's own slice's input as the job's memory holds it, for an executor that
-    /// streams its input (`in` is then empty; others get it packed).
+    /// streams its input (`in` is then empty; others get it packed); `in_place`: where the job
+    /// keeps the slice's output, which such an executor may fill instead of `out` (then empty).
     SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out,
-                       std::uint64_t host_bytes = 0, InputFeed* feed = nullptr, const InputParts* parts = nullptr) {
+                       std::uint64_t host_bytes = 0, InputFeed* feed = nullptr, const InputParts* parts = nullptr,
+                       std::span<std::byte> in_place = {}) {
         auto& ctx = context(device_index);
         if (host_bytes > out.capacity())
             check_host_memory(host_bytes - out.capacity(),
@@ -134,8 +136,9 @@ struct Cluster::Impl {
         const InputFeed::Scope streaming(factory.streams_input ? feed : nullptr);
         if (parts && !factory.streams_input) throw Error("kernel '" + spec.kernel + "' takes its input in one buffer");
         const InputParts::Scope own_parts(parts);
+        const OutputInPlace::Scope own_output(factory.streams_input ? in_place : std::span<std::byte>());
         SliceTimes t = factory.execute(ctx, spec, in, out);
-        fault::after_execute(spec, out);
+        fault::after_execute(spec, out.empty() && factory.streams_input ? in_place : std::span<std::byte>(out));
         fault::scale_times(spec, t);
         return t;
     }

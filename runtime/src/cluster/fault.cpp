@@ -68,7 +68,7 @@ void before_execute(const DeviceInfo& dev) {
     if (f.crash) std::_Exit(134);
 }
 
-void after_execute(const SliceSpec& spec, Bytes& out) {
+void after_execute(const SliceSpec& spec, std::span<std::byte> out) {
     const InjectedFault& f = injected_fault();
     if (!f.wrong_local || spec.local.x != *f.wrong_local || out.size() < sizeof(float)) return;
     // The first two floats: wrong as floats, and as a double (a declared reduction's result).

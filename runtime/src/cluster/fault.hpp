@@ -14,7 +14,7 @@ namespace worksize::fault {
 void before_execute(const DeviceInfo& dev);
 /// "wrong-local:N": a slice run with local size x == N returns a wrong result (its first two
 /// floats become 1e30, a first double about 1e237), so that the verification fails.
-void after_execute(const SliceSpec& spec, Bytes& out);
+void after_execute(const SliceSpec& spec, std::span<std::byte> out);
 /// "scale-local:N:F": a slice run with local size x == N (0: NULL) reports its kernel time
 /// multiplied by F, so that the tuner's baseline check sees NULL (or a local size) faster or
 /// slower than it is.

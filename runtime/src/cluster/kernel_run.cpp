@@ -148,11 +148,16 @@ void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t) {
     }
     const double e = now_s();
     t.run.pack_s = e - p;
-    t.run.times = impl.execute(t.local_index, t.spec, in, t.out, t.host_bytes, nullptr, straight ? &*straight : nullptr);
-    t.run.exec_s = now_s() - e;
     // The output goes where the job keeps it here, in this device's thread (beside the other
-    // devices and the workers' transfers), not in the serial combine.
-    if (const auto target = job.output_target(t.a); !target.empty() && target.size() == t.out.size()) {
+    // devices and the workers' transfers), not in the serial combine: downloaded straight into
+    // it (OutputInPlace, then t.out stays empty), else copied there.
+    const auto target = job.output_target(t.a);
+    t.run.times =
+        impl.execute(t.local_index, t.spec, in, t.out, t.host_bytes, nullptr, straight ? &*straight : nullptr, target);
+    t.run.exec_s = now_s() - e;
+    if (!target.empty() && t.out.empty()) {
+        t.target = target;
+    } else if (!target.empty() && target.size() == t.out.size()) {
         detail::parallel_copy(target.data(), t.out.data(), target.size());
         t.target = target;
     }

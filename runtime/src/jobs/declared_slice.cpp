@@ -58,6 +58,13 @@ std::string range_text(const cl::NDRange& r) {
     return t;
 }
 
+bool has_reductions(const DataJobSpec& s) {
+    for (const auto& k : s.kernels)
+        for (const auto& a : k.args)
+            if (a.kind == ArgKind::reduce) return true;
+    return false;
+}
+
 std::vector<std::uint64_t> halos(const DataJobSpec& s) {
     std::vector<std::uint64_t> h;
     for (std::size_t b = 0; b < s.buffers.size(); ++b) h.push_back(halo_rows(s, int(b)));
@@ -80,7 +87,11 @@ public:
         for (std::size_t b = 0; b < spec.buffers.size(); ++b)
             origins_.push_back(scaled(spec.buffers[b]) ? std::int64_t(input_rows(spec, int(b), s.offset, s.units).first)
                                                        : first_held_unit(spec, int(b), s.offset));
-        out.resize(slice_output_bytes(spec, s.offset, s.units));
+        const std::uint64_t bytes = slice_output_bytes(spec, s.offset, s.units);
+        if (const auto dest = OutputInPlace::current(); dest.size() == bytes && bytes > 0 && !has_reductions(spec))
+            dest_ = dest;  // rank 0's own slice: its rows straight where the job keeps them
+        else
+            out.resize(bytes);
     }
 
     DeviceContext& context(int) override { return ctx_; }
@@ -132,6 +143,7 @@ private:
     std::vector<std::uint64_t> halo_;
     const InputFeed* feed_ = InputFeed::current();
     const InputParts* parts_ = InputParts::current();  ///< set: the input is these parts, not in_
+    std::span<std::byte> dest_;  ///< set: the output goes here, not into out_ (OutputInPlace)
     std::string where_;
     std::vector<cl::Buffer> bufs_;
     std::vector<bounds::Guarded> guards_;
@@ -333,8 +345,9 @@ void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wa
 void SliceTarget::download(const Instruction& in) {
     where_ = "job '" + spec_.name + "' on " + ctx_.info().name + ", reading the results";
     d2h_.emplace_back();
+    std::byte* into = dest_.empty() ? out_.data() : dest_.data();
     q().enqueueReadBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, row_offset(0, in.buffer, in.first), in.bytes,
-                          out_.data() + in.at, nullptr, &d2h_.back());
+                          into + in.at, nullptr, &d2h_.back());
 }
 
 void SliceTarget::host_step(const Instruction& in) {

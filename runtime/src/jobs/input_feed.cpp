@@ -10,6 +10,7 @@ namespace worksize {
 namespace {
 thread_local InputFeed* current_feed = nullptr;
 thread_local const InputParts* current_parts = nullptr;
+thread_local std::span<std::byte> current_dest;
 }  // namespace
 
 void InputFeed::arrived(std::uint64_t bytes) {
@@ -71,4 +72,10 @@ const InputParts* InputParts::current() { return current_parts; }
 InputParts::Scope::Scope(const InputParts* parts) : saved_(current_parts) { current_parts = parts; }
 InputParts::Scope::~Scope() { current_parts = saved_; }
 
+std::span<std::byte> OutputInPlace::current() { return current_dest; }
+
+OutputInPlace::Scope::Scope(std::span<std::byte> dest) : saved_(current_dest) { current_dest = dest; }
+OutputInPlace::Scope::~Scope() { current_dest = saved_; }
+
 }  // namespace worksize
+

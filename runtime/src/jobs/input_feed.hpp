@@ -82,4 +82,25 @@ private:
     std::uint64_t total_ = 0;
 };
 
+/// Rank 0's own slice's output downloaded straight into where the job keeps it
+/// (KernelJob::output_target) instead of into the slice's buffer and copied there after: an
+/// executor that streams its input (execute_declared) does so when the span is the slice's whole
+/// output and it has no reductions.
+class OutputInPlace {
+public:
+    /// The destination of the slice this thread executes, or empty.
+    static std::span<std::byte> current();
+    class Scope {
+    public:
+        explicit Scope(std::span<std::byte> dest);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+    private:
+        std::span<std::byte> saved_;
+    };
+};
+
 }  // namespace worksize
+
