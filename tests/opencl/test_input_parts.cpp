@@ -136,5 +136,38 @@ TEST(DeclaredJob, ASliceDownloadsIntoTheJobsMemoryWhenItIsTheWholeOutput) {
     EXPECT_EQ(short_dest.front(), std::byte{0x7f});
 }
 
+// Rank 0 gives a slice up past --kernel-timeout only while no copy of the job's memory runs,
+// and a copy never starts after it did: the slice throws and leaves that memory alone.
+TEST(DeclaredJob, AGivenUpSliceNeverTouchesTheJobsMemory) {
+    UserMemoryGuard g;
+    ASSERT_TRUE(g.enter());
+    EXPECT_FALSE(g.abandon());  // a copy runs
+    g.leave();
+    EXPECT_TRUE(g.abandon());
+    EXPECT_TRUE(g.abandon());  // given up stays given up
+    EXPECT_FALSE(g.enter());
+
+    const AddInputs in;
+    std::vector<std::byte> dest(kUnits * sizeof(float), std::byte{0x7f});
+    Bytes out;
+    UserMemoryGuard given_up;
+    ASSERT_TRUE(given_up.abandon());
+    const OutputInPlace::Scope scope(dest);
+    const UserMemoryGuard::Scope guarded(&given_up);
+    try {
+        execute_declared(add_spec(), test::first_device(), add_slice(), in.packed, out);
+        ADD_FAILURE() << "a given-up slice ran to its end";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("given up past --kernel-timeout"), std::string::npos) << e.what();
+    }
+    for (std::byte b : dest) ASSERT_EQ(b, std::byte{0x7f});
+
+    UserMemoryGuard waiting;  // not given up: the copies run and end free
+    const UserMemoryGuard::Scope guarded_too(&waiting);
+    execute_declared(add_spec(), test::first_device(), add_slice(), in.packed, out);
+    in.check(dest.data());
+    EXPECT_TRUE(waiting.enter());
+}
+
 }  // namespace
 }  // namespace worksize

@@ -47,6 +47,8 @@ T wait_beating(Comm& comm, std::future<T>& f) {
 struct SliceDeadline {
     std::atomic<double> at{std::numeric_limits<double>::infinity()};
     bool passed() const { return now_s() > at.load(); }
+    UserMemoryGuard guard;  ///< rank 0's own slice: its copies of the job's memory
+    bool grace = false;     ///< the deadline was moved once for a copy that was running
 };
 
 struct Cluster::Impl {
@@ -125,7 +127,7 @@ struct Cluster::Impl {
     /// keeps the slice's output, which such an executor may fill instead of `out` (then empty).
     SliceTimes execute(int device_index, const SliceSpec& spec, std::span<const std::byte> in, Bytes& out,
                        std::uint64_t host_bytes = 0, InputFeed* feed = nullptr, const InputParts* parts = nullptr,
-                       std::span<std::byte> in_place = {}) {
+                       std::span<std::byte> in_place = {}, UserMemoryGuard* guard = nullptr) {
         auto& ctx = context(device_index);
         if (host_bytes > out.capacity())
             check_host_memory(host_bytes - out.capacity(),
@@ -137,6 +139,7 @@ struct Cluster::Impl {
         if (parts && !factory.streams_input) throw Error("kernel '" + spec.kernel + "' takes its input in one buffer");
         const InputParts::Scope own_parts(parts);
         const OutputInPlace::Scope own_output(factory.streams_input ? in_place : std::span<std::byte>());
+        const UserMemoryGuard::Scope guarded(guard);
         SliceTimes t = factory.execute(ctx, spec, in, out);
         fault::after_execute(spec, out.empty() && factory.streams_input ? in_place : std::span<std::byte>(out));
         fault::scale_times(spec, t);

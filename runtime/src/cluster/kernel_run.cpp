@@ -108,7 +108,7 @@ void Cluster::KernelRun::start_own_slices() {
         own_.push_back(std::async(std::launch::async, [impl = &impl_, &job = job_, &t, t0 = t0_, dl = &deadlines_[i]] {
             dl->at = now_s() + impl->slice_limit(t.spec);
             try {
-                run_own_slice(*impl, job, t);
+                run_own_slice(*impl, job, t, &dl->guard);
             } catch (const std::exception& e) {
                 t.error = wire::failure_of(e);
             }
@@ -118,7 +118,7 @@ void Cluster::KernelRun::start_own_slices() {
     }
 }
 
-void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t) {
+void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t, UserMemoryGuard* guard) {
     if (t.spec.local_inputs) {
         impl.run_local(job, t.spec, t.local_index, t.packed, t.out, t.host_bytes, t.run);
         return;
@@ -153,7 +153,7 @@ void Cluster::KernelRun::run_own_slice(Impl& impl, KernelJob& job, Task& t) {
     // it (OutputInPlace, then t.out stays empty), else copied there.
     const auto target = job.output_target(t.a);
     t.run.times =
-        impl.execute(t.local_index, t.spec, in, t.out, t.host_bytes, nullptr, straight ? &*straight : nullptr, target);
+        impl.execute(t.local_index, t.spec, in, t.out, t.host_bytes, nullptr, straight ? &*straight : nullptr, target, guard);
     t.run.exec_s = now_s() - e;
     if (!target.empty() && t.out.empty()) {
         t.target = target;
@@ -432,18 +432,29 @@ bool Cluster::KernelRun::receive_header(int from) {
 // thread, the tasks and their buffers are left to the process's end (mpi::end_held).
 void Cluster::KernelRun::wait_own_slices() {
     std::size_t held = npos;
+    bool copying = false;  // the held slice was still copying to or from the job's memory
     for (std::size_t k = 0; k < own_.size() && held == npos; ++k)
-        while (own_[k].wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
-            if (deadlines_[own_task_[k]].passed()) {
-                held = own_task_[k];
-                break;
+        while (own_[k].wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+            SliceDeadline& dl = deadlines_[own_task_[k]];
+            if (!dl.passed()) continue;
+            if (!dl.guard.abandon() && !dl.grace) {  // a copy of the job's memory runs: it ends soon
+                dl.grace = true;
+                dl.at = now_s() + kCopyGrace_s;
+                continue;
             }
+            copying = !dl.guard.abandon();
+            held = own_task_[k];
+            break;
+        }
     if (held == npos) return;
     const auto& t = tasks_[held];
     impl_.hold(t.local_index);
     held_failure_ = impl_.timed_out(t.spec);
     held_failure_.message =
-        "rank 0, device '" + impl_.devices[static_cast<std::size_t>(t.a.device)].name + "': " + held_failure_.message;
+        "rank 0, device '" + impl_.devices[static_cast<std::size_t>(t.a.device)].name + "': " + held_failure_.message +
+        (copying ? " (a copy to or from the job's memory was still running " + format_seconds(kCopyGrace_s, 0) +
+                       " later: keep that memory until the process ends)"
+                 : "");
     (void)new std::vector<std::future<void>>(std::move(own_));
     (void)new std::vector<Task>(std::move(tasks_));  // the elements stay where the threads see them
     (void)deadlines_.release();

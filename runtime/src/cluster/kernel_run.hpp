@@ -52,6 +52,8 @@ private:
         wire::Failure error;
     };
     static constexpr std::size_t npos = std::size_t(-1);
+    /// How long rank 0 waits past --kernel-timeout for a copy of the job's memory to end.
+    static constexpr double kCopyGrace_s = 10.0;
     struct Pending {
         int rank;
         std::size_t task;  ///< the payload of this task, or npos for a command or header
@@ -62,7 +64,7 @@ private:
         std::unique_ptr<pieces::Inbound> in;  ///< its output's pieces
     };
 
-    static void run_own_slice(Impl& impl, KernelJob& job, Task& t);
+    static void run_own_slice(Impl& impl, KernelJob& job, Task& t, UserMemoryGuard* guard);
     void post_json(const nlohmann::json& j, int r, int tag);
     void post_payload(int r, std::size_t task);
     void lose(int r, const std::string& why);

@@ -144,6 +144,16 @@ private:
     const InputFeed* feed_ = InputFeed::current();
     const InputParts* parts_ = InputParts::current();  ///< set: the input is these parts, not in_
     std::span<std::byte> dest_;  ///< set: the output goes here, not into out_ (OutputInPlace)
+    UserMemoryGuard* guard_ = UserMemoryGuard::current();  ///< rank 0's: copies of the job's memory
+    /// With guard_: a copy of the job's memory begins (after what is queued before it, when
+    /// `after_queue`), or throws if rank 0 gave the slice up; the returned object ends it.
+    struct Copying {
+        UserMemoryGuard* g;
+        ~Copying() {
+            if (g) g->leave();
+        }
+    };
+    Copying begin_copy(bool after_queue);
     std::string where_;
     std::vector<cl::Buffer> bufs_;
     std::vector<bounds::Guarded> guards_;
@@ -197,15 +207,26 @@ void SliceTarget::allocate(const Instruction& in) {
 
 /// The input's bytes [at, at + bytes), without blocking; while the input arrives (InputFeed), as
 /// soon as they are there, so that they go onto the device while the next ones move.
+SliceTarget::Copying SliceTarget::begin_copy(bool after_queue) {
+    if (!guard_) return {nullptr};
+    if (after_queue) q().finish();  // the launches before it: rank 0 may give up meanwhile
+    if (!guard_->enter()) throw Error(where_ + ": given up past --kernel-timeout");
+    return {guard_};
+}
+
 void SliceTarget::upload(const Instruction& in) {
     const bool split = spec_.buffers[std::size_t(in.buffer)].layout == BufferLayout::split;
     const std::uint64_t dest = split ? row_offset(0, in.buffer, in.first) : in.first;
-    if (parts_) {  // rank 0's own slice: each run straight from the job's memory
+    if (parts_) {  // rank 0's own slice: each run straight from the job's memory, done before it returns
+        const Copying copying = begin_copy(false);
+        const std::size_t first = h2d_.size();
         parts_->each(in.at, in.bytes, [&](std::span<const std::byte> run, std::uint64_t at) {
             h2d_.emplace_back();
             q().enqueueWriteBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, dest + (at - in.at), run.size(), run.data(),
                                    nullptr, &h2d_.back());
         });
+        if (guard_ && h2d_.size() > first)
+            cl::Event::waitForEvents(std::vector<cl::Event>(h2d_.begin() + std::ptrdiff_t(first), h2d_.end()));
         return;
     }
     if (in.at + in.bytes > in_.size())
@@ -345,9 +366,15 @@ void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wa
 void SliceTarget::download(const Instruction& in) {
     where_ = "job '" + spec_.name + "' on " + ctx_.info().name + ", reading the results";
     d2h_.emplace_back();
-    std::byte* into = dest_.empty() ? out_.data() : dest_.data();
-    q().enqueueReadBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, row_offset(0, in.buffer, in.first), in.bytes,
-                          into + in.at, nullptr, &d2h_.back());
+    if (dest_.empty()) {
+        q().enqueueReadBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, row_offset(0, in.buffer, in.first), in.bytes,
+                              out_.data() + in.at, nullptr, &d2h_.back());
+        return;
+    }
+    // Straight into the job's memory, done before it returns, and only while rank 0 waits.
+    const Copying copying = begin_copy(true);
+    q().enqueueReadBuffer(bufs_.at(std::size_t(in.buffer)), guard_ ? CL_TRUE : CL_FALSE,
+                          row_offset(0, in.buffer, in.first), in.bytes, dest_.data() + in.at, nullptr, &d2h_.back());
 }
 
 void SliceTarget::host_step(const Instruction& in) {

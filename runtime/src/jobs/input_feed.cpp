@@ -11,6 +11,7 @@ namespace {
 thread_local InputFeed* current_feed = nullptr;
 thread_local const InputParts* current_parts = nullptr;
 thread_local std::span<std::byte> current_dest;
+thread_local UserMemoryGuard* current_guard = nullptr;
 }  // namespace
 
 void InputFeed::arrived(std::uint64_t bytes) {
@@ -76,6 +77,11 @@ std::span<std::byte> OutputInPlace::current() { return current_dest; }
 
 OutputInPlace::Scope::Scope(std::span<std::byte> dest) : saved_(current_dest) { current_dest = dest; }
 OutputInPlace::Scope::~Scope() { current_dest = saved_; }
+
+UserMemoryGuard* UserMemoryGuard::current() { return current_guard; }
+
+UserMemoryGuard::Scope::Scope(UserMemoryGuard* guard) : saved_(current_guard) { current_guard = guard; }
+UserMemoryGuard::Scope::~Scope() { current_guard = saved_; }
 
 }  // namespace worksize
 

@@ -5,6 +5,7 @@
 // does not know feeds gets its whole input before it starts: KernelJobFactory::streams_input).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -100,6 +101,42 @@ public:
     private:
         std::span<std::byte> saved_;
     };
+};
+
+/// Whether rank 0's thread running a slice is copying to or from the job's memory (InputParts,
+/// OutputInPlace), so that rank 0 never gives the slice up (--kernel-timeout) and returns while
+/// a copy still touches that memory: a copy starts only by enter(), which fails once abandon()
+/// succeeded, and abandon() fails while a copy runs.
+class UserMemoryGuard {
+public:
+    bool enter() {
+        int free = 0;
+        return s_.compare_exchange_strong(free, 1);
+    }
+    void leave() {
+        int busy = 1;
+        s_.compare_exchange_strong(busy, 0);
+    }
+    /// Rank 0's main thread: no copy may start from now on; false while one runs.
+    bool abandon() {
+        int free = 0;
+        return s_.compare_exchange_strong(free, 2) || s_.load() == 2;
+    }
+    /// The guard of the slice this thread executes, or null (nothing gives it up).
+    static UserMemoryGuard* current();
+    class Scope {
+    public:
+        explicit Scope(UserMemoryGuard* guard);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+    private:
+        UserMemoryGuard* saved_;
+    };
+
+private:
+    std::atomic<int> s_{0};  ///< 0 free, 1 copying, 2 given up
 };
 
 }  // namespace worksize
