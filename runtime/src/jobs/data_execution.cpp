@@ -169,12 +169,8 @@ void Execution::run_steps(const std::function<void(std::uint64_t)>& gather_point
                           const std::function<void(std::uint64_t)>& host_point,
                           const std::function<void()>& before_finish) {
     StepCompiler compiler(spec_, layout_, me_, program_options());
-    if (const char* t = std::getenv("WORKSIZE_TIMELINE"); t && *t)
-        timeline_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
-    if (const char* t = std::getenv("WORKSIZE_STEP_LOG"); t && *t) {
-        step_log_path_ = me_ == 0 ? std::string(t) : std::string(t) + ".rank" + std::to_string(me_);
-        step_starts_.reserve(spec_.steps);
-    }
+    timeline_path_ = rank_file("WORKSIZE_TIMELINE", me_);
+    if (!step_log_path_.empty()) step_starts_.reserve(spec_.steps);
     engine::Executor& executor = this->executor();  // its staging made by prepare_steps()
     report_.sent_per_step.assign(spec_.steps, 0);
     report_.halo_per_step.assign(spec_.steps, 0);

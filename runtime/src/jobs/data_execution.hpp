@@ -108,13 +108,21 @@ struct SliceState {
     std::vector<std::string> write_notes;
 };
 
+/// The file that environment variable `env` names for rank `me`: its value on rank 0, VALUE.rankN
+/// on rank N; empty where it is unset or empty.
+inline std::string rank_file(const char* env, int me) {
+    const char* v = std::getenv(env);
+    if (!v || !*v) return {};
+    return me == 0 ? std::string(v) : std::string(v) + ".rank" + std::to_string(me);
+}
+
 /// A rank's part of a data job: its slices' buffers and kernels, run by the engine's executor
 /// (engine/executor.hpp) from the instruction lists of StepCompiler.
 class Execution final : public engine::Target {
 public:
     Execution(const DataJobSpec& spec, const std::vector<SliceDesc>& slices, Comm& comm,
               const std::function<DeviceContext&(int)>& context_of)
-        : spec_(spec), comm_(comm), me_(comm.rank()) {
+        : spec_(spec), comm_(comm), me_(comm.rank()), step_log_path_(rank_file("WORKSIZE_STEP_LOG", me_)) {
         layout_ = data_layout(spec, as_assignments(slices));
         for (std::size_t i = 0; i < layout_.slices.size(); ++i) {
             const auto& sl = layout_.slices[i];
@@ -544,7 +552,8 @@ private:
     }
     std::uint64_t waited_steps_ = 0;  ///< steps whose device work a wait has seen end
     void write_timeline(double t0) const;
-    /// WORKSIZE_STEP_LOG=FILE: the host's moment at the start of each step (FILE, FILE.rankN).
+    /// WORKSIZE_STEP_LOG=FILE (FILE, FILE.rankN): the setup's lines, rank 0's input writes
+    /// (upload_inputs) and the host's moment at the start of each step.
     std::string step_log_path_;
     std::vector<double> step_starts_;
     void write_step_log(double t0, double end) const;

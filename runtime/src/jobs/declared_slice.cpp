@@ -58,13 +58,6 @@ std::string range_text(const cl::NDRange& r) {
     return t;
 }
 
-bool has_reductions(const DataJobSpec& s) {
-    for (const auto& k : s.kernels)
-        for (const auto& a : k.args)
-            if (a.kind == ArgKind::reduce) return true;
-    return false;
-}
-
 std::vector<std::uint64_t> halos(const DataJobSpec& s) {
     std::vector<std::uint64_t> h;
     for (std::size_t b = 0; b < s.buffers.size(); ++b) h.push_back(halo_rows(s, int(b)));
@@ -88,7 +81,7 @@ public:
             origins_.push_back(scaled(spec.buffers[b]) ? std::int64_t(input_rows(spec, int(b), s.offset, s.units).first)
                                                        : first_held_unit(spec, int(b), s.offset));
         const std::uint64_t bytes = slice_output_bytes(spec, s.offset, s.units);
-        if (const auto dest = OutputInPlace::current(); dest.size() == bytes && bytes > 0 && !has_reductions(spec))
+        if (const auto dest = OutputInPlace::current(); dest.size() == bytes && bytes > 0 && reductions(spec).empty())
             dest_ = dest;  // rank 0's own slice: its rows straight where the job keeps them
         else
             out.resize(bytes);

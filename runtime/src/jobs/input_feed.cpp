@@ -7,13 +7,6 @@
 
 namespace worksize {
 
-namespace {
-thread_local InputFeed* current_feed = nullptr;
-thread_local const InputParts* current_parts = nullptr;
-thread_local std::span<std::byte> current_dest;
-thread_local UserMemoryGuard* current_guard = nullptr;
-}  // namespace
-
 void InputFeed::arrived(std::uint64_t bytes) {
     {
         std::lock_guard lock(m_);
@@ -41,11 +34,6 @@ bool InputFeed::complete() const {
     return arrived_ >= total_;
 }
 
-InputFeed* InputFeed::current() { return current_feed; }
-
-InputFeed::Scope::Scope(InputFeed* feed) : saved_(current_feed) { current_feed = feed; }
-InputFeed::Scope::~Scope() { current_feed = saved_; }
-
 InputParts::InputParts(std::vector<std::span<const std::byte>> parts) : parts_(std::move(parts)) {
     for (const auto& p : parts_) {
         starts_.push_back(total_);
@@ -67,21 +55,6 @@ void InputParts::each(std::uint64_t at, std::uint64_t n,
         at += len;
     }
 }
-
-const InputParts* InputParts::current() { return current_parts; }
-
-InputParts::Scope::Scope(const InputParts* parts) : saved_(current_parts) { current_parts = parts; }
-InputParts::Scope::~Scope() { current_parts = saved_; }
-
-std::span<std::byte> OutputInPlace::current() { return current_dest; }
-
-OutputInPlace::Scope::Scope(std::span<std::byte> dest) : saved_(current_dest) { current_dest = dest; }
-OutputInPlace::Scope::~Scope() { current_dest = saved_; }
-
-UserMemoryGuard* UserMemoryGuard::current() { return current_guard; }
-
-UserMemoryGuard::Scope::Scope(UserMemoryGuard* guard) : saved_(current_guard) { current_guard = guard; }
-UserMemoryGuard::Scope::~Scope() { current_guard = saved_; }
 
 }  // namespace worksize
 

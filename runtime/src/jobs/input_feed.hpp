@@ -17,6 +17,30 @@
 
 namespace worksize {
 
+/// A value the slice this thread executes runs with (its feed, parts, output destination,
+/// guard): set by a Scope while it lives, T{} outside one.
+template <class T>
+class ThreadCurrent {
+public:
+    static T get() { return slot(); }
+    class Scope {
+    public:
+        explicit Scope(T value) : saved_(slot()) { slot() = value; }
+        ~Scope() { slot() = saved_; }
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+    private:
+        T saved_;
+    };
+
+private:
+    static T& slot() {
+        thread_local T value{};
+        return value;
+    }
+};
+
 class InputFeed {
 public:
     explicit InputFeed(std::uint64_t total) : total_(total) {}
@@ -30,18 +54,9 @@ public:
     bool complete() const;
 
     /// The feed of the slice this thread executes, or null (its input is all there).
-    static InputFeed* current();
+    static InputFeed* current() { return ThreadCurrent<InputFeed*>::get(); }
     /// Sets current() for this thread while it lives.
-    class Scope {
-    public:
-        explicit Scope(InputFeed* feed);
-        ~Scope();
-        Scope(const Scope&) = delete;
-        Scope& operator=(const Scope&) = delete;
-
-    private:
-        InputFeed* saved_;
-    };
+    using Scope = ThreadCurrent<InputFeed*>::Scope;
 
 private:
     const std::uint64_t total_;
@@ -64,18 +79,9 @@ public:
               const std::function<void(std::span<const std::byte>, std::uint64_t)>& f) const;
 
     /// The parts of the slice this thread executes, or null (its input is one buffer).
-    static const InputParts* current();
+    static const InputParts* current() { return ThreadCurrent<const InputParts*>::get(); }
     /// Sets current() for this thread while it lives.
-    class Scope {
-    public:
-        explicit Scope(const InputParts* parts);
-        ~Scope();
-        Scope(const Scope&) = delete;
-        Scope& operator=(const Scope&) = delete;
-
-    private:
-        const InputParts* saved_;
-    };
+    using Scope = ThreadCurrent<const InputParts*>::Scope;
 
 private:
     std::vector<std::span<const std::byte>> parts_;
@@ -90,17 +96,8 @@ private:
 class OutputInPlace {
 public:
     /// The destination of the slice this thread executes, or empty.
-    static std::span<std::byte> current();
-    class Scope {
-    public:
-        explicit Scope(std::span<std::byte> dest);
-        ~Scope();
-        Scope(const Scope&) = delete;
-        Scope& operator=(const Scope&) = delete;
-
-    private:
-        std::span<std::byte> saved_;
-    };
+    static std::span<std::byte> current() { return ThreadCurrent<std::span<std::byte>>::get(); }
+    using Scope = ThreadCurrent<std::span<std::byte>>::Scope;
 };
 
 /// Whether rank 0's thread running a slice is copying to or from the job's memory (InputParts,
@@ -123,17 +120,8 @@ public:
         return s_.compare_exchange_strong(free, 2) || s_.load() == 2;
     }
     /// The guard of the slice this thread executes, or null (nothing gives it up).
-    static UserMemoryGuard* current();
-    class Scope {
-    public:
-        explicit Scope(UserMemoryGuard* guard);
-        ~Scope();
-        Scope(const Scope&) = delete;
-        Scope& operator=(const Scope&) = delete;
-
-    private:
-        UserMemoryGuard* saved_;
-    };
+    static UserMemoryGuard* current() { return ThreadCurrent<UserMemoryGuard*>::get(); }
+    using Scope = ThreadCurrent<UserMemoryGuard*>::Scope;
 
 private:
     std::atomic<int> s_{0};  ///< 0 free, 1 copying, 2 given up
