@@ -613,6 +613,35 @@ if [ "$PART" = final ]; then
     done
 fi
 
+# PART=inplace: rank 0's own kernel-job slices with their data moved in place (InputParts: each
+# upload straight from the job's memory; OutputInPlace: the download straight into it) against
+# the build before them (old, c51a095: packed, then copied), same call. Verified at matmul 1000
+# first; then REPS rounds of matmul 8192 from rank 0's memory on one GPU, two in one rank, two GPU
+# ranks, and offloaded to two GPU ranks (3 ranks; its bound from mpi-bw's 3-rank rates, before
+# and after), kernel times beside (kr.csv); matmul with rank-local inputs on this build; then
+# PART=modelphases' bench (the model's one-rank prediction, phase by phase) on this build.
+if [ "$PART" = inplace ]; then
+    for b in new old; do
+        kr matmul 1000 verify-1rank2gpus $b 0 env -- --select "0=${G[0]}+${G[1]}" --strategy even
+        kr matmul 1000 verify-2ranks $b 0 mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even
+        kr matmul 1000 verify-offload2 $b 0 mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+    done
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do
+            kr matmul "${MM_SIZE:-8192}" rank0-1gpu $b "$r" env -- --select "0=${G[0]}"
+            kr matmul "${MM_SIZE:-8192}" rank0-1rank2gpus $b "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even
+            kr matmul "${MM_SIZE:-8192}" rank0-2ranks $b "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even
+            kr matmul "${MM_SIZE:-8192}" offload2 $b "$r" mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
+        done
+        kr matmul "${MM_SIZE:-8192}" local-1gpu new "$r" env -- --select "0=${G[0]}" --inputs local
+        kr matmul "${MM_SIZE:-8192}" local-1rank2gpus new "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --inputs local
+        kr matmul "${MM_SIZE:-8192}" local-2ranks new "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+    done
+    for n in 2 3; do echo "mpi-bw $n ranks (256 MiB), after: $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
+    late || PART=modelphases
+fi
+
 # PART=gatherhost: whether rank 0's memory decides the final gather's rate over MPI: heat 16384^2
 # x 500 over two GPU ranks with its arrays in pinned memory (Cluster::host_vector, the default)
 # against pageable (--host pageable), alternating, with mpi-bw before and after.
@@ -735,5 +764,16 @@ for r in csv.DictReader(open(f"{sys.argv[1]}/mm.csv")):
     if r["rep"] != "0" and r["status"] == "verified": t[(r["config"], r["build"])].append(float(r["makespan_ms"]))
 for (cfg, b), v in sorted(t.items()):
     print(f"matmul 8192 {cfg} {b}: makespan median {statistics.median(v):.1f} ms ({', '.join(f'{x:.1f}' for x in v)})")
+PY
+[ -f "$OUT/kr.csv" ] && python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
+import csv, statistics, sys, collections
+t = collections.defaultdict(lambda: ([], []))
+for r in csv.DictReader(open(f"{sys.argv[1]}/kr.csv")):
+    if r["rep"] != "0" and r["status"] == "verified":
+        t[(r["kernel"], r["size"], r["config"], r["build"])][0].append(float(r["makespan_ms"]))
+        t[(r["kernel"], r["size"], r["config"], r["build"])][1].append(float(r["kernel_ms"]))
+for (k, n, cfg, b), (ms, kms) in sorted(t.items()):
+    print(f"{k} {n} {cfg} {b}: makespan median {statistics.median(ms):.1f} ms ({', '.join(f'{x:.1f}' for x in ms)}), "
+          f"kernel time median {statistics.median(kms):.2f} ms")
 PY
 echo "elapsed $(( $(date +%s) - T0 )) s"

@@ -82,4 +82,10 @@ expect_jq '.makespan_s > 0 and .kernel == "quad" and (.size | length) == 2' "mak
 mpmd_cmd "$mpx" "$ws" "2 1 2" run matmul --size 48 --master-works; run 120 "${MPMD[@]}"
 expect_rc 0 "matmul with rank 0 working too"
 expect_out "verified" "table ends with the verdict"
+# Rank 0's own slices copy the job's memory through pinned halves (HostCopy), as onto a GPU: A's
+# rows and B uploaded, C downloaded in pieces of 1000 bytes, on both of rank 0's devices.
+POCL_DEVICES="basic pthread" WORKSIZE_STAGED_UPLOADS=1 WORKSIZE_PIECE_BYTES=1000 \
+  run 120 "$ws" run matmul --size 100 --select 0=0+1 --strategy even --json
+expect_jq '.verified == true and ([.devices[] | select(.units > 0)] | length) == 2' \
+  "matmul from rank 0's memory in pieces through pinned halves onto two devices: verified"
 finish

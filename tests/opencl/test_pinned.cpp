@@ -15,6 +15,7 @@
 #include "worksize/runtime/bytes.hpp"
 #include "worksize/runtime/devices.hpp"
 #include "worksize/runtime/opencl.hpp"
+#include "../../runtime/src/jobs/host_copy.hpp"
 
 namespace worksize {
 namespace {
@@ -305,6 +306,57 @@ TEST(Pinned, PlainBytesAreUnchanged) {
     static_assert(std::is_same_v<Bytes, std::vector<std::byte, DefaultInitAllocator<std::byte>>>);
     static_assert(std::is_nothrow_move_constructible_v<Bytes>);
     static_assert(std::is_nothrow_move_assignable_v<Bytes>);
+}
+
+
+// The job's ordinary memory goes through the two pinned halves in pieces (the last one short)
+// and arrives whole, each piece its own write; read back the same way into ordinary memory; less
+// than a piece, or without staging, in one blocking copy; pinned memory straight.
+TEST(Pinned, HostCopyMovesOrdinaryMemoryInPiecesThroughPinnedHalves) {
+    auto& ctx = test::first_device();
+    constexpr std::uint64_t kPiece = 64 * 1024;
+    const std::size_t n = 5 * kPiece + 777;
+    std::vector<std::byte> src(n), back(n);
+    for (std::size_t i = 0; i < n; ++i) src[i] = std::byte(static_cast<std::uint8_t>(i * 7 + (i >> 9)));
+    cl::Buffer buf(ctx.context(), CL_MEM_READ_WRITE, n + 64);
+    std::vector<cl::Event> writes, reads;
+    {
+        HostCopy copy(ctx, true, kPiece);
+        EXPECT_STREQ(copy.write(ctx.queue(), buf, 64, src, writes), "staged");
+        EXPECT_EQ(writes.size(), 6u);
+        copy.read(ctx.queue(), buf, 64, back, reads);
+        EXPECT_EQ(reads.size(), 6u);
+    }
+    EXPECT_EQ(std::memcmp(src.data(), back.data(), n), 0);
+
+    std::vector<std::byte> small(kPiece - 1, std::byte{5}), got(kPiece - 1);
+    HostCopy copy(ctx, true, kPiece);
+    writes.clear();
+    EXPECT_STREQ(copy.write(ctx.queue(), buf, 0, small, writes), "blocking");
+    EXPECT_EQ(writes.size(), 1u);
+    copy.read(ctx.queue(), buf, 0, got, reads);
+    EXPECT_EQ(got, small);
+    HostCopy plain(ctx, false, kPiece);
+    writes.clear();
+    EXPECT_STREQ(plain.write(ctx.queue(), buf, 64, src, writes), "blocking");
+    std::fill(back.begin(), back.end(), std::byte{0});
+    reads.clear();
+    plain.read(ctx.queue(), buf, 64, back, reads);
+    EXPECT_EQ(reads.size(), 1u);
+    EXPECT_EQ(std::memcmp(src.data(), back.data(), n), 0);
+
+    if (!ctx.host_memory()->enabled()) GTEST_SKIP() << "pinned memory disabled (WORKSIZE_PINNED=0)";
+    Bytes pinned = bytes_with(ctx.host_memory());
+    pinned.resize(n);
+    std::memcpy(pinned.data(), src.data(), n);
+    EXPECT_TRUE(copy.pinned(std::span<const std::byte>(pinned.data(), n)));
+    EXPECT_FALSE(copy.pinned(src));
+    writes.clear();
+    EXPECT_STREQ(copy.write(ctx.queue(), buf, 0, std::span<const std::byte>(pinned.data(), n), writes), "pinned");
+    cl::Event::waitForEvents(writes);
+    std::fill(back.begin(), back.end(), std::byte{0});
+    copy.read(ctx.queue(), buf, 0, back, reads);
+    EXPECT_EQ(std::memcmp(src.data(), back.data(), n), 0);
 }
 
 }  // namespace

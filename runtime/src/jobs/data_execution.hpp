@@ -24,6 +24,7 @@
 #include "jobs/bounds.hpp"
 #include "jobs/data_kernels.hpp"
 #include "jobs/device_watchdog.hpp"
+#include "jobs/host_copy.hpp"
 #include "engine/executor.hpp"
 #include "cluster/fault.hpp"
 #include "worksize/runtime/data_job.hpp"
@@ -268,15 +269,11 @@ public:
     /// holds its thread: one after the other, k-means' 1 GiB onto two H200s took as long as onto
     /// one, 140 against 137 ms), through upload_inputs.
     void upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs);
-    /// Inputs `in` onto slice `s`. With `stage`, an input of a piece (pieces::piece_bytes(), 16
-    /// MiB) or more goes in pieces, each copied into one of two pinned halves by several threads
-    /// while the one before it moves, at DMA speed: from the job's pageable memory NVIDIA's
-    /// driver copied at 6-12 GB/s (docs/models.md), and k-means' 1 GiB took 128 ms of a one-H200
-    /// setup of 147. Others, and all without `stage`, in one blocking write each. An input in
-    /// pinned memory (Cluster::host_vector) is written straight from it, on every device.
+    /// Inputs `in` onto slice `s` through a HostCopy (jobs/host_copy.hpp): pinned ones straight,
+    /// ordinary ones of a piece or more, with `stage`, through pinned halves at DMA speed (from
+    /// the job's pageable memory NVIDIA's driver copied at 6-12 GB/s, docs/models.md, and
+    /// k-means' 1 GiB took 128 ms of a one-H200 setup of 147), the others in one blocking write.
     void upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage);
-    /// Whether `data` lies in the pinned host memory of one of this rank's devices.
-    bool pinned_source(std::span<const std::byte> data) const;
 
     /// The steps' and the final gather's staging, made before the ranks start their steps
     /// (run_steps() relies on it).
@@ -513,12 +510,7 @@ private:
     /// accelerator, not onto a CPU device, whose write from the job's memory is one copy already
     /// (PoCL: k-means' 122 MiB in 5 ms direct, 27 ms staged). WORKSIZE_STAGED_UPLOADS=1 stages
     /// onto every device (the tests), 0 onto none (a comparison).
-    static bool staged(const SliceState& s) {
-        const char* v = std::getenv("WORKSIZE_STAGED_UPLOADS");
-        if (v && std::string(v) == "1") return true;
-        if (v && std::string(v) == "0") return false;
-        return s.ctx->info().type != DeviceType::cpu;
-    }
+    static bool staged(const SliceState& s) { return stage_copies(*s.ctx); }
     std::uint64_t step_ = 0;
     int lost_peer_ = -1;
     bool beats_ = false, beating_ = false, slow_ = true;

@@ -9,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "jobs/host_copy.hpp"
 #include "jobs/job_util.hpp"
 #include "transport/pieces.hpp"
 
@@ -187,61 +188,22 @@ std::string write_note(const WriteNote& w, double t0, cl_ulong base) {
 }  // namespace
 
 void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage) {
-    const std::uint64_t piece = pieces::piece_bytes();
-    // One pair of halves for all of the slice's inputs, made at the first input that needs them.
-    std::array<Bytes, 2> half{bytes_with(s.ctx->host_memory()), bytes_with(s.ctx->host_memory())};
-    std::array<cl::Event, 2> done;
-    // Each piece's copy in up to 8 threads (2 MiB each) while the piece before it moves.
-    constexpr std::size_t kPerThread = std::size_t(2) << 20;
-    int h = 0;
-    std::vector<cl::Event> direct;  // writes straight from the job's pinned memory
+    HostCopy copy(*s.ctx, stage, pieces::piece_bytes());  // one pair of halves for all of the slice's inputs
+    std::vector<cl::Event> writes;
     std::vector<WriteNote> notes;
     const double t0 = now_s();
     try {
         for (const auto& i : in) {
-            const std::uint64_t base = input_offset(s, i.b, i.first), n = i.data.size();
-            auto& note = notes.emplace_back(WriteNote{spec_.buffers[std::size_t(i.b)].name, "", n, now_s(), 0, {}, {}});
-            if (pinned_source(i.data)) {  // Cluster::host_vector: no copy
-                // WORKSIZE_PINNED_WRITE_BYTES=N (an experiment): writes of at most N bytes.
-                const char* w = std::getenv("WORKSIZE_PINNED_WRITE_BYTES");
-                const std::uint64_t most = w && std::strtoull(w, nullptr, 10) > 0 ? std::strtoull(w, nullptr, 10) : n;
-                for (std::uint64_t off = 0; off < n; off += most) {
-                    direct.emplace_back();
-                    s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off,
-                                                      std::min(most, n - off), i.data.data() + off, nullptr,
-                                                      &direct.back());
-                    if (off == 0) note.first = direct.back();
-                    note.last = direct.back();
-                }
-                s.ctx->queue().flush();
-                note.how = "pinned";
-                note.host_end = now_s();
-                continue;
-            }
-            if (!stage || n < piece) {
-                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_TRUE, base, n, i.data.data());
-                note.how = "blocking";
-                note.host_end = now_s();
-                continue;
-            }
-            for (std::uint64_t off = 0; off < n; off += piece, h ^= 1) {
-                const std::uint64_t len = std::min(piece, n - off);
-                if (done[std::size_t(h)]()) done[std::size_t(h)].wait();
-                Bytes& b = half[std::size_t(h)];
-                if (b.size() < len) b.resize(piece);
-                detail::parallel_copy(b.data(), i.data.data() + off, len, kPerThread);
-                s.ctx->queue().enqueueWriteBuffer(s.bufs[std::size_t(i.b)], CL_FALSE, base + off, len, b.data(),
-                                                  nullptr, &done[std::size_t(h)]);
-                s.ctx->queue().flush();
-                if (off == 0) note.first = done[std::size_t(h)];
-                note.last = done[std::size_t(h)];
-            }
-            note.how = "staged";
+            auto& note = notes.emplace_back(WriteNote{spec_.buffers[std::size_t(i.b)].name, "", i.data.size(), now_s(), 0, {}, {}});
+            const std::size_t first = writes.size();
+            note.how = copy.write(s.ctx->queue(), s.bufs[std::size_t(i.b)], input_offset(s, i.b, i.first), i.data, writes);
             note.host_end = now_s();
+            if (writes.size() > first) {
+                note.first = writes[first];
+                note.last = writes.back();
+            }
         }
-        for (auto& d : done)
-            if (d()) d.wait();
-        if (!direct.empty()) cl::Event::waitForEvents(direct);
+        if (!writes.empty()) cl::Event::waitForEvents(writes);
         s.setup_times[3] = now_s() - t0;
     } catch (...) {
         // A write still reading a half must end before the half goes.
@@ -264,13 +226,6 @@ void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool 
             }
         }
     for (const auto& w : notes) s.write_notes.push_back(write_note(w, t0, first_queued));
-}
-
-bool Execution::pinned_source(std::span<const std::byte> data) const {
-    for (const auto& s : mine_)
-        for (const auto* m : {s.ctx ? s.ctx->host_memory().get() : nullptr, s.ctx ? s.ctx->rank_memory().get() : nullptr})
-            if (m && m->enabled() && m->holds(data.data(), data.size())) return true;
-    return false;
 }
 
 }  // namespace worksize::data_exec

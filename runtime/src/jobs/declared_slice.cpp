@@ -5,10 +5,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "engine/executor.hpp"
 #include "jobs/bounds.hpp"
 #include "jobs/data_kernels.hpp"
+#include "jobs/host_copy.hpp"
 #include "jobs/input_feed.hpp"
 #include "jobs/job_util.hpp"
 #include "transport/pieces.hpp"
@@ -138,6 +140,11 @@ private:
     const InputParts* parts_ = InputParts::current();  ///< set: the input is these parts, not in_
     std::span<std::byte> dest_;  ///< set: the output goes here, not into out_ (OutputInPlace)
     UserMemoryGuard* guard_ = UserMemoryGuard::current();  ///< rank 0's: copies of the job's memory
+    std::optional<HostCopy> host_copy_;  ///< the copies of the job's memory (parts_, dest_)
+    HostCopy& host_copy() {
+        if (!host_copy_) host_copy_.emplace(ctx_, stage_copies(ctx_), pieces::piece_bytes());
+        return *host_copy_;
+    }
     /// With guard_: a copy of the job's memory begins (after what is queued before it, when
     /// `after_queue`), or throws if rank 0 gave the slice up; the returned object ends it.
     struct Copying {
@@ -214,9 +221,7 @@ void SliceTarget::upload(const Instruction& in) {
         const Copying copying = begin_copy(false);
         const std::size_t first = h2d_.size();
         parts_->each(in.at, in.bytes, [&](std::span<const std::byte> run, std::uint64_t at) {
-            h2d_.emplace_back();
-            q().enqueueWriteBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, dest + (at - in.at), run.size(), run.data(),
-                                   nullptr, &h2d_.back());
+            host_copy().write(q(), bufs_.at(std::size_t(in.buffer)), dest + (at - in.at), run, h2d_);
         });
         if (guard_ && h2d_.size() > first)
             cl::Event::waitForEvents(std::vector<cl::Event>(h2d_.begin() + std::ptrdiff_t(first), h2d_.end()));
@@ -358,16 +363,16 @@ void SliceTarget::launch(const Instruction& in, const std::vector<cl::Event>& wa
 
 void SliceTarget::download(const Instruction& in) {
     where_ = "job '" + spec_.name + "' on " + ctx_.info().name + ", reading the results";
-    d2h_.emplace_back();
     if (dest_.empty()) {
         q().enqueueReadBuffer(bufs_.at(std::size_t(in.buffer)), CL_FALSE, row_offset(0, in.buffer, in.first), in.bytes,
-                              out_.data() + in.at, nullptr, &d2h_.back());
+                              out_.data() + in.at, nullptr, &d2h_.emplace_back());
         return;
     }
-    // Straight into the job's memory, done before it returns, and only while rank 0 waits.
+    // Into the job's memory (through pinned halves where it is ordinary memory on a GPU), done
+    // before it returns, and only while rank 0 waits.
     const Copying copying = begin_copy(true);
-    q().enqueueReadBuffer(bufs_.at(std::size_t(in.buffer)), guard_ ? CL_TRUE : CL_FALSE,
-                          row_offset(0, in.buffer, in.first), in.bytes, dest_.data() + in.at, nullptr, &d2h_.back());
+    host_copy().read(q(), bufs_.at(std::size_t(in.buffer)), row_offset(0, in.buffer, in.first),
+                     dest_.subspan(in.at, in.bytes), d2h_);
 }
 
 void SliceTarget::host_step(const Instruction& in) {
