@@ -202,7 +202,7 @@ void BenchRun::plan_strategies(Progress& progress) {
             KernelArgs wk = ks;
             wk.iterations = 1;
             auto warm = make_job(wk);
-            warm->generate();
+            c_.generate(*warm);
             c_.run(*warm, row.plan.assignments, k_.kernel);
             progress.step(sname + " warm-up");
         }
@@ -221,7 +221,7 @@ void BenchRun::run_repeats(Progress& progress) {
             KernelArgs ks = k_;
             ks.strategy = row.strategy;
             auto job = make_job(ks);
-            job->generate();
+            c_.generate(*job);
             auto res = c_.run(*job, row.plan.assignments, k_.kernel);
             row.verified = row.verified && res.verdict.ok;
             const double m = res.makespan_s;

@@ -34,11 +34,11 @@ Outcome run_one(Cluster& c, const KernelArgs& args, int warmup) {
         wk.iterations = 1;
         auto warm = make_job(wk);
         const JobOptions wo = job_options(wk);
-        if (!local_inputs) warm->generate();
+        if (!local_inputs) c.generate(*warm);
         c.run(*warm, o.plan.assignments, k.kernel, local_inputs ? &wo : nullptr);
     }
     const JobOptions jo = job_options(k);
-    if (!local_inputs) job->generate();
+    if (!local_inputs) c.generate(*job);
     o.result = c.run(*job, o.plan.assignments, k.kernel, local_inputs ? &jo : nullptr);
     o.variant = job->variant();
     return o;

@@ -619,6 +619,7 @@ fi
 # first; then REPS rounds of matmul 8192 from rank 0's memory on one GPU, two in one rank, two GPU
 # ranks, and offloaded to two GPU ranks (3 ranks; its bound from mpi-bw's 3-rank rates, before
 # and after), kernel times beside (kr.csv); matmul with rank-local inputs on this build; then
+# k-means from pageable memory once (its inputs through the same HostCopy); then
 # PART=modelphases' bench (the model's one-rank prediction, phase by phase) on this build.
 if [ "$PART" = inplace ]; then
     for b in new old; do
@@ -626,6 +627,7 @@ if [ "$PART" = inplace ]; then
         kr matmul 1000 verify-2ranks $b 0 mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even
         kr matmul 1000 verify-offload2 $b 0 mpiexec -n 3 -- --select "1=${G[0]},2=${G[1]}" --strategy even
     done
+    ex kmeans new 1rank2gpus+pageable 0 1000000 16 16 5 --host pageable
     for r in $(seq "$REPS"); do
         late && break
         for b in new old; do
@@ -637,6 +639,9 @@ if [ "$PART" = inplace ]; then
         kr matmul "${MM_SIZE:-8192}" local-1gpu new "$r" env -- --select "0=${G[0]}" --inputs local
         kr matmul "${MM_SIZE:-8192}" local-1rank2gpus new "$r" env -- --select "0=${G[0]}+${G[1]}" --strategy even --inputs local
         kr matmul "${MM_SIZE:-8192}" local-2ranks new "$r" mpiexec -n 2 -- --select "0=${G[0]},1=${G[1]}" --strategy even --inputs local
+        [ "$r" = 1 ] && for cfg in 1gpu 1rank2gpus; do
+            EXAMPLE_NOVERIFY=1 ex kmeans new "$cfg+pageable" "$r" 16777216 16 16 20 --host pageable
+        done
     done
     for n in 2 3; do echo "mpi-bw $n ranks (256 MiB), after: $(timeout 60 mpiexec -n $n mpi-bw 256 2>&1 | tail -2 | tr '\n' ' ')" | tee -a "$OUT/machine.txt"; done
     late || PART=modelphases

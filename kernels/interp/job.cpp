@@ -311,6 +311,7 @@ public:
     LocalSize required_local() const override { return stage_ ? stage_group(stage_x_) : LocalSize{}; }
 
     void generate() override {
+        for (auto* v : {&in_, &out_}) *v = HostVector<float>(DefaultInitAllocator<float>(host_memory()));
         in_.resize(in_w_ * in_h_);
         fill_input(0, 0, std::as_writable_bytes(std::span(in_)));
         out_.assign(out_w_ * out_h_, std::numeric_limits<float>::quiet_NaN());
@@ -444,7 +445,7 @@ private:
     std::uint64_t stage_x_ = kDefaultStageX;
     float sx_ = 1.0f, sy_ = 1.0f;
     DataJobSpec spec_;
-    std::vector<float> in_, out_;
+    HostVector<float> in_, out_;  ///< in host_memory()
 };
 
 std::uint64_t spec_u64(const SliceSpec& s, const char* key) {

@@ -301,6 +301,7 @@ public:
     void generate() override {
         // A and C hold whole row units (the declaration's rows): rows past M are zeros in A.
         const std::uint64_t rows = problem().y * rpu_;
+        for (auto* v : {&a_, &b_, &c_}) *v = HostVector<float>(DefaultInitAllocator<float>(host_memory()));
         a_.resize(rows * k_);
         b_.resize(k_ * n_);
         fill_input(0, 0, std::as_writable_bytes(std::span(a_)));
@@ -469,7 +470,7 @@ private:
     RegParams reg_;
     std::uint64_t rpu_;  ///< rows of C per row unit: kWpt (tiled) or tm (reg)
     DataJobSpec spec_;
-    std::vector<float> a_, b_, c_;  ///< A and C padded to whole row units
+    HostVector<float> a_, b_, c_;  ///< A and C padded to whole row units, in host_memory()
 };
 
 /// The checks of a worker's slice on `device`; its rows of C.

@@ -199,6 +199,11 @@ std::shared_ptr<HostMemoryResource> Cluster::host_memory() const {
     return impl_->contexts.begin()->second->rank_memory();
 }
 
+void Cluster::generate(KernelJob& job) const {
+    job.host_memory(host_memory());
+    job.generate();
+}
+
 void Cluster::set_collect_handler(std::function<std::string(const std::string&)> handler) {
     impl_->collect_handler = std::move(handler);
 }

@@ -127,7 +127,7 @@ double LocalTuner::run_once(int device, LocalSize local, std::uint64_t iteration
     auto job = make ? (*make)(iterations) : make_(iterations);
     Plan plan = single_device_plan(cluster_.devices(), device, *job);
     plan.assignments.at(static_cast<std::size_t>(device)).local = local;
-    job->generate();
+    cluster_.generate(*job);
     const JobResult res = cluster_.run(*job, plan.assignments, kernel_);
     if (!res.verdict.ok)
         throw Error(ErrorReason::wrong_result, "wrong result with local " + local_text(local) + ": " + res.verdict.detail);

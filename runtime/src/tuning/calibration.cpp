@@ -214,13 +214,13 @@ struct Corun {
     /// Runs `plan` (a warm-up, then at least 3 repeats): each device's done times, rank 0's
     /// prepare times.
     std::vector<std::vector<double>> measure(const Plan& plan, std::vector<double>& prepare) {
-        probe->generate();
+        cluster.generate(*probe);
         checked_run(cluster, *probe, plan.assignments, kernel);  // warm-up
         ++res.runs;
         std::vector<std::vector<double>> done(n);
         for (int r = 0; r < std::max(3, o.min_repeats); ++r) {
             auto job = make(size, o.iterations);
-            job->generate();
+            cluster.generate(*job);
             const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
             ++res.runs;
             prepare.push_back(jr.prepare_s);
@@ -358,7 +358,7 @@ void DeviceCalibrator::measure(GlobalSize size) {
     ls.size = size;
     for (const auto& a : plan.assignments)
         if (a.device == int(di)) ls.work_items = double(a.global.x) * double(std::max<std::uint64_t>(1, a.global.y));
-    probe->generate();
+    cluster.generate(*probe);
     checked_run(cluster, *probe, plan.assignments, kernel);
     ++res.runs;
     std::vector<double> done, kern, over;
@@ -366,7 +366,7 @@ void DeviceCalibrator::measure(GlobalSize size) {
     double prev_median = -1;
     for (int r = 0; r < o.max_repeats; ++r) {
         auto job = make(size, o.iterations);
-        job->generate();
+        cluster.generate(*job);
         const JobResult jr = checked_run(cluster, *job, plan.assignments, kernel);
         ++res.runs;
         for (const auto& d : jr.devices) {
@@ -549,7 +549,7 @@ OracleInputs oracle_inputs(Cluster& cluster, const JobMaker& make, GlobalSize si
     const std::uint64_t iterations = request.iterations;
     in.warm_up = [&cluster, make, size, request, job_name, tuning](const std::vector<double>& weights) {
         auto warm = make(size, 1);
-        warm->generate();
+        cluster.generate(*warm);
         PlanRequest wr = request;
         wr.iterations = 1;
         const Plan p = plan_with_weights(cluster.devices(), wr, weights, tuning, warm->tuning_key());
@@ -557,7 +557,7 @@ OracleInputs oracle_inputs(Cluster& cluster, const JobMaker& make, GlobalSize si
     };
     in.makespan = [&cluster, make, size, iterations, job_name](const Plan& plan) {
         auto job = make(size, iterations);
-        job->generate();
+        cluster.generate(*job);
         return checked_run(cluster, *job, plan.assignments, job_name).makespan_s;
     };
     return in;

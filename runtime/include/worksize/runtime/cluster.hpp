@@ -100,6 +100,10 @@ public:
         return v;
     }
 
+    /// Rank 0: `job`'s inputs made (KernelJob::generate) in host_memory(), pinned, where the
+    /// job can (the sample kernels), so that rank 0's own slices copy them without staging.
+    void generate(KernelJob& job) const;
+
     /// Rank 0: run `job` as planned (assignment.device indexes devices()).
     /// @throws Error naming the rank and device that failed, with the failure's reason (e.g.
     /// device_limit from a worker's CL_INVALID_WORK_GROUP_SIZE); every worker has answered.

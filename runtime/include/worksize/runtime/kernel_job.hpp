@@ -124,8 +124,13 @@ public:
     /// What the reports show of the kernel that runs, e.g. "kernel reg bm=128 ..."; "": one kernel.
     virtual std::string variant() const { return {}; }
 
-    /// Master: make the seeded inputs.
+    /// Master: make the seeded inputs (in host_memory(), where the job can).
     virtual void generate() = 0;
+    /// Where generate() makes the job's host arrays: Cluster::generate() gives rank 0's pinned
+    /// memory (Cluster::host_memory()), so that rank 0's own slices copy them straight at the
+    /// link's rate; null (the default): ordinary memory, copied through pinned halves.
+    void host_memory(std::shared_ptr<HostMemoryResource> memory) { host_memory_ = std::move(memory); }
+    const std::shared_ptr<HostMemoryResource>& host_memory() const { return host_memory_; }
     /// Master: the plan is known; the job may move slice boundaries (sort: splitter-based
     /// range partition) and must then update the assignments' offset/units/global/share.
     virtual void partition(std::vector<Assignment>& assignments) { (void)assignments; }
@@ -169,6 +174,9 @@ public:
                                  std::span<const std::byte> out) const;
     /// Master: a one-line summary of the result (e.g. "integral = 2.0000001 (exact 2)").
     virtual std::string summary() const { return {}; }
+
+private:
+    std::shared_ptr<HostMemoryResource> host_memory_;
 };
 
 /// Worker side: run one slice on a device. Must work for any slice and any local size the
