@@ -27,7 +27,7 @@ namespace {
 
 /// A raw file of the buffer's elements, or a .npy of its type and shape (check_input_file:
 /// checked before its data is read), into `h` (the buffer's bytes at `rows` rows).
-void load_file(const std::string& path, const BufferDecl& d, std::uint64_t rows, std::vector<std::byte>& h) {
+void load_file(const std::string& path, const BufferDecl& d, std::uint64_t rows, std::span<std::byte> h) {
     const InputFile in = check_input_file(path, d, rows);
     std::ifstream f(path, std::ios::binary);
     if (!f.seekg(std::streamoff(in.offset)) || !f.read(reinterpret_cast<char*>(h.data()), std::streamsize(h.size())))
@@ -48,13 +48,14 @@ public:
 
     /// The single-device reference of (size, seed, iterations), made once: the tuner and bench
     /// verify every run, and the inputs of a seed do not change.
-    using Inputs = std::vector<std::shared_ptr<const std::vector<std::byte>>>;
-    /// Every buffer's initial contents at (spec's size, seed), made as the file says, once.
-    const Inputs& inputs(const DataJobSpec& spec, std::uint64_t seed) {
+    using Inputs = std::vector<std::shared_ptr<const Bytes>>;
+    /// Every buffer's initial contents at (spec's size, seed), made as the file says, once, in
+    /// `memory` (the first job's KernelJob::host_memory(): rank 0's pinned memory).
+    const Inputs& inputs(const DataJobSpec& spec, std::uint64_t seed, const std::shared_ptr<HostMemoryResource>& memory) {
         std::lock_guard lock(mutex_);
         const auto key = std::tuple{spec.width, spec.units, seed};
         auto it = inputs_.find(key);
-        if (it == inputs_.end()) it = inputs_.emplace(key, make_inputs(spec, seed)).first;
+        if (it == inputs_.end()) it = inputs_.emplace(key, make_inputs(spec, seed, memory)).first;
         return it->second;
     }
 
@@ -69,7 +70,7 @@ public:
     }
 
 private:
-    Inputs make_inputs(const DataJobSpec& spec, std::uint64_t seed) const;
+    Inputs make_inputs(const DataJobSpec& spec, std::uint64_t seed, const std::shared_ptr<HostMemoryResource>& memory) const;
     std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, Inputs> inputs_;
     std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>, Reference> references_;
     std::shared_ptr<const JobFile> file_;
@@ -77,12 +78,14 @@ private:
     std::map<std::pair<std::uint64_t, std::uint64_t>, DataJobSpec> specs_;
 };
 
-Specs::Inputs Specs::make_inputs(const DataJobSpec& spec, std::uint64_t seed) const {
+Specs::Inputs Specs::make_inputs(const DataJobSpec& spec, std::uint64_t seed,
+                                 const std::shared_ptr<HostMemoryResource>& memory) const {
     Inputs out;
     for (std::size_t b = 0; b < spec.buffers.size(); ++b) {
         const auto& d = spec.buffers[b];
         const std::uint64_t elems = d.layout == BufferLayout::split ? spec.units * d.pitch : d.count;
-        auto h = std::make_shared<std::vector<std::byte>>(elems * elem_size(d.type), std::byte{0});
+        auto h = std::make_shared<Bytes>(bytes_with(memory));
+        h->assign(elems * elem_size(d.type), std::byte{0});
         const BufferInit& init = file_->init[b];
         if (init.kind == BufferInit::Kind::random) {
             std::mt19937_64 rng(seed * 1000003u + init.seed);
@@ -144,12 +147,13 @@ public:
     void generate() override {
         // The inputs of a size and seed are made once and shared (the tuner and bench make a
         // job per run); outputs get fresh memory, starting from their input where they have one.
-        const auto& inputs = specs_->inputs(spec_, seed_);
+        const auto& inputs = specs_->inputs(spec_, seed_, host_memory());
         for (std::size_t b = 0; b < spec_.buffers.size(); ++b) {
             const auto& d = spec_.buffers[b];
             if (d.output) {
                 shared_inputs_[b].reset();
-                host_[b] = *inputs[b];
+                host_[b] = bytes_with(host_memory());
+                host_[b].assign(inputs[b]->begin(), inputs[b]->end());
             } else {
                 shared_inputs_[b] = inputs[b];
                 host_[b].clear();
@@ -264,18 +268,22 @@ private:
         execute_declared(spec_, ctx, ref.slice_spec(a), ref.slice_input(a), out, kReferenceTail);
         ref.accept_output(a, out);
         ref.finish();
-        return ref.host_;
+        std::vector<std::vector<std::byte>> outputs;
+        for (const auto& h : ref.host_) outputs.emplace_back(h.begin(), h.end());
+        return outputs;
     }
 
     std::shared_ptr<Specs> specs_;
     DataJobSpec spec_;
     JobOptions options_;
     std::uint64_t iterations_, seed_;
-    std::vector<std::vector<std::byte>> host_;  // outputs (and inputs that are outputs too)
-    std::vector<std::shared_ptr<const std::vector<std::byte>>> shared_inputs_;  // inputs only
+    std::vector<Bytes> host_;  // outputs (and inputs that are outputs too), in host_memory()
+    std::vector<std::shared_ptr<const Bytes>> shared_inputs_;  // inputs only
 
     /// Buffer b's memory on rank 0: its own for outputs, the shared inputs else.
-    const std::vector<std::byte>& host(std::size_t b) const { return shared_inputs_[b] ? *shared_inputs_[b] : host_[b]; }
+    std::span<const std::byte> host(std::size_t b) const {
+        return shared_inputs_[b] ? std::span<const std::byte>(*shared_inputs_[b]) : std::span<const std::byte>(host_[b]);
+    }
 
     const DataJobSpec& declaration() const override { return spec_; }
     std::span<const std::byte> host_input(int b) const override { return host(std::size_t(b)); }
