@@ -647,6 +647,30 @@ if [ "$PART" = inplace ]; then
     late || PART=modelphases
 fi
 
+# PART=jobfiles: a job file (examples/jobs/saxpy.json, JOB_SIZE items, default 2^26) run from
+# rank 0's memory on one GPU and on two in one rank, this build (its buffers in rank 0's pinned
+# memory) against the build before the in-place copies (old), alternating, each run verified
+# against the single-device reference; makespans into jf.csv.
+if [ "$PART" = jobfiles ]; then
+    jf() {
+        local cfg=$1 build=$2 rep=$3 bin=worksize text ms st; shift 3
+        [ "$build" = old ] && bin=worksize_old
+        text=$(timeout 100 "$bin" run --job examples/jobs/saxpy.json --size "${JOB_SIZE:-67108864}" "$@" 2>&1)
+        printf '=== saxpy %s %s rep %s: %s\n%s\n' "$cfg" "$build" "$rep" "$*" "$text" >>"$OUT/jf.log"
+        ms=$(echo "$text" | grep -Eo '^makespan [0-9.]+ ms' | grep -Eo '[0-9.]+')
+        st=$(echo "$text" | grep -q '^makespan .*verified' && echo verified || echo FAILED)
+        [ -f "$OUT/jf.csv" ] || echo "config,build,rep,makespan_ms,status" >"$OUT/jf.csv"
+        echo "$cfg,$build,$rep,${ms:-nan},$st" | tee -a "$OUT/jf.csv"
+    }
+    for r in $(seq "$REPS"); do
+        late && break
+        for b in new old; do
+            jf 1gpu $b "$r" --select "0=${G[0]}"
+            jf 1rank2gpus $b "$r" --select "0=${G[0]}+${G[1]}" --strategy even
+        done
+    done
+fi
+
 # PART=gatherhost: whether rank 0's memory decides the final gather's rate over MPI: heat 16384^2
 # x 500 over two GPU ranks with its arrays in pinned memory (Cluster::host_vector, the default)
 # against pageable (--host pageable), alternating, with mpi-bw before and after.
@@ -780,5 +804,13 @@ for r in csv.DictReader(open(f"{sys.argv[1]}/kr.csv")):
 for (k, n, cfg, b), (ms, kms) in sorted(t.items()):
     print(f"{k} {n} {cfg} {b}: makespan median {statistics.median(ms):.1f} ms ({', '.join(f'{x:.1f}' for x in ms)}), "
           f"kernel time median {statistics.median(kms):.2f} ms")
+PY
+[ -f "$OUT/jf.csv" ] && python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
+import csv, statistics, sys, collections
+t = collections.defaultdict(list)
+for r in csv.DictReader(open(f"{sys.argv[1]}/jf.csv")):
+    if r["status"] == "verified": t[(r["config"], r["build"])].append(float(r["makespan_ms"]))
+for (cfg, b), v in sorted(t.items()):
+    print(f"saxpy job file {cfg} {b}: makespan median {statistics.median(v):.2f} ms ({', '.join(f'{x:.2f}' for x in v)})")
 PY
 echo "elapsed $(( $(date +%s) - T0 )) s"
