@@ -14,6 +14,7 @@
 #include "pocl_device.hpp"
 #include "worksize/runtime/bytes.hpp"
 #include "worksize/runtime/devices.hpp"
+#include "worksize/runtime/kernel_job.hpp"
 #include "worksize/runtime/opencl.hpp"
 #include "../../runtime/src/jobs/host_copy.hpp"
 
@@ -357,6 +358,35 @@ TEST(Pinned, HostCopyMovesOrdinaryMemoryInPiecesThroughPinnedHalves) {
     std::fill(back.begin(), back.end(), std::byte{0});
     copy.read(ctx.queue(), buf, 0, back, reads);
     EXPECT_EQ(std::memcmp(src.data(), back.data(), n), 0);
+}
+
+
+// The sample kernels make their host arrays in the memory the job is given (Cluster::generate
+// gives rank 0's pinned memory): every input part of a whole-problem slice and its output target
+// lie in it, so that rank 0's own slices copy nothing on the host; without it, ordinary memory.
+TEST(Pinned, SampleKernelsMakeTheirArraysInTheJobsHostMemory) {
+    auto& ctx = test::first_device();
+    if (!ctx.host_memory()->enabled()) GTEST_SKIP() << "pinned memory disabled (WORKSIZE_PINNED=0)";
+    const auto& pinned = *ctx.host_memory();
+    for (const auto& [kernel, size] : {std::pair{"matmul", GlobalSize{512, 512}}, std::pair{"interp", GlobalSize{1024, 512}}}) {
+        SCOPED_TRACE(kernel);
+        JobOptions o;
+        o.size = size;
+        for (const bool given : {true, false}) {
+            auto job = kernel_job(kernel).make(o);
+            if (given) job->host_memory(ctx.host_memory());
+            job->generate();
+            Assignment a;
+            a.units = job->problem().y;
+            a.global = job->problem();
+            const auto parts = job->input_parts(a);
+            ASSERT_FALSE(parts.empty());
+            for (const auto& p : parts) EXPECT_EQ(pinned.holds(p.data(), p.size()), given) << p.size() << " bytes";
+            const auto out = job->output_target(a);
+            ASSERT_FALSE(out.empty());
+            EXPECT_EQ(pinned.holds(out.data(), out.size()), given);
+        }
+    }
 }
 
 }  // namespace
