@@ -5,7 +5,8 @@
 # work-group functions keeps one entry per specialisation (global offset zero or not, grid width),
 # but a launch's end releases the first entry with the kernel's hash and work-group size, which
 # may be another one; with launches of one kernel in flight at once from several queues of one
-# process (the in-process ranks of these tests) a count reaches zero early and PoCL asserts.
+# process (the in-process ranks of these tests) a count reaches zero early and PoCL asserts
+# (with or without work-group specialization: the entries also differ by a zero global offset).
 # Any other failure is the group's verdict, as is a second abort.
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
