@@ -18,6 +18,7 @@ const char* to_string(InstrKind k) {
         case InstrKind::alloc: return "alloc";
         case InstrKind::upload: return "upload";
         case InstrKind::download: return "download";
+        case InstrKind::host: return "host";
     }
     return "?";
 }
@@ -300,11 +301,32 @@ void describe_gather(std::ostream& o, const Instruction& in, const DataJobSpec& 
         o << " slot " << in.staging;
     o << ' ' << in.bytes << " B";
 }
+/// A host step's instruction (compile_host_step): "host step after step 5", "recv centroids
+/// from rank 1 into rank 0's memory 1024 B", "upload centroids slice 0 from rank 0's memory".
+void describe_host(std::ostringstream& o, const Instruction& in, const DataJobSpec& spec) {
+    if (in.kind == InstrKind::host) {
+        o << " step after step " << in.first;
+        return;
+    }
+    o << ' ' << spec.buffers[std::size_t(in.buffer)].name;
+    if (in.slice >= 0) o << " slice " << in.slice;
+    if (in.kind == InstrKind::send) o << " to rank " << in.peer;
+    if (in.kind == InstrKind::recv) o << " from rank " << in.peer;
+    if (in.host) o << (in.kind == InstrKind::upload || in.kind == InstrKind::send ? " from" : " into") << " rank 0's memory";
+    if (in.kind == InstrKind::send && in.host) o << " after a status word";
+    o << ' ' << in.bytes << " B";
+}
 }  // namespace
 
 std::string describe(const Instruction& in, const DataJobSpec& spec) {
     std::ostringstream o;
     o << to_string(in.kind);
+    if (in.flow == Flow::host) {
+        describe_host(o, in, spec);
+        if (!in.deps.empty()) o << " after";
+        for (int d : in.deps) o << ' ' << d;
+        return o.str();
+    }
     if (in.flow != Flow::step) {
         describe_gather(o, in, spec);
         if (!in.deps.empty()) o << " after";
@@ -343,6 +365,7 @@ std::string describe(const Instruction& in, const DataJobSpec& spec) {
         case InstrKind::alloc: o << ' ' << buf() << " slice " << in.slice << ' ' << in.bytes << " B"; break;
         case InstrKind::upload:
         case InstrKind::download: describe_copy(o, in, spec); break;
+        case InstrKind::host: break;  // Flow::host: describe_host
     }
     if (in.kind == InstrKind::read_rows || in.kind == InstrKind::write_rows || (message && in.buffer >= 0))
         o << " for step " << in.feeds_step;
@@ -355,6 +378,18 @@ std::string describe(const Instruction& in, const DataJobSpec& spec) {
 
 nlohmann::json instruction_to_json(const Instruction& in, const DataJobSpec& spec) {
     nlohmann::json j = {{"kind", to_string(in.kind)}, {"deps", in.deps}};
+    if (in.flow == Flow::host) {
+        j["flow"] = "host";
+        j["after"] = in.first;
+        if (in.slice >= 0) j["slice"] = in.slice;
+        if (in.peer >= 0) j["peer"] = in.peer;
+        if (in.buffer >= 0) {
+            j["buffer"] = spec.buffers[std::size_t(in.buffer)].name;
+            j["bytes"] = in.bytes;
+            j["host"] = in.host;
+        }
+        return j;
+    }
     if (in.flow != Flow::step) {
         j["flow"] = in.flow == Flow::gather ? "gather" : "scatter";
         if (in.slice >= 0) j["slice"] = in.slice;
@@ -405,6 +440,8 @@ std::vector<int> ranks_of(const DataLayout& layout) {
     std::sort(r.begin(), r.end());
     return r;
 }
+/// Whether a host step follows step `done` (DataJobSpec::host_every).
+bool host_due(const DataJobSpec& spec, std::uint64_t done) { return spec.host_every && done % spec.host_every == 0; }
 std::uint64_t shown_steps(const DataJobSpec& spec, std::uint64_t steps) {
     return steps == 0 ? spec.steps : std::min(steps, spec.steps);
 }
@@ -434,6 +471,11 @@ std::string format_instructions(const DataJobSpec& spec, const DataLayout& layou
             const auto list = c.compile_step(s);
             o << "  step " << s << ":\n";
             for (std::size_t i = 0; i < list.size(); ++i) o << "    " << i << ": " << describe(list[i], spec) << '\n';
+            if (!host_due(spec, s + 1)) continue;
+            const auto host = c.compile_host_step(s + 1);
+            if (host.empty()) continue;
+            o << "  host step after step " << s + 1 << ":\n";
+            for (std::size_t i = 0; i < host.size(); ++i) o << "    " << i << ": " << describe(host[i], spec) << '\n';
         }
         for (const auto& [after, final] : shown_gathers(spec, steps)) {
             const auto list = c.compile_gather(after, final);
@@ -457,6 +499,13 @@ nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& l
             for (const auto& in : c.compile_step(s)) list.push_back(instruction_to_json(in, spec));
             js.push_back(std::move(list));
         }
+        nlohmann::json hosts = nlohmann::json::array();
+        for (std::uint64_t s = 1; s <= shown_steps(spec, steps); ++s) {
+            if (!host_due(spec, s)) continue;
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& in : c.compile_host_step(s)) list.push_back(instruction_to_json(in, spec));
+            if (!list.empty()) hosts.push_back({{"after", s}, {"list", std::move(list)}});
+        }
         nlohmann::json gathers = nlohmann::json::array();
         for (const auto& [after, final] : shown_gathers(spec, steps)) {
             nlohmann::json list = nlohmann::json::array();
@@ -466,10 +515,12 @@ nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& l
         }
         nlohmann::json scatter = nlohmann::json::array();
         for (const auto& in : c.compile_scatter()) scatter.push_back(instruction_to_json(in, spec));
-        ranks.push_back({{"rank", r},
-                         {"scatter", std::move(scatter)},
-                         {"steps", std::move(js)},
-                         {"gathers", std::move(gathers)}});
+        nlohmann::json rank = {{"rank", r},
+                               {"scatter", std::move(scatter)},
+                               {"steps", std::move(js)},
+                               {"gathers", std::move(gathers)}};
+        if (!hosts.empty()) rank["hosts"] = std::move(hosts);
+        ranks.push_back(std::move(rank));
     }
     return {{"schema", "worksize.instructions/1"}, {"job", spec.name}, {"ranks", std::move(ranks)}};
 }

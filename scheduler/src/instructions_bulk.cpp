@@ -271,4 +271,57 @@ std::vector<Instruction> StepCompiler::compile_gather(std::uint64_t steps, bool 
     return list;
 }
 
+std::vector<Instruction> StepCompiler::compile_host_step(std::uint64_t done) const {
+    std::vector<Instruction> list;
+    const int sender = shared_sender(layout_);
+    auto add = [&](InstrKind k, int slice, int b, int peer) -> Instruction& {
+        Instruction in;
+        in.kind = k;
+        in.flow = Flow::host;
+        in.slice = slice;
+        in.buffer = b;
+        in.peer = peer;
+        in.first = done;
+        if (b >= 0) {
+            const auto& d = spec_.buffers[std::size_t(b)];
+            in.rows = d.count;
+            in.bytes = d.count * elem_size(d.type);
+        }
+        list.push_back(in);
+        return list.back();
+    };
+    std::vector<int> workers;
+    for (const auto& s : layout_.slices)
+        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end()) workers.push_back(s.rank);
+    std::sort(workers.begin(), workers.end());
+    std::vector<int> written;
+    for (std::size_t b = 0; b < spec_.buffers.size(); ++b)
+        if (spec_.buffers[b].host_written) written.push_back(int(b));
+    const bool last = done >= spec_.steps;  // nothing reads the rewritten inputs after it
+    if (rank_ == 0) {
+        for (int b : outputs(spec_, BufferLayout::shared)) {
+            if (!mine_.empty())
+                add(InstrKind::download, mine_.front(), b, -1).host = true;
+            else if (sender > 0)  // rank 0 has no slices
+                add(InstrKind::recv, -1, b, sender).host = true;
+        }
+        add(InstrKind::host, -1, -1, -1);
+        if (last) return list;
+        for (int b : written) {
+            for (int r : workers) add(InstrKind::send, -1, b, r).host = true;
+            for (int i : mine_) add(InstrKind::upload, i, b, -1).host = true;
+        }
+        return list;
+    }
+    if (rank_ == sender)  // rank 0 has no slices
+        for (int b : outputs(spec_, BufferLayout::shared)) add(InstrKind::send, -1, b, 0);
+    if (last || mine_.empty()) return list;
+    for (int b : written) {
+        add(InstrKind::recv, -1, b, 0);
+        const int recv = int(list.size()) - 1;
+        for (int i : mine_) add(InstrKind::upload, i, b, -1).deps = {recv};
+    }
+    return list;
+}
+
 }  // namespace worksize

@@ -109,6 +109,7 @@ struct Sim {
             case InstrKind::alloc:  // a kernel job's slice (slice_program.hpp): no data job has these
             case InstrKind::upload:
             case InstrKind::download: end = slice_copy(in, x); break;
+            case InstrKind::host: break;  // a host step's list (Flow::host): not in a step's
             case InstrKind::reduce: {
                 double ready = x.host;
                 for (int d : in.deps) ready = std::max(ready, x.done[x.step][std::size_t(d)]);

@@ -6,6 +6,7 @@
 // data_layout().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -72,6 +73,79 @@ TEST(Instructions, JsonHasEachRanksScatterStepsAndGathers) {
         EXPECT_EQ(g[2].at("final"), true);
         EXPECT_EQ(g[2].at("list").size(), c.compile_gather(4, true).size());
         for (const auto& in : g[2].at("list")) EXPECT_EQ(in.at("flow"), "gather");
+    }
+}
+
+/// two_kernels with a host step after every step that rewrites a shared input 'scale' (4 floats).
+DataJobSpec with_host_steps(std::uint64_t steps) {
+    auto s = two_kernels(60, steps);
+    s.buffers[2].output = true;  // the reduction's result comes back to rank 0
+    s.buffers.push_back(shared("scale", 4));
+    s.buffers.back().host_written = true;
+    s.host_every = 1;
+    return s;
+}
+
+// A host step's lists (compile_host_step): rank 0 takes the shared output 'total' (a download of
+// its own slice's, or from the first worker when it has none), runs the step, and, unless it is
+// after the last step, sends 'scale' to each worker (after a status word) and uploads it onto its
+// own slices; each worker receives it once and uploads it onto each of its slices after the
+// receive. Every send meets its receive. The text is pinned as golden.
+TEST(Instructions, HostStepsTakeTheSharedOutputsAndSendTheRewrittenInputs) {
+    const auto s = with_host_steps(3);
+    const std::string text = format_instructions(s, three_ranks(s), 2);
+    EXPECT_EQ(text, golden("instructions_host_steps.txt", text)) << "WORKSIZE_UPDATE_GOLDEN=1 rewrites the file";
+    const int total = 2, scale = 3;
+    for (const bool rank0_works : {true, false}) {
+        SCOPED_TRACE(rank0_works ? "rank 0 with a slice" : "rank 0 without slices");
+        const DataLayout layout =
+            rank0_works ? three_ranks(s)
+                        : data_layout(s, {slice(0, 1, 0, 20), slice(1, 1, 20, 20), slice(2, 2, 40, 20)});
+        for (const std::uint64_t done : {std::uint64_t(1), s.steps}) {
+            const auto zero = StepCompiler(s, layout, 0).compile_host_step(done);
+            std::multiset<std::tuple<int, int, std::uint64_t>> sent, received;  // (to, buffer, bytes)
+            int hosts = 0, uploads = 0;
+            for (const auto& in : zero) {
+                EXPECT_EQ(in.flow, Flow::host);
+                if (in.kind == InstrKind::host) ++hosts;
+                if (in.kind == InstrKind::send) sent.insert({in.peer, in.buffer, in.bytes});
+                if (in.kind == InstrKind::upload) ++uploads;
+                if (in.kind == InstrKind::download || in.kind == InstrKind::recv) {
+                    EXPECT_EQ(in.buffer, total);
+                    EXPECT_EQ(in.kind == InstrKind::recv, !rank0_works);
+                    if (in.kind == InstrKind::recv) {
+                        EXPECT_EQ(in.peer, 1) << "the first rank with slices";
+                    }
+                    EXPECT_EQ(hosts, 0) << "the shared output is there before the step runs";
+                }
+            }
+            EXPECT_EQ(hosts, 1);
+            EXPECT_EQ(uploads, done < s.steps && rank0_works ? 1 : 0);
+            EXPECT_EQ(sent.size(), done < s.steps ? 2u : 0u);
+            for (int r : {1, 2}) {
+                int worker_uploads = 0, sends = 0;
+                const auto list = StepCompiler(s, layout, r).compile_host_step(done);
+                for (std::size_t i = 0; i < list.size(); ++i) {
+                    const auto& in = list[i];
+                    if (in.kind == InstrKind::recv) received.insert({r, in.buffer, in.bytes});
+                    if (in.kind == InstrKind::send) {
+                        ++sends;
+                        EXPECT_EQ(in.buffer, total);
+                    }
+                    if (in.kind == InstrKind::upload) {
+                        ++worker_uploads;
+                        ASSERT_EQ(in.deps.size(), 1u);
+                        EXPECT_EQ(list[std::size_t(in.deps[0])].kind, InstrKind::recv);
+                        EXPECT_EQ(in.buffer, scale);
+                    }
+                }
+                EXPECT_EQ(sends, !rank0_works && r == 1 ? 1 : 0);
+                EXPECT_EQ(worker_uploads, done < s.steps ? int(std::count_if(layout.slices.begin(), layout.slices.end(),
+                                                                             [r](const auto& x) { return x.rank == r; }))
+                                                          : 0);
+            }
+            EXPECT_EQ(sent, received);
+        }
     }
 }
 

@@ -325,6 +325,10 @@ void Executor::run(const std::vector<Instruction>& list) {
     }
     for (std::size_t i = 0; i < list.size(); ++i) {
         const Instruction& in = list[i];
+        if (in.flow == Flow::host) {
+            host_instruction(in);
+            continue;
+        }
         if (in.flow != Flow::step) {
             in.flow == Flow::gather ? gather(list, i) : scatter(list, i);
             continue;
@@ -364,6 +368,7 @@ void Executor::run(const std::vector<Instruction>& list) {
                 target_.download(in);
                 slice(in.slice).compute_dirty = true;
                 break;
+            case InstrKind::host: host_instruction(in); break;  // Flow::host only
         }
     }
     if (flush_steps_) flush();

@@ -81,6 +81,15 @@ public:
     virtual void upload_host(const std::vector<Instruction>& uploads);
     /// A scatter's piece was written onto in.slice (the Target may note what it holds).
     virtual void host_written(const Instruction& /*in*/, std::span<const std::byte> /*data*/) {}
+    /// A host step (Flow::host, compile_host_step). Rank 0: the application's step after in.first
+    /// steps; an error of it is the Target's failure (failed() then says so). Default: none.
+    virtual void host_call(const Instruction& /*in*/) {}
+    /// This rank's value of shared output in.buffer (its reduction's result) into `into`: rank
+    /// 0's download into the job's memory, a worker's send. Default: none (throws).
+    virtual void shared_result(const Instruction& in, std::span<std::byte> into);
+    /// A host step's upload: `data`, the rewritten in.buffer, onto slice in.slice (blocking on a
+    /// worker, whose receive buffer is reused). Default: none (throws).
+    virtual void host_upload(const Instruction& in, std::span<const std::byte> data);
     /// A gather's download into the host memory has ended: its event, its enqueue's host time.
     virtual void gather_read(const Instruction& /*in*/, const cl::Event& /*ev*/, double /*host_s*/) {}
 };
@@ -145,6 +154,11 @@ private:
     void complete_gather_recv(const std::vector<Instruction>& list, std::size_t i);
     void finish_gather(const std::vector<Instruction>& list);
     void abandon_gather();
+    // A host step's instructions (executor_host.cpp), in list order, each done when it returns.
+    void host_instruction(const Instruction& in);
+    void host_recv(const Instruction& in);
+    void host_send(const Instruction& in);
+    void host_message_memory();
     // The scatter's (executor_scatter.cpp), likewise.
     struct Scatter;
     void scatter(const std::vector<Instruction>& list, std::size_t i);
@@ -175,6 +189,9 @@ private:
     std::unique_ptr<Gather> gather_;                   ///< the gather list being run
     std::unique_ptr<Scatter> scatter_;                 ///< the scatter list being run
     std::vector<int> failed_senders_;
+    Bytes host_message_;   ///< a host step's message: a worker's received input or sent output
+    bool host_message_pinned_ = false;  ///< host_message_ in the home device's pinned memory
+    bool host_ok_ = true;  ///< the current host step's status (rank 0's, or the one a worker received)
 };
 
 }  // namespace worksize::engine

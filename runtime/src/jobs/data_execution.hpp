@@ -292,6 +292,11 @@ public:
     /// outputs), StepCompiler's list on this rank's executor, complete when it returns.
     void run_scatter();
     void run_gather(std::uint64_t steps, bool final);
+    /// The host step after `done` steps (compile_host_step on this rank's executor), complete when
+    /// it returns; rank 0 runs `host_steps()`' callback in it.
+    void run_host_step(std::uint64_t done);
+    /// Rank 0: the application's host step (DataJob::on_host_step), null: none.
+    void host_steps(std::function<void(std::uint64_t)> step) { on_host_step_ = std::move(step); }
     /// Whether every worker's status word in the last gather said it works (rank 0).
     bool gather_ok() const { return !executor_ || executor_->failed_senders().empty(); }
     ProgramOptions program_options() const;  ///< overlap, the pieces (pieces::piece_bytes())
@@ -385,6 +390,10 @@ public:
     void bulk_lost(int peer, const std::string& why) override;
     void upload_host(const std::vector<Instruction>& uploads) override;  ///< upload_each_device()
     void host_written(const Instruction& in, std::span<const std::byte> data) override;
+    // A host step's ends (data_transfer.cpp).
+    void host_call(const Instruction& in) override;
+    void shared_result(const Instruction& in, std::span<std::byte> into) override;
+    void host_upload(const Instruction& in, std::span<const std::byte> data) override;
     /// The final gather's reads behind the last launches: where the steps ended
     /// (final_reads_tail()), in the timeline with WORKSIZE_TIMELINE.
     void gather_read(const Instruction& in, const cl::Event& ev, double host_s) override;
@@ -571,6 +580,7 @@ private:
     std::unique_ptr<engine::Executor> executor_;
     engine::Executor& executor();
     BulkHooks bulk_hooks_;
+    std::function<void(std::uint64_t)> on_host_step_;  ///< rank 0's: host_steps()
     bool final_gather_ = false;  ///< the gather being run is the run's last
 };
 

@@ -39,7 +39,6 @@
 #include <thread>
 
 #include "cluster/cluster_impl.hpp"
-#include "jobs/data_host_step.hpp"
 #include "jobs/data_kernels.hpp"
 #include "jobs/data_execution.hpp"
 #include "jobs/data_transfer.hpp"
@@ -65,15 +64,6 @@ namespace {
 
 using wire::kData;
 using wire::kResult;
-
-/// Whether rank `r` (not rank 0) sends rank 0 the shared outputs: the first rank with slices,
-/// when rank 0 has none.
-int shared_sender(const std::vector<SliceDesc>& slices) {
-    int first = -1;
-    for (const auto& s : slices)
-        if (first < 0 || s.rank < first) first = s.rank;
-    return first;
-}
 
 }  // namespace
 
@@ -182,15 +172,13 @@ void master_steps(MasterRun& m) {
         m.x.beat();
     });
     try {
-        const int sender = m.x.participates() ? -1 : shared_sender(m.slices);
+        m.x.host_steps(m.job.on_host_step());
         m.x.run_steps(
             [&](std::uint64_t step) {
                 m.x.run_gather(step, false);
                 if (!m.x.failed() && m.x.gather_ok() && m.job.on_gather()) m.job.on_gather()(step);
             },
-            [&](std::uint64_t done) {
-                host_step_master(m.job, m.x, m.comm, m.watch, m.workers, sender, done);
-            },
+            [&m](std::uint64_t done) { m.x.run_host_step(done); },
             [&m] {
                 // Alone, rank 0 runs the final gather (its own slices' reads) behind their last
                 // launches. With workers it runs it in collect_reports(), after their reports.
@@ -351,9 +339,6 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     fault::hang_data(fault, "scatter");
     x.run_scatter();
     x.prepare_steps();
-    std::shared_ptr<HostMemoryResource> pinned;
-    if (!x.mine().empty() && x.mine().front().ctx) pinned = x.mine().front().ctx->host_memory();
-    Bytes staging = bytes_with(pinned);  // the host steps'
     // Set up; every rank starts its steps on rank 0's word.
     comm.send_json({{"ok", !x.failed()}}, 0, kData);
     (void)comm.recv_json(0, kData);
@@ -364,12 +349,10 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
         // gathers to rank 0 (which takes the ranks in turn) wait as long as it takes.
         const PatienceScope patience(comm, impl_->rank_timeout_s);
         try {
-            const bool sends_shared = comm.rank() == shared_sender(slices) &&
-                                      std::none_of(slices.begin(), slices.end(), [](const SliceDesc& s) { return s.rank == 0; });
             x.run_steps([&](std::uint64_t step) { x.run_gather(step, false); },
                         [&](std::uint64_t done) {
                             const PatienceScope wait(comm, 0.0);  // rank 0's host step takes what it takes
-                            host_step_worker(x, spec, comm, sends_shared, staging, done);
+                            x.run_host_step(done);
                         });
         } catch (const Error& e) {
             if (e.reason() != ErrorReason::lost_rank || x.lost_peer() < 0) throw;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <thread>
 
@@ -131,6 +132,32 @@ void Execution::run_gather(std::uint64_t steps, bool final) {
     const PatienceScope patience(comm_, 0.0);
     final_gather_ = final;
     executor().run(StepCompiler(spec_, layout_, me_, program_options()).compile_gather(steps, final));
+}
+
+void Execution::run_host_step(std::uint64_t done) {
+    executor().run(StepCompiler(spec_, layout_, me_, program_options()).compile_host_step(done));
+}
+
+void Execution::host_call(const Instruction& in) {
+    if (!on_host_step_) return;
+    try {
+        on_host_step_(in.first);
+    } catch (const std::exception& e) {
+        fail(Error(std::string("the host step after step ") + std::to_string(in.first) + ": " + e.what()));
+    }
+}
+
+void Execution::shared_result(const Instruction& in, std::span<std::byte> into) {
+    if (const Bytes* result = last_result(in.buffer); result && result->size() == into.size()) {
+        std::memcpy(into.data(), result->data(), result->size());  // no read from a device
+        return;
+    }
+    download(in.slice >= 0 ? at(in.slice) : mine_.front(), in.buffer, into);
+}
+
+void Execution::host_upload(const Instruction& in, std::span<const std::byte> data) {
+    // Rank 0's memory of the buffer is kept until the next host step; a worker's message is not.
+    upload(at(in.slice), in.buffer, 0, data, me_ != 0);
 }
 
 void Execution::gather_read(const Instruction& in, const cl::Event& ev, double host_s) {

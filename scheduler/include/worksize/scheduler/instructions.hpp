@@ -46,12 +46,14 @@ enum class InstrKind {
     alloc,       ///< buffer `buffer` on slice's device, `bytes` (a kernel job's slice)
     upload,      ///< the slice's input bytes [at, at + bytes) into buffer rows (compute queue)
     download,    ///< buffer rows into the slice's output bytes [at, at + bytes) (compute queue)
+    host,        ///< rank 0's host step (DataJob::host_step) after step `first` (Flow::host)
 };
 const char* to_string(InstrKind k);
 
 /// What an instruction belongs to: a step's launches, halos and reductions, the scatter of the
-/// inputs from rank 0 (compile_scatter), or a gather of the outputs to rank 0 (compile_gather).
-enum class Flow { step, scatter, gather };
+/// inputs from rank 0 (compile_scatter), a gather of the outputs to rank 0 (compile_gather), or
+/// a host step between two steps (compile_host_step).
+enum class Flow { step, scatter, gather, host };
 
 /// Which part of a slice a launch covers.
 enum class LaunchPart { whole, top, bottom, interior };
@@ -118,6 +120,14 @@ public:
     /// The gather after `steps` steps (DataJobSpec::gather_every; `final`: the run's end, with
     /// the shared outputs): this rank's part (header comment). Any rank, with slices or not.
     std::vector<Instruction> compile_gather(std::uint64_t steps, bool final) const;
+    /// The host step after `done` steps (DataJobSpec::host_every): this rank's part. Rank 0 takes
+    /// the shared outputs (a download of its first slice's, or a recv from the first rank with
+    /// slices when it has none: raw bytes), runs the application's step (`host`), then, unless
+    /// `done` is the last step, sends each rewritten shared input (BufferDecl::host_written) to
+    /// every other rank with slices as [status word, contents] and uploads it onto its own slices;
+    /// a worker sends the shared outputs when it is that first rank, receives each rewritten
+    /// input and uploads it onto its slices. Any rank.
+    std::vector<Instruction> compile_host_step(std::uint64_t done) const;
     /// Whether kernel `k` is ever launched in parts (overlap) on this rank's slices.
     bool splits(std::size_t k) const;
 
@@ -139,9 +149,10 @@ private:
 };
 
 /// The lists of every rank: the scatter, steps [0, steps) (all of them when steps is 0), the
-/// gathers due after them, and the final gather, as text (one line per instruction, with its
-/// dependencies) and as JSON
-/// ({"ranks":[{"rank","scatter":[...],"steps":[[...]],"gathers":[{"after","final","list":[...]}]}]}).
+/// gathers and host steps due after them, and the final gather, as text (one line per
+/// instruction, with its dependencies) and as JSON ({"ranks":[{"rank","scatter":[...],
+/// "steps":[[...]],"gathers":[{"after","final","list":[...]}]}]}, with "hosts":[{"after","list"}]
+/// for a job with host steps).
 std::string format_instructions(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
                                 ProgramOptions options = {});
 nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
