@@ -301,6 +301,8 @@ void describe_gather(std::ostream& o, const Instruction& in, const DataJobSpec& 
         o << " slot " << in.staging;
     o << ' ' << in.bytes << " B";
 }
+/// A start instruction (compile_start) of rank 0's list.
+bool rank0_side(const Instruction& in) { return in.host; }
 /// A host step's instruction (compile_host_step): "host step after step 5", "recv centroids
 /// from rank 1 into rank 0's memory 1024 B", "upload centroids slice 0 from rank 0's memory".
 void describe_host(std::ostringstream& o, const Instruction& in, const DataJobSpec& spec) {
@@ -321,6 +323,12 @@ void describe_host(std::ostringstream& o, const Instruction& in, const DataJobSp
 std::string describe(const Instruction& in, const DataJobSpec& spec) {
     std::ostringstream o;
     o << to_string(in.kind);
+    if (in.flow == Flow::start) {
+        o << (rank0_side(in) ? (in.kind == InstrKind::recv ? " status from rank " : " go to rank ")
+                             : (in.kind == InstrKind::send ? " status to rank " : " go from rank "))
+          << in.peer;
+        return o.str();
+    }
     if (in.flow == Flow::host) {
         describe_host(o, in, spec);
         if (!in.deps.empty()) o << " after";
@@ -378,6 +386,12 @@ std::string describe(const Instruction& in, const DataJobSpec& spec) {
 
 nlohmann::json instruction_to_json(const Instruction& in, const DataJobSpec& spec) {
     nlohmann::json j = {{"kind", to_string(in.kind)}, {"deps", in.deps}};
+    if (in.flow == Flow::start) {
+        j["flow"] = "start";
+        j["peer"] = in.peer;
+        j["status"] = true;
+        return j;
+    }
     if (in.flow == Flow::host) {
         j["flow"] = "host";
         j["after"] = in.first;
@@ -467,6 +481,10 @@ std::string format_instructions(const DataJobSpec& spec, const DataLayout& layou
             for (std::size_t i = 0; i < scatter.size(); ++i)
                 o << "    " << i << ": " << describe(scatter[i], spec) << '\n';
         }
+        if (const auto start = c.compile_start(); !start.empty()) {
+            o << "  start:\n";
+            for (std::size_t i = 0; i < start.size(); ++i) o << "    " << i << ": " << describe(start[i], spec) << '\n';
+        }
         for (std::uint64_t s = 0; s < shown_steps(spec, steps); ++s) {
             const auto list = c.compile_step(s);
             o << "  step " << s << ":\n";
@@ -520,6 +538,9 @@ nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& l
                                {"steps", std::move(js)},
                                {"gathers", std::move(gathers)}};
         if (!hosts.empty()) rank["hosts"] = std::move(hosts);
+        nlohmann::json start = nlohmann::json::array();
+        for (const auto& in : c.compile_start()) start.push_back(instruction_to_json(in, spec));
+        if (!start.empty()) rank["start"] = std::move(start);
         ranks.push_back(std::move(rank));
     }
     return {{"schema", "worksize.instructions/1"}, {"job", spec.name}, {"ranks", std::move(ranks)}};

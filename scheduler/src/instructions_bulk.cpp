@@ -324,4 +324,29 @@ std::vector<Instruction> StepCompiler::compile_host_step(std::uint64_t done) con
     return list;
 }
 
+std::vector<Instruction> StepCompiler::compile_start() const {
+    std::vector<Instruction> list;
+    auto add = [&](InstrKind k, int peer) {
+        Instruction in;
+        in.kind = k;
+        in.flow = Flow::start;
+        in.peer = peer;
+        in.host = rank_ == 0;
+        list.push_back(in);
+    };
+    if (rank_ != 0) {
+        if (mine_.empty()) return list;
+        add(InstrKind::send, 0);
+        add(InstrKind::recv, 0);
+        return list;
+    }
+    std::vector<int> workers;
+    for (const auto& s : layout_.slices)
+        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end()) workers.push_back(s.rank);
+    std::sort(workers.begin(), workers.end());
+    for (int r : workers) add(InstrKind::recv, r);
+    for (int r : workers) add(InstrKind::send, r);
+    return list;
+}
+
 }  // namespace worksize

@@ -325,7 +325,7 @@ void Executor::run(const std::vector<Instruction>& list) {
     }
     for (std::size_t i = 0; i < list.size(); ++i) {
         const Instruction& in = list[i];
-        if (in.flow == Flow::host) {
+        if (in.flow == Flow::host || in.flow == Flow::start) {
             host_instruction(in);
             continue;
         }

@@ -159,6 +159,7 @@ private:
     void host_recv(const Instruction& in);
     void host_send(const Instruction& in);
     void host_message_memory();
+    void start_message(const Instruction& in);
     // The scatter's (executor_scatter.cpp), likewise.
     struct Scatter;
     void scatter(const std::vector<Instruction>& list, std::size_t i);

@@ -3,7 +3,8 @@
 // application's step, sends each rewritten shared input to every rank with slices after a status
 // word and uploads it onto its own slices; a worker sends the shared outputs when it is that
 // first rank, receives each rewritten input and uploads it. Each instruction is done when it
-// returns: the application's step reads what came before it.
+// returns: the application's step reads what came before it. The ranks' start before the steps
+// (compile_start) runs here too: status words to rank 0, then its go.
 #include <cstring>
 #include <thread>
 
@@ -46,7 +47,27 @@ void Executor::host_instruction(const Instruction& in) {
     }
 }
 
+void Executor::start_message(const Instruction& in) {
+    std::uint64_t status = target_.failed() ? kStatusFailed : kStatusOk;
+    const auto word = std::as_writable_bytes(std::span(&status, 1));
+    if (in.kind == InstrKind::send) {
+        target_.with_peer(in.peer, true, [&] { comm().send_bytes(word, in.peer, gather_tag_); });
+        return;
+    }
+    if (in.host)  // rank 0 waits on a worker's setup under its deadline on it
+        while (!comm().iprobe(in.peer, gather_tag_)) {
+            target_.bulk_wait(in.peer);
+            std::this_thread::yield();
+        }
+    target_.with_peer(in.peer, false, [&] { comm().recv_bytes_exact(word, in.peer, gather_tag_); });
+    if (in.host) target_.bulk_heard(in.peer, 0);
+}
+
 void Executor::host_recv(const Instruction& in) {
+    if (in.flow == Flow::start) {
+        start_message(in);
+        return;
+    }
     if (in.host) {  // rank 0: a shared output from the first rank with slices, raw
         const auto dest = target_.host_bytes(in);
         target_.with_peer(in.peer, false, [&] {
@@ -69,6 +90,10 @@ void Executor::host_recv(const Instruction& in) {
 }
 
 void Executor::host_send(const Instruction& in) {
+    if (in.flow == Flow::start) {
+        start_message(in);
+        return;
+    }
     if (in.host) {  // rank 0: [status word, contents] (rank 0's memory of it is kept until the next host step)
         const std::uint64_t status = host_ok_ ? kStatusOk : kStatusFailed;
         const std::span<const std::byte> parts[2] = {std::as_bytes(std::span(&status, 1)), target_.host_bytes(in)};

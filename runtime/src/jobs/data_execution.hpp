@@ -295,6 +295,8 @@ public:
     /// The host step after `done` steps (compile_host_step on this rank's executor), complete when
     /// it returns; rank 0 runs `host_steps()`' callback in it.
     void run_host_step(std::uint64_t done);
+    /// The ranks' start after the scatter (compile_start): a worker's status to rank 0, rank 0's go.
+    void run_start();
     /// Rank 0: the application's host step (DataJob::on_host_step), null: none.
     void host_steps(std::function<void(std::uint64_t)> step) { on_host_step_ = std::move(step); }
     /// Whether every worker's status word in the last gather said it works (rank 0).

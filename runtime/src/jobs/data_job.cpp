@@ -339,9 +339,7 @@ void Cluster::serve_data(const nlohmann::json& cmd) {
     fault::hang_data(fault, "scatter");
     x.run_scatter();
     x.prepare_steps();
-    // Set up; every rank starts its steps on rank 0's word.
-    comm.send_json({{"ok", !x.failed()}}, 0, kData);
-    (void)comm.recv_json(0, kData);
+    x.run_start();  // set up; every rank starts its steps on rank 0's word
     x.report().setup_s = now_s() - t0;
     {
         // Between steps a worker waits on its neighbours at most --rank-timeout at a time: a

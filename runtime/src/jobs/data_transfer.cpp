@@ -63,14 +63,7 @@ void Stager::finish() {
 void scatter(MasterRun& m) {
     m.x.run_scatter();
     m.x.prepare_steps();
-    // Every rank starts its steps together: each worker says it is set up (its inputs are on
-    // its devices), then rank 0 says go. Without it, a rank that compiled its program faster
-    // waited on its neighbours' setup in the first step, and under load past --rank-timeout.
-    for (int r : m.workers) {
-        m.watch.await(r, kData);
-        (void)m.comm.recv_json(r, kData);
-    }
-    for (int r : m.workers) m.comm.send_json({{"go", true}}, r, kData);
+    m.x.run_start();  // every rank starts its steps together (compile_start)
 }
 
 engine::Executor& Execution::executor() {
@@ -133,6 +126,8 @@ void Execution::run_gather(std::uint64_t steps, bool final) {
     final_gather_ = final;
     executor().run(StepCompiler(spec_, layout_, me_, program_options()).compile_gather(steps, final));
 }
+
+void Execution::run_start() { executor().run(StepCompiler(spec_, layout_, me_, program_options()).compile_start()); }
 
 void Execution::run_host_step(std::uint64_t done) {
     executor().run(StepCompiler(spec_, layout_, me_, program_options()).compile_host_step(done));

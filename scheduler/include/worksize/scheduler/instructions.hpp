@@ -51,9 +51,9 @@ enum class InstrKind {
 const char* to_string(InstrKind k);
 
 /// What an instruction belongs to: a step's launches, halos and reductions, the scatter of the
-/// inputs from rank 0 (compile_scatter), a gather of the outputs to rank 0 (compile_gather), or
-/// a host step between two steps (compile_host_step).
-enum class Flow { step, scatter, gather, host };
+/// inputs from rank 0 (compile_scatter), a gather of the outputs to rank 0 (compile_gather), a
+/// host step between two steps (compile_host_step), or the ranks' start (compile_start).
+enum class Flow { step, scatter, gather, host, start };
 
 /// Which part of a slice a launch covers.
 enum class LaunchPart { whole, top, bottom, interior };
@@ -128,6 +128,11 @@ public:
     /// a worker sends the shared outputs when it is that first rank, receives each rewritten
     /// input and uploads it onto its slices. Any rank.
     std::vector<Instruction> compile_host_step(std::uint64_t done) const;
+    /// The start of the steps, after the scatter (buffer -1: a status word alone): each other
+    /// rank with slices sends rank 0 its status once its inputs are on its devices and waits for
+    /// rank 0's go; rank 0 takes every status, then sends every go. Without it a rank that set up
+    /// faster waited on its neighbours in its first step, under load past --rank-timeout.
+    std::vector<Instruction> compile_start() const;
     /// Whether kernel `k` is ever launched in parts (overlap) on this rank's slices.
     bool splits(std::size_t k) const;
 
@@ -148,11 +153,11 @@ private:
     std::vector<std::uint64_t> halo_;  ///< per buffer
 };
 
-/// The lists of every rank: the scatter, steps [0, steps) (all of them when steps is 0), the
+/// The lists of every rank: the scatter, the start, steps [0, steps) (all of them when steps is 0), the
 /// gathers and host steps due after them, and the final gather, as text (one line per
 /// instruction, with its dependencies) and as JSON ({"ranks":[{"rank","scatter":[...],
 /// "steps":[[...]],"gathers":[{"after","final","list":[...]}]}]}, with "hosts":[{"after","list"}]
-/// for a job with host steps).
+/// for a job with host steps, and "start":[...] where ranks other than 0 have slices).
 std::string format_instructions(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
                                 ProgramOptions options = {});
 nlohmann::json instructions_to_json(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
