@@ -160,6 +160,8 @@ private:
     void host_send(const Instruction& in);
     void host_message_memory();
     void start_message(const Instruction& in);
+    /// Rank 0: until a message from `peer` is there, under its deadline on it (bulk_wait).
+    void await_message(int peer);
     // The scatter's (executor_scatter.cpp), likewise.
     struct Scatter;
     void scatter(const std::vector<Instruction>& list, std::size_t i);

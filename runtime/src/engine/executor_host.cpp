@@ -5,10 +5,12 @@
 // first rank, receives each rewritten input and uploads it. Each instruction is done when it
 // returns: the application's step reads what came before it. The ranks' start before the steps
 // (compile_start) runs here too: status words to rank 0, then its go.
+#include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "engine/executor.hpp"
+#include "support/clock.hpp"
 
 namespace worksize::engine {
 
@@ -47,6 +49,19 @@ void Executor::host_instruction(const Instruction& in) {
     }
 }
 
+void Executor::await_message(int peer) {
+    const double start = now_s();
+    while (!comm().iprobe(peer, gather_tag_)) {
+        target_.bulk_wait(peer);  // rank 0's deadline on it
+        // The first 2 ms without sleeping, then no core spun: a worker may take seconds (its
+        // programs' build before the start, its steps before a host step).
+        if (now_s() - start < 0.002)
+            std::this_thread::yield();
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
+
 void Executor::start_message(const Instruction& in) {
     std::uint64_t status = target_.failed() ? kStatusFailed : kStatusOk;
     const auto word = std::as_writable_bytes(std::span(&status, 1));
@@ -54,11 +69,7 @@ void Executor::start_message(const Instruction& in) {
         target_.with_peer(in.peer, true, [&] { comm().send_bytes(word, in.peer, gather_tag_); });
         return;
     }
-    if (in.host)  // rank 0 waits on a worker's setup under its deadline on it
-        while (!comm().iprobe(in.peer, gather_tag_)) {
-            target_.bulk_wait(in.peer);
-            std::this_thread::yield();
-        }
+    if (in.host) await_message(in.peer);  // rank 0 waits on a worker's setup under its deadline on it
     target_.with_peer(in.peer, false, [&] { comm().recv_bytes_exact(word, in.peer, gather_tag_); });
     if (in.host) target_.bulk_heard(in.peer, 0);
 }
@@ -71,10 +82,7 @@ void Executor::host_recv(const Instruction& in) {
     if (in.host) {  // rank 0: a shared output from the first rank with slices, raw
         const auto dest = target_.host_bytes(in);
         target_.with_peer(in.peer, false, [&] {
-            while (!comm().iprobe(in.peer, gather_tag_)) {
-                target_.bulk_wait(in.peer);  // rank 0's deadline on it
-                std::this_thread::yield();
-            }
+            await_message(in.peer);
             target_.bulk_heard(in.peer, 0);
             comm().recv_bytes_exact(dest, in.peer, gather_tag_);
         });
