@@ -70,6 +70,15 @@ std::vector<Piece> input_pieces(const DataJobSpec& spec, const DataLayout& layou
     return out;
 }
 
+/// The ranks other than 0 with slices, ascending.
+std::vector<int> worker_ranks(const DataLayout& layout) {
+    std::vector<int> workers;
+    for (const auto& s : layout.slices)
+        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end()) workers.push_back(s.rank);
+    std::sort(workers.begin(), workers.end());
+    return workers;
+}
+
 /// The rank that sends the shared outputs at the end: the first with slices, when rank 0 has none
 /// (-1 when rank 0 has slices: it reads them itself).
 int shared_sender(const DataLayout& layout) {
@@ -192,11 +201,7 @@ std::vector<Instruction> StepCompiler::compile_scatter() const {
     }
     // Rank 0: every worker's pieces, posted at once from the job's memory, then its own slices'
     // inputs, each in one upload (from the job's memory too) while they move.
-    std::vector<int> workers;
-    for (const auto& s : layout_.slices)
-        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end())
-            workers.push_back(s.rank);
-    std::sort(workers.begin(), workers.end());
+    const std::vector<int> workers = worker_ranks(layout_);
     for (int r : workers)
         for (const Piece& p : input_pieces(spec_, layout_, r, piece)) {
             list.push_back(gather_instr(InstrKind::send, p, r, 0, Flow::scatter));
@@ -248,11 +253,7 @@ std::vector<Instruction> StepCompiler::compile_gather(std::uint64_t steps, bool 
             const auto& d = spec_.buffers[std::size_t(b)];
             download(mine_.front(), b, 0, d.count, elem_size(d.type));
         }
-    std::vector<int> workers;
-    for (const auto& s : layout_.slices)
-        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end())
-            workers.push_back(s.rank);
-    std::sort(workers.begin(), workers.end());
+    const std::vector<int> workers = worker_ranks(layout_);
     const int window = std::max(options_.recv_window, 1);
     for (int r : workers) {
         list.push_back(gather_instr(InstrKind::recv, Piece{}, r, steps));
@@ -290,10 +291,7 @@ std::vector<Instruction> StepCompiler::compile_host_step(std::uint64_t done) con
         list.push_back(in);
         return list.back();
     };
-    std::vector<int> workers;
-    for (const auto& s : layout_.slices)
-        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end()) workers.push_back(s.rank);
-    std::sort(workers.begin(), workers.end());
+    const std::vector<int> workers = worker_ranks(layout_);
     std::vector<int> written;
     for (std::size_t b = 0; b < spec_.buffers.size(); ++b)
         if (spec_.buffers[b].host_written) written.push_back(int(b));
@@ -340,10 +338,7 @@ std::vector<Instruction> StepCompiler::compile_start() const {
         add(InstrKind::recv, 0);
         return list;
     }
-    std::vector<int> workers;
-    for (const auto& s : layout_.slices)
-        if (s.rank != 0 && std::find(workers.begin(), workers.end(), s.rank) == workers.end()) workers.push_back(s.rank);
-    std::sort(workers.begin(), workers.end());
+    const std::vector<int> workers = worker_ranks(layout_);
     for (int r : workers) add(InstrKind::recv, r);
     for (int r : workers) add(InstrKind::send, r);
     return list;
