@@ -301,8 +301,6 @@ void describe_gather(std::ostream& o, const Instruction& in, const DataJobSpec& 
         o << " slot " << in.staging;
     o << ' ' << in.bytes << " B";
 }
-/// A start instruction (compile_start) of rank 0's list.
-bool rank0_side(const Instruction& in) { return in.host; }
 /// A host step's instruction (compile_host_step): "host step after step 5", "recv centroids
 /// from rank 1 into rank 0's memory 1024 B", "upload centroids slice 0 from rank 0's memory".
 void describe_host(std::ostringstream& o, const Instruction& in, const DataJobSpec& spec) {
@@ -324,7 +322,7 @@ std::string describe(const Instruction& in, const DataJobSpec& spec) {
     std::ostringstream o;
     o << to_string(in.kind);
     if (in.flow == Flow::start) {
-        o << (rank0_side(in) ? (in.kind == InstrKind::recv ? " status from rank " : " go to rank ")
+        o << (in.peer != 0 ? (in.kind == InstrKind::recv ? " status from rank " : " go to rank ")
                              : (in.kind == InstrKind::send ? " status to rank " : " go from rank "))
           << in.peer;
         return o.str();
@@ -473,35 +471,24 @@ std::vector<std::pair<std::uint64_t, bool>> shown_gathers(const DataJobSpec& spe
 std::string format_instructions(const DataJobSpec& spec, const DataLayout& layout, std::uint64_t steps,
                                 ProgramOptions options) {
     std::ostringstream o;
+    // "  TITLE:" and the list's numbered lines; an empty list only with `even_empty` (a step).
+    auto section = [&](const std::string& title, const std::vector<Instruction>& list, bool even_empty = false) {
+        if (list.empty() && !even_empty) return;
+        o << "  " << title << ":\n";
+        for (std::size_t i = 0; i < list.size(); ++i) o << "    " << i << ": " << describe(list[i], spec) << '\n';
+    };
     for (int r : ranks_of(layout)) {
         o << "rank " << r << ":\n";
         StepCompiler c(spec, layout, r, options);
-        if (const auto scatter = c.compile_scatter(); !scatter.empty()) {
-            o << "  scatter:\n";
-            for (std::size_t i = 0; i < scatter.size(); ++i)
-                o << "    " << i << ": " << describe(scatter[i], spec) << '\n';
-        }
-        if (const auto start = c.compile_start(); !start.empty()) {
-            o << "  start:\n";
-            for (std::size_t i = 0; i < start.size(); ++i) o << "    " << i << ": " << describe(start[i], spec) << '\n';
-        }
+        section("scatter", c.compile_scatter());
+        section("start", c.compile_start());
         for (std::uint64_t s = 0; s < shown_steps(spec, steps); ++s) {
-            const auto list = c.compile_step(s);
-            o << "  step " << s << ":\n";
-            for (std::size_t i = 0; i < list.size(); ++i) o << "    " << i << ": " << describe(list[i], spec) << '\n';
-            if (!host_due(spec, s + 1)) continue;
-            const auto host = c.compile_host_step(s + 1);
-            if (host.empty()) continue;
-            o << "  host step after step " << s + 1 << ":\n";
-            for (std::size_t i = 0; i < host.size(); ++i) o << "    " << i << ": " << describe(host[i], spec) << '\n';
+            section("step " + std::to_string(s), c.compile_step(s), true);
+            if (host_due(spec, s + 1)) section("host step after step " + std::to_string(s + 1), c.compile_host_step(s + 1));
         }
-        for (const auto& [after, final] : shown_gathers(spec, steps)) {
-            const auto list = c.compile_gather(after, final);
-            if (list.empty()) continue;
-            o << "  " << (final ? "final gather" : "gather") << " after step " << after << ":\n";
-            for (std::size_t i = 0; i < list.size(); ++i)
-                o << "    " << i << ": " << describe(list[i], spec) << '\n';
-        }
+        for (const auto& [after, final] : shown_gathers(spec, steps))
+            section(std::string(final ? "final gather" : "gather") + " after step " + std::to_string(after),
+                    c.compile_gather(after, final));
     }
     return o.str();
 }

@@ -329,7 +329,6 @@ std::vector<Instruction> StepCompiler::compile_start() const {
         in.kind = k;
         in.flow = Flow::start;
         in.peer = peer;
-        in.host = rank_ == 0;
         list.push_back(in);
     };
     if (rank_ != 0) {

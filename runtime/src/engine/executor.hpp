@@ -158,7 +158,7 @@ private:
     void host_instruction(const Instruction& in);
     void host_recv(const Instruction& in);
     void host_send(const Instruction& in);
-    void host_message_memory();
+    void host_message_memory();  ///< host_message_ in the home device's pinned memory
     void start_message(const Instruction& in);
     /// Rank 0: until a message from `peer` is there, under its deadline on it (bulk_wait).
     void await_message(int peer);
@@ -193,7 +193,6 @@ private:
     std::unique_ptr<Scatter> scatter_;                 ///< the scatter list being run
     std::vector<int> failed_senders_;
     Bytes host_message_;   ///< a host step's message: a worker's received input or sent output
-    bool host_message_pinned_ = false;  ///< host_message_ in the home device's pinned memory
     bool host_ok_ = true;  ///< the current host step's status (rank 0's, or the one a worker received)
 };
 

@@ -23,9 +23,7 @@ void Target::host_upload(const Instruction& in, std::span<const std::byte> /*dat
 }
 
 void Executor::host_message_memory() {
-    if (host_message_pinned_) return;
-    host_message_ = bytes_with(target_.home().host_memory());
-    host_message_pinned_ = true;
+    if (!host_message_.get_allocator().resource()) host_message_ = bytes_with(target_.home().host_memory());
 }
 
 void Executor::host_instruction(const Instruction& in) {
@@ -69,9 +67,10 @@ void Executor::start_message(const Instruction& in) {
         target_.with_peer(in.peer, true, [&] { comm().send_bytes(word, in.peer, gather_tag_); });
         return;
     }
-    if (in.host) await_message(in.peer);  // rank 0 waits on a worker's setup under its deadline on it
+    const bool rank0 = in.peer != 0;  // rank 0's list: its peers are the workers
+    if (rank0) await_message(in.peer);  // a worker's setup, under rank 0's deadline on it
     target_.with_peer(in.peer, false, [&] { comm().recv_bytes_exact(word, in.peer, gather_tag_); });
-    if (in.host) target_.bulk_heard(in.peer, 0);
+    if (rank0) target_.bulk_heard(in.peer, 0);
 }
 
 void Executor::host_recv(const Instruction& in) {

@@ -270,10 +270,10 @@ public:
     /// one, 140 against 137 ms), through upload_inputs.
     void upload_each_device(const std::function<std::vector<Input>(const SliceState&)>& inputs);
     /// Inputs `in` onto slice `s` through a HostCopy (jobs/host_copy.hpp): pinned ones straight,
-    /// ordinary ones of a piece or more, with `stage`, through pinned halves at DMA speed (from
-    /// the job's pageable memory NVIDIA's driver copied at 6-12 GB/s, docs/models.md, and
-    /// k-means' 1 GiB took 128 ms of a one-H200 setup of 147), the others in one blocking write.
-    void upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage);
+    /// ordinary ones of a piece or more onto a GPU (stage_copies) through pinned halves at DMA
+    /// speed (from the job's pageable memory NVIDIA's driver copied at 6-12 GB/s, docs/models.md,
+    /// and k-means' 1 GiB took 128 ms of a one-H200 setup of 147), the others in one blocking write.
+    void upload_inputs(SliceState& s, const std::vector<Input>& in);
 
     /// The steps' and the final gather's staging, made before the ranks start their steps
     /// (run_steps() relies on it).
@@ -517,11 +517,6 @@ private:
     std::atomic<bool> failed_ = false;
     std::mutex fail_mutex_;
     bool origin_ = false, time_launches_ = false, overlap_ = true, check_bounds_ = false;
-    /// Whether rank 0's own inputs onto `s` are staged (upload_inputs): onto a GPU or an
-    /// accelerator, not onto a CPU device, whose write from the job's memory is one copy already
-    /// (PoCL: k-means' 122 MiB in 5 ms direct, 27 ms staged). WORKSIZE_STAGED_UPLOADS=1 stages
-    /// onto every device (the tests), 0 onto none (a comparison).
-    static bool staged(const SliceState& s) { return stage_copies(*s.ctx); }
     std::uint64_t step_ = 0;
     int lost_peer_ = -1;
     bool beats_ = false, beating_ = false, slow_ = true;

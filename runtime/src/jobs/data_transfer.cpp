@@ -172,7 +172,7 @@ void Execution::upload_each_device(const std::function<std::vector<Input>(const 
     std::vector<std::future<void>> writes;
     for (std::size_t k = 0; k < mine_.size(); ++k)
         writes.push_back(std::async(std::launch::async,
-                                    [this, &s = mine_[k], &in = in[k]] { upload_inputs(s, in, staged(s)); }));
+                                    [this, &s = mine_[k], &in = in[k]] { upload_inputs(s, in); }));
     join_each_device(writes, "uploading the inputs");
     if (!failed_)
         for (const auto& i : in.front()) note_value(i.b, i.first, i.data);
@@ -209,8 +209,8 @@ std::string write_note(const WriteNote& w, double t0, cl_ulong base) {
 }
 }  // namespace
 
-void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in, bool stage) {
-    HostCopy copy(*s.ctx, stage, pieces::piece_bytes());  // one pair of halves for all of the slice's inputs
+void Execution::upload_inputs(SliceState& s, const std::vector<Input>& in) {
+    HostCopy copy(*s.ctx, stage_copies(*s.ctx), pieces::piece_bytes());  // one pair of halves for all of the slice's inputs
     std::vector<cl::Event> writes;
     std::vector<WriteNote> notes;
     const double t0 = now_s();

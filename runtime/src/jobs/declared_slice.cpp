@@ -205,8 +205,6 @@ void SliceTarget::allocate(const Instruction& in) {
     if (!bd.input) data::initial_fill(q(), bufs_.back(), bd, in.bytes);
 }
 
-/// The input's bytes [at, at + bytes), without blocking; while the input arrives (InputFeed), as
-/// soon as they are there, so that they go onto the device while the next ones move.
 SliceTarget::Copying SliceTarget::begin_copy(bool after_queue) {
     if (!guard_) return {nullptr};
     if (after_queue) q().finish();  // the launches before it: rank 0 may give up meanwhile
@@ -214,6 +212,9 @@ SliceTarget::Copying SliceTarget::begin_copy(bool after_queue) {
     return {guard_};
 }
 
+/// The input's bytes [at, at + bytes), without blocking; while the input arrives (InputFeed), as
+/// soon as they are there, so that they go onto the device while the next ones move. Rank 0's own
+/// slice (InputParts): from the job's memory, done before it returns.
 void SliceTarget::upload(const Instruction& in) {
     const bool split = spec_.buffers[std::size_t(in.buffer)].layout == BufferLayout::split;
     const std::uint64_t dest = split ? row_offset(0, in.buffer, in.first) : in.first;

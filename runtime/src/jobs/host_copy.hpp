@@ -21,8 +21,10 @@
 
 namespace worksize {
 
-/// Whether ordinary memory goes onto and from `ctx`'s device through pinned halves: a GPU's
-/// (WORKSIZE_STAGED_UPLOADS=1 or 0 decides for every device).
+/// Whether ordinary memory goes onto and from `ctx`'s device through pinned halves: a GPU's or an
+/// accelerator's, not a CPU device's, whose copy from the job's memory is one copy already (PoCL:
+/// k-means' 122 MiB in 5 ms direct, 27 ms staged). WORKSIZE_STAGED_UPLOADS=1 stages onto every
+/// device (the tests), 0 onto none (a comparison).
 bool stage_copies(const DeviceContext& ctx);
 
 class HostCopy {

@@ -59,7 +59,7 @@ public:
         return it->second;
     }
 
-    using Reference = std::vector<std::vector<std::byte>>;
+    using Reference = std::vector<Bytes>;
     const Reference& reference(GlobalSize size, std::uint64_t seed, std::uint64_t iterations,
                                const std::function<Reference()>& make) {
         std::lock_guard lock(mutex_);
@@ -256,7 +256,7 @@ private:
 
 
     /// The whole problem as one slice on the first OpenCL device of this node: the reference.
-    std::vector<std::vector<std::byte>> single_device_run() const {
+    std::vector<Bytes> single_device_run() const {
         auto devices = all_local_devices();
         DeviceContext ctx(devices.front().device, devices.front().info);
         FileJob ref(specs_, options_);
@@ -268,9 +268,7 @@ private:
         execute_declared(spec_, ctx, ref.slice_spec(a), ref.slice_input(a), out, kReferenceTail);
         ref.accept_output(a, out);
         ref.finish();
-        std::vector<std::vector<std::byte>> outputs;
-        for (const auto& h : ref.host_) outputs.emplace_back(h.begin(), h.end());
-        return outputs;
+        return std::move(ref.host_);
     }
 
     std::shared_ptr<Specs> specs_;
